@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cordon.h - run one command in a fresh, locked-down Linux sandbox.
+ *
+ * The whole public API of libcordon. The `cordon` command line tool is a thin front end over it.
+ *
+ *   struct cordon_error err;
+ *   struct cordon_result res;
+ *   struct cordon_config *c = cordon_config_new();
+ *   const char *argv[] = { "make", "test", NULL };
+ *
+ *   if (!c || cordon_config_set_command(c, argv, &err) < 0 ||
+ *       cordon_config_set_workdir(c, "/home/ann/project", &err) < 0)
+ *           ... report err.msg ...
+ *   cordon_run(c, &res, &err);       // 0: the sandbox ran; res.exit_code is what to exit with
+ *   cordon_config_free(c);
+ *
+ * Conventions:
+ *  - Functions that can fail return 0 or a negative errno and fill *err (the last parameter). The
+ *    library never prints and never exits; verbose tracing goes to the log callback.
+ *  - Strings passed in are copied unless stated otherwise.
+ *  - Threads: cordon_run() forks with clone() and the child allocates memory. In a multi-threaded
+ *    host another thread may hold the malloc lock at the time of the fork; call cordon_run() from a
+ *    single-threaded process, or from a process that forks a helper first. The sandbox is tied to
+ *    the *thread* that called cordon_run() (PR_SET_PDEATHSIG): if that thread exits, the sandbox
+ *    is killed.
+ *  - cordon_run() blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGWINCH in the
+ *    calling thread while the sandbox runs, forwards them to the command, and restores the mask.
+ */
+#ifndef CORDON_H
+#define CORDON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CORDON_PUBLIC __attribute__((visibility("default")))
+
+/* Exit status of the cordon tool, and cordon_result.exit_code. */
+#define CORDON_EXIT_TIMEOUT     124 /* the wall-clock timeout fired */
+#define CORDON_EXIT_FAILURE     125 /* cordon failed: bad option, setup failure */
+#define CORDON_EXIT_NOEXEC      126 /* the command was found but could not be executed */
+#define CORDON_EXIT_NOTFOUND    127 /* the command was not found */
+#define CORDON_EXIT_SIGNAL_BASE 128 /* 128+N: the command died of signal N */
+
+/* Host uid and gid the sandbox runs as when the caller is root and the workdir is owned by root;
+ * the workdir is then mounted with an id mapping so that this id writes files owned by root. */
+#define CORDON_ROOT_HOST_ID 2000000000u
+
+/* Schema version of the JSON report (docs/report.md). */
+#define CORDON_REPORT_VERSION 1
+
+/* An error. Fixed size so that it can travel between processes as-is. */
+struct cordon_error {
+	int code;      /* positive errno; 0 when not an OS error */
+	char step[28]; /* where: an option name ("timeout"), a setup step ("mount", "exec") */
+	char msg[480]; /* what failed, naming the path or token */
+};
+
+enum cordon_net {
+	CORDON_NET_NONE = 0, /* new network namespace with only loopback, up (default) */
+	CORDON_NET_HOST = 1, /* the host's network namespace (no network isolation) */
+};
+
+enum cordon_outcome {
+	CORDON_OUTCOME_EXITED = 0,  /* the command exited; exit_code is its status */
+	CORDON_OUTCOME_SIGNALED,    /* the command died of a signal */
+	CORDON_OUTCOME_TIMEOUT,     /* the wall-clock timeout fired and the sandbox was killed */
+	CORDON_OUTCOME_SETUP_ERROR, /* the sandbox could not be set up, or exec failed */
+};
+
+/* What happened. Filled by cordon_run(), also when it fails. */
+struct cordon_result {
+	enum cordon_outcome outcome;
+	int exit_code;         /* what a wrapper should exit with (see CORDON_EXIT_*) */
+	int status;            /* the command's exit status, when outcome is EXITED */
+	int signal;            /* the signal that killed the command, when SIGNALED/TIMEOUT */
+	char id[33];           /* sandbox id: 32 hex digits */
+	uint64_t startup_ns;   /* from cordon_run() to the command's execve() */
+	uint64_t wall_ns;      /* from the command's execve() to the end of the sandbox */
+	uint64_t user_ns;      /* CPU time of every process in the sandbox, user mode */
+	uint64_t system_ns;    /* and kernel mode */
+	uint64_t max_rss_kb;   /* largest resident set size of any process in the sandbox */
+	struct cordon_error error; /* the failure, when outcome is SETUP_ERROR */
+};
+
+/* Receives one line of verbose tracing (no newline). */
+typedef void (*cordon_log_fn)(void *userdata, const char *line);
+
+struct cordon_config;
+
+/* A config with every default: workdir = current directory, network none, no timeout,
+ * kill-after 2s, core dumps off. NULL when out of memory. */
+CORDON_PUBLIC struct cordon_config *cordon_config_new(void);
+/* Accepts NULL. */
+CORDON_PUBLIC void cordon_config_free(struct cordon_config *c);
+
+/* The command and its arguments, NULL-terminated; argv[0] is looked up in the sandbox's PATH
+ * unless it contains a slash. Required. */
+CORDON_PUBLIC int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
+					    struct cordon_error *err);
+
+/* The one read-write host directory. Resolved (symlinks followed) when set. Refuses "/", the
+ * system directories (/usr, /etc, ...) and the caller's home directory itself. */
+CORDON_PUBLIC int cordon_config_set_workdir(struct cordon_config *c, const char *dir,
+					    struct cordon_error *err);
+/* Where the workdir appears inside (absolute); default: the same path as outside. */
+CORDON_PUBLIC int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
+						   struct cordon_error *err);
+/* Where the command starts (absolute, inside); default: the workdir. */
+CORDON_PUBLIC int cordon_config_set_chdir(struct cordon_config *c, const char *path,
+					  struct cordon_error *err);
+/* A directory to use as the read-only root instead of the host's "/". */
+CORDON_PUBLIC int cordon_config_set_rootfs(struct cordon_config *c, const char *dir,
+					   struct cordon_error *err);
+
+/* Extra read-only bind of host path src at dst inside (dst NULL: same path). */
+CORDON_PUBLIC int cordon_config_add_ro_bind(struct cordon_config *c, const char *src,
+					    const char *dst, struct cordon_error *err);
+/* Extra writable tmpfs at path inside, capped at size bytes (0: the default, 64 MiB). */
+CORDON_PUBLIC int cordon_config_add_tmpfs(struct cordon_config *c, const char *path,
+					  uint64_t size, struct cordon_error *err);
+/* Hide a path: an empty read-only directory over a directory, an empty file over a file. A path
+ * that does not exist has nothing to hide and is skipped. */
+CORDON_PUBLIC int cordon_config_add_hide(struct cordon_config *c, const char *path,
+					 struct cordon_error *err);
+/* Size cap of the sandbox's /tmp and /var/tmp (each); default 256 MiB. */
+CORDON_PUBLIC int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t size,
+					     struct cordon_error *err);
+
+CORDON_PUBLIC int cordon_config_set_net(struct cordon_config *c, enum cordon_net net,
+					struct cordon_error *err);
+
+/* Wall-clock limit for the command, in ns (0: none). When it fires, every process in the sandbox
+ * gets SIGTERM, and SIGKILL kill_after ns later (default 2 s). */
+CORDON_PUBLIC int cordon_config_set_timeout(struct cordon_config *c, uint64_t ns,
+					    struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_kill_after(struct cordon_config *c, uint64_t ns,
+					       struct cordon_error *err);
+
+/* A resource limit (RLIMIT_*) for the command; RLIM_INFINITY for unlimited. Limits cannot be
+ * raised above the caller's own hard limit. RLIMIT_CORE defaults to 0. */
+CORDON_PUBLIC int cordon_config_set_rlimit(struct cordon_config *c, int resource, uint64_t soft,
+					   uint64_t hard, struct cordon_error *err);
+
+/* The environment is cleared; then PATH, TERM, LANG, LC_*, TZ are kept from the caller and HOME,
+ * USER, LOGNAME set for the sandbox. set_env adds KEY=VALUE; pass_env keeps the caller's KEY. */
+CORDON_PUBLIC int cordon_config_set_env(struct cordon_config *c, const char *key,
+					const char *value, struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_pass_env(struct cordon_config *c, const char *key,
+					 struct cordon_error *err);
+
+/* Hostname inside (default "cordon"). */
+CORDON_PUBLIC int cordon_config_set_hostname(struct cordon_config *c, const char *name,
+					     struct cordon_error *err);
+/* uid and gid inside (default: the caller's own; see README "Identity"). */
+CORDON_PUBLIC int cordon_config_set_uid(struct cordon_config *c, uid_t uid,
+					struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_gid(struct cordon_config *c, gid_t gid,
+					struct cordon_error *err);
+
+/* Write the JSON report to a file (atomically: temp file + rename) or to an open fd (borrowed
+ * until cordon_run() returns). */
+CORDON_PUBLIC int cordon_config_set_report_file(struct cordon_config *c, const char *path,
+						struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_report_fd(struct cordon_config *c, int fd,
+					      struct cordon_error *err);
+
+/* Verbose tracing of what is set up, step by step. fn may be NULL (off, the default). */
+CORDON_PUBLIC void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn,
+					 void *userdata);
+
+/* Parsers for the command line's values; pure functions.
+ * Sizes: 4096, 512K, 64M, 1.5G, 2T (powers of 1024; optional B or iB).
+ * Durations: 10 (seconds), 500ms, 30s, 1.5s, 2m, 1h, 1d, 100us, 20ns. */
+CORDON_PUBLIC int cordon_parse_size(const char *s, uint64_t *ret, struct cordon_error *err);
+CORDON_PUBLIC int cordon_parse_duration(const char *s, uint64_t *ret_ns,
+					struct cordon_error *err);
+/* "NAME=SOFT[:HARD]": NAME as in RLIMIT_NAME (nofile, as, cpu, ...), case-insensitive; values
+ * take sizes, durations (cpu: seconds, rttime: microseconds) or counts, or "unlimited". */
+CORDON_PUBLIC int cordon_parse_rlimit(const char *spec, int *ret_resource, uint64_t *ret_soft,
+				      uint64_t *ret_hard, struct cordon_error *err);
+
+/* Run the configured command in a new sandbox and wait for the sandbox to end.
+ * Returns 0 when the command ran (whatever its status), negative when cordon failed; in both
+ * cases *res is filled and the report, if any, written. */
+CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
+			     struct cordon_error *err);
+
+CORDON_PUBLIC const char *cordon_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

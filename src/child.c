@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * child.c - runs inside the sandbox.
+ *
+ * pid 1 (the process clone() made) sets the sandbox up as a checklist while it holds every
+ * capability of its new user namespace, then gives them all up, forks the command and stays as a
+ * small init: it reaps every process that ends, forwards the signals the supervisor sends, and
+ * exits when the command does, which makes the kernel kill whatever is left in the pid namespace.
+ * It is tied to the supervisor by PR_SET_PDEATHSIG, so if cordon dies, even of SIGKILL, the
+ * sandbox goes with it.
+ *
+ * pid 1 came from a raw clone(): glibc's idea of its thread id is the supervisor's, so it must not
+ * use raise(), abort() or pthread_kill(). The command's process comes from fork() and is normal.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+
+#include "caps.h"
+#include "child.h"
+#include "rlimits.h"
+#include "net.h"
+#include "sync.h"
+
+/* Close every fd but 0, 1, 2 and those in keep[] (entries < 3 are ignored). */
+static void close_other_fds(int *keep, size_t n)
+{
+	unsigned next = 3;
+
+	for (size_t i = 1; i < n; i++) /* insertion sort: n is tiny */
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)next)
+			continue;
+		if ((unsigned)keep[i] > next)
+			close_range(next, (unsigned)keep[i] - 1, 0);
+		next = (unsigned)keep[i] + 1;
+	}
+	close_range(next, ~0u, 0);
+}
+
+/* Take the inside ids at once, capabilities kept: a root caller's child starts as host uid 0,
+ * which this namespace does not map, so it could not even create a file in a tmpfs; and from
+ * here on nothing is done with the host's root identity. */
+static int become_sandbox_ids(const struct cd_identity *id, struct cordon_error *err)
+{
+	if (id->setgroups_allowed && setgroups(0, NULL) < 0)
+		return cd_fail_errno(err, errno, "init", "clear supplementary groups");
+	if (setresgid(id->inside_gid, id->inside_gid, id->inside_gid) < 0)
+		return cd_fail_errno(err, errno, "init", "setresgid %u", id->inside_gid);
+	if (setresuid(id->inside_uid, id->inside_uid, id->inside_uid) < 0)
+		return cd_fail_errno(err, errno, "init", "setresuid %u", id->inside_uid);
+	return 0;
+}
+
+static int join_net(void *data, struct cordon_error *err)
+{
+	return cd_netns_join(data, err);
+}
+
+/* sync 1 and 2: wait for the supervisor, then the checklist. */
+static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
+{
+	struct cd_netns_job net = { .sock = -1 };
+	struct cd_msg m;
+	int workdir_fd = -1, r;
+
+	/* sync 1: die with the supervisor; if it is already gone, GO never comes: EOF */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
+	/* the network namespace is made meanwhile, on the other core */
+	if (a->own_net) {
+		r = cd_netns_start(&net, err);
+		if (r < 0)
+			return r;
+	}
+	r = cd_msg_recv(a->sock, &m, &workdir_fd);
+	if (r <= 0 || m.type != CD_MSG_GO)
+		_exit(CORDON_EXIT_FAILURE);
+	/* sync 2: id maps written; nothing of the supervisor's stays open in here */
+	close_other_fds((int[]){ a->sock, workdir_fd, net.sock }, 3);
+	r = become_sandbox_ids(a->id, err);
+	if (r < 0)
+		return r;
+	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
+	if (r < 0)
+		return r;
+	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
+		return cd_fail_errno(err, errno, "hostname", "set hostname %s", a->hostname);
+	r = cd_caps_drop(a->id->inside_uid, a->id->inside_gid, a->id->setgroups_allowed, err);
+	if (r < 0)
+		return r;
+	/* the command runs as the same uid: it must not be able to ptrace or read pid 1 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return cd_fail_errno(err, errno, "init", "make pid 1 non-dumpable");
+	return 0;
+}
+
+static void reset_signals(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL); /* fails for SIGKILL, SIGSTOP and glibc's own: fine */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* execve argv[0], looked up in the sandbox's PATH unless it has a slash. Returns the errno that
+ * describes the failure best (as execvp: EACCES wins over a later ENOENT). */
+static int exec_lookup(const struct cd_child_args *a)
+{
+	const char *file = a->argv[0], *dir = a->path;
+	bool eacces = false;
+	char buf[4096];
+
+	if (strchr(file, '/')) {
+		execve(file, a->argv, a->envp);
+		return errno;
+	}
+	while (dir) {
+		const char *end = strchrnul(dir, ':');
+		int len = (int)(end - dir);
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? dir : ".", file) <
+		    (int)sizeof(buf)) {
+			execve(buf, a->argv, a->envp);
+			if (errno == EACCES)
+				eacces = true;
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return errno;
+		}
+		dir = *end ? end + 1 : NULL;
+	}
+	return eacces ? EACCES : ENOENT;
+}
+
+/* The command's process: last steps, then exec. Failures go to errfd, read by pid 1. */
+_Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
+{
+	struct cordon_error err = { 0 };
+	int e;
+
+	reset_signals();
+	/* a session of its own: no controlling terminal, so no TIOCSTI into the caller's; this
+	 * goes when the seccomp filter blocks the ioctl itself */
+	if (setsid() < 0)
+		cd_fail_errno(&err, errno, "init", "setsid");
+	if (!err.msg[0])
+		cd_limits_apply(a->rlimits, &err);
+	if (!err.msg[0] && chdir(a->chdir) < 0)
+		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
+	if (!err.msg[0]) {
+		close_other_fds(&errfd, 1);
+		e = exec_lookup(a);
+		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
+	}
+	cd_write_all(errfd, &err, sizeof(err));
+	_exit(CORDON_EXIT_FAILURE);
+}
+
+/* sync 3: fork the command and learn whether its exec worked (the pipe closes on exec). */
+static int start_command(const struct cd_child_args *a, pid_t *ret, struct cordon_error *err)
+{
+	struct cordon_error child_err;
+	int pipefd[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return cd_fail_errno(err, errno, "init", "pipe");
+	pid = fork();
+	if (pid < 0)
+		return cd_fail_errno(err, errno, "init", "fork the command");
+	if (pid == 0) {
+		close(pipefd[0]);
+		command_exec(a, pipefd[1]);
+	}
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof(child_err)) {
+		*err = child_err;
+		return -(child_err.code ? child_err.code : EINVAL);
+	}
+	if (n != 0)
+		return cd_fail(err, EIO, "init", "lost the command's exec status");
+	*ret = pid;
+	return 0;
+}
+
+/* sync 4: reap, forward, and end with the command. */
+_Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
+{
+	for (;;) {
+		struct pollfd p[2] = { { sigfd, POLLIN, 0 }, { sock, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		struct cd_msg m;
+		int status, r;
+		pid_t pid;
+
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[0].revents) {
+			while (read(sigfd, &si, sizeof(si)) > 0)
+				;
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+				if (pid == command) {
+					cd_msg_send(sock, CD_MSG_EXIT, status, NULL, -1);
+					_exit(0); /* the kernel kills the rest of the pid namespace */
+				}
+		}
+		if (!p[1].revents)
+			continue;
+		r = cd_msg_recv(sock, &m, NULL);
+		if (r <= 0)
+			_exit(CORDON_EXIT_FAILURE); /* supervisor gone */
+		if (m.type == CD_MSG_SIGNAL)
+			kill(command, m.value);
+		else if (m.type == CD_MSG_KILL_ALL)
+			kill(-1, m.value); /* every process in the namespace but pid 1 */
+	}
+}
+
+_Noreturn void cd_child_main(const struct cd_child_args *a)
+{
+	struct cordon_error err = { 0 };
+	sigset_t chld;
+	pid_t command = 0;
+	int sigfd = -1, r;
+
+	/* SIGCHLD to a signalfd, blocked before the command exists so none is lost; the
+	 * forwarded signals stay blocked as the supervisor left them: pid 1 gets them by message */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	r = pid1_setup(a, &err);
+	if (r >= 0) {
+		sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (sigfd < 0)
+			r = cd_fail_errno(&err, errno, "init", "signalfd");
+	}
+	if (r >= 0)
+		r = start_command(a, &command, &err);
+	if (r < 0) {
+		cd_msg_send(a->sock, CD_MSG_ERROR, 0, &err, -1);
+		_exit(CORDON_EXIT_FAILURE);
+	}
+	cd_msg_send(a->sock, CD_MSG_RUNNING, command, NULL, -1);
+	pid1_loop(a->sock, sigfd, command);
+}

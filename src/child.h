@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* child.h - what runs inside: pid 1 of the new namespaces, and the command's process. */
+#pragma once
+
+#include "config.h"
+#include "mount.h"
+#include "userns.h"
+
+/* Everything the child needs, prepared by the supervisor before clone(): the child parses
+ * nothing. It runs on its own copy of the supervisor's memory. */
+struct cd_child_args {
+	int sock; /* the child's end of the sync socket */
+	struct cd_mount_plan *plan;
+	const struct cd_identity *id;
+	const char *hostname;
+	bool own_net;
+	char *const *argv;
+	char *const *envp;
+	const char *path; /* PATH inside, for looking up argv[0] */
+	const char *chdir;
+	const struct cd_rlimit *rlimits;
+};
+
+/* pid 1: set up, fork the command, reap, forward; reports over a->sock (sync.h). */
+_Noreturn void cd_child_main(const struct cd_child_args *a);

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * config.c - the config object: setters, validation, and the parsers for sizes, durations and
+ * resource limits. Runs in the supervisor, before anything is started. The parsers are pure.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+
+#define SIZE_HINT     "use 512K, 64M, 1G"
+#define DURATION_HINT "use 500ms, 30s, 2m, 1h"
+
+struct unit {
+	const char *name;
+	uint64_t mult;
+};
+
+static const struct unit size_units[] = {
+	{ "", 1 },           { "b", 1 },          { "k", 1ull << 10 }, { "kb", 1ull << 10 },
+	{ "kib", 1ull << 10 }, { "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
+	{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 }, { "t", 1ull << 40 },
+	{ "tb", 1ull << 40 }, { "tib", 1ull << 40 },
+};
+
+static const struct unit duration_units[] = {
+	{ "", NSEC_PER_SEC },         { "ns", 1 },
+	{ "us", NSEC_PER_USEC },      { "ms", NSEC_PER_MSEC },
+	{ "s", NSEC_PER_SEC },        { "m", 60 * NSEC_PER_SEC },
+	{ "min", 60 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
+	{ "d", 86400 * NSEC_PER_SEC },
+};
+
+/* "12.5" followed by a unit from the table: the value times the unit, truncated.
+ * 0 on success, -EINVAL for junk, -ERANGE for overflow. */
+static int parse_scaled(const char *s, const struct unit *units, size_t n_units, uint64_t *ret)
+{
+	unsigned __int128 whole = 0, frac = 0, frac_div = 1, v;
+	const char *p = s;
+	const struct unit *u = NULL;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		whole = whole * 10 + (unsigned)(*p - '0');
+		if (whole > UINT64_MAX)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (frac_div < 1000000000000000000ull) { /* 18 digits are plenty */
+				frac = frac * 10 + (unsigned)(*p - '0');
+				frac_div *= 10;
+			}
+		}
+	}
+	for (size_t i = 0; i < n_units; i++)
+		if (strcasecmp(p, units[i].name) == 0)
+			u = &units[i];
+	if (!u)
+		return -EINVAL;
+	v = whole * u->mult + frac * u->mult / frac_div;
+	if (v > UINT64_MAX)
+		return -ERANGE;
+	*ret = (uint64_t)v;
+	return 0;
+}
+
+int cordon_parse_size(const char *s, uint64_t *ret, struct cordon_error *err)
+{
+	int r = parse_scaled(s, size_units, CD_ELEMENTSOF(size_units), ret);
+
+	if (r == -ERANGE)
+		return cd_fail(err, 0, "size", "\"%s\" is too large", s);
+	if (r < 0)
+		return cd_fail(err, 0, "size", "\"%s\" is not a size (" SIZE_HINT ")", s);
+	return 0;
+}
+
+int cordon_parse_duration(const char *s, uint64_t *ret_ns, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = parse_scaled(s, duration_units, CD_ELEMENTSOF(duration_units), &v);
+
+	if (r == -ERANGE || (r == 0 && v > CD_MAX_DURATION))
+		return cd_fail(err, 0, "duration", "\"%s\" is too long (at most 100 years)", s);
+	if (r < 0)
+		return cd_fail(err, 0, "duration", "\"%s\" is not a duration (" DURATION_HINT ")", s);
+	*ret_ns = v;
+	return 0;
+}
+
+enum rlimit_kind { RL_COUNT, RL_SIZE, RL_SECONDS, RL_MICROSECONDS };
+
+static const struct {
+	const char *name;
+	int resource;
+	enum rlimit_kind kind;
+} rlimit_table[] = {
+	{ "as", RLIMIT_AS, RL_SIZE },
+	{ "core", RLIMIT_CORE, RL_SIZE },
+	{ "cpu", RLIMIT_CPU, RL_SECONDS },
+	{ "data", RLIMIT_DATA, RL_SIZE },
+	{ "fsize", RLIMIT_FSIZE, RL_SIZE },
+	{ "locks", RLIMIT_LOCKS, RL_COUNT },
+	{ "memlock", RLIMIT_MEMLOCK, RL_SIZE },
+	{ "msgqueue", RLIMIT_MSGQUEUE, RL_SIZE },
+	{ "nice", RLIMIT_NICE, RL_COUNT },
+	{ "nofile", RLIMIT_NOFILE, RL_COUNT },
+	{ "nproc", RLIMIT_NPROC, RL_COUNT },
+	{ "rss", RLIMIT_RSS, RL_SIZE },
+	{ "rtprio", RLIMIT_RTPRIO, RL_COUNT },
+	{ "rttime", RLIMIT_RTTIME, RL_MICROSECONDS },
+	{ "sigpending", RLIMIT_SIGPENDING, RL_COUNT },
+	{ "stack", RLIMIT_STACK, RL_SIZE },
+};
+
+const char *cd_rlimit_name(int resource)
+{
+	for (size_t i = 0; i < CD_ELEMENTSOF(rlimit_table); i++)
+		if (rlimit_table[i].resource == resource)
+			return rlimit_table[i].name;
+	return NULL;
+}
+
+static int parse_count(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end != '\0')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_rlimit_value(const char *s, enum rlimit_kind kind, uint64_t *ret)
+{
+	uint64_t ns;
+	int r;
+
+	if (strcasecmp(s, "unlimited") == 0 || strcasecmp(s, "infinity") == 0) {
+		*ret = RLIM_INFINITY;
+		return 0;
+	}
+	switch (kind) {
+	case RL_SIZE:
+		return parse_scaled(s, size_units, CD_ELEMENTSOF(size_units), ret);
+	case RL_SECONDS:
+	case RL_MICROSECONDS:
+		r = parse_scaled(s, duration_units, CD_ELEMENTSOF(duration_units), &ns);
+		if (r < 0)
+			return r;
+		if (kind == RL_SECONDS) /* round up: a limit never becomes 0 by rounding */
+			*ret = (ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+		else
+			*ret = (ns + NSEC_PER_USEC - 1) / NSEC_PER_USEC;
+		return 0;
+	case RL_COUNT:
+	default:
+		return parse_count(s, ret);
+	}
+}
+
+static const char *rlimit_hint(enum rlimit_kind kind)
+{
+	switch (kind) {
+	case RL_SIZE:
+		return "a size such as 64M, or unlimited";
+	case RL_SECONDS:
+	case RL_MICROSECONDS:
+		return "a duration such as 30s, or unlimited";
+	case RL_COUNT:
+	default:
+		return "a number, or unlimited";
+	}
+}
+
+int cordon_parse_rlimit(const char *spec, int *ret_resource, uint64_t *ret_soft,
+			uint64_t *ret_hard, struct cordon_error *err)
+{
+	const char *eq = strchr(spec, '='), *name;
+	_cleanup_free_ char *copy = NULL;
+	char *soft_s, *hard_s;
+	uint64_t soft, hard;
+	size_t i;
+
+	if (!eq)
+		return cd_fail(err, 0, "rlimit", "\"%s\" is not NAME=SOFT[:HARD] (e.g. nofile=1024)",
+			       spec);
+	copy = strndup(spec, (size_t)(eq - spec));
+	if (!copy)
+		return cd_fail(err, ENOMEM, "rlimit", "out of memory");
+	name = copy;
+	if (strncasecmp(name, "rlimit_", 7) == 0)
+		name += 7;
+	for (i = 0; i < CD_ELEMENTSOF(rlimit_table); i++)
+		if (strcasecmp(name, rlimit_table[i].name) == 0)
+			break;
+	if (i == CD_ELEMENTSOF(rlimit_table))
+		return cd_fail(err, 0, "rlimit",
+			       "unknown limit \"%s\" (as, core, cpu, data, fsize, locks, memlock, "
+			       "msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, "
+			       "stack)",
+			       copy);
+	soft_s = strdupa(eq + 1);
+	hard_s = strchr(soft_s, ':');
+	if (hard_s)
+		*hard_s++ = '\0';
+	if (parse_rlimit_value(soft_s, rlimit_table[i].kind, &soft) < 0)
+		return cd_fail(err, 0, "rlimit", "%s: \"%s\" is not %s", rlimit_table[i].name,
+			       soft_s, rlimit_hint(rlimit_table[i].kind));
+	hard = soft;
+	if (hard_s && parse_rlimit_value(hard_s, rlimit_table[i].kind, &hard) < 0)
+		return cd_fail(err, 0, "rlimit", "%s: \"%s\" is not %s", rlimit_table[i].name,
+			       hard_s, rlimit_hint(rlimit_table[i].kind));
+	if (soft > hard)
+		return cd_fail(err, 0, "rlimit", "%s: soft limit %s is above hard limit %s",
+			       rlimit_table[i].name, soft_s, hard_s);
+	*ret_resource = rlimit_table[i].resource;
+	*ret_soft = soft;
+	*ret_hard = hard;
+	return 0;
+}
+
+char *cd_path_normalize(const char *p)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t n = 0;
+
+	if (!p || p[0] != '/') {
+		errno = EINVAL;
+		return NULL;
+	}
+	out = malloc(strlen(p) + 2);
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *end;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			errno = EINVAL;
+			return NULL;
+		}
+		if (len > 0 && !(len == 1 && p[0] == '.')) {
+			out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = end;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return CD_TAKE_PTR(out);
+}
+
+static int set_string(char **field, const char *value, const char *step, struct cordon_error *err)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return cd_fail(err, ENOMEM, step, "out of memory");
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+/* An absolute path inside the sandbox, normalized, outside the trees cordon manages. */
+static int inside_path(const char *p, const char *step, bool allow_root, char **ret,
+		       struct cordon_error *err)
+{
+	static const char *const managed[] = { "/proc", "/sys", "/dev" };
+	_cleanup_free_ char *n = cd_path_normalize(p);
+
+	if (!n && errno == ENOMEM)
+		return cd_fail(err, ENOMEM, step, "out of memory");
+	if (!n)
+		return cd_fail(err, 0, step, "\"%s\" is not an absolute path without \"..\"", p);
+	if (!allow_root && strcmp(n, "/") == 0)
+		return cd_fail(err, 0, step, "\"%s\": cannot replace the root directory", p);
+	for (size_t i = 0; i < CD_ELEMENTSOF(managed); i++)
+		if (cd_path_startswith(n, managed[i]))
+			return cd_fail(err, 0, step, "\"%s\": %s is managed by cordon", p,
+				       managed[i]);
+	if (strlen(n) >= PATH_MAX)
+		return cd_fail(err, ENAMETOOLONG, step, "\"%s\": path too long", p);
+	*ret = CD_TAKE_PTR(n);
+	return 0;
+}
+
+/* A host path that exists, with symlinks resolved. */
+static int host_path(const char *p, const char *step, bool want_dir, char **ret,
+		     struct cordon_error *err)
+{
+	_cleanup_free_ char *r = NULL;
+	struct stat st;
+
+	if (!p || !*p)
+		return cd_fail(err, 0, step, "empty path");
+	r = realpath(p, NULL);
+	if (!r)
+		return cd_fail_errno(err, errno, step, "%s", p);
+	if (stat(r, &st) < 0)
+		return cd_fail_errno(err, errno, step, "%s", p);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return cd_fail(err, ENOTDIR, step, "%s: not a directory", p);
+	*ret = CD_TAKE_PTR(r);
+	return 0;
+}
+
+struct cordon_config *cordon_config_new(void)
+{
+	struct cordon_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->tmp_size = CD_DEFAULT_TMP_SIZE;
+	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
+	c->report_fd = -1;
+	c->net = CORDON_NET_NONE;
+	/* core dumps off by default: a dump of the sandbox lands in its cwd, the workdir */
+	c->rlimits[RLIMIT_CORE] = (struct cd_rlimit){ .set = true, .soft = 0, .hard = 0 };
+	return c;
+}
+
+void cordon_config_free(struct cordon_config *c)
+{
+	if (!c)
+		return;
+	cd_strv_free(c->argv);
+	free(c->workdir);
+	free(c->workdir_target);
+	free(c->chdir);
+	free(c->rootfs);
+	for (size_t i = 0; i < c->n_binds; i++) {
+		free(c->binds[i].src);
+		free(c->binds[i].dst);
+	}
+	free(c->binds);
+	for (size_t i = 0; i < c->n_tmpfs; i++)
+		free(c->tmpfs[i].path);
+	free(c->tmpfs);
+	cd_strv_free(c->hide);
+	cd_strv_free(c->env);
+	cd_strv_free(c->pass_env);
+	free(c->hostname);
+	free(c->report_path);
+	free(c);
+}
+
+int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
+			      struct cordon_error *err)
+{
+	char **copy;
+
+	if (!argv || !argv[0] || !argv[0][0])
+		return cd_fail(err, 0, "command", "no command given");
+	copy = cd_strv_copy(argv);
+	if (!copy)
+		return cd_fail(err, ENOMEM, "command", "out of memory");
+	cd_strv_free(c->argv);
+	c->argv = copy;
+	return 0;
+}
+
+int cd_config_check_workdir(const char *resolved, struct cordon_error *err)
+{
+	static const char *const system_dirs[] = {
+		"/",     "/bin",  "/boot",  "/dev",    "/etc", "/home", "/lib",
+		"/lib32", "/lib64", "/libx32", "/proc", "/root", "/run",  "/sbin",
+		"/sys",  "/tmp",  "/usr",  "/var", "/var/tmp", "/dev/shm",
+	};
+	const char *env_home = getenv("HOME");
+	struct passwd *pw = getpwuid(geteuid());
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(system_dirs); i++)
+		if (strcmp(resolved, system_dirs[i]) == 0)
+			return cd_fail(err, 0, "workdir",
+				       "%s: refusing to make a system directory writable "
+				       "(use a project directory)",
+				       resolved);
+	if ((env_home && strcmp(resolved, env_home) == 0) ||
+	    (pw && pw->pw_dir && strcmp(resolved, pw->pw_dir) == 0))
+		return cd_fail(err, 0, "workdir",
+			       "%s: refusing to make the home directory writable: it holds "
+			       "~/.ssh and other secrets (use a project directory)",
+			       resolved);
+	return 0;
+}
+
+int cordon_config_set_workdir(struct cordon_config *c, const char *dir, struct cordon_error *err)
+{
+	_cleanup_free_ char *r = NULL;
+	int ret;
+
+	ret = host_path(dir, "workdir", true, &r, err);
+	if (ret < 0)
+		return ret;
+	ret = cd_config_check_workdir(r, err);
+	if (ret < 0)
+		return ret;
+	free(c->workdir);
+	c->workdir = CD_TAKE_PTR(r);
+	return 0;
+}
+
+int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
+				     struct cordon_error *err)
+{
+	char *n;
+	int r = inside_path(path, "workdir-target", false, &n, err);
+
+	if (r < 0)
+		return r;
+	free(c->workdir_target);
+	c->workdir_target = n;
+	return 0;
+}
+
+int cordon_config_set_chdir(struct cordon_config *c, const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *n = cd_path_normalize(path);
+
+	if (!n)
+		return cd_fail(err, 0, "chdir", "\"%s\" is not an absolute path without \"..\"",
+			       path);
+	free(c->chdir);
+	c->chdir = CD_TAKE_PTR(n);
+	return 0;
+}
+
+int cordon_config_set_rootfs(struct cordon_config *c, const char *dir, struct cordon_error *err)
+{
+	char *r;
+	int ret = host_path(dir, "rootfs", true, &r, err);
+
+	if (ret < 0)
+		return ret;
+	free(c->rootfs);
+	c->rootfs = r;
+	return 0;
+}
+
+int cordon_config_add_ro_bind(struct cordon_config *c, const char *src, const char *dst,
+			      struct cordon_error *err)
+{
+	_cleanup_free_ char *s = NULL, *d = NULL;
+	struct cd_bind *nb;
+	int r;
+
+	r = host_path(src, "ro-bind", false, &s, err);
+	if (r < 0)
+		return r;
+	r = inside_path(dst ? dst : s, "ro-bind", false, &d, err);
+	if (r < 0)
+		return r;
+	nb = realloc(c->binds, (c->n_binds + 1) * sizeof(*nb));
+	if (!nb)
+		return cd_fail(err, ENOMEM, "ro-bind", "out of memory");
+	c->binds = nb;
+	c->binds[c->n_binds++] = (struct cd_bind){ CD_TAKE_PTR(s), CD_TAKE_PTR(d) };
+	return 0;
+}
+
+int cordon_config_add_tmpfs(struct cordon_config *c, const char *path, uint64_t size,
+			    struct cordon_error *err)
+{
+	struct cd_tmpfs *nt;
+	char *p;
+	int r = inside_path(path, "tmpfs", false, &p, err);
+
+	if (r < 0)
+		return r;
+	nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof(*nt));
+	if (!nt) {
+		free(p);
+		return cd_fail(err, ENOMEM, "tmpfs", "out of memory");
+	}
+	c->tmpfs = nt;
+	c->tmpfs[c->n_tmpfs++] = (struct cd_tmpfs){ p, size ? size : CD_DEFAULT_TMPFS_SIZE };
+	return 0;
+}
+
+int cordon_config_add_hide(struct cordon_config *c, const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *p = NULL;
+	int r = inside_path(path, "hide", false, &p, err);
+
+	if (r < 0)
+		return r;
+	if (cd_strv_push(&c->hide, p) < 0)
+		return cd_fail(err, ENOMEM, "hide", "out of memory");
+	return 0;
+}
+
+int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t size, struct cordon_error *err)
+{
+	if (size == 0)
+		return cd_fail(err, 0, "tmp-size", "must be more than 0");
+	c->tmp_size = size;
+	return 0;
+}
+
+int cordon_config_set_net(struct cordon_config *c, enum cordon_net net, struct cordon_error *err)
+{
+	if (net != CORDON_NET_NONE && net != CORDON_NET_HOST)
+		return cd_fail(err, 0, "net", "unknown network mode %d", (int)net);
+	c->net = net;
+	return 0;
+}
+
+int cordon_config_set_timeout(struct cordon_config *c, uint64_t ns, struct cordon_error *err)
+{
+	if (ns > CD_MAX_DURATION)
+		return cd_fail(err, 0, "timeout", "too long (at most 100 years)");
+	c->timeout_ns = ns;
+	return 0;
+}
+
+int cordon_config_set_kill_after(struct cordon_config *c, uint64_t ns, struct cordon_error *err)
+{
+	if (ns > CD_MAX_DURATION)
+		return cd_fail(err, 0, "kill-after", "too long (at most 100 years)");
+	c->kill_after_ns = ns;
+	return 0;
+}
+
+int cordon_config_set_rlimit(struct cordon_config *c, int resource, uint64_t soft, uint64_t hard,
+			     struct cordon_error *err)
+{
+	if (resource < 0 || resource >= RLIM_NLIMITS || !cd_rlimit_name(resource))
+		return cd_fail(err, 0, "rlimit", "unknown resource %d", resource);
+	if (soft > hard)
+		return cd_fail(err, 0, "rlimit", "%s: soft limit above hard limit",
+			       cd_rlimit_name(resource));
+	c->rlimits[resource] = (struct cd_rlimit){ .set = true, .soft = soft, .hard = hard };
+	return 0;
+}
+
+static bool valid_env_key(const char *key)
+{
+	return key && key[0] && !strchr(key, '=');
+}
+
+int cordon_config_set_env(struct cordon_config *c, const char *key, const char *value,
+			  struct cordon_error *err)
+{
+	_cleanup_free_ char *kv = NULL;
+
+	if (!valid_env_key(key))
+		return cd_fail(err, 0, "env", "\"%s\" is not a variable name", key ? key : "");
+	kv = cd_strdup_printf("%s=%s", key, value ? value : "");
+	if (!kv || cd_strv_push(&c->env, kv) < 0)
+		return cd_fail(err, ENOMEM, "env", "out of memory");
+	return 0;
+}
+
+int cordon_config_pass_env(struct cordon_config *c, const char *key, struct cordon_error *err)
+{
+	if (!valid_env_key(key))
+		return cd_fail(err, 0, "pass-env", "\"%s\" is not a variable name",
+			       key ? key : "");
+	if (cd_strv_push(&c->pass_env, key) < 0)
+		return cd_fail(err, ENOMEM, "pass-env", "out of memory");
+	return 0;
+}
+
+int cordon_config_set_hostname(struct cordon_config *c, const char *name,
+			       struct cordon_error *err)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
+		return cd_fail(err, 0, "hostname", "\"%s\" is not a hostname (1-64 of a-z 0-9 - .)",
+			       name ? name : "");
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && name[i] != '-' && name[i] != '.')
+			return cd_fail(err, 0, "hostname",
+				       "\"%s\" is not a hostname (1-64 of a-z 0-9 - .)", name);
+	return set_string(&c->hostname, name, "hostname", err);
+}
+
+int cordon_config_set_uid(struct cordon_config *c, uid_t uid, struct cordon_error *err)
+{
+	if (uid == (uid_t)-1)
+		return cd_fail(err, 0, "uid", "%u is not a valid uid", uid);
+	c->uid = uid;
+	c->uid_set = true;
+	return 0;
+}
+
+int cordon_config_set_gid(struct cordon_config *c, gid_t gid, struct cordon_error *err)
+{
+	if (gid == (gid_t)-1)
+		return cd_fail(err, 0, "gid", "%u is not a valid gid", gid);
+	c->gid = gid;
+	c->gid_set = true;
+	return 0;
+}
+
+int cordon_config_set_report_file(struct cordon_config *c, const char *path,
+				  struct cordon_error *err)
+{
+	if (!path || !*path)
+		return cd_fail(err, 0, "report", "empty path");
+	return set_string(&c->report_path, path, "report", err);
+}
+
+int cordon_config_set_report_fd(struct cordon_config *c, int fd, struct cordon_error *err)
+{
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (fl < 0)
+		return cd_fail(err, EBADF, "report-fd", "%d is not an open file descriptor", fd);
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return cd_fail(err, EBADF, "report-fd", "%d is not open for writing", fd);
+	c->report_fd = fd;
+	return 0;
+}
+
+void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn, void *userdata)
+{
+	c->log = fn;
+	c->log_data = userdata;
+}
+
+void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!c->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->log(c->log_data, line);
+}

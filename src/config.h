@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.h - the config object behind the public setters. Runs in the supervisor only. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/resource.h>
+
+#include "util.h"
+
+#define CD_DEFAULT_TMP_SIZE   (256ull << 20)
+#define CD_DEFAULT_TMPFS_SIZE (64ull << 20)
+#define CD_DEFAULT_KILL_AFTER (2 * NSEC_PER_SEC)
+#define CD_DEFAULT_HOSTNAME   "cordon"
+#define CD_MAX_DURATION       (100ull * 365 * 86400 * NSEC_PER_SEC)
+
+struct cd_bind {
+	char *src; /* resolved host path */
+	char *dst; /* normalized absolute path inside */
+};
+
+struct cd_tmpfs {
+	char *path;
+	uint64_t size;
+};
+
+struct cd_rlimit {
+	bool set;
+	uint64_t soft;
+	uint64_t hard;
+};
+
+struct cordon_config {
+	char **argv;
+	char *workdir; /* resolved; NULL: the current directory, resolved at run time */
+	char *workdir_target;
+	char *chdir;
+	char *rootfs; /* resolved; NULL: the host's "/" */
+	struct cd_bind *binds;
+	size_t n_binds;
+	struct cd_tmpfs *tmpfs;
+	size_t n_tmpfs;
+	char **hide;
+	uint64_t tmp_size;
+	enum cordon_net net;
+	uint64_t timeout_ns;
+	uint64_t kill_after_ns;
+	struct cd_rlimit rlimits[RLIM_NLIMITS];
+	char **env;      /* KEY=VALUE, in the order given */
+	char **pass_env; /* KEY */
+	char *hostname;
+	uid_t uid;
+	gid_t gid;
+	bool uid_set;
+	bool gid_set;
+	char *report_path;
+	int report_fd;
+	cordon_log_fn log;
+	void *log_data;
+};
+
+/* A normalized absolute path ("//a/./b/" -> "/a/b"); NULL with errno EINVAL when p is relative
+ * or has a ".." component, ENOMEM. */
+char *cd_path_normalize(const char *p);
+
+/* Refuse workdirs that would make the system or the caller's secrets writable. */
+int cd_config_check_workdir(const char *resolved, struct cordon_error *err);
+
+/* The RLIMIT_* name in lower case without prefix ("nofile"), NULL if unknown. */
+const char *cd_rlimit_name(int resource);
+
+void cd_config_log(const struct cordon_config *c, const char *fmt, ...) _printf_(2, 3);

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * launch.c - cordon_run(): the supervisor. Runs in the caller's process.
+ *
+ * Everything is prepared before clone() (paths, identity, the mount plan, the environment, the
+ * report file), so that bad input fails before anything starts. Then (see sync.h):
+ *   sync 1  clone3() into new user, mount, pid, ipc, uts, cgroup (and net) namespaces
+ *   sync 2  write the id maps, send GO (with the id-mapped workdir when there is one)
+ *   sync 3  RUNNING once the command's execve() worked, or ERROR from any setup step
+ *   sync 4  the watchdog: poll(pidfd, signalfd, timerfd, socket) until pid 1 is gone; signals
+ *           are forwarded, the timeout sends SIGTERM to every process, then SIGKILL to pid 1
+ * The child is held by a cleanup: any early return kills it through its pidfd.
+ */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "child.h"
+#include "json.h"
+#include "rlimits.h"
+#include "mount.h"
+#include "report.h"
+#include "sync.h"
+#include "sysinfo.h"
+#include "userns.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Signals cordon passes on to the command. */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
+
+struct run {
+	struct cordon_config *c;
+	struct cordon_result *res;
+	char *workdir;
+	char *workdir_target;
+	char *chdir;
+	struct cd_identity id;
+	bool have_id;
+	struct cd_mount_plan plan;
+	char **envp;
+	struct cd_report_file report;
+	sigset_t old_mask;
+	bool mask_set;
+	int sock; /* our end of the sync socket */
+	int pidfd;
+	pid_t pid; /* pid 1 of the sandbox, as we see it; 0 once reaped */
+	int sigfd;
+	int timerfd;
+	uint64_t t_start;
+	uint64_t t_running;
+	bool running;       /* sync 3 passed */
+	bool failed;        /* an ERROR came back */
+	bool timed_out;
+	bool killed;        /* SIGKILL sent after --kill-after */
+	bool got_exit;
+	int exit_status;    /* the command's wait status, from EXIT */
+	int init_status;    /* pid 1's wait status */
+	struct rusage ru;
+};
+
+static void run_log(struct run *run, const char *fmt, ...) _printf_(2, 3);
+static void run_log(struct run *run, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!run->c->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	run->c->log(run->c->log_data, line);
+}
+
+/* --- preparation: nothing runs yet --- */
+
+static int env_set(char ***envp, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	char *copy;
+
+	for (char **p = *envp; p && *p; p++)
+		if (strncmp(*p, kv, klen) == 0 && (*p)[klen] == '=') {
+			copy = strdup(kv);
+			if (!copy)
+				return -ENOMEM;
+			free(*p);
+			*p = copy;
+			return 0;
+		}
+	return cd_strv_push(envp, kv);
+}
+
+static bool keep_from_caller(const char *kv)
+{
+	static const char *const keep[] = { "PATH=", "TERM=", "LANG=", "LANGUAGE=", "TZ=",
+					    "COLORTERM=", "NO_COLOR=" };
+
+	if (strncmp(kv, "LC_", 3) == 0)
+		return true;
+	for (size_t i = 0; i < CD_ELEMENTSOF(keep); i++)
+		if (strncmp(kv, keep[i], strlen(keep[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Cleared, then a short safe set; --pass-env and --env on top, in that order. */
+static int build_env(struct run *run, struct cordon_error *err)
+{
+	extern char **environ;
+	_cleanup_free_ char *home = cd_strdup_printf("HOME=%s", run->id.home);
+	_cleanup_free_ char *user = cd_strdup_printf("USER=%s", run->id.user);
+	_cleanup_free_ char *logname = cd_strdup_printf("LOGNAME=%s", run->id.user);
+	int r = home && user && logname ? 0 : -ENOMEM;
+
+	run->envp = calloc(1, sizeof(char *));
+	if (!run->envp)
+		r = -ENOMEM;
+	for (char **p = environ; r == 0 && p && *p; p++)
+		if (keep_from_caller(*p))
+			r = env_set(&run->envp, *p);
+	if (r == 0 && !getenv("PATH"))
+		r = env_set(&run->envp, "PATH=" DEFAULT_PATH);
+	if (r == 0)
+		r = env_set(&run->envp, home);
+	if (r == 0)
+		r = env_set(&run->envp, user);
+	if (r == 0)
+		r = env_set(&run->envp, logname);
+	for (char **k = run->c->pass_env; r == 0 && k && *k; k++) {
+		const char *v = getenv(*k);
+		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
+
+		if (!v)
+			run_log(run, "env: %s is not set, not passed", *k);
+		else
+			r = kv ? env_set(&run->envp, kv) : -ENOMEM;
+	}
+	for (char **kv = run->c->env; r == 0 && kv && *kv; kv++)
+		r = env_set(&run->envp, *kv);
+	return r < 0 ? cd_fail(err, -r, "env", "out of memory") : 0;
+}
+
+static const char *env_get(char *const *envp, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, key, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+static int resolve_paths(struct run *run, struct cordon_error *err)
+{
+	struct cordon_config *c = run->c;
+	int r;
+
+	if (c->workdir) {
+		run->workdir = strdup(c->workdir);
+	} else {
+		run->workdir = realpath(".", NULL);
+		if (!run->workdir)
+			return cd_fail_errno(err, errno, "workdir", "the current directory");
+		r = cd_config_check_workdir(run->workdir, err);
+		if (r < 0)
+			return r;
+	}
+	run->workdir_target = strdup(c->workdir_target ? c->workdir_target : run->workdir);
+	run->chdir = strdup(c->chdir ? c->chdir : run->workdir_target ? run->workdir_target : "/");
+	if (!run->workdir || !run->workdir_target || !run->chdir)
+		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	return 0;
+}
+
+static void log_plan(struct run *run)
+{
+	run_log(run, "identity: uid %u gid %u inside, host uid %u gid %u%s", run->id.inside_uid,
+		run->id.inside_gid, run->id.host_uid, run->id.host_gid,
+		run->id.idmap_workdir ? ", workdir id-mapped (host 0 <-> sandbox)" : "");
+	for (size_t i = 0; i < run->plan.n; i++) {
+		const struct cd_mnt *m = &run->plan.m[i];
+
+		run_log(run, "mount: %-8s %s%s%s", cd_mnt_kind_name(m->kind), m->dst,
+			m->src ? (m->kind == CD_MNT_SYMLINK ? " -> " : " <- ") : "",
+			m->src ? m->src : "");
+	}
+	for (char **e = run->envp; *e; e++)
+		run_log(run, "env: %.*s", (int)strcspn(*e, "="), *e);
+}
+
+static int prepare(struct run *run, struct cordon_error *err)
+{
+	struct cordon_config *c = run->c;
+	int r;
+
+	if (!c->argv)
+		return cd_fail(err, 0, "command", "no command given");
+	r = resolve_paths(run, err);
+	if (r < 0)
+		return r;
+	r = cd_limits_check(c->rlimits, err);
+	if (r < 0)
+		return r;
+	r = cd_identity_resolve(c, run->workdir, run->workdir_target, &run->id, err);
+	if (r < 0)
+		return r;
+	run->have_id = true;
+	r = cd_mount_plan_build(c, run->workdir, run->workdir_target, &run->id, &run->plan, err);
+	if (r < 0)
+		return r;
+	r = build_env(run, err);
+	if (r < 0)
+		return r;
+	if (c->report_path) {
+		r = cd_report_open(c->report_path, &run->report, err);
+		if (r < 0)
+			return r;
+	}
+	log_plan(run);
+	return 0;
+}
+
+/* --- start --- */
+
+static int block_signals(struct run *run, struct cordon_error *err)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < CD_ELEMENTSOF(forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	if (pthread_sigmask(SIG_BLOCK, &set, &run->old_mask) != 0)
+		return cd_fail(err, EINVAL, "signals", "cannot block signals");
+	run->mask_set = true;
+	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (run->sigfd < 0)
+		return cd_fail_errno(err, errno, "signals", "signalfd");
+	return 0;
+}
+
+static int arm_timer(struct run *run, uint64_t ns)
+{
+	struct itimerspec its = { .it_value = { (time_t)(ns / NSEC_PER_SEC),
+						(long)(ns % NSEC_PER_SEC) } };
+
+	if (ns == 0)
+		its.it_value.tv_nsec = 1; /* 0 would disarm: fire at once */
+	return timerfd_settime(run->timerfd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int clone_fail(int e, struct cordon_error *err)
+{
+	const char *hint = cd_sysinfo_userns_hint();
+
+	if (hint)
+		return cd_fail(err, e, "namespaces", "cannot create the sandbox's namespaces: %s (%s)",
+			       strerror(e), hint);
+	if (e == ENOSPC || e == EUSERS)
+		return cd_fail(err, e, "namespaces",
+			       "cannot create the sandbox's namespaces: %s (a namespace limit is "
+			       "reached: see /proc/sys/user/max_*_namespaces)",
+			       strerror(e));
+	if (e == EPERM)
+		return cd_fail(err, e, "namespaces",
+			       "cannot create the sandbox's namespaces: %s (inside a container? "
+			       "its seccomp profile or missing privileges forbid user namespaces; "
+			       "cordon refuses to run less isolated)",
+			       strerror(e));
+	return cd_fail(err, e, "namespaces", "cannot create the sandbox's namespaces: %s",
+		       strerror(e));
+}
+
+/* sync 1 */
+static int spawn(struct run *run, const struct cd_child_args *args_template,
+		 struct cordon_error *err)
+{
+	uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			 CLONE_NEWCGROUP | CLONE_PIDFD;
+	struct clone_args ca = { .exit_signal = SIGCHLD };
+	int sv[2], pidfd = -1;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return cd_fail_errno(err, errno, "sync", "socketpair");
+	ca.flags = flags;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0 && errno == ENOSYS) /* before 5.3: clone() stores the pidfd at parent_tid */
+		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, &pidfd, NULL, 0);
+	if (pid == 0) {
+		struct cd_child_args args = *args_template;
+
+		close(sv[0]);
+		args.sock = sv[1];
+		cd_child_main(&args);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		int e = errno;
+
+		close(sv[0]);
+		return clone_fail(e, err);
+	}
+	run->pid = pid;
+	run->pidfd = pidfd;
+	run->sock = sv[0];
+	if (fcntl(run->sock, F_SETFL, O_NONBLOCK) < 0)
+		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
+	/* the network namespace comes from pid 1's helper (net.c), in parallel */
+	run_log(run, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
+		run->c->net != CORDON_NET_HOST ? " net" : "");
+	return 0;
+}
+
+/* sync 2 */
+static int go(struct run *run, struct cordon_error *err)
+{
+	_cleanup_close_ int workdir_fd = -1;
+	int r;
+
+	r = cd_userns_write_maps(run->pid, &run->id, err);
+	if (r < 0)
+		return r;
+	if (run->id.idmap_workdir) {
+		r = cd_userns_idmapped_workdir(run->pid, &run->id, run->workdir, &workdir_fd, err);
+		if (r < 0)
+			return r;
+	}
+	r = cd_msg_send(run->sock, CD_MSG_GO, 0, NULL, workdir_fd);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
+	run_log(run, "sandbox: id maps written, GO");
+	return 0;
+}
+
+static void child_args(struct run *run, struct cd_child_args *a)
+{
+	*a = (struct cd_child_args){
+		.sock = -1,
+		.plan = &run->plan,
+		.id = &run->id,
+		.hostname = run->c->hostname ? run->c->hostname : CD_DEFAULT_HOSTNAME,
+		.own_net = run->c->net != CORDON_NET_HOST,
+		.argv = run->c->argv,
+		.envp = run->envp,
+		.path = env_get(run->envp, "PATH"),
+		.chdir = run->chdir,
+		.rlimits = run->c->rlimits,
+	};
+}
+
+static int start(struct run *run, struct cordon_error *err)
+{
+	struct cd_child_args args;
+	int r;
+
+	r = block_signals(run, err);
+	if (r < 0)
+		return r;
+	run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (run->timerfd < 0)
+		return cd_fail_errno(err, errno, "timeout", "timerfd");
+	/* the wall clock counts from here, setup included */
+	if (run->c->timeout_ns && arm_timer(run, run->c->timeout_ns) < 0)
+		return cd_fail_errno(err, errno, "timeout", "arm the timer");
+	child_args(run, &args);
+	r = spawn(run, &args, err);
+	if (r < 0)
+		return r;
+	return go(run, err);
+}
+
+/* --- sync 3 and 4: the watchdog --- */
+
+static void on_message(struct run *run, const struct cd_msg *m)
+{
+	switch (m->type) {
+	case CD_MSG_RUNNING:
+		run->running = true;
+		run->t_running = cd_now_ns();
+		run_log(run, "sandbox: command running (pid %d inside), setup took %llu us",
+			m->value, (unsigned long long)(run->t_running - run->t_start) / 1000);
+		break;
+	case CD_MSG_ERROR:
+		run->failed = true;
+		run->res->error = m->err;
+		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+		break;
+	case CD_MSG_EXIT:
+		run->got_exit = true;
+		run->exit_status = m->value;
+		break;
+	default:
+		break;
+	}
+}
+
+static void drain_socket(struct run *run)
+{
+	struct cd_msg m;
+
+	while (run->sock >= 0) {
+		int r = cd_msg_recv(run->sock, &m, NULL);
+
+		if (r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			cd_closep(&run->sock);
+			run->sock = -1;
+			return;
+		}
+		on_message(run, &m);
+	}
+}
+
+static void on_signal(struct run *run)
+{
+	struct signalfd_siginfo si;
+
+	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		run_log(run, "signal: forwarding %s", strsignal((int)si.ssi_signo));
+		if (run->sock >= 0)
+			cd_msg_send(run->sock, CD_MSG_SIGNAL, (int32_t)si.ssi_signo, NULL, -1);
+	}
+}
+
+static void on_timer(struct run *run)
+{
+	uint64_t ticks;
+
+	if (read(run->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
+		return;
+	if (!run->timed_out) {
+		run->timed_out = true;
+		run_log(run, "timeout: SIGTERM to every process in the sandbox");
+		if (run->sock >= 0)
+			cd_msg_send(run->sock, CD_MSG_KILL_ALL, SIGTERM, NULL, -1);
+		arm_timer(run, run->c->kill_after_ns);
+	} else if (!run->killed) {
+		run->killed = true;
+		run_log(run, "timeout: SIGKILL to the sandbox");
+		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+	}
+}
+
+static void watch(struct run *run)
+{
+	for (;;) {
+		struct pollfd p[4] = {
+			{ run->pidfd, POLLIN, 0 },
+			{ run->sigfd, POLLIN, 0 },
+			{ run->timerfd, POLLIN, 0 },
+			{ run->sock, POLLIN, 0 }, /* ignored by poll() once -1 */
+		};
+
+		if (poll(p, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[3].revents)
+			drain_socket(run);
+		if (p[1].revents)
+			on_signal(run);
+		if (p[2].revents)
+			on_timer(run);
+		if (p[0].revents)
+			break;
+	}
+	drain_socket(run); /* EXIT is sent before pid 1 exits: it is there */
+	while (wait4(run->pid, &run->init_status, 0, &run->ru) < 0 && errno == EINTR)
+		;
+	run->pid = 0;
+}
+
+/* --- the result --- */
+
+static int exec_exit_code(int e)
+{
+	if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == ENAMETOOLONG)
+		return CORDON_EXIT_NOTFOUND;
+	return CORDON_EXIT_NOEXEC;
+}
+
+static void set_outcome(struct run *run)
+{
+	struct cordon_result *res = run->res;
+	int st = run->got_exit ? run->exit_status : run->init_status;
+
+	if (run->failed) {
+		res->outcome = CORDON_OUTCOME_SETUP_ERROR;
+		res->exit_code = strcmp(res->error.step, "exec") == 0
+					 ? exec_exit_code(res->error.code)
+					 : CORDON_EXIT_FAILURE;
+	} else if (run->timed_out) {
+		res->outcome = CORDON_OUTCOME_TIMEOUT;
+		res->exit_code = CORDON_EXIT_TIMEOUT;
+		res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	} else if (!run->running) {
+		res->outcome = CORDON_OUTCOME_SETUP_ERROR;
+		res->exit_code = CORDON_EXIT_FAILURE;
+		cd_fail(&res->error, 0, "init", "the sandbox ended during setup (%s %d)",
+			WIFSIGNALED(st) ? "signal" : "status",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	} else if (WIFSIGNALED(st)) {
+		/* the command, or pid 1 itself when no EXIT came (killed from outside) */
+		res->outcome = CORDON_OUTCOME_SIGNALED;
+		res->signal = WTERMSIG(st);
+		res->exit_code = CORDON_EXIT_SIGNAL_BASE + res->signal;
+	} else {
+		res->outcome = CORDON_OUTCOME_EXITED;
+		res->status = WEXITSTATUS(st);
+		res->exit_code = res->status;
+	}
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * NSEC_PER_USEC;
+}
+
+static void finish(struct run *run)
+{
+	struct cordon_result *res = run->res;
+	uint64_t now = cd_now_ns();
+
+	set_outcome(run);
+	res->startup_ns = (run->running ? run->t_running : now) - run->t_start;
+	res->wall_ns = run->running ? now - run->t_running : 0;
+	/* pid 1 reaped every process of the sandbox: its children's usage covers them all */
+	res->user_ns = tv_ns(run->ru.ru_utime);
+	res->system_ns = tv_ns(run->ru.ru_stime);
+	res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
+	run_log(run, "sandbox: ended, exit code %d", res->exit_code);
+}
+
+static void write_reports(struct run *run)
+{
+	struct cd_report_info info = {
+		.c = run->c,
+		.workdir = run->workdir,
+		.workdir_target = run->workdir_target,
+		.chdir = run->chdir,
+		.id = run->have_id ? &run->id : NULL,
+		.plan = &run->plan,
+		.envp = run->envp,
+		.res = run->res,
+	};
+	_cleanup_free_ char *json = NULL;
+	struct cordon_error ignored = { 0 };
+
+	if (!run->report.path && run->c->report_fd < 0)
+		return;
+	json = cd_report_render(&info);
+	if (!json)
+		return;
+	if (run->report.path)
+		cd_report_commit(&run->report, json, &ignored);
+	if (run->c->report_fd >= 0)
+		cd_write_all(run->c->report_fd, json, strlen(json));
+}
+
+static void run_done(struct run *run)
+{
+	if (run->pid > 0) { /* an early return: the sandbox must not outlive us */
+		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+		while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	cd_closep(&run->pidfd);
+	cd_closep(&run->sock);
+	cd_closep(&run->sigfd);
+	cd_closep(&run->timerfd);
+	if (run->mask_set) {
+		/* drop what arrived but was not read before unblocking */
+		struct timespec zero = { 0 };
+		sigset_t pending;
+
+		sigpending(&pending);
+		for (size_t i = 0; i < CD_ELEMENTSOF(forwarded); i++)
+			if (sigismember(&pending, forwarded[i]) &&
+			    !sigismember(&run->old_mask, forwarded[i])) {
+				sigset_t one;
+
+				sigemptyset(&one);
+				sigaddset(&one, forwarded[i]);
+				sigtimedwait(&one, NULL, &zero);
+			}
+		pthread_sigmask(SIG_SETMASK, &run->old_mask, NULL);
+	}
+	cd_report_discard(&run->report);
+	cd_strv_free(run->envp);
+	cd_mount_plan_done(&run->plan);
+	if (run->have_id)
+		cd_identity_done(&run->id);
+	free(run->workdir);
+	free(run->workdir_target);
+	free(run->chdir);
+}
+
+int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
+{
+	_cleanup_(run_done) struct run run = {
+		.c = c, .res = res, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
+		.report = { .fd = -1 },
+	};
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	cd_error_clear(err);
+	run.t_start = cd_now_ns();
+	r = cd_random_id(res->id);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "id", "getrandom");
+	r = prepare(&run, &res->error);
+	if (r >= 0)
+		r = start(&run, &res->error);
+	if (r >= 0)
+		watch(&run);
+	else
+		run.failed = true;
+	finish(&run);
+	write_reports(&run);
+	if (res->outcome == CORDON_OUTCOME_SETUP_ERROR) {
+		if (err)
+			*err = res->error;
+		return -(res->error.code ? res->error.code : EINVAL);
+	}
+	return 0;
+}
+
+const char *cordon_version(void)
+{
+	return CORDON_VERSION;
+}

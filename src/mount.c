@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mount.c - build the sandbox's root and enter it. Runs in the child (pid 1 of the new
+ * namespaces), with full capabilities in its own user namespace, before anything untrusted runs.
+ *
+ * Only the new mount API is used (open_tree, fsopen/fsmount, mount_setattr, move_mount), so that
+ * every mount is made on a file descriptor rather than a path looked up again:
+ *  phase 1  every host source is cloned into a detached tree (open_tree) and made read-only,
+ *           nosuid, nodev with one recursive mount_setattr, while host paths still resolve;
+ *  phase 2  a tmpfs is attached at /tmp of our private copy of the host's tree: the new root;
+ *  phase 3  each planned entry is placed into it. Mount points are found or created with
+ *           openat2(RESOLVE_IN_ROOT), so a symlink planted in the workdir or the rootfs resolves
+ *           inside the new root and can never point a mount at the host;
+ *  phase 4  the tmpfs mounts meant to be read-only and the root itself become read-only;
+ *  phase 5  pivot_root(".", ".") and the old root is detached: nothing of the host's tree is
+ *           reachable any more but what was bound.
+ */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "mount.h"
+#include "sysinfo.h"
+
+#define EMPTY_FILE ".cordon-empty" /* mask source in the new root; removed in phase 4 */
+
+/* /proc entries that let a process read kernel memory or state, or poke the kernel. */
+static const char *const proc_masked_files[] = {
+	"kcore", "keys", "latency_stats", "sched_debug", "timer_list", "timer_stats",
+};
+static const char *const proc_masked_dirs[] = { "acpi", "asound", "scsi" };
+static const char *const proc_readonly[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
+static const char *const dev_nodes[] = { "full", "null", "random", "tty", "urandom", "zero" };
+
+struct mount_ctx {
+	struct cd_mount_plan *plan;
+	int root;     /* the new root's mount fd */
+	int empty;    /* O_PATH fd of EMPTY_FILE */
+	int dev_src[CD_ELEMENTSOF(dev_nodes)];
+	bool workdir_placed;
+};
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from, int to)
+{
+	return (int)syscall(SYS_move_mount, from, "", to, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int set_attr(int fd, uint64_t attr, bool recursive)
+{
+	struct mount_attr a = { .attr_set = attr };
+
+	return mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+			     sizeof(a));
+}
+
+/* mount(2) family errors with what usually causes them. */
+static int mount_fail(struct cordon_error *err, int e, const char *what, const char *path)
+{
+	const char *hint = e == EPERM ? cd_sysinfo_userns_hint() : NULL;
+
+	if (hint)
+		return cd_fail(err, e, "mount", "%s %s: %s (%s)", what, path, strerror(e), hint);
+	return cd_fail(err, e, "mount", "%s %s: %s", what, path, strerror(e));
+}
+
+/* A new superblock of `type`, detached, as a mount fd. opts: "key=value" or "flag", NULL-ended. */
+static int fs_new(const char *type, const char *const *opts, uint64_t attrs, int *ret,
+		  struct cordon_error *err)
+{
+	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	char detail[256] = "";
+	int m;
+
+	if (fs < 0)
+		return mount_fail(err, errno, "fsopen", type);
+	for (; opts && *opts; opts++) {
+		_cleanup_free_ char *key = strdup(*opts);
+		char *val = key ? strchr(key, '=') : NULL;
+
+		if (!key)
+			return cd_fail(err, ENOMEM, "mount", "out of memory");
+		if (val)
+			*val++ = '\0';
+		if (fsconfig(fs, val ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, val, 0) < 0)
+			return cd_fail_errno(err, errno, "mount", "%s option %s", type, *opts);
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		ssize_t n = read(fs, detail, sizeof(detail) - 1); /* the kernel's own message */
+
+		detail[n > 0 ? n - (detail[n - 1] == '\n') : 0] = '\0';
+		if (e == EPERM && (strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0))
+			return cd_fail(err, e, "mount",
+				       "cannot mount a fresh %s: %s. The host's %s is partly "
+				       "covered (as inside a Docker or Podman container), and the "
+				       "kernel then refuses a new one; run the container with "
+				       "--security-opt systempaths=unconfined (or privileged)",
+				       type, strerror(e), type);
+		if (detail[0])
+			return cd_fail(err, e, "mount", "create %s: %s (%s)", type, strerror(e),
+				       detail);
+		return mount_fail(err, e, "create", type);
+	}
+	m = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attrs);
+	if (m < 0)
+		return mount_fail(err, errno, "fsmount", type);
+	*ret = m;
+	return 0;
+}
+
+static int tmpfs_new(struct mount_ctx *ctx, uint64_t size, mode_t mode, uint64_t attrs,
+		     int *ret, struct cordon_error *err)
+{
+	char o_size[40], o_inodes[40], o_mode[24], o_uid[24], o_gid[24];
+	const char *opts[] = { o_size, o_inodes, o_mode, o_uid, o_gid, NULL };
+	/* the byte cap does not bound inodes; one per KiB does, so empty files cannot eat
+	 * the kernel's memory either */
+	uint64_t inodes = size / 1024 < 1024 ? 1024 : size / 1024;
+
+	snprintf(o_size, sizeof(o_size), "size=%llu", (unsigned long long)size);
+	snprintf(o_inodes, sizeof(o_inodes), "nr_inodes=%llu", (unsigned long long)inodes);
+	snprintf(o_mode, sizeof(o_mode), "mode=%o", (unsigned)mode);
+	snprintf(o_uid, sizeof(o_uid), "uid=%u", ctx->plan->uid);
+	snprintf(o_gid, sizeof(o_gid), "gid=%u", ctx->plan->gid);
+	return fs_new("tmpfs", opts, attrs, ret, err);
+}
+
+static int openat2_in(int root, const char *path, int flags, int *ret)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (path[0] == '/')
+		path++;
+	if (!*path)
+		path = ".";
+	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	*ret = fd;
+	return 0;
+}
+
+/* The directory `dst`, created with its parents as needed: as an O_PATH fd. Nothing is created
+ * inside the workdir once it is in place: that would write to the host. */
+static int open_dir_p(struct mount_ctx *ctx, const char *dst, int *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int cur = -1;
+	char prefix[4096];
+	size_t len = strlen(dst);
+	int r;
+
+	if (len >= sizeof(prefix))
+		return cd_fail(err, ENAMETOOLONG, "mount", "%s: path too long", dst);
+	r = openat2_in(ctx->root, dst, O_PATH | O_DIRECTORY, ret);
+	if (r != -ENOENT)
+		return r < 0 ? cd_fail_errno(err, -r, "mount", "mount point %s", dst) : 0;
+	r = openat2_in(ctx->root, "/", O_PATH | O_DIRECTORY, &cur);
+	for (size_t start = 1; r == 0 && start < len;) {
+		size_t end = start + strcspn(dst + start, "/");
+		char name[256];
+		int next;
+
+		if (end - start >= sizeof(name))
+			return cd_fail(err, ENAMETOOLONG, "mount", "%s: name too long", dst);
+		memcpy(prefix, dst, end);
+		prefix[end] = '\0';
+		memcpy(name, dst + start, end - start);
+		name[end - start] = '\0';
+		r = openat2_in(ctx->root, prefix, O_PATH | O_DIRECTORY, &next);
+		if (r == -ENOENT) {
+			if (ctx->workdir_placed &&
+			    cd_path_startswith(prefix, ctx->plan->workdir_target))
+				return cd_fail(err, ENOENT, "mount",
+					       "mount point %s does not exist in the workdir "
+					       "(cordon does not create files in the workdir)",
+					       dst);
+			/* one name relative to the resolved parent: nothing is followed */
+			if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
+				return cd_fail_errno(err, errno, "mount", "create mount point %s",
+						     prefix);
+			r = openat2_in(ctx->root, prefix, O_PATH | O_DIRECTORY, &next);
+		}
+		if (r == 0) {
+			close(cur);
+			cur = next;
+		}
+		start = end + 1;
+	}
+	if (r < 0)
+		return cd_fail_errno(err, -r, "mount", "mount point %s", dst);
+	*ret = CD_TAKE_FD(cur);
+	return 0;
+}
+
+/* The parent directory of dst (created as needed) and the last component. */
+static int open_parent(struct mount_ctx *ctx, const char *dst, int *ret, const char **ret_name,
+		       struct cordon_error *err)
+{
+	const char *slash = strrchr(dst, '/');
+	char parent[4096];
+	size_t n = (size_t)(slash - dst);
+
+	if (n >= sizeof(parent))
+		return cd_fail(err, ENAMETOOLONG, "mount", "%s: path too long", dst);
+	memcpy(parent, dst, n);
+	parent[n] = '\0';
+	*ret_name = slash + 1;
+	return open_dir_p(ctx, n ? parent : "/", ret, err);
+}
+
+/* The file `dst`, created empty if missing, as an O_PATH fd. */
+static int open_file_p(struct mount_ctx *ctx, const char *dst, int *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int parent = -1;
+	const char *name;
+	int fd, r;
+
+	r = openat2_in(ctx->root, dst, O_PATH, &fd);
+	if (r == 0) {
+		*ret = fd;
+		return 0;
+	}
+	r = open_parent(ctx, dst, &parent, &name, err);
+	if (r < 0)
+		return r;
+	if (ctx->workdir_placed && cd_path_startswith(dst, ctx->plan->workdir_target))
+		return cd_fail(err, ENOENT, "mount",
+			       "mount point %s does not exist in the workdir (cordon does not "
+			       "create files in the workdir)",
+			       dst);
+	fd = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "mount", "create mount point %s", dst);
+	close(fd);
+	r = openat2_in(ctx->root, dst, O_PATH, &fd);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "mount", "mount point %s", dst);
+	*ret = fd;
+	return 0;
+}
+
+static int attach(int mnt, int target, const char *dst, struct cordon_error *err)
+{
+	if (sys_move_mount(mnt, target) < 0)
+		return mount_fail(err, errno, "attach on", dst);
+	return 0;
+}
+
+/* Clone a host tree; read-only (unless rw), nosuid, nodev everywhere in it. */
+static int clone_source(const char *src, bool rw, int *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = sys_open_tree(AT_FDCWD, src,
+					       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rw ? 0 : MOUNT_ATTR_RDONLY);
+
+	if (fd < 0)
+		return mount_fail(err, errno, "clone the mount of", src);
+	if (set_attr(fd, attr, true) < 0)
+		return mount_fail(err, errno, rw ? "set nosuid,nodev on" : "make read-only", src);
+	*ret = CD_TAKE_FD(fd);
+	return 0;
+}
+
+/* phase 1; takes ownership of workdir_fd */
+static int open_sources(struct mount_ctx *ctx, int workdir_fd, struct cordon_error *err)
+{
+	struct cd_mount_plan *p = ctx->plan;
+	int r;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct cd_mnt *m = &p->m[i];
+		bool workdir = m->kind == CD_MNT_WORKDIR;
+
+		if (workdir && workdir_fd >= 0) {
+			m->fd = CD_TAKE_FD(workdir_fd);
+			continue;
+		}
+		if (!workdir && m->kind != CD_MNT_BIND && !(m->kind == CD_MNT_SYSFS && !p->fresh_sysfs))
+			continue;
+		r = clone_source(m->src, workdir, &m->fd, err);
+		if (r < 0)
+			return r;
+	}
+	cd_closep(&workdir_fd);
+	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++) {
+		char path[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+		fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd < 0)
+			return mount_fail(err, errno, "clone", path);
+		ctx->dev_src[i] = fd;
+		if (set_attr(fd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
+			return mount_fail(err, errno, "make read-only", path);
+	}
+	return 0;
+}
+
+/* phase 2: the new root, a tmpfs over /tmp of our private copy of the host's tree. */
+static int attach_root(struct mount_ctx *ctx, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	/* nothing we mount may propagate back to the host */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return mount_fail(err, errno, "make private", "/");
+	r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &ctx->root, err);
+	if (r < 0)
+		return r;
+	if (move_mount(ctx->root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return mount_fail(err, errno, "attach the new root on", "/tmp");
+	fd = openat(ctx->root, EMPTY_FILE, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "mount", "create %s", EMPTY_FILE);
+	ctx->empty = openat(ctx->root, EMPTY_FILE, O_PATH | O_CLOEXEC);
+	if (ctx->empty < 0)
+		return cd_fail_errno(err, errno, "mount", "open %s", EMPTY_FILE);
+	return 0;
+}
+
+/* Cover `target` (an O_PATH fd) with the empty file, read-only. */
+static int mask_file(struct mount_ctx *ctx, int target, const char *dst, struct cordon_error *err)
+{
+	_cleanup_close_ int m = sys_open_tree(ctx->empty, "",
+					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+
+	if (m < 0)
+		return mount_fail(err, errno, "clone the empty file for", dst);
+	if (set_attr(m, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				MOUNT_ATTR_NOEXEC,
+		     false) < 0)
+		return mount_fail(err, errno, "make read-only", dst);
+	return attach(m, target, dst, err);
+}
+
+/* Cover the directory `target` with an empty tmpfs; *ret_fd gets it to make it read-only later
+ * (something may still be mounted below it), or it is read-only at once when ret_fd is NULL. */
+static int mask_dir(struct mount_ctx *ctx, int target, const char *dst, int *ret_fd,
+		    struct cordon_error *err)
+{
+	_cleanup_close_ int m = -1;
+	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |
+			 (ret_fd ? 0 : MOUNT_ATTR_RDONLY);
+	int r;
+
+	r = tmpfs_new(ctx, 64 << 10, 0755, attrs, &m, err);
+	if (r < 0)
+		return r;
+	r = attach(m, target, dst, err);
+	if (r < 0)
+		return r;
+	if (ret_fd)
+		*ret_fd = CD_TAKE_FD(m);
+	return 0;
+}
+
+/* Mask or re-mount read-only what is under an attached proc. */
+static int proc_lockdown(struct mount_ctx *ctx, int proc, struct cordon_error *err)
+{
+	int r;
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(proc_masked_files); i++) {
+		_cleanup_close_ int t = openat(proc, proc_masked_files[i],
+					       O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+		if (t < 0)
+			continue; /* not in this kernel */
+		r = mask_file(ctx, t, proc_masked_files[i], err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < CD_ELEMENTSOF(proc_masked_dirs); i++) {
+		_cleanup_close_ int t = openat(proc, proc_masked_dirs[i],
+					       O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+
+		if (t < 0)
+			continue;
+		r = mask_dir(ctx, t, proc_masked_dirs[i], NULL, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < CD_ELEMENTSOF(proc_readonly); i++) {
+		_cleanup_close_ int t = -1, m = -1;
+
+		t = openat(proc, proc_readonly[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (t < 0)
+			continue;
+		m = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (m < 0)
+			return mount_fail(err, errno, "clone /proc/", proc_readonly[i]);
+		if (set_attr(m, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					MOUNT_ATTR_NOEXEC,
+			     false) < 0)
+			return mount_fail(err, errno, "make read-only /proc/", proc_readonly[i]);
+		r = attach(m, t, proc_readonly[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int place_proc(struct mount_ctx *ctx, struct cd_mnt *m, int target,
+		      struct cordon_error *err)
+{
+	_cleanup_close_ int proc = -1;
+	int r;
+
+	r = fs_new("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &proc,
+		   err);
+	if (r < 0)
+		return r;
+	r = attach(proc, target, m->dst, err);
+	if (r < 0)
+		return r;
+	return proc_lockdown(ctx, proc, err);
+}
+
+static int place_sysfs(struct mount_ctx *ctx, struct cd_mnt *m, int target,
+		       struct cordon_error *err)
+{
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    MOUNT_ATTR_NOEXEC;
+	_cleanup_close_ int sys = -1, cg = -1, t = -1;
+	int r;
+
+	if (!ctx->plan->fresh_sysfs) /* --net host: the host's, read-only (phase 1) */
+		return attach(m->fd, target, m->dst, err);
+	r = fs_new("sysfs", NULL, ro, &sys, err);
+	if (r < 0)
+		return r;
+	r = attach(sys, target, m->dst, err);
+	if (r < 0)
+		return r;
+	t = openat(sys, "firmware", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t >= 0) {
+		r = mask_dir(ctx, t, "/sys/firmware", NULL, err);
+		if (r < 0)
+			return r;
+	}
+	/* our own cgroup (the cgroup namespace's root), read-only; absent when the host has no
+	 * cgroup2 hierarchy, which hides nothing */
+	close(CD_TAKE_FD(t));
+	t = openat(sys, "fs/cgroup", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t >= 0 && fs_new("cgroup2", NULL, ro, &cg, err) == 0)
+		return attach(cg, t, "/sys/fs/cgroup", err);
+	cd_error_clear(err);
+	return 0;
+}
+
+static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
+		     struct cordon_error *err)
+{
+	static const char *const links[][2] = {
+		{ "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
+	};
+	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666", "mode=620", NULL };
+	_cleanup_close_ int pts = -1, shm = -1, t = -1;
+	int r;
+
+	r = tmpfs_new(ctx, 64 << 10, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &m->fd, err);
+	if (r < 0)
+		return r;
+	r = attach(m->fd, target, m->dst, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++) {
+		_cleanup_close_ int node = -1;
+
+		node = openat(m->fd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		if (node < 0)
+			return cd_fail_errno(err, errno, "mount", "create /dev/%s", dev_nodes[i]);
+		close(node);
+		node = openat(m->fd, dev_nodes[i], O_PATH | O_CLOEXEC);
+		if (node < 0 || attach(ctx->dev_src[i], node, dev_nodes[i], err) < 0)
+			return cd_fail_errno(err, errno, "mount", "bind /dev/%s", dev_nodes[i]);
+	}
+	for (size_t i = 0; i < CD_ELEMENTSOF(links); i++)
+		if (symlinkat(links[i][1], m->fd, links[i][0]) < 0)
+			return cd_fail_errno(err, errno, "mount", "symlink /dev/%s", links[i][0]);
+	if (mkdirat(m->fd, "pts", 0755) < 0 || mkdirat(m->fd, "shm", 01777) < 0)
+		return cd_fail_errno(err, errno, "mount", "create /dev/pts, /dev/shm");
+	r = fs_new("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &pts, err);
+	if (r < 0)
+		return r;
+	t = openat(m->fd, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/pts") : attach(pts, t, "/dev/pts", err);
+	if (r < 0)
+		return r;
+	close(CD_TAKE_FD(t));
+	r = tmpfs_new(ctx, ctx->plan->tmp_size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &shm,
+		      err);
+	if (r < 0)
+		return r;
+	t = openat(m->fd, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/shm") : attach(shm, t, "/dev/shm", err);
+	m->ro = true; /* the /dev tmpfs itself, in phase 4 */
+	return r;
+}
+
+static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
+{
+	_cleanup_close_ int t = -1;
+	struct stat st;
+	int r;
+
+	r = openat2_in(ctx->root, m->dst, O_PATH, &t);
+	if (r == -ENOENT)
+		return 0; /* nothing there, nothing to hide */
+	if (r < 0)
+		return cd_fail_errno(err, -r, "mount", "hide %s", m->dst);
+	if (fstat(t, &st) < 0)
+		return cd_fail_errno(err, errno, "mount", "hide %s", m->dst);
+	if (!S_ISDIR(st.st_mode))
+		return mask_file(ctx, t, m->dst, err);
+	m->ro = true;
+	return mask_dir(ctx, t, m->dst, &m->fd, err);
+}
+
+static int place_symlink(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
+{
+	_cleanup_close_ int parent = -1;
+	const char *name;
+	int r;
+
+	r = open_parent(ctx, m->dst, &parent, &name, err);
+	if (r < 0)
+		return r;
+	if (symlinkat(m->src, parent, name) < 0)
+		return cd_fail_errno(err, errno, "mount", "symlink %s -> %s", m->dst, m->src);
+	return 0;
+}
+
+static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
+{
+	_cleanup_close_ int t = -1;
+	int r;
+
+	switch (m->kind) {
+	case CD_MNT_SYMLINK:
+		return place_symlink(ctx, m, err);
+	case CD_MNT_HIDE:
+		return place_hide(ctx, m, err);
+	case CD_MNT_BIND:
+		if (!m->is_dir) {
+			r = open_file_p(ctx, m->dst, &t, err);
+			return r < 0 ? r : attach(m->fd, t, m->dst, err);
+		}
+		break;
+	default:
+		break;
+	}
+	r = open_dir_p(ctx, m->dst, &t, err);
+	if (r < 0)
+		return r;
+	switch (m->kind) {
+	case CD_MNT_DIR:
+		return 0;
+	case CD_MNT_PROC:
+		return place_proc(ctx, m, t, err);
+	case CD_MNT_SYSFS:
+		return place_sysfs(ctx, m, t, err);
+	case CD_MNT_DEV:
+		return place_dev(ctx, m, t, err);
+	case CD_MNT_TMPFS:
+		r = tmpfs_new(ctx, m->size, m->mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &m->fd,
+			      err);
+		return r < 0 ? r : attach(m->fd, t, m->dst, err);
+	case CD_MNT_WORKDIR:
+		r = attach(m->fd, t, m->dst, err);
+		ctx->workdir_placed = r == 0;
+		return r;
+	default:
+		return attach(m->fd, t, m->dst, err);
+	}
+}
+
+/* phase 4 */
+static int make_read_only(struct mount_ctx *ctx, struct cordon_error *err)
+{
+	struct cd_mount_plan *p = ctx->plan;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct cd_mnt *m = &p->m[i];
+
+		if (!m->ro || m->fd < 0 || m->kind == CD_MNT_BIND)
+			continue;
+		if (set_attr(m->fd, MOUNT_ATTR_RDONLY, false) < 0)
+			return mount_fail(err, errno, "make read-only", m->dst);
+	}
+	if (unlinkat(ctx->root, EMPTY_FILE, 0) < 0)
+		return cd_fail_errno(err, errno, "mount", "remove /%s", EMPTY_FILE);
+	if (set_attr(ctx->root, MOUNT_ATTR_RDONLY, false) < 0)
+		return mount_fail(err, errno, "make read-only", "/");
+	return 0;
+}
+
+/* phase 5 */
+static int enter_root(struct mount_ctx *ctx, struct cordon_error *err)
+{
+	if (fchdir(ctx->root) < 0)
+		return cd_fail_errno(err, errno, "mount", "chdir to the new root");
+	/* the old root ends up on top of the new one, then goes */
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return mount_fail(err, errno, "pivot_root into", "the new root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return mount_fail(err, errno, "detach", "the old root");
+	if (chdir("/") < 0)
+		return cd_fail_errno(err, errno, "mount", "chdir /");
+	return 0;
+}
+
+static void close_all(struct mount_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->plan->n; i++)
+		cd_closep(&ctx->plan->m[i].fd);
+	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++)
+		cd_closep(&ctx->dev_src[i]);
+	cd_closep(&ctx->empty);
+	cd_closep(&ctx->root);
+}
+
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
+		   struct cordon_error *err)
+{
+	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1 };
+	int r;
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(ctx.dev_src); i++)
+		ctx.dev_src[i] = -1;
+	r = open_sources(&ctx, workdir_fd, err);
+	if (r >= 0)
+		r = attach_root(&ctx, err);
+	for (size_t i = 0; r >= 0 && i < p->n; i++)
+		if (p->m[i].kind != CD_MNT_SYSFS)
+			r = place(&ctx, &p->m[i], err);
+	if (r >= 0 && join_net)
+		r = join_net(data, err);
+	for (size_t i = 0; r >= 0 && i < p->n; i++) /* /sys only once in the final network ns */
+		if (p->m[i].kind == CD_MNT_SYSFS)
+			r = place(&ctx, &p->m[i], err);
+	if (r >= 0)
+		r = make_read_only(&ctx, err);
+	if (r >= 0)
+		r = enter_root(&ctx, err);
+	close_all(&ctx);
+	return r;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mount.h - the sandbox's filesystem: a plan computed by the supervisor (mountplan.c) and
+ * carried out by the child (mount.c). Paths in the plan are absolute; `dst` is inside the
+ * sandbox, `src` on the host.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include "config.h"
+#include "userns.h"
+
+enum cd_mnt_kind {
+	CD_MNT_BIND,     /* read-only recursive bind of host src (a directory or a file) */
+	CD_MNT_WORKDIR,  /* the one read-write bind */
+	CD_MNT_SYMLINK,  /* dst -> src */
+	CD_MNT_DIR,      /* an empty directory in the read-only root: a hidden top-level entry */
+	CD_MNT_TMPFS,    /* size, mode; ro: read-only once what lies below is in place */
+	CD_MNT_PROC,     /* fresh proc, with the kernel's knobs masked */
+	CD_MNT_SYSFS,    /* fresh sysfs, read-only (the host's, read-only, with --net host) */
+	CD_MNT_DEV,      /* minimal /dev */
+	CD_MNT_HIDE,     /* --hide: empty read-only directory or file over what is there */
+};
+
+struct cd_mnt {
+	enum cd_mnt_kind kind;
+	char *src;
+	char *dst;
+	uint64_t size;
+	mode_t mode;
+	bool ro;
+	bool is_dir;
+	bool user; /* from an option rather than the defaults */
+	int fd;    /* child: the source tree opened before the root is replaced */
+};
+
+struct cd_mount_plan {
+	struct cd_mnt *m;
+	size_t n;
+	const char *workdir_target; /* borrowed from one of m[] */
+	uid_t uid;                  /* inside ids, owners of the tmpfs mounts */
+	gid_t gid;
+	uint64_t tmp_size;
+	bool fresh_sysfs; /* own network namespace: a sysfs of our own can be mounted */
+};
+
+/* supervisor */
+int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
+			const char *workdir_target, const struct cd_identity *id,
+			struct cd_mount_plan *ret, struct cordon_error *err);
+void cd_mount_plan_done(struct cd_mount_plan *p);
+const char *cd_mnt_kind_name(enum cd_mnt_kind k);
+
+/* Called before /sys is mounted: a fresh sysfs shows the network namespace of its mounter. */
+typedef int (*cd_join_net_fn)(void *data, struct cordon_error *err);
+
+/* child, pid 1 of the new namespaces, before pivot_root: build the new root and enter it.
+ * workdir_fd: a detached id-mapped tree of the workdir (ownership taken), or -1 to bind it here.
+ * join_net: NULL, or what moves pid 1 into its network namespace. */
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
+		   struct cordon_error *err);

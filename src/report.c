@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* report.c - render and write the JSON report. Runs in the supervisor, after the sandbox ended
+ * (or failed to start). */
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "json.h"
+#include "report.h"
+
+static const char *outcome_name(enum cordon_outcome o)
+{
+	switch (o) {
+	case CORDON_OUTCOME_EXITED:
+		return "exited";
+	case CORDON_OUTCOME_SIGNALED:
+		return "signaled";
+	case CORDON_OUTCOME_TIMEOUT:
+		return "timeout";
+	case CORDON_OUTCOME_SETUP_ERROR:
+	default:
+		return "setup-error";
+	}
+}
+
+static void render_strv(struct cd_json *j, const char *key, char *const *v)
+{
+	cd_json_key(j, key);
+	cd_json_array_begin(j);
+	for (; v && *v; v++)
+		cd_json_string(j, *v);
+	cd_json_array_end(j);
+}
+
+static void render_env_names(struct cd_json *j, char *const *envp)
+{
+	cd_json_key(j, "env");
+	cd_json_array_begin(j);
+	for (; envp && *envp; envp++)
+		cd_json_string_len(j, *envp, strcspn(*envp, "="));
+	cd_json_array_end(j);
+}
+
+static void render_result(struct cd_json *j, const struct cordon_result *res)
+{
+	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
+	cd_json_kv_int(j, "exit_code", res->exit_code);
+	cd_json_key(j, "status");
+	if (res->outcome == CORDON_OUTCOME_EXITED)
+		cd_json_int(j, res->status);
+	else
+		cd_json_null(j);
+	cd_json_key(j, "signal");
+	if (res->signal)
+		cd_json_int(j, res->signal);
+	else
+		cd_json_null(j);
+	cd_json_kv_uint(j, "startup_us", res->startup_ns / 1000);
+	cd_json_kv_uint(j, "wall_us", res->wall_ns / 1000);
+	cd_json_kv_uint(j, "user_us", res->user_ns / 1000);
+	cd_json_kv_uint(j, "system_us", res->system_ns / 1000);
+	cd_json_kv_uint(j, "max_rss_kb", res->max_rss_kb);
+	cd_json_key(j, "error");
+	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	cd_json_kv_string(j, "step", res->error.step);
+	cd_json_kv_int(j, "errno", res->error.code);
+	cd_json_kv_string(j, "message", res->error.msg);
+	cd_json_object_end(j);
+}
+
+static void render_mounts(struct cd_json *j, const struct cd_mount_plan *p)
+{
+	cd_json_key(j, "mounts");
+	cd_json_array_begin(j);
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct cd_mnt *m = &p->m[i];
+
+		cd_json_object_begin(j);
+		cd_json_kv_string(j, "type", cd_mnt_kind_name(m->kind));
+		cd_json_kv_string(j, "path", m->dst);
+		if (m->src)
+			cd_json_kv_string(j, m->kind == CD_MNT_SYMLINK ? "target" : "source", m->src);
+		if (m->kind == CD_MNT_TMPFS)
+			cd_json_kv_uint(j, "size", m->size);
+		if (m->kind != CD_MNT_SYMLINK)
+			cd_json_kv_bool(j, "read_only", m->kind != CD_MNT_WORKDIR &&
+							       (m->kind != CD_MNT_TMPFS || m->ro));
+		cd_json_object_end(j);
+	}
+	cd_json_array_end(j);
+}
+
+static void render_rlimits(struct cd_json *j, const struct cordon_config *c)
+{
+	cd_json_key(j, "rlimits");
+	cd_json_object_begin(j);
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		if (!c->rlimits[i].set || !cd_rlimit_name(i))
+			continue;
+		cd_json_key(j, cd_rlimit_name(i));
+		cd_json_object_begin(j);
+		cd_json_key(j, "soft");
+		if (c->rlimits[i].soft == RLIM_INFINITY)
+			cd_json_string(j, "unlimited");
+		else
+			cd_json_uint(j, c->rlimits[i].soft);
+		cd_json_key(j, "hard");
+		if (c->rlimits[i].hard == RLIM_INFINITY)
+			cd_json_string(j, "unlimited");
+		else
+			cd_json_uint(j, c->rlimits[i].hard);
+		cd_json_object_end(j);
+	}
+	cd_json_object_end(j);
+}
+
+static void render_identity(struct cd_json *j, const struct cd_identity *id)
+{
+	cd_json_key(j, "identity");
+	if (!id) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	cd_json_kv_uint(j, "uid", id->inside_uid);
+	cd_json_kv_uint(j, "gid", id->inside_gid);
+	cd_json_kv_uint(j, "host_uid", id->host_uid);
+	cd_json_kv_uint(j, "host_gid", id->host_gid);
+	cd_json_kv_bool(j, "idmapped_workdir", id->idmap_workdir);
+	cd_json_kv_string(j, "user", id->user);
+	cd_json_kv_string(j, "home", id->home);
+	cd_json_object_end(j);
+}
+
+static void render_applied(struct cd_json *j, const struct cd_report_info *in)
+{
+	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
+	const struct cordon_config *c = in->c;
+	size_t n_ns = CD_ELEMENTSOF(ns) - (c->net == CORDON_NET_HOST);
+
+	cd_json_key(j, "applied");
+	cd_json_object_begin(j);
+	cd_json_key(j, "namespaces");
+	cd_json_array_begin(j);
+	for (size_t i = 0; i < n_ns; i++)
+		cd_json_string(j, ns[i]);
+	cd_json_array_end(j);
+	cd_json_kv_string(j, "net", c->net == CORDON_NET_HOST ? "host" : "none");
+	cd_json_kv_string(j, "workdir", in->workdir);
+	cd_json_kv_string(j, "workdir_target", in->workdir_target);
+	cd_json_kv_string(j, "chdir", in->chdir);
+	cd_json_kv_string(j, "rootfs", c->rootfs ? c->rootfs : "/");
+	cd_json_kv_string(j, "hostname", c->hostname ? c->hostname : CD_DEFAULT_HOSTNAME);
+	render_identity(j, in->id);
+	cd_json_kv_uint(j, "timeout_ms", c->timeout_ns / NSEC_PER_MSEC);
+	cd_json_kv_uint(j, "kill_after_ms", c->kill_after_ns / NSEC_PER_MSEC);
+	render_rlimits(j, c);
+	cd_json_kv_bool(j, "capabilities", false);
+	cd_json_kv_bool(j, "no_new_privs", true);
+	cd_json_kv_bool(j, "new_session", true);
+	render_env_names(j, in->envp);
+	render_mounts(j, in->plan);
+	cd_json_object_end(j);
+}
+
+char *cd_report_render(const struct cd_report_info *in)
+{
+	struct cd_json j = { 0 };
+	char *s, *out;
+
+	cd_json_object_begin(&j);
+	cd_json_kv_int(&j, "version", CORDON_REPORT_VERSION);
+	cd_json_kv_string(&j, "id", in->res->id);
+	cd_json_kv_string(&j, "cordon", cordon_version());
+	render_strv(&j, "command", in->c->argv);
+	render_result(&j, in->res);
+	render_applied(&j, in);
+	cd_json_object_end(&j);
+	s = cd_json_steal(&j);
+	if (!s)
+		return NULL;
+	out = cd_strdup_printf("%s\n", s);
+	free(s);
+	return out;
+}
+
+int cd_report_open(const char *path, struct cd_report_file *rf, struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	const char *dir = copy ? dirname(copy) : NULL;
+
+	*rf = (struct cd_report_file){ .fd = -1 };
+	if (!dir)
+		return cd_fail(err, ENOMEM, "report", "out of memory");
+	rf->path = strdup(path);
+	rf->tmp = cd_strdup_printf("%s/.%s.XXXXXX", dir, basename((char *)path));
+	if (!rf->path || !rf->tmp) {
+		cd_report_discard(rf);
+		return cd_fail(err, ENOMEM, "report", "out of memory");
+	}
+	rf->fd = mkostemp(rf->tmp, O_CLOEXEC);
+	if (rf->fd < 0) {
+		int e = errno;
+
+		cd_report_discard(rf);
+		return cd_fail_errno(err, e, "report", "cannot create a file next to %s", path);
+	}
+	return 0;
+}
+
+int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err)
+{
+	int r = cd_write_all(rf->fd, json, strlen(json));
+
+	if (r == 0 && fchmod(rf->fd, 0644) < 0)
+		r = -errno;
+	if (r == 0 && fsync(rf->fd) < 0)
+		r = -errno;
+	if (r == 0 && rename(rf->tmp, rf->path) < 0)
+		r = -errno;
+	if (r < 0) {
+		cd_report_discard(rf);
+		return cd_fail_errno(err, -r, "report", "write %s", rf->path);
+	}
+	free(CD_TAKE_PTR(rf->tmp));
+	cd_report_discard(rf);
+	return 0;
+}
+
+void cd_report_discard(struct cd_report_file *rf)
+{
+	if (rf->tmp)
+		unlink(rf->tmp);
+	cd_closep(&rf->fd);
+	free(rf->tmp);
+	free(rf->path);
+	*rf = (struct cd_report_file){ .fd = -1 };
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* report.h - the JSON result of a run (docs/report.md). Supervisor side. */
+#pragma once
+
+#include "config.h"
+#include "mount.h"
+#include "userns.h"
+
+/* What the report describes besides the result. */
+struct cd_report_info {
+	const struct cordon_config *c;
+	const char *workdir;
+	const char *workdir_target;
+	const char *chdir;
+	const struct cd_identity *id; /* NULL before it was decided */
+	const struct cd_mount_plan *plan;
+	char *const *envp;
+	const struct cordon_result *res;
+};
+
+/* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.
+ * Pure. Environment values are never written, only names: they may be secrets. */
+char *cd_report_render(const struct cd_report_info *info);
+
+/* A report file is created (as a temp file next to it) before anything starts, so that a path
+ * that cannot be written fails early, and renamed into place at the end. */
+struct cd_report_file {
+	char *path;
+	char *tmp;
+	int fd;
+};
+
+int cd_report_open(const char *path, struct cd_report_file *rf, struct cordon_error *err);
+int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
+void cd_report_discard(struct cd_report_file *rf);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rlimits.c - resource limits. The check runs in the supervisor, the apply in the command's
+ * process in the sandbox, after privileges are gone (so the limits can only go down). */
+#include <stdio.h>
+
+#include "rlimits.h"
+
+static void format_limit(uint64_t v, char *buf, size_t len)
+{
+	if (v == RLIM_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+int cd_limits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
+{
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		struct rlimit cur;
+		char want[24], have[24];
+
+		if (!rl[i].set || getrlimit(i, &cur) < 0)
+			continue;
+		if (rl[i].hard <= cur.rlim_max)
+			continue;
+		format_limit(rl[i].hard, want, sizeof(want));
+		format_limit(cur.rlim_max, have, sizeof(have));
+		return cd_fail(err, EPERM, "rlimit",
+			       "%s: %s is above the current hard limit %s, which cannot be raised",
+			       cd_rlimit_name(i), want, have);
+	}
+	return 0;
+}
+
+int cd_limits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
+{
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		struct rlimit lim = { rl[i].soft, rl[i].hard };
+
+		if (rl[i].set && setrlimit(i, &lim) < 0)
+			return cd_fail_errno(err, errno, "rlimit", "set %s", cd_rlimit_name(i));
+	}
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sync.h - the supervisor/child protocol: fixed-size datagrams over a SOCK_SEQPACKET socketpair,
+ * nothing to parse on the receiving side. The numbered steps are marked "sync N" on both sides
+ * (launch.c, child.c):
+ *
+ *  supervisor                                   child (pid 1)
+ *  1 clone3(NEWUSER|NEWNS|NEWPID|...)     ->    1 PDEATHSIG; wait for GO (EOF: _exit)
+ *  2 id maps; GO [+ id-mapped workdir fd] ->    2 mounts, hostname, lo, drop privileges
+ *                                               3 fork the command; it execs
+ *  3 RUNNING or ERROR                     <-      RUNNING once exec succeeded, else ERROR
+ *  4 SIGNAL n, KILL_ALL n                 ->    4 kill(command, n), kill(-1, n)
+ *    EXIT status                          <-      the command ended: pid 1 exits, and the
+ *                                                 kernel kills everything left in the sandbox
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "cordon.h"
+
+enum cd_msg_type {
+	CD_MSG_GO = 1,
+	CD_MSG_ERROR,    /* err */
+	CD_MSG_RUNNING,  /* value: the command's pid inside */
+	CD_MSG_EXIT,     /* value: the command's wait status */
+	CD_MSG_SIGNAL,   /* value: a signal for the command */
+	CD_MSG_KILL_ALL, /* value: a signal for every process in the sandbox */
+};
+
+struct cd_msg {
+	uint32_t type;
+	int32_t value;
+	struct cordon_error err;
+};
+
+/* 0 or -errno. fd: passed along (SCM_RIGHTS) when >= 0. */
+int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_error *err, int fd);
+/* 1: a message (and *ret_fd a passed fd or -1, when ret_fd is given); 0: EOF; -errno. */
+int cd_msg_recv(int sock, struct cd_msg *m, int *ret_fd);

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * userns.c - identity and id maps. Runs in the supervisor.
+ *
+ * Unprivileged callers run as themselves: one uid and one gid mapped, inside = outside, which an
+ * unprivileged process may write to its child's maps itself (no newuidmap: cordon never maps more
+ * than one id).
+ *
+ * A root caller must not hand the sandbox host uid 0 (bubblewrap and nsjail run as root let the
+ * sandbox read root's 0600 files). The sandbox runs as the workdir's owner when that is not root,
+ * so that what it writes belongs to that user. When the workdir is owned by root, the sandbox runs
+ * as the dedicated host id CORDON_ROOT_HOST_ID, and the workdir is mounted with an id mapping
+ * (mount_setattr MOUNT_ATTR_IDMAP) under which on-disk 0 appears as the sandbox's id: inside, the
+ * workdir belongs to the current user, and on the host, files the sandbox creates belong to root.
+ */
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "userns.h"
+
+#define NOBODY_ID 65534u
+
+/* Is host id `id` mapped in our own user namespace (/proc/self/uid_map or gid_map)? */
+static bool id_mapped_here(const char *map, unsigned id)
+{
+	char path[64], line[128];
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", map);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long first, outside, count;
+
+		if (sscanf(line, "%lu %lu %lu", &first, &outside, &count) == 3)
+			found = id >= first && id - first < count;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The host id a root caller's sandbox runs as when the workdir is root's. */
+static int pick_root_host_id(unsigned *ret, struct cordon_error *err)
+{
+	static const unsigned candidates[] = { CORDON_ROOT_HOST_ID, NOBODY_ID };
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(candidates); i++)
+		if (id_mapped_here("uid_map", candidates[i]) &&
+		    id_mapped_here("gid_map", candidates[i])) {
+			*ret = candidates[i];
+			return 0;
+		}
+	return cd_fail(err, 0, "identity",
+		       "no unprivileged host id to run the sandbox as: neither %u nor %u is mapped "
+		       "in this user namespace (chown the workdir to an unprivileged user)",
+		       CORDON_ROOT_HOST_ID, NOBODY_ID);
+}
+
+static int root_identity(const struct stat *st, struct cd_identity *id, struct cordon_error *err)
+{
+	unsigned host = 0;
+	int r;
+
+	id->setgroups_allowed = true;
+	if (st->st_uid != 0) {
+		struct passwd *pw = getpwuid(st->st_uid);
+
+		id->host_uid = st->st_uid;
+		/* group 0 would open root's group-readable files: take the owner's own group */
+		id->host_gid = st->st_gid != 0 ? st->st_gid : pw ? pw->pw_gid : NOBODY_ID;
+		if (id->host_gid == 0)
+			id->host_gid = NOBODY_ID;
+		id->inside_uid = id->host_uid;
+		id->inside_gid = id->host_gid;
+		return 0;
+	}
+	r = pick_root_host_id(&host, err);
+	if (r < 0)
+		return r;
+	id->host_uid = host;
+	id->host_gid = host;
+	id->inside_uid = 0;
+	id->inside_gid = 0;
+	id->idmap_workdir = true;
+	return 0;
+}
+
+static int pick_home(struct cd_identity *id, const char *workdir_target, struct cordon_error *err)
+{
+	struct passwd *pw = getpwuid(id->inside_uid);
+	_cleanup_free_ char *home = NULL;
+
+	id->user = pw ? strdup(pw->pw_name) : cd_strdup_printf("u%u", id->inside_uid);
+	if (pw && pw->pw_dir)
+		home = cd_path_normalize(pw->pw_dir);
+	if (!home)
+		home = cd_strdup_printf("/home/%s", id->user ? id->user : "user");
+	if (!id->user || !home)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	/* HOME is an empty tmpfs: it must neither cover nor sit inside the workdir, nor be a
+	 * directory cordon manages. */
+	if (strcmp(home, "/") == 0 || cd_path_startswith(home, workdir_target) ||
+	    cd_path_startswith(home, "/proc") || cd_path_startswith(home, "/sys") ||
+	    cd_path_startswith(home, "/dev") || cd_path_startswith(home, "/tmp")) {
+		free(home);
+		home = strdup("/tmp/home");
+		if (!home)
+			return cd_fail(err, ENOMEM, "identity", "out of memory");
+	}
+	id->home = CD_TAKE_PTR(home);
+	return 0;
+}
+
+int cd_identity_resolve(const struct cordon_config *c, const char *workdir,
+			const char *workdir_target, struct cd_identity *ret,
+			struct cordon_error *err)
+{
+	struct cd_identity id = { 0 };
+	struct stat st;
+	int r;
+
+	if (stat(workdir, &st) < 0)
+		return cd_fail_errno(err, errno, "workdir", "%s", workdir);
+	if (geteuid() == 0) {
+		r = root_identity(&st, &id, err);
+		if (r < 0)
+			return r;
+	} else {
+		id.host_uid = geteuid();
+		id.host_gid = getegid();
+		id.inside_uid = id.host_uid;
+		id.inside_gid = id.host_gid;
+	}
+	if (c->uid_set)
+		id.inside_uid = c->uid;
+	if (c->gid_set)
+		id.inside_gid = c->gid;
+	r = pick_home(&id, workdir_target, err);
+	if (r < 0) {
+		cd_identity_done(&id);
+		return r;
+	}
+	*ret = id;
+	return 0;
+}
+
+void cd_identity_done(struct cd_identity *id)
+{
+	free(id->user);
+	free(id->home);
+	id->user = id->home = NULL;
+}
+
+static int write_proc(pid_t pid, const char *file, const char *content, struct cordon_error *err)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	r = cd_write_file_at(AT_FDCWD, path, content);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "userns", "write \"%.*s\" to %s",
+				     (int)strcspn(content, "\n"), content, path);
+	return 0;
+}
+
+static int write_id_maps(pid_t pid, uid_t inside_uid, uid_t host_uid, gid_t inside_gid,
+			 gid_t host_gid, bool deny_setgroups, struct cordon_error *err)
+{
+	char line[64];
+	int r;
+
+	if (deny_setgroups) {
+		/* required before an unprivileged process may write gid_map */
+		r = write_proc(pid, "setgroups", "deny", err);
+		if (r < 0)
+			return r;
+	}
+	snprintf(line, sizeof(line), "%u %u 1\n", inside_uid, host_uid);
+	r = write_proc(pid, "uid_map", line, err);
+	if (r < 0)
+		return r;
+	snprintf(line, sizeof(line), "%u %u 1\n", inside_gid, host_gid);
+	return write_proc(pid, "gid_map", line, err);
+}
+
+int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordon_error *err)
+{
+	return write_id_maps(child, id->inside_uid, id->host_uid, id->inside_gid, id->host_gid,
+			     !id->setgroups_allowed, err);
+}
+
+/* A user namespace that maps 0 to the sandbox's host id, for the mount's id mapping when the
+ * sandbox's own namespace maps some other inside id (--uid/--gid). A helper process holds the
+ * namespace while we write its maps and open it. */
+static int open_idmap_userns(const struct cd_identity *id, int *ret_fd, struct cordon_error *err)
+{
+	_cleanup_close_ int rd = -1, wr = -1;
+	char path[64];
+	int pipefd[2], fd, r, status;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return cd_fail_errno(err, errno, "userns", "pipe");
+	rd = pipefd[0];
+	wr = pipefd[1];
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0)
+		return cd_fail_errno(err, errno, "userns", "clone a user namespace for the idmap");
+	if (pid == 0) {
+		char c;
+
+		close(wr);
+		while (read(rd, &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	r = write_id_maps(pid, 0, id->host_uid, 0, id->host_gid, false, err);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	fd = r < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (r >= 0 && fd < 0)
+		r = cd_fail_errno(err, errno, "userns", "open %s", path);
+	close(CD_TAKE_FD(wr));
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return r;
+	*ret_fd = fd;
+	return 0;
+}
+
+int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const char *workdir,
+			       int *ret_fd, struct cordon_error *err)
+{
+	_cleanup_close_ int nsfd = -1, tree = -1;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
+					       MOUNT_ATTR_NODEV };
+	char path[64];
+	int r;
+
+	if (id->inside_uid == 0 && id->inside_gid == 0) {
+		/* the sandbox's own namespace maps exactly 0 -> host id */
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", child);
+		nsfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (nsfd < 0)
+			return cd_fail_errno(err, errno, "userns", "open %s", path);
+	} else {
+		r = open_idmap_userns(id, &nsfd, err);
+		if (r < 0)
+			return r;
+	}
+	tree = open_tree(AT_FDCWD, workdir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return cd_fail_errno(err, errno, "workdir", "clone the mount of %s", workdir);
+	attr.userns_fd = (uint64_t)nsfd;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+		int e = errno;
+
+		if (e == EINVAL || e == EPERM || e == EOPNOTSUPP)
+			return cd_fail(err, e, "workdir",
+				       "%s: cannot mount it with an id mapping (%s): cordon needs "
+				       "one to let a root caller's sandbox write a root-owned workdir "
+				       "without being root; chown the workdir to an unprivileged user "
+				       "(the sandbox then runs as that user)",
+				       workdir, strerror(e));
+		return cd_fail_errno(err, e, "workdir", "id-map the mount of %s", workdir);
+	}
+	*ret_fd = CD_TAKE_FD(tree);
+	return 0;
+}

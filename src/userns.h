@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* userns.h - who the sandbox runs as, and the user namespace id maps. Supervisor side. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "config.h"
+
+struct cd_identity {
+	uid_t inside_uid; /* the uid the command sees */
+	gid_t inside_gid;
+	uid_t host_uid; /* the uid it holds on the host: never 0 */
+	gid_t host_gid;
+	/* Root caller, root-owned workdir: the workdir is mounted with an id mapping so that host
+	 * uid/gid 0 on disk appears as inside_uid/gid and files written come out owned by 0. */
+	bool idmap_workdir;
+	bool setgroups_allowed; /* root caller: the child clears its supplementary groups */
+	char *user;             /* USER and LOGNAME */
+	char *home;             /* HOME: a fresh tmpfs */
+};
+
+/* Decide the identity from the caller, the workdir's owner and the config. */
+int cd_identity_resolve(const struct cordon_config *c, const char *workdir,
+			const char *workdir_target, struct cd_identity *ret,
+			struct cordon_error *err);
+void cd_identity_done(struct cd_identity *id);
+
+/* Write setgroups, uid_map and gid_map of the child's user namespace (sync 2). */
+int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordon_error *err);
+
+/* A detached, id-mapped clone of the workdir's mount tree, for the child to attach. */
+int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const char *workdir,
+			       int *ret_fd, struct cordon_error *err);

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* util.h - error helpers, cleanup macros, fd and string helpers. Used by both processes. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cordon.h"
+
+#define _cleanup_(f)   __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(cd_freep)
+#define _cleanup_close_ _cleanup_(cd_closep)
+#define _cleanup_strv_ _cleanup_(cd_strv_freep)
+#define _unused_       __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+#define CD_TAKE_FD(fd)                                                                             \
+	({                                                                                         \
+		int _t = (fd);                                                                     \
+		(fd) = -1;                                                                         \
+		_t;                                                                                \
+	})
+#define CD_TAKE_PTR(p)                                                                             \
+	({                                                                                         \
+		__typeof__(p) _t = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_t;                                                                                \
+	})
+#define CD_ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NSEC_PER_USEC 1000ull
+#define NSEC_PER_MSEC 1000000ull
+#define NSEC_PER_SEC  1000000000ull
+
+static inline void cd_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void cd_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+/* Fill *err (if not already filled: the first error wins) and return -code, or -EINVAL when code
+ * is 0. */
+int cd_fail(struct cordon_error *err, int code, const char *step, const char *fmt, ...)
+	_printf_(4, 5);
+int cd_failv(struct cordon_error *err, int code, const char *step, const char *fmt, va_list ap);
+/* Same, appending ": strerror(code)" to the message. */
+int cd_fail_errno(struct cordon_error *err, int code, const char *step, const char *fmt, ...)
+	_printf_(4, 5);
+void cd_error_clear(struct cordon_error *err);
+
+/* NULL-terminated string vectors. */
+void cd_strv_free(char **v);
+static inline void cd_strv_freep(char ***v)
+{
+	cd_strv_free(*v);
+}
+size_t cd_strv_len(char *const *v);
+int cd_strv_push(char ***v, const char *s); /* copies s; -ENOMEM */
+char **cd_strv_copy(const char *const *v);
+
+char *cd_strdup_printf(const char *fmt, ...) _printf_(1, 2);
+
+/* Paths. */
+bool cd_path_is_normalized_absolute(const char *p); /* "/a/b": no //, ., .., trailing / */
+bool cd_path_startswith(const char *path, const char *prefix); /* component-wise */
+size_t cd_path_depth(const char *p);                          /* "/" 0, "/a" 1, "/a/b" 2 */
+
+/* I/O that retries EINTR and short writes. */
+int cd_write_all(int fd, const void *buf, size_t len); /* 0 or -errno */
+int cd_write_file_at(int dirfd, const char *path, const char *s); /* 0 or -errno */
+
+uint64_t cd_now_ns(void); /* CLOCK_MONOTONIC */
+
+/* Random id: 32 lowercase hex digits. */
+int cd_random_id(char ret[33]);
