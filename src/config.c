@@ -150,7 +150,7 @@ static int parse_count(const char *s, uint64_t *ret)
 
 static int parse_rlimit_value(const char *s, enum rlimit_kind kind, uint64_t *ret)
 {
-	uint64_t ns;
+	uint64_t ns, unit;
 	int r;
 
 	if (strcasecmp(s, "unlimited") == 0 || strcasecmp(s, "infinity") == 0) {
@@ -165,10 +165,9 @@ static int parse_rlimit_value(const char *s, enum rlimit_kind kind, uint64_t *re
 		r = parse_scaled(s, duration_units, CD_ELEMENTSOF(duration_units), &ns);
 		if (r < 0)
 			return r;
-		if (kind == RL_SECONDS) /* round up: a limit never becomes 0 by rounding */
-			*ret = (ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
-		else
-			*ret = (ns + NSEC_PER_USEC - 1) / NSEC_PER_USEC;
+		/* round up, without overflow: a limit never becomes 0 by rounding */
+		unit = kind == RL_SECONDS ? NSEC_PER_SEC : NSEC_PER_USEC;
+		*ret = ns / unit + (ns % unit != 0);
 		return 0;
 	case RL_COUNT:
 	default:
@@ -390,7 +389,9 @@ int cd_config_check_workdir(const char *resolved, struct cordon_error *err)
 		"/lib32", "/lib64", "/libx32", "/proc", "/root", "/run",  "/sbin",
 		"/sys",  "/tmp",  "/usr",  "/var", "/var/tmp", "/dev/shm",
 	};
-	const char *env_home = getenv("HOME");
+	/* compared resolved, as the workdir is: HOME may have a trailing slash or a symlink */
+	_cleanup_free_ char *env_home = getenv("HOME") ? realpath(getenv("HOME"), NULL) : NULL;
+	_cleanup_free_ char *pw_home = NULL;
 	struct passwd *pw = getpwuid(geteuid());
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(system_dirs); i++)
@@ -399,8 +400,10 @@ int cd_config_check_workdir(const char *resolved, struct cordon_error *err)
 				       "%s: refusing to make a system directory writable "
 				       "(use a project directory)",
 				       resolved);
+	if (pw && pw->pw_dir)
+		pw_home = realpath(pw->pw_dir, NULL);
 	if ((env_home && strcmp(resolved, env_home) == 0) ||
-	    (pw && pw->pw_dir && strcmp(resolved, pw->pw_dir) == 0))
+	    (pw_home && strcmp(resolved, pw_home) == 0))
 		return cd_fail(err, 0, "workdir",
 			       "%s: refusing to make the home directory writable: it holds "
 			       "~/.ssh and other secrets (use a project directory)",

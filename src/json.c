@@ -42,6 +42,10 @@ static void sep(struct cd_json *j)
 		j->after_key = false;
 		return;
 	}
+	if (j->depth > CD_JSON_MAX_DEPTH) {
+		j->oom = true; /* deeper than the writer supports: fail the whole text */
+		return;
+	}
 	if (j->depth > 0) {
 		if (!j->first[j->depth - 1])
 			put(j, ",", 1);

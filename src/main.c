@@ -355,6 +355,15 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 	exit(0);
 }
 
+/* Errors found at run time about an option's value name the option, as at parse time. */
+static bool is_option(const char *step)
+{
+	for (size_t i = 0; i < N_OPTS; i++)
+		if (strcmp(opts[i].name, step) == 0)
+			return true;
+	return false;
+}
+
 static void log_line(void *userdata, const char *line)
 {
 	(void)userdata;
@@ -445,7 +454,8 @@ int main(int argc, char **argv)
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);
 	if (r < 0)
-		fprintf(stderr, "cordon: %s: %s\n", err.step, err.msg);
+		fprintf(stderr, "cordon: %s%s: %s\n", is_option(err.step) ? "--" : "", err.step,
+			err.msg);
 	else if (res.outcome == CORDON_OUTCOME_TIMEOUT && !cli.quiet)
 		fprintf(stderr, "cordon: timeout: the command ran past %.3gs and was killed\n",
 			(double)cli.timeout_ns / 1e9);

@@ -475,7 +475,9 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	_cleanup_close_ int pts = -1, shm = -1, t = -1;
 	int r;
 
-	r = tmpfs_new(ctx, 64 << 10, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &m->fd, err);
+	/* nodev is fine: the nodes are binds, mounts of their own */
+	r = tmpfs_new(ctx, 64 << 10, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		      &m->fd, err);
 	if (r < 0)
 		return r;
 	r = attach(m->fd, target, m->dst, err);

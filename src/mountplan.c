@@ -153,9 +153,7 @@ static int plan_managed(struct cd_mount_plan *p, const struct cordon_config *c,
 		r = add(p, CD_MNT_DEV, NULL, "/dev", NULL, err);
 	if (r >= 0)
 		r = add_tmpfs(p, "/tmp", c->tmp_size, 01777, false, err);
-	if (r >= 0)
-		r = add(p, CD_MNT_DIR, NULL, "/var", NULL, err);
-	if (r >= 0)
+	if (r >= 0) /* /var itself is hidden (hidden_top), or created as a parent */
 		r = add_tmpfs(p, "/var/tmp", c->tmp_size, 01777, false, err);
 	return r;
 }
