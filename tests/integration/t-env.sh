@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The environment is cleared: only a short safe set, plus what --env and --pass-env ask for.
+. "$TAP_LIB"
+
+w=$(mkwork)
+c() { cordon --workdir "$w" "$@"; }
+export OPENAI_API_KEY=sk-secret-123 AWS_SECRET_ACCESS_KEY=aws-secret SSH_AUTH_SOCK=/tmp/agent.sock
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-test
+
+c -- "$PROBE" env
+names=$(cut -d= -f1 <<<"$out" | sort | tr '\n' ' ')
+is "only the safe set is kept" "$names" "HOME LANG LC_ALL LOGNAME PATH TERM TZ USER "
+unlike "no secret of the caller's leaks" "$out" "*secret*"
+like "TERM, LANG, TZ pass" "$out" "*TERM=xterm-test*"
+c --pass-env OPENAI_API_KEY -- "$PROBE" env
+like "--pass-env keeps one variable" "$out" "*OPENAI_API_KEY=sk-secret-123*"
+unlike "... and only that one" "$out" "*aws-secret*"
+c --env FOO=bar --env 'SPACED=a b=c' --env EMPTY= -- sh -c 'echo "$FOO|$SPACED|${EMPTY-unset}"'
+is "--env sets variables, values with spaces and = and empty" "$out" "bar|a b=c|"
+c --env FOO=1 --env FOO=2 -- sh -c 'echo $FOO'
+is "the last --env wins" "$out" 2
+c --pass-env NOT_SET_ANYWHERE -- sh -c 'echo ${NOT_SET_ANYWHERE-unset}'
+is "--pass-env of an unset variable passes nothing" "$out" unset
+c --env HOME=/elsewhere -- sh -c 'echo $HOME'
+is "--env can override HOME" "$out" /elsewhere
+c --env PATH=/usr/bin -- sh -c 'echo $PATH'
+is "--env can override PATH" "$out" /usr/bin
+out=$(env -i PATH=/usr/bin:/bin "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" -- sh -c 'echo $PATH' 2>&1)
+is "PATH from the caller" "$out" /usr/bin:/bin
+out=$(cd "$w" && env -i "$CORDON" --workdir "$w" -- /bin/sh -c 'echo $PATH' 2>&1)
+is "a default PATH when the caller has none" "$out" /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+c -- "$PROBE" hostname
+is "hostname is cordon by default" "$out" cordon
+c --hostname build-42 -- "$PROBE" hostname
+is "--hostname" "$out" build-42
+c -- "$PROBE" sethostname evil
+is "the sandbox cannot change its hostname" "$out" EPERM
+
+done_testing

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The filesystem: read-only root, one writable workdir, fresh /proc /dev /tmp, /sys read-only,
+# hidden places empty, and the options that change the layout.
+. "$TAP_LIB"
+
+w=$(mkwork)
+c() { cordon --workdir "$w" "$@"; }
+
+c -- "$PROBE" write /usr/cordon-test
+is "the root is read-only (/usr)" "$out" EROFS
+c -- "$PROBE" write /etc/cordon-test
+is "the root is read-only (/etc)" "$out" EROFS
+c -- "$PROBE" write /cordon-test
+is "the root is read-only (/)" "$out" EROFS
+c -- "$PROBE" mkdir /newdir
+is "no new top-level directory" "$out" EROFS
+c -- "$PROBE" write "$w/f"
+is "the workdir is writable" "$out:$(cat "$w/f")" "ok:probe"
+c -- sh -c 'pwd'
+is "the command starts in the workdir" "$out" "$w"
+c -- sh -c 'echo $HOME'
+home_in=$out
+c -- cat /proc/self/mountinfo
+rw_mounts=$(awk '{print $5, $6}' <<<"$out" | grep -vE ' ro(,|$)' | awk '{print $1}' | sort | tr '\n' ' ')
+is "writable mounts: the workdir, HOME, /proc (its knobs are read-only) and the scratch only" \
+	"$rw_mounts" "$(printf '%s\n' /dev/pts /dev/shm "$home_in" /proc /tmp /var/tmp "$w" | sort | tr '\n' ' ')"
+c -- sh -c 'grep -vE "nosuid" /proc/self/mountinfo | cut -d" " -f5'
+is "every mount is nosuid" "$out" ""
+c -- sh -c 'cut -d" " -f5,6 /proc/self/mountinfo | grep -v nodev | cut -d" " -f1 | grep -vE "^/dev/(null|zero|full|random|urandom|tty|pts)$"'
+is "every mount but the device nodes and devpts is nodev" "$out" ""
+
+for d in /home /root /run /var /mnt /media /srv /boot; do
+	c -- sh -c "ls -A $d"
+	if [ "$d" = /var ]; then
+		is "$d holds only a fresh tmp" "$rc:$out" "0:tmp"
+	elif [ "$d" = "$home_in" ]; then
+		is "$d is HOME: empty" "$rc:$out" "0:"
+		continue
+	elif [ "${home_in#$d/}" != "$home_in" ]; then
+		is "$d is empty but for the way to HOME" "$rc:$out" "0:${home_in#$d/}"
+	else
+		is "$d is empty" "$rc:$out" "0:"
+	fi
+	c -- "$PROBE" write "$d/x"
+	like "$d is read-only" "$out" "E*"
+done
+c -- sh -c 'ls -A $HOME; touch $HOME/x && echo writable; stat -c %a $HOME'
+is "HOME is an empty writable private tmpfs" "$out" "$(printf 'writable\n700')"
+c -- "$PROBE" read /var/log/dpkg.log
+is "/var/log is hidden" "$out" ENOENT
+
+# workdir under a hidden directory stays reachable at its path
+hw=$(mktemp -d /home/cordon-wd.XXXXXX)
+chmod 755 "$hw"
+is_user_mode && [ "$(id -u)" = 0 ] && chown "$TEST_USER:" "$hw"
+echo hello >"$hw/in"
+cordon --workdir "$hw" -- sh -c 'cat in; ls -A /home | grep -vx "$(basename "$HOME")"; pwd'
+is "a workdir under /home is reachable; the rest of /home is not" "$rc:$out" \
+	"0:$(printf 'hello\n%s\n%s' "$(basename "$hw")" "$hw")"
+rm -rf "$hw"
+
+# /tmp, /var/tmp, /dev/shm: fresh, private, capped
+c -- sh -c 'ls -A /tmp | grep -v "^$(basename "$(dirname "$PROBE_DIR")")$"; ls -A /var/tmp; ls -A /dev/shm; echo x > /tmp/x && echo ok'
+like "/tmp, /var/tmp and /dev/shm are fresh" "$out" "*ok"
+c --tmp-size 1M -- sh -c 'head -c 2M /dev/zero > /tmp/big; echo $?; stat -c %s /tmp/big'
+like "--tmp-size caps /tmp" "$out" "1*1048576"
+c -- sh -c 'df -k /tmp | tail -1' ; size=$(awk '{print $2}' <<<"$out")
+is "/tmp is 256M by default" "$size" 262144
+
+# /dev
+c -- sh -c 'ls /dev | tr "\n" " "'
+is "/dev holds only the safe nodes" "$out" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "
+c -- sh -c 'echo x > /dev/null && head -c 4 /dev/zero | od -An -tx1 && head -c 8 /dev/urandom | wc -c'
+is "/dev/null, zero, urandom work" "$out" "$(printf ' 00 00 00 00\n8')"
+c -- "$PROBE" mknod "$w/sda"
+is "no device nodes can be made" "$out" EPERM
+c -- "$PROBE" write /dev/newfile
+is "/dev is read-only" "$out" EROFS
+c -- python3 -c 'import os,pty; m,s=pty.openpty(); print(os.ttyname(s))'
+like "a new devpts: ptys work" "$rc:$out" "0:/dev/pts/0"
+
+# /proc
+c -- sh -c 'ls /proc | grep -E "^[0-9]+$" | tr "\n" " "'
+like "/proc shows only the sandbox's processes" "$out" "1 [0-9]* "
+c -- sh -c 'for f in kcore keys timer_list sched_debug; do [ -e /proc/$f ] && printf "%s:%s " $f $(stat -c %s /proc/$f); done'
+unlike "kernel knobs in /proc are masked (empty)" "$out" "*:[1-9]*"
+c -- "$PROBE" write /proc/sys/kernel/hostname
+like "/proc/sys is read-only" "$out" "E*"
+c -- "$PROBE" write /proc/sysrq-trigger
+like "/proc/sysrq-trigger is read-only" "$out" "E*"
+c -- sh -c 'ls -A /proc/acpi 2>/dev/null | wc -l'
+is "/proc/acpi is masked" "$out" 0
+
+# /sys
+c -- "$PROBE" write /sys/kernel/uevent_helper
+like "/sys is read-only" "$out" "E*"
+c -- ls /sys/class/net
+is "/sys shows the sandbox's network devices only" "$out" lo
+c -- sh -c 'ls -A /sys/firmware | wc -l'
+is "/sys/firmware is masked" "$out" 0
+
+# --ro-bind, --tmpfs, --hide, --workdir-target, --chdir
+mkdir -p "$TEST_TMP/data/sub"
+echo secret-data >"$TEST_TMP/data/sub/file"
+chmod -R a+rX "$TEST_TMP/data"
+c --ro-bind "$TEST_TMP/data:/data" -- sh -c 'cat /data/sub/file; echo x > /data/new'
+like "--ro-bind SRC:DST: readable" "$out" "secret-data*"
+like "--ro-bind: read-only" "$err" "*Read-only file system*"
+c --ro-bind "$TEST_TMP/data" -- cat "$TEST_TMP/data/sub/file"
+is "--ro-bind SRC: at the same path" "$out" secret-data
+c --tmpfs /scratch:2M -- sh -c 'echo x > /scratch/a && cat /scratch/a && df -k /scratch | tail -1 | awk "{print \$2}"'
+is "--tmpfs PATH:SIZE: writable, capped" "$out" "$(printf 'x\n2048')"
+c --tmpfs /scratch -- sh -c 'df -k /scratch | tail -1 | awk "{print \$2}"'
+is "--tmpfs default size 64M" "$out" 65536
+c --tmpfs /usr/cordon-scratch -- true
+is "a mount point in the read-only root cannot be made: clear error, 125" "$rc:$err" \
+	"125:cordon: mount: create mount point /usr/cordon-scratch: Read-only file system"
+c --hide /etc/passwd -- sh -c 'wc -c < /etc/passwd; echo x > /etc/passwd'
+like "--hide FILE: empty" "$out" "0*"
+like "--hide FILE: read-only" "$err" "*"
+mkdir -p "$w/.secrets" && echo token >"$w/.secrets/key" && echo ok >"$w/visible"
+is_user_mode && [ "$(id -u)" = 0 ] && chown -R "$TEST_USER:" "$w"
+c --hide "$w/.secrets" -- sh -c 'ls -A .secrets | wc -l; cat visible; touch .secrets/x'
+is "--hide a directory inside the workdir: empty" "$out" "$(printf '0\nok')"
+like "... and read-only" "$err" "*Read-only file system*"
+is "... and the host's copy is untouched" "$(cat "$w/.secrets/key")" token
+c --hide /nonexistent/thing -- true
+is "--hide of a missing path is fine: nothing to hide" "$rc" 0
+c --workdir-target /work -- sh -c 'pwd; cat visible; ls -d '"$w"' 2>&1 | grep -c "No such"'
+is "--workdir-target /work" "$out" "$(printf '/work\nok\n1')"
+mkdir -p "$w/sub"
+is_user_mode && [ "$(id -u)" = 0 ] && chown -R "$TEST_USER:" "$w"
+c --chdir "$w/sub" -- pwd
+is "--chdir" "$out" "$w/sub"
+
+# --rootfs: a minimal root of our own
+r="$TEST_TMP/rootfs"
+mkdir -p "$r/bin" "$r/etc"
+cp "$(command -v busybox 2>/dev/null || echo /bin/busybox)" "$r/bin/busybox" 2>/dev/null
+if [ -x "$r/bin/busybox" ] && file "$r/bin/busybox" 2>/dev/null | grep -q static || ldd "$r/bin/busybox" 2>&1 | grep -q "not a dynamic"; then
+	ln -s busybox "$r/bin/sh"
+	echo "rootfs-marker" >"$r/etc/marker"
+	chmod -R a+rX "$r"
+	cordon_bare --workdir "$w" --rootfs "$r" -- /bin/sh -c 'cat /etc/marker; ls /usr 2>&1 | grep -c "No such"; /bin/busybox ls -A /'
+	like "--rootfs replaces the root" "$rc:$out" "0:rootfs-marker*1*"
+	like "--rootfs gets /proc /dev /tmp and the workdir" "$out" "*dev*proc*tmp*"
+else
+	skip "--rootfs replaces the root" "no static busybox (apt-get install busybox-static)"
+	skip "--rootfs gets /proc /dev /tmp and the workdir" "no static busybox"
+fi
+
+# symlinks planted in the workdir cannot redirect a mount outside the sandbox
+ln -sfn /etc "$w/link-to-etc"
+is_user_mode && [ "$(id -u)" = 0 ] && chown -h "$TEST_USER:" "$w/link-to-etc"
+c --tmpfs "$w/link-to-etc" -- sh -c 'ls -A /etc | wc -l; touch /etc/x && echo wrote'
+is "--tmpfs through a planted workdir symlink resolves inside the new root" "$rc:$out" "0:$(printf '0\nwrote')"
+[ -e /etc/x ] && fail "... and never reaches the host's /etc" || pass "... and never reaches the host's /etc"
+
+# everyday tools work
+c -- sh -c 'printf "int main(void){return 7;}" > t.c && cc -o t t.c && ./t; echo $?'
+like "gcc compiles and runs" "$out" "*7"
+c -- sh -c 'printf "all:\n\t@echo made\n" > Makefile && make'
+is "make works" "$out" made
+c -- python3 -c 'import subprocess; print(subprocess.run(["echo","py"],capture_output=True,text=True).stdout.strip())'
+is "python3 works and spawns" "$out" py
+c -- sh -c 'git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git log --oneline | wc -l'
+is "git works in the workdir" "$out" 1
+if command -v node >/dev/null; then
+	c -- node -e 'console.log(1+1)'
+	is "node works" "$out" 2
+else
+	skip "node works" "node not installed"
+fi
+
+done_testing

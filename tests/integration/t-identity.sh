@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Who the sandbox runs as. Unprivileged: as the caller, inside uid = outside uid. Root: never host
+# uid 0; the workdir's owner, or a dedicated id with the workdir id-mapped.
+. "$TAP_LIB"
+
+w=$(mkwork)
+me=$(caller_uid)
+c() { cordon --workdir "$w" "$@"; }
+
+# host uid of a process of the sandbox, seen from outside
+host_uid_of_sandbox() {
+	local marker="cordon-id-$$-$RANDOM"
+	(exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" "$@" -- "$PROBE" sleep 3 "$marker") &
+	local pid=$! i
+	for i in $(seq 50); do
+		uid=$(ps -eo uid=,args= | awk -v p="$PROBE" -v m="$marker" '$2 == p && $5 == m {print $1; exit}')
+		[ -n "$uid" ] && break
+		sleep 0.05
+	done
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "$uid"
+}
+
+c -- "$PROBE" whoami
+if is_user_mode; then
+	is "unprivileged: inside uid = outside uid, no extra groups" "$out" \
+		"uid=$me euid=$me suid=$me gid=$(id -g "$(id -un "$me")") egid=$(id -g "$(id -un "$me")") sgid=$(id -g "$(id -un "$me")") groups="
+	is "unprivileged: the process holds the caller's uid on the host" "$(host_uid_of_sandbox)" "$me"
+	c -- sh -c 'echo hi > f'
+	is "files written in the workdir belong to the caller" "$(stat -c %u:%g "$w/f")" "$me:$(id -g "$(id -un "$me")")"
+	c -- sh -c 'stat -c %u "$PWD"'
+	is "the workdir shows the caller as its owner inside" "$out" "$me"
+	c --uid 1234 --gid 4321 -- "$PROBE" whoami
+	like "--uid/--gid change the ids inside" "$out" "uid=1234 euid=1234 suid=1234 gid=4321 *"
+	is "... while the host uid stays the caller's" "$(host_uid_of_sandbox --uid 1234)" "$me"
+else
+	is "root, root-owned workdir: uid 0 inside, no supplementary groups (root's are gone)" "$out" "uid=0 euid=0 suid=0 gid=0 egid=0 sgid=0 groups="
+	is "root: the process is NOT host uid 0 but the dedicated id" "$(host_uid_of_sandbox)" 2000000000
+	c -- sh -c 'echo hi > f; mkdir d'
+	is "root: files the sandbox writes belong to root on the host (id-mapped workdir)" \
+		"$(stat -c %u:%g "$w/f" "$w/d" | tr '\n' ' ')" "0:0 0:0 "
+	c -- sh -c 'stat -c %u:%g "$PWD"'
+	is "root: the workdir is the sandbox user's own inside" "$out" "0:0"
+	c -- "$PROBE" status
+	like "root: uid 0 inside holds no capability" "$out" "*CapEff:	0000000000000000*"
+	echo top >/root/.cordon-test-secret 2>/dev/null && chmod 600 /root/.cordon-test-secret
+	c --ro-bind /root/.cordon-test-secret:/secret -- cat /secret
+	unlike "root: a root-only file bound in explicitly stays unreadable" "$rc:$out" "0:top"
+	rm -f /root/.cordon-test-secret
+	chmod 640 /etc/shadow 2>/dev/null
+	c -- "$PROBE" read /etc/shadow
+	is "root: /etc/shadow (0640 root:shadow) is unreadable" "$out" EACCES
+	c -- sh -c 'cat /proc/self/uid_map'
+	like "root: the uid map points at an unprivileged host id" "$out" "*0*2000000000*1"
+
+	c --uid 1000 --gid 1000 -- sh -c '"$0" whoami; echo x > g; stat -c %u:%g g' "$PROBE"
+	like "root with --uid: the chosen ids inside" "$out" "uid=1000 euid=1000 suid=1000 gid=1000 *1000:1000"
+	is "root with --uid: files still land root-owned on the host" "$(stat -c %u:%g "$w/g")" "0:0"
+	is "root with --uid: still not host uid 0" "$(host_uid_of_sandbox --uid 1000)" 2000000000
+
+	u=$(mktemp -d "$TEST_TMP/owned.XXXXXX")
+	chown "$TEST_USER:" "$u"
+	chmod 755 "$u"
+	cordon --workdir "$u" -- sh -c '"$0" whoami; echo x > f' "$PROBE"
+	tu=$(id -u "$TEST_USER") tg=$(id -g "$TEST_USER")
+	like "root, workdir owned by a user: runs as that user" "$out" "uid=$tu euid=$tu suid=$tu gid=$tg egid=$tg sgid=$tg groups="
+	is "... and what it writes belongs to that user" "$(stat -c %u:%g "$u/f")" "$tu:$tg"
+	chown "$TEST_USER:root" "$u"
+	cordon --workdir "$u" -- "$PROBE" whoami
+	unlike "... never with group 0, even if the workdir's group is root" "$out" "*gid=0 *"
+fi
+
+c -- "$PROBE" setuid0
+if is_user_mode; then is "setuid(0) fails: uid 0 does not exist in here" "$out" EINVAL; else is "setuid(0) as uid 0 without caps is a no-op, not a gain" "$out" ok; fi
+c -- sh -c 'id -un; echo $USER $LOGNAME'
+like "USER and LOGNAME name the inside user" "$out" "*"
+
+done_testing

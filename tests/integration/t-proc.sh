@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Processes: pid 1 inside reaps and forwards; when the command ends, everything in the sandbox
+# dies; when cordon dies, even of SIGKILL, the sandbox dies; the timeout kills everything.
+. "$TAP_LIB"
+
+w=$(mkwork)
+c() { cordon --workdir "$w" "$@"; }
+
+# start cordon in the background: $bg is its pid
+start_bg() {
+	(exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" "$@" >"$TEST_TMP/bg.out" 2>"$TEST_TMP/bg.err") &
+	bg=$!
+}
+wait_for() { # FILE: up to 5 s
+	local i
+	for i in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+gone() { # MARKER: no host process runs "sleep MARKER" within 3 s
+	local i
+	for i in $(seq 60); do
+		pgrep -f "^sleep $1\$" >/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+now_ms() { date +%s%3N; }
+
+c -- sh -c 'echo $PPID'
+is "the command's parent is pid 1 (cordon's init)" "$out" 1
+c -- "$PROBE" reap
+is "pid 1 reaps orphans: no zombies" "$out" "no zombies"
+
+m=1001.$RANDOM
+c -- "$PROBE" daemon $m
+is "a double-forked daemon is started" "$rc" 0
+gone $m && pass "... and dies when the command exits" || fail "... and dies when the command exits"
+pkill -f "^sleep $m\$"
+
+m=1002.$RANDOM
+c -- sh -c "sleep $m & sleep $m & exec true"
+gone $m && pass "background children die with the command" || fail "background children die with the command"
+
+# signals sent to cordon reach the command
+for sig in INT TERM HUP QUIT USR1 USR2; do
+	rm -f "$w/got" "$w/ready"
+	start_bg -- "$PROBE" trap "$w/got" "$w/ready"
+	if wait_for "$w/ready"; then
+		kill -s $sig $bg
+		wait $bg
+		rc=$?
+		num=$(kill -l $sig)
+		is "SIG$sig sent to cordon reaches the command" "$(cat "$w/got" 2>/dev/null):$rc" "$sig:$((100 + num))"
+	else
+		fail "SIG$sig sent to cordon reaches the command (never ready)"
+		kill -9 $bg
+	fi
+done
+
+# die with the parent
+m=1003.$RANDOM
+start_bg -- sh -c "sleep $m & sleep $m"
+for i in $(seq 100); do pgrep -f "^sleep $m\$" >/dev/null && break; sleep 0.05; done
+kill -9 $bg
+wait $bg 2>/dev/null
+gone $m && pass "cordon killed with SIGKILL: the whole sandbox dies" || fail "cordon killed with SIGKILL: the whole sandbox dies"
+pkill -f "^sleep $m\$"
+
+# the timeout
+t0=$(now_ms)
+c --timeout 500ms -- sleep 30
+t1=$(now_ms)
+is "--timeout: exit 124" "$rc" 124
+is "... with a notice" "$err" "cordon: timeout: the command ran past 0.5s and was killed"
+[ $((t1 - t0)) -lt 3000 ] && pass "... on time ($((t1 - t0)) ms)" || fail "... on time ($((t1 - t0)) ms)"
+c -q --timeout 200ms -- sleep 30
+is "-q silences the notice" "$rc:$err" "124:"
+rm -f "$w/got"
+c --timeout 300ms -- "$PROBE" trap "$w/got"
+is "the timeout sends SIGTERM first" "$rc:$(cat "$w/got" 2>/dev/null)" "124:TERM"
+m=1004.$RANDOM
+rm -f "$w/ready"
+t0=$(now_ms)
+c --timeout 300ms --kill-after 700ms -- sh -c "sleep $m & exec \"$PROBE\" ignore-term $w/ready"
+t1=$(now_ms)
+is "a command that ignores SIGTERM is killed: 124" "$rc" 124
+[ $((t1 - t0)) -ge 900 ] && [ $((t1 - t0)) -lt 4000 ] && pass "... after --kill-after ($((t1 - t0)) ms)" ||
+	fail "... after --kill-after ($((t1 - t0)) ms, want 1000)"
+gone $m && pass "... and its daemons with it" || fail "... and its daemons with it"
+c --timeout 2s -- sh -c 'exit 7'
+is "a command that finishes in time keeps its status" "$rc:$err" "7:"
+c --timeout 1 -- sh -c 'sleep 0.1; exit 0'
+is "a bare number is seconds" "$rc" 0
+
+done_testing

@@ -1,0 +1,139 @@
+# tap.sh - TAP output and the helpers every integration test uses. Source it.
+#
+# Environment (set by tests/run):
+#   CORDON        the cordon binary to test
+#   PROBE         the probe helper (tests/helpers/probe.c)
+#   CORDON_AS     root | user: who runs cordon (user: $TEST_USER through setpriv)
+#   TEST_USER     the unprivileged account for CORDON_AS=user
+#   TEST_TMP      a scratch directory, world-traversable, removed afterwards
+set -u
+PROBE_DIR=$(dirname "${PROBE:-/nonexistent/probe}")
+
+_tap_n=0
+_tap_failed=0
+
+_tap_result() { # ok|not ok, description, [directive]
+	_tap_n=$((_tap_n + 1))
+	printf '%s %d - %s%s\n' "$1" "$_tap_n" "$2" "${3:+ # $3}"
+}
+
+pass() { _tap_result ok "$*"; }
+fail() {
+	_tap_result "not ok" "$*"
+	_tap_failed=$((_tap_failed + 1))
+}
+skip() { _tap_result ok "$1" "SKIP ${2:-}"; }
+diag() { printf '# %s\n' "$*" | sed '2,$s/^/# /'; }
+done_testing() {
+	printf '1..%d\n' "$_tap_n"
+	[ "$_tap_failed" -eq 0 ]
+}
+
+# Run cordon as the chosen identity; output in $out, stderr in $err, status in $rc.
+# The probe's directory is bound read-only so that it can run inside.
+as_caller() {
+	if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
+		setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
+			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" "$@"
+	else
+		"$@"
+	fi
+}
+
+# Same, replacing the shell: for `( exec_as_caller ... ) &`, so that $! is cordon itself.
+exec_as_caller() {
+	if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
+		exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
+			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" "$@"
+	fi
+	exec "$@"
+}
+
+cordon() {
+	out=$(as_caller "$CORDON" --ro-bind "$PROBE_DIR" "$@" 2>"$TEST_TMP/stderr")
+	rc=$?
+	err=$(cat "$TEST_TMP/stderr")
+	return 0
+}
+
+# cordon without the probe bind, for tests of the exact layout
+cordon_bare() {
+	out=$(as_caller "$CORDON" "$@" 2>"$TEST_TMP/stderr")
+	rc=$?
+	err=$(cat "$TEST_TMP/stderr")
+	return 0
+}
+
+# A fresh workdir owned by whoever runs cordon.
+mkwork() {
+	local d
+	d=$(mktemp -d "$TEST_TMP/work.XXXXXX")
+	chmod 755 "$d"
+	if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
+		chown "$TEST_USER:" "$d"
+	fi
+	echo "$d"
+}
+
+# is "description" ACTUAL EXPECTED
+is() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		diag "expected: $3"
+		diag "got:      $2"
+		[ -n "${err:-}" ] && diag "stderr:   $err"
+	fi
+	return 0
+}
+
+# like "description" ACTUAL GLOB
+like() {
+	# shellcheck disable=SC2254
+	case "$2" in
+	$3) pass "$1" ;;
+	*)
+		fail "$1"
+		diag "expected to match: $3"
+		diag "got:               $2"
+		[ -n "${err:-}" ] && diag "stderr:            $err"
+		;;
+	esac
+	return 0
+}
+
+# unlike "description" ACTUAL GLOB
+unlike() {
+	# shellcheck disable=SC2254
+	case "$2" in
+	$3)
+		fail "$1"
+		diag "must not match: $3"
+		diag "got:            $2"
+		;;
+	*) pass "$1" ;;
+	esac
+	return 0
+}
+
+# rejects "description" EXPECTED_STDERR -- cordon args...: exit 125 and exactly that line
+rejects() {
+	local desc=$1 want=$2
+	shift 3
+	cordon_bare "$@"
+	if [ "$rc" = 125 ] && [ "$err" = "$want" ] && [ -z "$out" ]; then
+		pass "$desc"
+	else
+		fail "$desc"
+		diag "expected: rc=125 stderr=$want"
+		diag "got:      rc=$rc stderr=$err stdout=$out"
+	fi
+}
+
+is_user_mode() { [ "${CORDON_AS:-root}" = user ]; }
+
+# host uid cordon runs as
+caller_uid() {
+	if is_user_mode && [ "$(id -u)" = 0 ]; then id -u "$TEST_USER"; else id -u; fi
+}

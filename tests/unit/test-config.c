@@ -1,0 +1,800 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-config.c - the config setters (config.c) through the public API, and the mount plan built
+ * from a config (mountplan.c). Works in a scratch directory under /tmp. TAP on stdout.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "mount.h"
+#include "userns.h"
+
+#include "../lib/tap.h"
+
+#define NOT_ABS(p)    "\"" p "\" is not an absolute path without \"..\""
+#define NOT_ROOT(p)   "\"" p "\": cannot replace the root directory"
+#define MANAGED(p, m) "\"" p "\": " m " is managed by cordon"
+#define SYSTEM_DIR    ": refusing to make a system directory writable (use a project directory)"
+#define HOME_DIR                                                                                   \
+	": refusing to make the home directory writable: it holds ~/.ssh and other secrets (use "  \
+	"a "                                                                                       \
+	"project directory)"
+#define HOSTNAME_MSG(n) "\"" n "\" is not a hostname (1-64 of a-z 0-9 - .)"
+
+static char scratch[PATH_MAX];	  /* resolved */
+static char dir_a[PATH_MAX + 8];  /* scratch/a, a directory */
+static char file_f[PATH_MAX + 8]; /* scratch/f, a regular file */
+static char link_l[PATH_MAX + 8]; /* scratch/l -> a */
+
+static struct cordon_error err;
+
+static struct cordon_error *fresh_err(void)
+{
+	memset(&err, 0, sizeof(err));
+	return &err;
+}
+
+/* r and the error are what a refused setter leaves: -EINVAL (or -code), step, code, message. */
+static void refused(int r, int code, const char *step, const char *msg, const char *what)
+{
+	is_int(r, code ? -code : -EINVAL, "%s: refused", what);
+	is_str(err.msg, msg, "%s: message", what);
+	ok(err.code == code && strcmp(err.step, step) == 0, "%s: step \"%s\", code %d", what, step,
+	   code);
+}
+
+static int setup_scratch(void)
+{
+	char tmpl[] = "/tmp/cordon-test-config.XXXXXX";
+	int fd;
+
+	if (!mkdtemp(tmpl) || !realpath(tmpl, scratch))
+		return -1;
+	snprintf(dir_a, sizeof(dir_a), "%s/a", scratch);
+	snprintf(file_f, sizeof(file_f), "%s/f", scratch);
+	snprintf(link_l, sizeof(link_l), "%s/l", scratch);
+	if (mkdir(dir_a, 0755) < 0 || symlink("a", link_l) < 0)
+		return -1;
+	fd = open(file_f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static void remove_scratch(void)
+{
+	char p[PATH_MAX + 16];
+
+	unlink(link_l);
+	unlink(file_f);
+	rmdir(dir_a);
+	snprintf(p, sizeof(p), "%s/home", scratch);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/h", scratch);
+	rmdir(p);
+	rmdir(scratch);
+}
+
+static void test_defaults(void)
+{
+	struct cordon_config *c = cordon_config_new();
+
+	ok(c->tmp_size == 256ull << 20 && c->kill_after_ns == 2 * NSEC_PER_SEC &&
+	       c->report_fd == -1 && c->net == CORDON_NET_NONE && !c->hostname && !c->workdir &&
+	       !c->argv && !c->timeout_ns,
+	   "defaults: /tmp 256M, kill-after 2s, no report fd, net none, no timeout");
+	ok(c->rlimits[RLIMIT_CORE].set && c->rlimits[RLIMIT_CORE].soft == 0 &&
+	       c->rlimits[RLIMIT_CORE].hard == 0 && !c->rlimits[RLIMIT_NOFILE].set,
+	   "defaults: core dumps off, other limits unset");
+	cordon_config_free(c);
+	cordon_config_free(NULL);
+	ok(1, "cordon_config_free(NULL) is fine");
+}
+
+static void test_workdir(void)
+{
+	static const char *const system_dirs[] = {
+	    "/", "/usr", "/etc", "/tmp", "/home", "/root", "/var", "/var/tmp", "/dev/shm", "/proc",
+	};
+	/* spelled differently, resolved to a system directory */
+	static const struct {
+		const char *in;
+		const char *resolved;
+	} aliases[] = {
+	    {"/usr/", "/usr"}, {"//etc", "/etc"}, {"/usr/../etc", "/etc"}, {"/tmp/.", "/tmp"}};
+	struct cordon_config *c = cordon_config_new();
+	const char *old_home = getenv("HOME");
+	_cleanup_free_ char *saved_home = old_home ? strdup(old_home) : NULL;
+	char home[PATH_MAX + 8], home_slash[PATH_MAX + 8], home_link[PATH_MAX + 8],
+	    msg[PATH_MAX + 256], what[PATH_MAX + 64];
+	int r;
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(system_dirs); i++) {
+		snprintf(msg, sizeof(msg), "%s" SYSTEM_DIR, system_dirs[i]);
+		snprintf(what, sizeof(what), "workdir %s", system_dirs[i]);
+		refused(cordon_config_set_workdir(c, system_dirs[i], fresh_err()), 0, "workdir",
+			msg, what);
+	}
+	for (size_t i = 0; i < CD_ELEMENTSOF(aliases); i++) {
+		snprintf(msg, sizeof(msg), "%s" SYSTEM_DIR, aliases[i].resolved);
+		snprintf(what, sizeof(what), "workdir %s", aliases[i].in);
+		refused(cordon_config_set_workdir(c, aliases[i].in, fresh_err()), 0, "workdir", msg,
+			what);
+	}
+	ok(c->workdir == NULL, "workdir: nothing stored after refusals");
+
+	/* the caller's home directory, as $HOME says */
+	snprintf(home, sizeof(home), "%s/h", scratch);
+	snprintf(home_slash, sizeof(home_slash), "%s/h/", scratch);
+	snprintf(home_link, sizeof(home_link), "%s/home", scratch);
+	if (mkdir(home, 0700) < 0 || symlink("h", home_link) < 0)
+		diag("cannot create %s: %s", home, strerror(errno));
+	setenv("HOME", home, 1);
+	snprintf(msg, sizeof(msg), "%s" HOME_DIR, home);
+	refused(cordon_config_set_workdir(c, home, fresh_err()), 0, "workdir", msg,
+		"workdir $HOME");
+	refused(cordon_config_set_workdir(c, home_link, fresh_err()), 0, "workdir", msg,
+		"workdir $HOME through a symlink");
+	refused(cordon_config_set_workdir(c, home_slash, fresh_err()), 0, "workdir", msg,
+		"workdir $HOME/");
+	/* $HOME spelled differently from the resolved path */
+	setenv("HOME", home_slash, 1);
+	r = cordon_config_set_workdir(c, home, fresh_err());
+	ok(r < 0, "workdir %s refused when HOME=%s (r=%d)", home, home_slash, r);
+	setenv("HOME", home_link, 1);
+	r = cordon_config_set_workdir(c, home, fresh_err());
+	ok(r < 0, "workdir %s refused when HOME=%s -> h (r=%d)", home, home_link, r);
+	if (saved_home)
+		setenv("HOME", saved_home, 1);
+	else
+		unsetenv("HOME");
+	free(c->workdir);
+	c->workdir = NULL;
+
+	/* the real $HOME, whatever it is, is refused one way or the other */
+	if (saved_home && access(saved_home, F_OK) == 0) {
+		r = cordon_config_set_workdir(c, saved_home, fresh_err());
+		is_int(r, -EINVAL, "workdir real $HOME %s refused", saved_home);
+		like_str(err.msg, ": refusing to make ", "workdir real $HOME: message");
+	} else {
+		skip("no $HOME", "workdir real $HOME refused");
+		skip("no $HOME", "workdir real $HOME: message");
+	}
+
+	/* accepted: a fresh directory, stored resolved */
+	is_int(cordon_config_set_workdir(c, dir_a, fresh_err()), 0, "workdir %s accepted", dir_a);
+	is_str(c->workdir, dir_a, "workdir stored");
+	is_int(cordon_config_set_workdir(c, link_l, fresh_err()), 0, "workdir symlink accepted");
+	{
+		_cleanup_free_ char *rp = realpath(link_l, NULL);
+
+		is_str(c->workdir, rp, "workdir through a symlink stored as its realpath");
+		is_str(c->workdir, dir_a, "which is the directory");
+	}
+	if (chdir(scratch) == 0) {
+		is_int(cordon_config_set_workdir(c, "l/", fresh_err()), 0, "relative workdir");
+		is_str(c->workdir, dir_a, "relative workdir stored absolute and resolved");
+		if (chdir("/") < 0)
+			diag("chdir /: %s", strerror(errno));
+	} else {
+		skip("cannot chdir", "relative workdir");
+		skip("cannot chdir", "relative workdir stored absolute and resolved");
+	}
+
+	/* refused: not there, not a directory, empty */
+	snprintf(what, sizeof(what), "%s/nope", scratch);
+	snprintf(msg, sizeof(msg), "%s/nope: No such file or directory", scratch);
+	refused(cordon_config_set_workdir(c, what, fresh_err()), ENOENT, "workdir", msg,
+		"workdir that does not exist");
+	snprintf(msg, sizeof(msg), "%s: not a directory", file_f);
+	refused(cordon_config_set_workdir(c, file_f, fresh_err()), ENOTDIR, "workdir", msg,
+		"workdir that is a file");
+	refused(cordon_config_set_workdir(c, "", fresh_err()), 0, "workdir", "empty path",
+		"workdir \"\"");
+	refused(cordon_config_set_workdir(c, NULL, fresh_err()), 0, "workdir", "empty path",
+		"workdir NULL");
+	is_str(c->workdir, dir_a, "a refused workdir keeps the previous one");
+	cordon_config_free(c);
+}
+
+enum inside_setter { WORKDIR_TARGET, RO_BIND, TMPFS, HIDE, N_SETTERS };
+
+static const char *const setter_step[] = {"workdir-target", "ro-bind", "tmpfs", "hide"};
+
+static int set_inside(struct cordon_config *c, enum inside_setter s, const char *p)
+{
+	switch (s) {
+	case WORKDIR_TARGET:
+		return cordon_config_set_workdir_target(c, p, fresh_err());
+	case RO_BIND:
+		return cordon_config_add_ro_bind(c, dir_a, p, fresh_err());
+	case TMPFS:
+		return cordon_config_add_tmpfs(c, p, 0, fresh_err());
+	case HIDE:
+	default:
+		return cordon_config_add_hide(c, p, fresh_err());
+	}
+}
+
+/* What the last call of that setter stored. */
+static const char *stored(const struct cordon_config *c, enum inside_setter s)
+{
+	switch (s) {
+	case WORKDIR_TARGET:
+		return c->workdir_target;
+	case RO_BIND:
+		return c->n_binds ? c->binds[c->n_binds - 1].dst : NULL;
+	case TMPFS:
+		return c->n_tmpfs ? c->tmpfs[c->n_tmpfs - 1].path : NULL;
+	case HIDE:
+	default:
+		return c->hide ? c->hide[cd_strv_len(c->hide) - 1] : NULL;
+	}
+}
+
+static size_t count(const struct cordon_config *c, enum inside_setter s)
+{
+	switch (s) {
+	case WORKDIR_TARGET:
+		return c->workdir_target ? 1 : 0;
+	case RO_BIND:
+		return c->n_binds;
+	case TMPFS:
+		return c->n_tmpfs;
+	case HIDE:
+	default:
+		return cd_strv_len(c->hide);
+	}
+}
+
+static void test_inside_paths(void)
+{
+	static const struct {
+		const char *p;
+		const char *msg;
+	} bad[] = {
+	    {"rel", NOT_ABS("rel")},
+	    {"a/b", NOT_ABS("a/b")},
+	    {"", NOT_ABS("")},
+	    {"..", NOT_ABS("..")},
+	    {"/..", NOT_ABS("/..")},
+	    {"/a/../b", NOT_ABS("/a/../b")},
+	    {"/a/..", NOT_ABS("/a/..")},
+	    {"/", NOT_ROOT("/")},
+	    {"//", NOT_ROOT("//")},
+	    {"/./", NOT_ROOT("/./")},
+	    {"/proc", MANAGED("/proc", "/proc")},
+	    {"/proc/", MANAGED("/proc/", "/proc")},
+	    {"/proc/sys/kernel", MANAGED("/proc/sys/kernel", "/proc")},
+	    {"/sys", MANAGED("/sys", "/sys")},
+	    {"/sys/fs/cgroup", MANAGED("/sys/fs/cgroup", "/sys")},
+	    {"/dev", MANAGED("/dev", "/dev")},
+	    {"/dev/shm", MANAGED("/dev/shm", "/dev")},
+	    {"//dev/./shm/", MANAGED("//dev/./shm/", "/dev")},
+	};
+	static const struct {
+		const char *p;
+		const char *want;
+	} good[] = {
+	    {"//a/./b/", "/a/b"},    {"/opt/x", "/opt/x"},     {"/procx", "/procx"},
+	    {"/device/", "/device"}, {"/srv/sys", "/srv/sys"}, {"/tmp/t", "/tmp/t"},
+	};
+	char what[256];
+
+	for (int s = 0; s < N_SETTERS; s++) {
+		struct cordon_config *c = cordon_config_new();
+
+		for (size_t i = 0; i < CD_ELEMENTSOF(bad); i++) {
+			snprintf(what, sizeof(what), "%s \"%s\"", setter_step[s], bad[i].p);
+			refused(set_inside(c, s, bad[i].p), 0, setter_step[s], bad[i].msg, what);
+		}
+		is_uint(count(c, s), 0, "%s: nothing stored after refusals", setter_step[s]);
+		for (size_t i = 0; i < CD_ELEMENTSOF(good); i++) {
+			is_int(set_inside(c, s, good[i].p), 0, "%s \"%s\" accepted", setter_step[s],
+			       good[i].p);
+			is_str(stored(c, s), good[i].want, "%s \"%s\" stored as %s", setter_step[s],
+			       good[i].p, good[i].want);
+		}
+		cordon_config_free(c);
+	}
+}
+
+static void test_inside_path_details(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	char msg[PATH_MAX + 128], longp[5000];
+	int r;
+
+	/* too long for PATH_MAX once normalized */
+	for (size_t i = 0; i < sizeof(longp) - 1; i++)
+		longp[i] = i % 100 == 0 ? '/' : 'a';
+	longp[sizeof(longp) - 1] = '\0';
+	r = cordon_config_add_tmpfs(c, longp, 0, fresh_err());
+	ok(r == -ENAMETOOLONG && err.code == ENAMETOOLONG && strcmp(err.step, "tmpfs") == 0,
+	   "tmpfs: a path longer than PATH_MAX is ENAMETOOLONG (r=%d)", r);
+	ok(strncmp(err.msg, "\"/aaaa", 6) == 0, "tmpfs: too long: message names the path");
+
+	/* tmpfs sizes */
+	is_int(cordon_config_add_tmpfs(c, "/t0", 0, fresh_err()), 0, "tmpfs size 0");
+	is_uint(c->tmpfs[c->n_tmpfs - 1].size, 64ull << 20, "tmpfs size 0 is the default 64M");
+	is_int(cordon_config_add_tmpfs(c, "/t1", 1 << 20, fresh_err()), 0, "tmpfs size 1M");
+	is_uint(c->tmpfs[c->n_tmpfs - 1].size, 1 << 20, "tmpfs size 1M stored");
+
+	/* ro-bind: the source is a host path, resolved; dst NULL means the same path inside */
+	is_int(cordon_config_add_ro_bind(c, link_l, NULL, fresh_err()), 0,
+	       "ro-bind symlink, no dst");
+	is_str(c->binds[c->n_binds - 1].src, dir_a, "ro-bind: source resolved");
+	is_str(c->binds[c->n_binds - 1].dst, dir_a, "ro-bind: dst defaults to the resolved source");
+	is_int(cordon_config_add_ro_bind(c, file_f, "/etc//x.conf", fresh_err()), 0,
+	       "ro-bind of a file");
+	is_str(c->binds[c->n_binds - 1].dst, "/etc/x.conf", "ro-bind of a file: dst normalized");
+	refused(cordon_config_add_ro_bind(c, "/", NULL, fresh_err()), 0, "ro-bind", NOT_ROOT("/"),
+		"ro-bind / without dst");
+	refused(cordon_config_add_ro_bind(c, "/proc/self/..", NULL, fresh_err()), 0, "ro-bind",
+		MANAGED("/proc", "/proc"), "ro-bind /proc/self/.. without dst");
+	snprintf(msg, sizeof(msg), "%s/nope: No such file or directory", scratch);
+	{
+		char nope[PATH_MAX + 8];
+
+		snprintf(nope, sizeof(nope), "%s/nope", scratch);
+		refused(cordon_config_add_ro_bind(c, nope, "/x", fresh_err()), ENOENT, "ro-bind",
+			msg, "ro-bind of a missing source");
+	}
+	refused(cordon_config_add_ro_bind(c, "", "/x", fresh_err()), 0, "ro-bind", "empty path",
+		"ro-bind of an empty source");
+	refused(cordon_config_add_ro_bind(c, dir_a, "rel", fresh_err()), 0, "ro-bind",
+		NOT_ABS("rel"), "ro-bind to a relative dst");
+	is_uint(c->n_binds, 2, "ro-bind: two binds stored");
+
+	/* chdir: absolute, normalized; / and the managed trees are fine */
+	refused(cordon_config_set_chdir(c, "rel", fresh_err()), 0, "chdir", NOT_ABS("rel"),
+		"chdir relative");
+	refused(cordon_config_set_chdir(c, "/a/../b", fresh_err()), 0, "chdir", NOT_ABS("/a/../b"),
+		"chdir with ..");
+	is_int(cordon_config_set_chdir(c, "//w/./sub/", fresh_err()), 0, "chdir //w/./sub/");
+	is_str(c->chdir, "/w/sub", "chdir normalized");
+	is_int(cordon_config_set_chdir(c, "/", fresh_err()), 0, "chdir /");
+	is_str(c->chdir, "/", "chdir / stored");
+
+	/* rootfs: a host directory, resolved */
+	is_int(cordon_config_set_rootfs(c, link_l, fresh_err()), 0, "rootfs symlink");
+	is_str(c->rootfs, dir_a, "rootfs resolved");
+	snprintf(msg, sizeof(msg), "%s: not a directory", file_f);
+	refused(cordon_config_set_rootfs(c, file_f, fresh_err()), ENOTDIR, "rootfs", msg,
+		"rootfs that is a file");
+	cordon_config_free(c);
+}
+
+static void test_hostname(void)
+{
+	static const char *const good[] = {"a-b.c", "cordon", "A1", "x", "0", "a.b-c.d9"};
+	static const struct {
+		const char *name;
+		const char *msg;
+	} bad[] = {
+	    {"", HOSTNAME_MSG("")},	    {"-x", HOSTNAME_MSG("-x")},
+	    {".x", HOSTNAME_MSG(".x")},	    {"a b", HOSTNAME_MSG("a b")},
+	    {"a_b", HOSTNAME_MSG("a_b")},   {"a/b", HOSTNAME_MSG("a/b")},
+	    {"a\nb", HOSTNAME_MSG("a\nb")}, {"\xc3\xa9", HOSTNAME_MSG("\xc3\xa9")},
+	};
+	struct cordon_config *c = cordon_config_new();
+	char n64[65], n65[66], msg[128];
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(good); i++) {
+		is_int(cordon_config_set_hostname(c, good[i], fresh_err()), 0,
+		       "hostname \"%s\" accepted", good[i]);
+		is_str(c->hostname, good[i], "hostname \"%s\" stored", good[i]);
+	}
+	memset(n64, 'h', 64);
+	n64[64] = '\0';
+	memset(n65, 'h', 65);
+	n65[65] = '\0';
+	is_int(cordon_config_set_hostname(c, n64, fresh_err()), 0, "hostname of 64 characters");
+	for (size_t i = 0; i < CD_ELEMENTSOF(bad); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "hostname \"%s\"", bad[i].name);
+		refused(cordon_config_set_hostname(c, bad[i].name, fresh_err()), 0, "hostname",
+			bad[i].msg, what);
+	}
+	snprintf(msg, sizeof(msg), "\"%s\" is not a hostname (1-64 of a-z 0-9 - .)", n65);
+	refused(cordon_config_set_hostname(c, n65, fresh_err()), 0, "hostname", msg,
+		"hostname of 65 characters");
+	refused(cordon_config_set_hostname(c, NULL, fresh_err()), 0, "hostname", HOSTNAME_MSG(""),
+		"hostname NULL");
+	is_str(c->hostname, n64, "a refused hostname keeps the previous one");
+	cordon_config_free(c);
+}
+
+static void test_env(void)
+{
+	struct cordon_config *c = cordon_config_new();
+
+	is_int(cordon_config_set_env(c, "FOO", "bar=baz", fresh_err()), 0, "env FOO");
+	is_int(cordon_config_set_env(c, "EMPTY", NULL, fresh_err()), 0, "env EMPTY, NULL value");
+	is_int(cordon_config_set_env(c, "X", "", fresh_err()), 0, "env X, empty value");
+	is_uint(cd_strv_len(c->env), 3, "env: three stored");
+	is_str(c->env[0], "FOO=bar=baz", "env FOO stored as KEY=VALUE");
+	is_str(c->env[1], "EMPTY=", "env NULL value stored empty");
+	is_str(c->env[2], "X=", "env empty value");
+	refused(cordon_config_set_env(c, "", "x", fresh_err()), 0, "env",
+		"\"\" is not a variable name", "env empty key");
+	refused(cordon_config_set_env(c, NULL, "x", fresh_err()), 0, "env",
+		"\"\" is not a variable name", "env NULL key");
+	refused(cordon_config_set_env(c, "A=B", "x", fresh_err()), 0, "env",
+		"\"A=B\" is not a variable name", "env key with =");
+	refused(cordon_config_set_env(c, "=", "x", fresh_err()), 0, "env",
+		"\"=\" is not a variable name", "env key =");
+	is_uint(cd_strv_len(c->env), 3, "env: nothing stored after refusals");
+
+	is_int(cordon_config_pass_env(c, "SSH_AUTH_SOCK", fresh_err()), 0, "pass-env");
+	is_str(c->pass_env[0], "SSH_AUTH_SOCK", "pass-env stored");
+	refused(cordon_config_pass_env(c, "", fresh_err()), 0, "pass-env",
+		"\"\" is not a variable name", "pass-env empty key");
+	refused(cordon_config_pass_env(c, NULL, fresh_err()), 0, "pass-env",
+		"\"\" is not a variable name", "pass-env NULL key");
+	refused(cordon_config_pass_env(c, "A=B", fresh_err()), 0, "pass-env",
+		"\"A=B\" is not a variable name", "pass-env key with =");
+	is_uint(cd_strv_len(c->pass_env), 1, "pass-env: one stored");
+	cordon_config_free(c);
+}
+
+static void test_report_fd(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	char msg[128];
+	int fds[2], closed, rd, wr, rw;
+
+	closed = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	close(closed);
+	snprintf(msg, sizeof(msg), "%d is not an open file descriptor", closed);
+	refused(cordon_config_set_report_fd(c, closed, fresh_err()), EBADF, "report-fd", msg,
+		"report-fd of a closed fd");
+	refused(cordon_config_set_report_fd(c, -1, fresh_err()), EBADF, "report-fd",
+		"-1 is not an open file descriptor", "report-fd -1");
+	rd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(msg, sizeof(msg), "%d is not open for writing", rd);
+	refused(cordon_config_set_report_fd(c, rd, fresh_err()), EBADF, "report-fd", msg,
+		"report-fd of an O_RDONLY fd");
+	is_int(c->report_fd, -1, "report-fd: nothing stored after refusals");
+	wr = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	is_int(cordon_config_set_report_fd(c, wr, fresh_err()), 0, "report-fd O_WRONLY");
+	is_int(c->report_fd, wr, "report-fd stored");
+	rw = open("/dev/null", O_RDWR | O_CLOEXEC);
+	is_int(cordon_config_set_report_fd(c, rw, fresh_err()), 0, "report-fd O_RDWR");
+	if (pipe2(fds, O_CLOEXEC) == 0) {
+		snprintf(msg, sizeof(msg), "%d is not open for writing", fds[0]);
+		refused(cordon_config_set_report_fd(c, fds[0], fresh_err()), EBADF, "report-fd",
+			msg, "report-fd of a pipe's read end");
+		is_int(cordon_config_set_report_fd(c, fds[1], fresh_err()), 0,
+		       "report-fd of a pipe's write end");
+		close(fds[0]);
+		close(fds[1]);
+	}
+	close(rd);
+	close(wr);
+	close(rw);
+
+	refused(cordon_config_set_report_file(c, "", fresh_err()), 0, "report", "empty path",
+		"report file \"\"");
+	refused(cordon_config_set_report_file(c, NULL, fresh_err()), 0, "report", "empty path",
+		"report file NULL");
+	is_int(cordon_config_set_report_file(c, "out.json", fresh_err()), 0, "report file");
+	is_str(c->report_path, "out.json", "report file stored as given");
+	cordon_config_free(c);
+}
+
+static void test_rlimit_setter(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	char msg[64];
+
+	refused(cordon_config_set_rlimit(c, RLIMIT_NOFILE, 10, 5, fresh_err()), 0, "rlimit",
+		"nofile: soft limit above hard limit", "set_rlimit nofile soft > hard");
+	refused(cordon_config_set_rlimit(c, RLIMIT_AS, RLIM_INFINITY, 1 << 30, fresh_err()), 0,
+		"rlimit", "as: soft limit above hard limit", "set_rlimit as unlimited:1G");
+	ok(!c->rlimits[RLIMIT_NOFILE].set && !c->rlimits[RLIMIT_AS].set,
+	   "set_rlimit: nothing stored after refusals");
+	refused(cordon_config_set_rlimit(c, -1, 1, 1, fresh_err()), 0, "rlimit",
+		"unknown resource -1", "set_rlimit resource -1");
+	snprintf(msg, sizeof(msg), "unknown resource %d", RLIM_NLIMITS);
+	refused(cordon_config_set_rlimit(c, RLIM_NLIMITS, 1, 1, fresh_err()), 0, "rlimit", msg,
+		"set_rlimit resource RLIM_NLIMITS");
+	is_int(cordon_config_set_rlimit(c, RLIMIT_NOFILE, 10, 20, fresh_err()), 0,
+	       "set_rlimit nofile 10:20");
+	ok(c->rlimits[RLIMIT_NOFILE].set && c->rlimits[RLIMIT_NOFILE].soft == 10 &&
+	       c->rlimits[RLIMIT_NOFILE].hard == 20,
+	   "set_rlimit nofile stored");
+	is_int(cordon_config_set_rlimit(c, RLIMIT_CORE, RLIM_INFINITY, RLIM_INFINITY, fresh_err()),
+	       0, "set_rlimit core unlimited");
+	ok(c->rlimits[RLIMIT_CORE].soft == RLIM_INFINITY, "set_rlimit core unlimited stored");
+	is_int(cordon_config_set_rlimit(c, RLIMIT_CPU, 5, 5, fresh_err()), 0,
+	       "set_rlimit soft == hard");
+	cordon_config_free(c);
+}
+
+static void test_command_and_scalars(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	const char *none[] = {NULL};
+	const char *empty[] = {"", "x", NULL};
+	const char *argv[] = {"make", "", "test", NULL};
+
+	refused(cordon_config_set_command(c, NULL, fresh_err()), 0, "command", "no command given",
+		"set_command NULL");
+	refused(cordon_config_set_command(c, none, fresh_err()), 0, "command", "no command given",
+		"set_command {NULL}");
+	refused(cordon_config_set_command(c, empty, fresh_err()), 0, "command", "no command given",
+		"set_command {\"\", ...}");
+	ok(c->argv == NULL, "set_command: nothing stored after refusals");
+	is_int(cordon_config_set_command(c, argv, fresh_err()), 0, "set_command make '' test");
+	ok(c->argv && cd_strv_len(c->argv) == 3 && strcmp(c->argv[0], "make") == 0 &&
+	       strcmp(c->argv[1], "") == 0 && strcmp(c->argv[2], "test") == 0 &&
+	       c->argv[0] != argv[0],
+	   "set_command copies argv, empty later arguments included");
+
+	refused(cordon_config_set_timeout(c, CD_MAX_DURATION + 1, fresh_err()), 0, "timeout",
+		"too long (at most 100 years)", "timeout above 100 years");
+	is_int(cordon_config_set_timeout(c, CD_MAX_DURATION, fresh_err()), 0,
+	       "timeout of 100 years");
+	refused(cordon_config_set_kill_after(c, UINT64_MAX, fresh_err()), 0, "kill-after",
+		"too long (at most 100 years)", "kill-after above 100 years");
+	is_int(cordon_config_set_kill_after(c, 0, fresh_err()), 0, "kill-after 0");
+	refused(cordon_config_set_tmp_size(c, 0, fresh_err()), 0, "tmp-size", "must be more than 0",
+		"tmp-size 0");
+	is_int(cordon_config_set_tmp_size(c, 1 << 20, fresh_err()), 0, "tmp-size 1M");
+	refused(cordon_config_set_net(c, (enum cordon_net)2, fresh_err()), 0, "net",
+		"unknown network mode 2", "net mode 2");
+	is_int(cordon_config_set_net(c, CORDON_NET_HOST, fresh_err()), 0, "net host");
+	refused(cordon_config_set_uid(c, (uid_t)-1, fresh_err()), 0, "uid",
+		"4294967295 is not a valid uid", "uid -1");
+	refused(cordon_config_set_gid(c, (gid_t)-1, fresh_err()), 0, "gid",
+		"4294967295 is not a valid gid", "gid -1");
+	is_int(cordon_config_set_uid(c, 0, fresh_err()), 0, "uid 0");
+	ok(c->uid_set && c->uid == 0 && !c->gid_set, "uid 0 stored, gid still unset");
+
+	/* the first error wins: a second failure does not overwrite it */
+	fresh_err();
+	cordon_config_set_hostname(c, "-x", &err);
+	cordon_config_set_env(c, "", "x", &err);
+	is_str(err.msg, HOSTNAME_MSG("-x"), "the first error wins");
+	is_str(err.step, "hostname", "the first error's step");
+	cordon_config_free(c);
+}
+
+/* Mount plans ------------------------------------------------------------------------------ */
+
+static char id_user[] = "x";
+static char id_home[] = "/home/x";
+
+static struct cd_identity test_identity(void)
+{
+	return (struct cd_identity){
+	    .inside_uid = getuid(),
+	    .inside_gid = getgid(),
+	    .host_uid = getuid(),
+	    .host_gid = getgid(),
+	    .user = id_user,
+	    .home = id_home,
+	};
+}
+
+/* Index of the first of the user part: after the managed /var/tmp. */
+static size_t user_start(const struct cd_mount_plan *p)
+{
+	size_t start = p->n;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->m[i].kind == CD_MNT_TMPFS && !p->m[i].user &&
+		    strcmp(p->m[i].dst, "/var/tmp") == 0)
+			start = i + 1;
+	return start;
+}
+
+static void plan_conflict(const char *what, const char *msg, const char *target,
+			  void (*configure)(struct cordon_config *c))
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = {.n = 12345};
+	int r;
+
+	configure(c);
+	r = cd_mount_plan_build(c, dir_a, target, &id, &p, fresh_err());
+	is_int(r, -EINVAL, "plan %s: refused", what);
+	is_str(err.msg, msg, "plan %s: message", what);
+	ok(strcmp(err.step, "mount") == 0 && err.code == 0 && p.n == 12345 && !p.m,
+	   "plan %s: step \"mount\", plan untouched", what);
+	cordon_config_free(c);
+}
+
+static void conf_tmpfs_hide(struct cordon_config *c)
+{
+	if (cordon_config_add_tmpfs(c, "/opt/x", 0, fresh_err()) < 0 ||
+	    cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_hide_tmpfs(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0 ||
+	    cordon_config_add_tmpfs(c, "/opt/x/", 0, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_tmpfs_bind(struct cordon_config *c)
+{
+	if (cordon_config_add_ro_bind(c, dir_a, "/opt/y", fresh_err()) < 0 ||
+	    cordon_config_add_tmpfs(c, "//opt/y", 0, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_two_hides(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0 ||
+	    cordon_config_add_hide(c, "/opt/./x", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_hide_workdir(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/w", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_tmpfs_home(struct cordon_config *c)
+{
+	if (cordon_config_add_tmpfs(c, "/home/x", 0, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_nothing(struct cordon_config *c)
+{
+	(void)c;
+}
+
+static void test_plan_conflicts(void)
+{
+	plan_conflict("--tmpfs /opt/x --hide /opt/x", "--hide and --tmpfs both mount on /opt/x",
+		      "/w", conf_tmpfs_hide);
+	plan_conflict("--hide /opt/x --tmpfs /opt/x/", "--hide and --tmpfs both mount on /opt/x",
+		      "/w", conf_hide_tmpfs);
+	plan_conflict("--ro-bind a /opt/y --tmpfs //opt/y",
+		      "--tmpfs and --ro-bind both mount on /opt/y", "/w", conf_tmpfs_bind);
+	plan_conflict("--hide /opt/x --hide /opt/./x", "--hide and --hide both mount on /opt/x",
+		      "/w", conf_two_hides);
+	plan_conflict("--hide /w with the workdir on /w",
+		      "--workdir-target and --hide both mount on /w", "/w", conf_hide_workdir);
+	plan_conflict("--tmpfs /home/x over HOME", "HOME and --tmpfs both mount on /home/x", "/w",
+		      conf_tmpfs_home);
+	plan_conflict("workdir on HOME", "HOME and --workdir-target both mount on /home/x",
+		      "/home/x", conf_nothing);
+}
+
+static void test_plan_order(void)
+{
+	static const struct {
+		const char *dst;
+		enum cd_mnt_kind kind;
+	} want[] = {
+	    {"/q", CD_MNT_HIDE},
+	    {"/home/x", CD_MNT_TMPFS},
+	    {"/opt/a", CD_MNT_TMPFS},
+	    {"/w/x/y", CD_MNT_WORKDIR},
+	    {"/opt/a/b", CD_MNT_BIND},
+	    {"/opt/a/b/c", CD_MNT_HIDE},
+	    {"/opt/a/b/c/d/e", CD_MNT_TMPFS},
+	};
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = {0};
+	bool depth_ok = true, parents_ok = true, root_ok = true;
+	size_t start, n_proc = 0;
+	int r;
+
+	/* given children first, so that only the sort can put parents first */
+	r = cordon_config_add_hide(c, "/opt/a/b/c", fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_hide(c, "/q", fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_tmpfs(c, "/opt/a/b/c/d/e", 0, fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_tmpfs(c, "/opt/a", 1 << 20, fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_ro_bind(c, dir_a, "/opt/a/b", fresh_err());
+	if (!is_int(r, 0, "plan: configured"))
+		diag("configure: %s", err.msg);
+
+	r = cd_mount_plan_build(c, dir_a, "/w/x/y", &id, &p, fresh_err());
+	if (!is_int(r, 0, "plan: built"))
+		diag("plan: %s", err.msg);
+	start = user_start(&p);
+	if (!is_uint(p.n - start, CD_ELEMENTSOF(want), "plan: HOME, the workdir and 5 options")) {
+		cd_mount_plan_done(&p);
+		cordon_config_free(c);
+		return;
+	}
+	for (size_t i = start + 1; i < p.n; i++)
+		if (cd_path_depth(p.m[i - 1].dst) > cd_path_depth(p.m[i].dst))
+			depth_ok = false;
+	ok(depth_ok, "plan: depth never decreases over the user part");
+	for (size_t i = start; i < p.n; i++)
+		for (size_t j = i + 1; j < p.n; j++)
+			if (cd_path_startswith(p.m[i].dst, p.m[j].dst))
+				parents_ok = false;
+	ok(parents_ok, "plan: no mount comes after one of its children");
+	for (size_t i = 0; i < CD_ELEMENTSOF(want); i++) {
+		const struct cd_mnt *m = &p.m[start + i];
+
+		is_str(m->dst, want[i].dst, "plan: user mount %zu is on %s", i, want[i].dst);
+		is_str(cd_mnt_kind_name(m->kind), cd_mnt_kind_name(want[i].kind),
+		       "plan: user mount %zu is a %s", i, cd_mnt_kind_name(want[i].kind));
+	}
+	/* the details the sort must carry along */
+	ok(p.m[start + 2].size == 1 << 20 && p.m[start + 2].user && p.m[start + 2].mode == 0755,
+	   "plan: --tmpfs /opt/a keeps its size, mode and user flag");
+	ok(p.m[start + 1].size == 64ull << 20 && !p.m[start + 1].user &&
+	       p.m[start + 1].mode == 0700,
+	   "plan: HOME is a private 64M tmpfs");
+	ok(p.m[start + 4].ro && p.m[start + 4].is_dir && p.m[start + 4].user &&
+	       p.m[start + 4].src && strcmp(p.m[start + 4].src, dir_a) == 0,
+	   "plan: --ro-bind is read-only, a directory, from its source");
+	is_str(p.m[start + 3].src, dir_a, "plan: workdir source");
+	is_str(p.workdir_target, "/w/x/y", "plan: workdir_target");
+	ok(p.workdir_target == p.m[start + 3].dst, "plan: workdir_target points into the plan");
+	ok(p.uid == getuid() && p.gid == getgid() && p.tmp_size == 256ull << 20 && p.fresh_sysfs,
+	   "plan: ids, /tmp size, fresh sysfs");
+
+	/* the root part: the host's top level, then what cordon manages */
+	for (size_t i = 0; i < start; i++) {
+		const struct cd_mnt *m = &p.m[i];
+
+		if (m->kind == CD_MNT_PROC)
+			n_proc++;
+		if (m->user || !cd_path_is_normalized_absolute(m->dst))
+			root_ok = false;
+		if (strcmp(m->dst, "/home") == 0 || strcmp(m->dst, "/root") == 0)
+			root_ok = root_ok && m->kind == CD_MNT_DIR;
+		if (strcmp(m->dst, "/etc") == 0)
+			root_ok = root_ok && m->kind == CD_MNT_BIND && m->ro && m->is_dir;
+	}
+	is_uint(n_proc, 1, "plan: one /proc");
+	ok(root_ok, "plan: /home and /root hidden, /etc bound read-only, nothing user-made");
+	cd_mount_plan_done(&p);
+	ok(p.m == NULL && p.n == 0, "cd_mount_plan_done resets the plan");
+
+	/* --net host: the host's sysfs */
+	cordon_config_set_net(c, CORDON_NET_HOST, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, "/w/x/y", &id, &p, fresh_err());
+	ok(r == 0 && !p.fresh_sysfs, "plan with --net host: no fresh sysfs");
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+}
+
+int main(void)
+{
+	if (setup_scratch() < 0) {
+		printf("Bail out! cannot create a scratch directory in /tmp: %s\n",
+		       strerror(errno));
+		return 1;
+	}
+	test_defaults();
+	test_workdir();
+	test_inside_paths();
+	test_inside_path_details();
+	test_hostname();
+	test_env();
+	test_report_fd();
+	test_rlimit_setter();
+	test_command_and_scalars();
+	test_plan_conflicts();
+	test_plan_order();
+	remove_scratch();
+	return done_testing();
+}
