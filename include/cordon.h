@@ -169,6 +169,13 @@ CORDON_PUBLIC int cordon_config_set_report_file(struct cordon_config *c, const c
 CORDON_PUBLIC int cordon_config_set_report_fd(struct cordon_config *c, int fd,
 					      struct cordon_error *err);
 
+/* For callers that exit right after cordon_run(), like the cordon tool: return as soon as every
+ * process of the sandbox has been killed and reaped, without waiting for the kernel to tear the
+ * namespaces down (a few hundred microseconds). The sandbox's init, which has nothing left to do
+ * but exit, then stays an unreaped child of the caller until the caller exits or reaps it.
+ * Off by default. */
+CORDON_PUBLIC void cordon_config_set_fast_exit(struct cordon_config *c, int on);
+
 /* Verbose tracing of what is set up, step by step. fn may be NULL (off, the default). */
 CORDON_PUBLIC void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn,
 					 void *userdata);

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "caps.h"
@@ -55,11 +57,13 @@ static void close_other_fds(int *keep, size_t n)
  * here on nothing is done with the host's root identity. */
 static int become_sandbox_ids(const struct cd_identity *id, struct cordon_error *err)
 {
-	if (id->setgroups_allowed && setgroups(0, NULL) < 0)
+	/* raw system calls: this thread only. glibc's would stop the network thread to change its
+	 * ids too, and wait for it; that thread is gone before the ids matter (cd_caps_drop) */
+	if (id->setgroups_allowed && syscall(SYS_setgroups, 0, NULL) < 0)
 		return cd_fail_errno(err, errno, "init", "clear supplementary groups");
-	if (setresgid(id->inside_gid, id->inside_gid, id->inside_gid) < 0)
+	if (syscall(SYS_setresgid, id->inside_gid, id->inside_gid, id->inside_gid) < 0)
 		return cd_fail_errno(err, errno, "init", "setresgid %u", id->inside_gid);
-	if (setresuid(id->inside_uid, id->inside_uid, id->inside_uid) < 0)
+	if (syscall(SYS_setresuid, id->inside_uid, id->inside_uid, id->inside_uid) < 0)
 		return cd_fail_errno(err, errno, "init", "setresuid %u", id->inside_uid);
 	return 0;
 }
@@ -72,14 +76,16 @@ static int join_net(void *data, struct cordon_error *err)
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	struct cd_netns_job net = { .sock = -1 };
+	struct cd_netns_job net = { .fd = -1 };
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
 	/* sync 1: die with the supervisor; if it is already gone, GO never comes: EOF */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
-	/* the network namespace is made meanwhile, on the other core */
+	/* nothing of the supervisor's stays open in here */
+	close_other_fds(&((int){ a->sock }), 1);
+	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
 	if (a->own_net) {
 		r = cd_netns_start(&net, err);
 		if (r < 0)
@@ -88,8 +94,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	r = cd_msg_recv(a->sock, &m, &workdir_fd);
 	if (r <= 0 || m.type != CD_MSG_GO)
 		_exit(CORDON_EXIT_FAILURE);
-	/* sync 2: id maps written; nothing of the supervisor's stays open in here */
-	close_other_fds((int[]){ a->sock, workdir_fd, net.sock }, 3);
+	/* sync 2: id maps written */
 	r = become_sandbox_ids(a->id, err);
 	if (r < 0)
 		return r;
@@ -146,7 +151,8 @@ static int exec_lookup(const struct cd_child_args *a)
 	return eacces ? EACCES : ENOENT;
 }
 
-/* The command's process: last steps, then exec. Failures go to errfd, read by pid 1. */
+/* The command's process, a vfork() child sharing pid 1's memory: last steps with system calls
+ * only (no allocation), then exec. Failures go to errfd, read by pid 1. */
 _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 {
 	struct cordon_error err = { 0 };
@@ -180,7 +186,8 @@ static int start_command(const struct cd_child_args *a, pid_t *ret, struct cordo
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return cd_fail_errno(err, errno, "init", "pipe");
-	pid = fork();
+	/* vfork: nothing of pid 1's memory is copied, and pid 1 waits until the exec */
+	pid = vfork();
 	if (pid < 0)
 		return cd_fail_errno(err, errno, "init", "fork the command");
 	if (pid == 0) {
@@ -202,6 +209,32 @@ static int start_command(const struct cd_child_args *a, pid_t *ret, struct cordo
 	return 0;
 }
 
+static uint64_t tv_us(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+}
+
+/* The command ended: nothing else may outlive it. Kill and reap every process left, so that when
+ * the supervisor hears EXIT no process of the sandbox runs any more, then report the usage of all
+ * of them (the kernel frees the namespaces after pid 1 exits, without anyone waiting for it). */
+_Noreturn static void end_sandbox(int sock, int status)
+{
+	struct cd_msg m = { .type = CD_MSG_EXIT, .value = status };
+	struct rusage self, children;
+
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	m.usage.user_us = tv_us(self.ru_utime) + tv_us(children.ru_utime);
+	m.usage.system_us = tv_us(self.ru_stime) + tv_us(children.ru_stime);
+	m.usage.max_rss_kb = (uint64_t)(self.ru_maxrss > children.ru_maxrss ? self.ru_maxrss
+									     : children.ru_maxrss);
+	cd_msg_send_msg(sock, &m, -1);
+	_exit(0);
+}
+
 /* sync 4: reap, forward, and end with the command. */
 _Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
 {
@@ -218,10 +251,8 @@ _Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
 			while (read(sigfd, &si, sizeof(si)) > 0)
 				;
 			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-				if (pid == command) {
-					cd_msg_send(sock, CD_MSG_EXIT, status, NULL, -1);
-					_exit(0); /* the kernel kills the rest of the pid namespace */
-				}
+				if (pid == command)
+					end_sandbox(sock, status);
 		}
 		if (!p[1].revents)
 			continue;

@@ -641,6 +641,11 @@ int cordon_config_set_report_fd(struct cordon_config *c, int fd, struct cordon_e
 	return 0;
 }
 
+void cordon_config_set_fast_exit(struct cordon_config *c, int on)
+{
+	c->fast_exit = on != 0;
+}
+
 void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn, void *userdata)
 {
 	c->log = fn;

@@ -54,6 +54,7 @@ struct cordon_config {
 	bool gid_set;
 	char *report_path;
 	int report_fd;
+	bool fast_exit;
 	cordon_log_fn log;
 	void *log_data;
 };

@@ -67,6 +67,7 @@ struct run {
 	bool killed;        /* SIGKILL sent after --kill-after */
 	bool got_exit;
 	int exit_status;    /* the command's wait status, from EXIT */
+	struct cd_usage usage; /* from EXIT: every process of the sandbox */
 	int init_status;    /* pid 1's wait status */
 	struct rusage ru;
 };
@@ -403,6 +404,7 @@ static void on_message(struct run *run, const struct cd_msg *m)
 	case CD_MSG_EXIT:
 		run->got_exit = true;
 		run->exit_status = m->value;
+		run->usage = m->usage;
 		break;
 	default:
 		break;
@@ -480,6 +482,11 @@ static void watch(struct run *run)
 			on_timer(run);
 		if (p[0].revents)
 			break;
+		if (run->got_exit && run->c->fast_exit) {
+			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */
+			run->pid = 0;
+			return;
+		}
 	}
 	drain_socket(run); /* EXIT is sent before pid 1 exits: it is there */
 	while (wait4(run->pid, &run->init_status, 0, &run->ru) < 0 && errno == EINTR)
@@ -541,10 +548,17 @@ static void finish(struct run *run)
 	set_outcome(run);
 	res->startup_ns = (run->running ? run->t_running : now) - run->t_start;
 	res->wall_ns = run->running ? now - run->t_running : 0;
-	/* pid 1 reaped every process of the sandbox: its children's usage covers them all */
-	res->user_ns = tv_ns(run->ru.ru_utime);
-	res->system_ns = tv_ns(run->ru.ru_stime);
-	res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
+	/* pid 1 reaped every process of the sandbox: its own and its children's usage covers them
+	 * all; without EXIT (killed), what wait4() says of it */
+	if (run->got_exit) {
+		res->user_ns = run->usage.user_us * NSEC_PER_USEC;
+		res->system_ns = run->usage.system_us * NSEC_PER_USEC;
+		res->max_rss_kb = run->usage.max_rss_kb;
+	} else {
+		res->user_ns = tv_ns(run->ru.ru_utime);
+		res->system_ns = tv_ns(run->ru.ru_stime);
+		res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
+	}
 	run_log(run, "sandbox: ended, exit code %d", res->exit_code);
 }
 

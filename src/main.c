@@ -451,6 +451,7 @@ int main(int argc, char **argv)
 		die("command", err.msg);
 	if (cli.verbose)
 		cordon_config_set_log(cli.c, log_line, NULL);
+	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);
 	if (r < 0)

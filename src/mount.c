@@ -26,7 +26,8 @@
 #include "mount.h"
 #include "sysinfo.h"
 
-#define EMPTY_FILE ".cordon-empty" /* mask source in the new root; removed in phase 4 */
+#define EMPTY_FILE ".cordon-empty"   /* mask sources in the new root; removed in phase 4 */
+#define EMPTY_DIR  ".cordon-empty.d"
 
 /* /proc entries that let a process read kernel memory or state, or poke the kernel. */
 static const char *const proc_masked_files[] = {
@@ -40,6 +41,7 @@ struct mount_ctx {
 	struct cd_mount_plan *plan;
 	int root;     /* the new root's mount fd */
 	int empty;    /* O_PATH fd of EMPTY_FILE */
+	int empty_dir; /* and of EMPTY_DIR */
 	int dev_src[CD_ELEMENTSOF(dev_nodes)];
 	bool workdir_placed;
 };
@@ -331,13 +333,18 @@ static int attach_root(struct mount_ctx *ctx, struct cordon_error *err)
 	ctx->empty = openat(ctx->root, EMPTY_FILE, O_PATH | O_CLOEXEC);
 	if (ctx->empty < 0)
 		return cd_fail_errno(err, errno, "mount", "open %s", EMPTY_FILE);
+	if (mkdirat(ctx->root, EMPTY_DIR, 0555) < 0)
+		return cd_fail_errno(err, errno, "mount", "create %s", EMPTY_DIR);
+	ctx->empty_dir = openat(ctx->root, EMPTY_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->empty_dir < 0)
+		return cd_fail_errno(err, errno, "mount", "open %s", EMPTY_DIR);
 	return 0;
 }
 
-/* Cover `target` (an O_PATH fd) with the empty file, read-only. */
-static int mask_file(struct mount_ctx *ctx, int target, const char *dst, struct cordon_error *err)
+/* Cover `target` (an O_PATH fd) with a bind of the empty file or directory, read-only. */
+static int mask_with(int empty, int target, const char *dst, struct cordon_error *err)
 {
-	_cleanup_close_ int m = sys_open_tree(ctx->empty, "",
+	_cleanup_close_ int m = sys_open_tree(empty, "",
 					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 
 	if (m < 0)
@@ -349,24 +356,32 @@ static int mask_file(struct mount_ctx *ctx, int target, const char *dst, struct 
 	return attach(m, target, dst, err);
 }
 
-/* Cover the directory `target` with an empty tmpfs; *ret_fd gets it to make it read-only later
- * (something may still be mounted below it), or it is read-only at once when ret_fd is NULL. */
-static int mask_dir(struct mount_ctx *ctx, int target, const char *dst, int *ret_fd,
+static int mask_file(struct mount_ctx *ctx, int target, const char *dst, struct cordon_error *err)
+{
+	return mask_with(ctx->empty, target, dst, err);
+}
+
+static int mask_dir(struct mount_ctx *ctx, int target, const char *dst, struct cordon_error *err)
+{
+	return mask_with(ctx->empty_dir, target, dst, err);
+}
+
+/* --hide of a directory: an empty tmpfs of its own, since a later option may mount below it;
+ * *ret_fd gets it to be made read-only in phase 4. */
+static int hide_dir(struct mount_ctx *ctx, int target, const char *dst, int *ret_fd,
 		    struct cordon_error *err)
 {
 	_cleanup_close_ int m = -1;
-	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |
-			 (ret_fd ? 0 : MOUNT_ATTR_RDONLY);
 	int r;
 
-	r = tmpfs_new(ctx, 64 << 10, 0755, attrs, &m, err);
+	r = tmpfs_new(ctx, 64 << 10, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		      &m, err);
 	if (r < 0)
 		return r;
 	r = attach(m, target, dst, err);
 	if (r < 0)
 		return r;
-	if (ret_fd)
-		*ret_fd = CD_TAKE_FD(m);
+	*ret_fd = CD_TAKE_FD(m);
 	return 0;
 }
 
@@ -391,7 +406,7 @@ static int proc_lockdown(struct mount_ctx *ctx, int proc, struct cordon_error *e
 
 		if (t < 0)
 			continue;
-		r = mask_dir(ctx, t, proc_masked_dirs[i], NULL, err);
+		r = mask_dir(ctx, t, proc_masked_dirs[i], err);
 		if (r < 0)
 			return r;
 	}
@@ -447,9 +462,15 @@ static int place_sysfs(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	r = attach(sys, target, m->dst, err);
 	if (r < 0)
 		return r;
+	/* placed last, once the mask sources are gone: an empty tmpfs of its own */
 	t = openat(sys, "firmware", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (t >= 0) {
-		r = mask_dir(ctx, t, "/sys/firmware", NULL, err);
+		_cleanup_close_ int fw = -1;
+
+		r = tmpfs_new(ctx, 4096, 0555, ro, &fw, err);
+		if (r < 0)
+			return r;
+		r = attach(fw, t, "/sys/firmware", err);
 		if (r < 0)
 			return r;
 	}
@@ -475,14 +496,11 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	_cleanup_close_ int pts = -1, shm = -1, t = -1;
 	int r;
 
-	/* nodev is fine: the nodes are binds, mounts of their own */
-	r = tmpfs_new(ctx, 64 << 10, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		      &m->fd, err);
-	if (r < 0)
-		return r;
-	r = attach(m->fd, target, m->dst, err);
-	if (r < 0)
-		return r;
+	/* a directory of the root tmpfs (nosuid, nodev, read-only in phase 4): the nodes are binds,
+	 * mounts of their own */
+	m->fd = fcntl(target, F_DUPFD_CLOEXEC, 3);
+	if (m->fd < 0)
+		return cd_fail_errno(err, errno, "mount", "open /dev");
 	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++) {
 		_cleanup_close_ int node = -1;
 
@@ -512,9 +530,8 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	if (r < 0)
 		return r;
 	t = openat(m->fd, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	r = t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/shm") : attach(shm, t, "/dev/shm", err);
-	m->ro = true; /* the /dev tmpfs itself, in phase 4 */
-	return r;
+	return t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/shm")
+		     : attach(shm, t, "/dev/shm", err);
 }
 
 static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
@@ -533,7 +550,7 @@ static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
 	if (!S_ISDIR(st.st_mode))
 		return mask_file(ctx, t, m->dst, err);
 	m->ro = true;
-	return mask_dir(ctx, t, m->dst, &m->fd, err);
+	return hide_dir(ctx, t, m->dst, &m->fd, err);
 }
 
 static int place_symlink(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
@@ -594,6 +611,16 @@ static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *e
 	}
 }
 
+/* The directory dst exists, for a mount placed later. */
+static int prepare_mount_point(struct mount_ctx *ctx, const char *dst, struct cordon_error *err)
+{
+	int fd, r = open_dir_p(ctx, dst, &fd, err);
+
+	if (r == 0)
+		close(fd);
+	return r;
+}
+
 /* phase 4 */
 static int make_read_only(struct mount_ctx *ctx, struct cordon_error *err)
 {
@@ -607,8 +634,8 @@ static int make_read_only(struct mount_ctx *ctx, struct cordon_error *err)
 		if (set_attr(m->fd, MOUNT_ATTR_RDONLY, false) < 0)
 			return mount_fail(err, errno, "make read-only", m->dst);
 	}
-	if (unlinkat(ctx->root, EMPTY_FILE, 0) < 0)
-		return cd_fail_errno(err, errno, "mount", "remove /%s", EMPTY_FILE);
+	if (unlinkat(ctx->root, EMPTY_FILE, 0) < 0 || unlinkat(ctx->root, EMPTY_DIR, AT_REMOVEDIR) < 0)
+		return cd_fail_errno(err, errno, "mount", "remove the mask sources");
 	if (set_attr(ctx->root, MOUNT_ATTR_RDONLY, false) < 0)
 		return mount_fail(err, errno, "make read-only", "/");
 	return 0;
@@ -636,13 +663,14 @@ static void close_all(struct mount_ctx *ctx)
 	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++)
 		cd_closep(&ctx->dev_src[i]);
 	cd_closep(&ctx->empty);
+	cd_closep(&ctx->empty_dir);
 	cd_closep(&ctx->root);
 }
 
 int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
 		   struct cordon_error *err)
 {
-	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1 };
+	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1, .empty_dir = -1 };
 	int r;
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(ctx.dev_src); i++)
@@ -653,13 +681,17 @@ int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_
 	for (size_t i = 0; r >= 0 && i < p->n; i++)
 		if (p->m[i].kind != CD_MNT_SYSFS)
 			r = place(&ctx, &p->m[i], err);
-	if (r >= 0 && join_net)
-		r = join_net(data, err);
-	for (size_t i = 0; r >= 0 && i < p->n; i++) /* /sys only once in the final network ns */
-		if (p->m[i].kind == CD_MNT_SYSFS)
-			r = place(&ctx, &p->m[i], err);
+		else
+			r = prepare_mount_point(&ctx, p->m[i].dst, err);
 	if (r >= 0)
 		r = make_read_only(&ctx, err);
+	/* a fresh sysfs shows its mounter's network namespace: /sys waits for it, last; mounting
+	 * on a directory of the read-only root is fine */
+	if (r >= 0 && join_net)
+		r = join_net(data, err);
+	for (size_t i = 0; r >= 0 && i < p->n; i++)
+		if (p->m[i].kind == CD_MNT_SYSFS)
+			r = place(&ctx, &p->m[i], err);
 	if (r >= 0)
 		r = enter_root(&ctx, err);
 	close_all(&ctx);

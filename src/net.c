@@ -5,16 +5,15 @@
  */
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "net.h"
-#include "sync.h"
 #include "util.h"
 
 static void mnl_socket_closep(struct mnl_socket **nl)
@@ -60,67 +59,54 @@ int cd_net_loopback_up(struct cordon_error *err)
 	return 0;
 }
 
-/* The helper: a new network namespace, lo up, and its fd back to pid 1. */
-_Noreturn static void netns_helper(int sock)
+/* The helper thread: a network namespace of its own (unshare() changes only the calling
+ * thread's), lo up, and its fd for pid 1. A thread, not a process: nothing to copy, and the
+ * fd table is shared. */
+static void *netns_thread(void *data)
 {
-	struct cordon_error err = { 0 };
-	int fd = -1;
+	struct cd_netns_job *job = data;
 
-	close_range(3, (unsigned)sock - 1, 0); /* whatever pid 1 still holds of the supervisor's */
-	close_range((unsigned)sock + 1, ~0u, 0);
 	if (unshare(CLONE_NEWNET) < 0)
-		cd_fail_errno(&err, errno, "net", "create a network namespace");
-	else if (cd_net_loopback_up(&err) == 0) {
-		/* still the host's /proc in here: "self" is this process */
-		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			cd_fail_errno(&err, errno, "net", "open the new network namespace");
-	}
-	if (fd >= 0)
-		cd_msg_send(sock, CD_MSG_GO, 0, NULL, fd);
-	else
-		cd_msg_send(sock, CD_MSG_ERROR, 0, &err, -1);
-	_exit(0);
+		return (void *)(intptr_t)cd_fail_errno(&job->err, errno, "net",
+						      "create a network namespace");
+	if (cd_net_loopback_up(&job->err) < 0)
+		return NULL;
+	/* still the host's /proc in here */
+	job->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (job->fd < 0)
+		cd_fail_errno(&job->err, errno, "net", "open the new network namespace");
+	return NULL;
 }
 
 int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err)
 {
-	int sv[2];
-	pid_t pid;
+	pthread_attr_t attr;
+	int r;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return cd_fail_errno(err, errno, "net", "socketpair");
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return cd_fail_errno(err, errno, "net", "fork the network helper");
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		netns_helper(sv[1]);
-	}
-	close(sv[1]);
-	*job = (struct cd_netns_job){ .pid = pid, .sock = sv[0] };
+	*job = (struct cd_netns_job){ .fd = -1 };
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	r = pthread_create(&job->thread, &attr, netns_thread, job);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		return cd_fail_errno(err, r, "net", "start the network thread");
+	job->started = true;
 	return 0;
 }
 
 int cd_netns_join(struct cd_netns_job *job, struct cordon_error *err)
 {
-	_cleanup_close_ int sock = CD_TAKE_FD(job->sock), fd = -1;
-	struct cd_msg m;
-	int r, status;
+	_cleanup_close_ int fd = -1;
 
-	r = cd_msg_recv(sock, &m, &fd);
-	while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	job->pid = 0;
-	if (r == 1 && m.type == CD_MSG_ERROR) {
-		*err = m.err;
-		return -(m.err.code ? m.err.code : EINVAL);
+	if (!job->started)
+		return cd_fail(err, EINVAL, "net", "no network thread");
+	pthread_join(job->thread, NULL);
+	job->started = false;
+	fd = CD_TAKE_FD(job->fd);
+	if (fd < 0) {
+		*err = job->err;
+		return -(job->err.code ? job->err.code : EIO);
 	}
-	if (r != 1 || fd < 0)
-		return cd_fail(err, EIO, "net", "the network helper died");
 	if (setns(fd, CLONE_NEWNET) < 0)
 		return cd_fail_errno(err, errno, "net", "join the new network namespace");
 	return 0;

@@ -9,6 +9,15 @@
 int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_error *err, int fd)
 {
 	struct cd_msg m = { .type = type, .value = value };
+
+	if (err)
+		m.err = *err;
+	return cd_msg_send_msg(sock, &m, fd);
+}
+
+int cd_msg_send_msg(int sock, const struct cd_msg *msg, int fd)
+{
+	struct cd_msg m = *msg;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -17,8 +26,6 @@ int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_erro
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (err)
-		m.err = *err;
 	if (fd >= 0) {
 		struct cmsghdr *c;
 

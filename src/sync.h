@@ -10,8 +10,8 @@
  *                                               3 fork the command; it execs
  *  3 RUNNING or ERROR                     <-      RUNNING once exec succeeded, else ERROR
  *  4 SIGNAL n, KILL_ALL n                 ->    4 kill(command, n), kill(-1, n)
- *    EXIT status                          <-      the command ended: pid 1 exits, and the
- *                                                 kernel kills everything left in the sandbox
+ *    EXIT status, usage                   <-      the command ended: pid 1 has killed and
+ *                                                 reaped every other process, then exits
  */
 #pragma once
 
@@ -28,13 +28,22 @@ enum cd_msg_type {
 	CD_MSG_KILL_ALL, /* value: a signal for every process in the sandbox */
 };
 
+/* CPU and memory of every process of the sandbox, pid 1 included */
+struct cd_usage {
+	uint64_t user_us;
+	uint64_t system_us;
+	uint64_t max_rss_kb;
+};
+
 struct cd_msg {
 	uint32_t type;
 	int32_t value;
+	struct cd_usage usage; /* EXIT */
 	struct cordon_error err;
 };
 
 /* 0 or -errno. fd: passed along (SCM_RIGHTS) when >= 0. */
 int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_error *err, int fd);
+int cd_msg_send_msg(int sock, const struct cd_msg *m, int fd);
 /* 1: a message (and *ret_fd a passed fd or -1, when ret_fd is given); 0: EOF; -errno. */
 int cd_msg_recv(int sock, struct cd_msg *m, int *ret_fd);
