@@ -8,9 +8,11 @@
  */
 #include <cap-ng.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/securebits.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "caps.h"
 #include "util.h"
@@ -53,12 +55,15 @@ static int apply(capng_select_t what, const char *which, struct cordon_error *er
 /* Everything must read back empty; otherwise the run stops. */
 static int verify(struct cordon_error *err)
 {
-	int last = (int)capng_get_caps_process();
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
 
-	if (last != 0)
-		return cd_fail(err, EPERM, "caps", "cannot read back the capabilities");
-	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
-		return cd_fail(err, EPERM, "caps", "capabilities remain after dropping them");
+	/* straight from the kernel (capget), not /proc */
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return cd_fail_errno(err, errno, "caps", "read back the capabilities");
+	for (size_t i = 0; i < CD_ELEMENTSOF(data); i++)
+		if (data[i].effective || data[i].permitted || data[i].inheritable)
+			return cd_fail(err, EPERM, "caps", "capabilities remain after dropping them");
 	/* up to the running kernel's last capability, which may be newer than our headers */
 	for (int cap = 0; cap < 64; cap++) {
 		int in_bounding = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);

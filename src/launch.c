@@ -385,6 +385,14 @@ static int start(struct run *run, struct cordon_error *err)
 	return go(run, err);
 }
 
+/* SIGKILL to pid 1, which takes the whole pid namespace down. Until pid 1 is reaped its pid
+ * cannot be reused, so kill() is a safe fallback where pidfds are not supported (valgrind). */
+static void kill_init(struct run *run)
+{
+	if (pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0) < 0 && run->pid > 0)
+		kill(run->pid, SIGKILL);
+}
+
 /* --- sync 3 and 4: the watchdog --- */
 
 static void on_message(struct run *run, const struct cd_msg *m)
@@ -399,7 +407,7 @@ static void on_message(struct run *run, const struct cd_msg *m)
 	case CD_MSG_ERROR:
 		run->failed = true;
 		run->res->error = m->err;
-		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+		kill_init(run);
 		break;
 	case CD_MSG_EXIT:
 		run->got_exit = true;
@@ -455,7 +463,7 @@ static void on_timer(struct run *run)
 	} else if (!run->killed) {
 		run->killed = true;
 		run_log(run, "timeout: SIGKILL to the sandbox");
-		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+		kill_init(run);
 	}
 }
 
@@ -590,13 +598,13 @@ static void write_reports(struct run *run)
 
 static void run_done(struct run *run)
 {
+	cd_closep(&run->sock); /* a child still waiting for GO sees EOF and exits */
 	if (run->pid > 0) { /* an early return: the sandbox must not outlive us */
-		pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+		kill_init(run);
 		while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
 	cd_closep(&run->pidfd);
-	cd_closep(&run->sock);
 	cd_closep(&run->sigfd);
 	cd_closep(&run->timerfd);
 	if (run->mask_set) {
