@@ -180,6 +180,26 @@ CORDON_PUBLIC void cordon_config_set_fast_exit(struct cordon_config *c, int on);
 CORDON_PUBLIC void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn,
 					 void *userdata);
 
+/* The seccomp policy (seccomp-policies/README.md): a NAME, looked up as NAME.policy in the
+ * installed policy directory and then the source tree's seccomp-policies/, or a PATH (with a '/'
+ * or ending in .policy). "none": no filter (the report says so). Default: "default". The file is
+ * parsed and compiled by cordon_run(), before anything starts; errors name file:line:col. */
+CORDON_PUBLIC int cordon_config_set_seccomp_policy(struct cordon_config *c,
+						   const char *name_or_path,
+						   struct cordon_error *err);
+/* Learning mode: what the policy would deny is allowed and logged by the kernel
+ * (SECCOMP_RET_LOG: the audit log, or dmesg as "audit: type=1326"). Off by default. */
+CORDON_PUBLIC void cordon_config_set_seccomp_log(struct cordon_config *c, int on);
+/* libseccomp's binary-tree dispatch (on by default); off compiles a linear list, for
+ * benchmarks. */
+CORDON_PUBLIC void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on);
+
+/* Parse and compile a policy without running anything. On success *ret_text (malloc'd, the
+ * caller frees it) describes it: the default action, every rule with where it was written,
+ * and the size of the BPF program. */
+CORDON_PUBLIC int cordon_policy_describe(const char *name_or_path, char **ret_text,
+					 struct cordon_error *err);
+
 /* Parsers for the command line's values; pure functions.
  * Sizes: 4096, 512K, 64M, 1.5G, 2T (powers of 1024; optional B or iB).
  * Durations: 10 (seconds), 500ms, 30s, 1.5s, 2m, 1h, 1d, 100us, 20ns. */

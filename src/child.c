@@ -159,16 +159,21 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	int e;
 
 	reset_signals();
-	/* a session of its own: no controlling terminal, so no TIOCSTI into the caller's; this
-	 * goes when the seccomp filter blocks the ioctl itself */
-	if (setsid() < 0)
+	/* TIOCSTI: when the filter is not proven to deny it, a session of its own, without a
+	 * controlling terminal, keeps keystrokes out of the caller's terminal (but costs job
+	 * control); with the filter, the command stays in the caller's session */
+	if ((!a->filter || !a->filter->blocks_tiocsti) && setsid() < 0)
 		cd_fail_errno(&err, errno, "init", "setsid");
 	if (!err.msg[0])
 		cd_limits_apply(a->rlimits, &err);
 	if (!err.msg[0] && chdir(a->chdir) < 0)
 		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
-	if (!err.msg[0]) {
+	if (!err.msg[0])
 		close_other_fds(&errfd, 1);
+	/* the last step before exec: from here on every syscall is filtered */
+	if (!err.msg[0] && a->filter && (e = -cd_filter_install(a->filter)) > 0)
+		cd_fail(&err, e, "seccomp", "install the filter: %s", strerror(e));
+	if (!err.msg[0]) {
 		e = exec_lookup(a);
 		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
 	}

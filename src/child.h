@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "mount.h"
+#include "filter.h"
 #include "userns.h"
 
 /* Everything the child needs, prepared by the supervisor before clone(): the child parses
@@ -19,6 +20,7 @@ struct cd_child_args {
 	const char *path; /* PATH inside, for looking up argv[0] */
 	const char *chdir;
 	const struct cd_rlimit *rlimits;
+	const struct cd_filter *filter; /* NULL: none */
 };
 
 /* pid 1: set up, fork the command, reap, forward; reports over a->sock (sync.h). */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "policy.h"
 
 #define SIZE_HINT     "use 512K, 64M, 1G"
 #define DURATION_HINT "use 500ms, 30s, 2m, 1h"
@@ -364,6 +365,8 @@ void cordon_config_free(struct cordon_config *c)
 	cd_strv_free(c->pass_env);
 	free(c->hostname);
 	free(c->report_path);
+	free(c->seccomp_path);
+	free(c->seccomp_display);
 	free(c);
 }
 
@@ -663,4 +666,39 @@ void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	c->log(c->log_data, line);
+}
+
+int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_or_path,
+				     struct cordon_error *err)
+{
+	_cleanup_free_ char *path = NULL, *display = NULL;
+
+	if (!name_or_path || !name_or_path[0])
+		return cd_fail(err, 0, "seccomp-policy", "empty policy name");
+	c->seccomp_none = strcmp(name_or_path, "none") == 0;
+	if (c->seccomp_none)
+		return 0;
+	path = cd_policy_find(name_or_path, cd_policy_search_path(), err);
+	if (!path)
+		return -(err && err->code ? err->code : EINVAL);
+	display = strchr(name_or_path, '/') || strstr(name_or_path, ".policy")
+			  ? strdup(name_or_path)
+			  : cd_strdup_printf("%s.policy", name_or_path);
+	if (!display)
+		return cd_fail(err, ENOMEM, "seccomp-policy", "out of memory");
+	free(c->seccomp_path);
+	free(c->seccomp_display);
+	c->seccomp_path = CD_TAKE_PTR(path);
+	c->seccomp_display = CD_TAKE_PTR(display);
+	return 0;
+}
+
+void cordon_config_set_seccomp_log(struct cordon_config *c, int on)
+{
+	c->seccomp_log = on;
+}
+
+void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on)
+{
+	c->seccomp_unoptimized = !on;
 }

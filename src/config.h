@@ -55,6 +55,11 @@ struct cordon_config {
 	char *report_path;
 	int report_fd;
 	bool fast_exit;
+	char *seccomp_path;    /* the policy file found; NULL: the "default" policy */
+	char *seccomp_display; /* its name in messages */
+	bool seccomp_none;     /* --seccomp-policy none */
+	bool seccomp_log;
+	bool seccomp_unoptimized;
 	cordon_log_fn log;
 	void *log_data;
 };

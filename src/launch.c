@@ -50,6 +50,9 @@ struct run {
 	struct cd_identity id;
 	bool have_id;
 	struct cd_mount_plan plan;
+	struct cd_filter filter;
+	bool have_filter;
+	bool shares_pgrp; /* the command is in our process group: the tty signals it directly */
 	char **envp;
 	struct cd_report_file report;
 	sigset_t old_mask;
@@ -203,6 +206,46 @@ static void log_plan(struct run *run)
 		run_log(run, "env: %.*s", (int)strcspn(*e, "="), *e);
 }
 
+static void policy_release(struct cd_policy *p)
+{
+	cd_policy_free(p);
+}
+
+/* Parse and compile the policy here, before anything starts: a bad policy costs nothing. */
+static int compile_filter(struct run *run, struct cordon_error *err)
+{
+	struct cordon_config *c = run->c;
+	_cleanup_(policy_release) struct cd_policy p = { 0 };
+	_cleanup_free_ char *found = NULL;
+	const char *path = c->seccomp_path;
+	int r;
+
+	if (c->seccomp_none) {
+		run_log(run, "seccomp: none (--seccomp-policy none)");
+		return 0;
+	}
+	if (!path) {
+		found = cd_policy_find("default", cd_policy_search_path(), err);
+		if (!found)
+			return -ENOENT;
+		path = found;
+	}
+	r = cd_policy_load(&p, path, c->seccomp_display ? c->seccomp_display : "default.policy",
+			   err);
+	if (r < 0)
+		return r;
+	r = cd_filter_compile(&p, c->seccomp_log, !c->seccomp_unoptimized, &run->filter, err);
+	if (r < 0)
+		return r;
+	run->have_filter = true;
+	run->shares_pgrp = run->filter.blocks_tiocsti;
+	run_log(run, "seccomp: %s (%s), %u rules, %u BPF instructions%s, TIOCSTI %s", path,
+		c->seccomp_log ? "log mode" : "enforced", run->filter.n_rules, run->filter.len,
+		run->filter.optimized ? " (binary tree)" : "",
+		run->filter.blocks_tiocsti ? "denied" : "not denied: new session instead");
+	return 0;
+}
+
 static int prepare(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
@@ -231,6 +274,9 @@ static int prepare(struct run *run, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
+	r = compile_filter(run, err);
+	if (r < 0)
+		return r;
 	log_plan(run);
 	return 0;
 }
@@ -361,6 +407,7 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.path = env_get(run->envp, "PATH"),
 		.chdir = run->chdir,
 		.rlimits = run->c->rlimits,
+		.filter = run->have_filter ? &run->filter : NULL,
 	};
 }
 
@@ -442,6 +489,10 @@ static void on_signal(struct run *run)
 	struct signalfd_siginfo si;
 
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		/* Ctrl-C and friends: the terminal signalled our whole process group, the command
+		 * included; forwarding would deliver it twice */
+		if (si.ssi_code == SI_KERNEL && run->shares_pgrp)
+			continue;
 		run_log(run, "signal: forwarding %s", strsignal((int)si.ssi_signo));
 		if (run->sock >= 0)
 			cd_msg_send(run->sock, CD_MSG_SIGNAL, (int32_t)si.ssi_signo, NULL, -1);
@@ -581,6 +632,7 @@ static void write_reports(struct run *run)
 		.plan = &run->plan,
 		.envp = run->envp,
 		.res = run->res,
+		.filter = run->have_filter ? &run->filter : NULL,
 	};
 	_cleanup_free_ char *json = NULL;
 	struct cordon_error ignored = { 0 };
@@ -627,6 +679,7 @@ static void run_done(struct run *run)
 	cd_report_discard(&run->report);
 	cd_strv_free(run->envp);
 	cd_mount_plan_done(&run->plan);
+	cd_filter_done(&run->filter);
 	if (run->have_id)
 		cd_identity_done(&run->id);
 	free(run->workdir);

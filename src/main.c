@@ -280,6 +280,25 @@ static int h_report_fd(struct cli *cli, const char *arg, struct cordon_error *er
 	return cordon_config_set_report_fd(cli->c, (int)fd, err);
 }
 
+static int h_seccomp_policy(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_seccomp_policy(cli->c, arg, err);
+}
+
+static int h_seccomp_log(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	(void)arg, (void)err;
+	cordon_config_set_seccomp_log(cli->c, 1);
+	return 0;
+}
+
+static int h_seccomp_unoptimized(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	(void)arg, (void)err;
+	cordon_config_set_seccomp_optimize(cli->c, 0);
+	return 0;
+}
+
 static int h_quiet(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	(void)arg, (void)err;
@@ -326,6 +345,9 @@ static const struct opt opts[] = {
 	{ "gid", 0, "GID", h_gid, "gid inside (default: yours)" },
 	{ "report", 0, "FILE", h_report, "write a JSON report (atomically)" },
 	{ "report-fd", 0, "FD", h_report_fd, "write the JSON report to an open fd" },
+	{ "seccomp-policy", 0, "NAME|PATH", h_seccomp_policy, "seccomp policy (default: default; none: no filter)" },
+	{ "seccomp-log", 0, NULL, h_seccomp_log, "log what the policy would deny instead of denying" },
+	{ "seccomp-unoptimized", 0, NULL, h_seccomp_unoptimized, "linear filter instead of a binary tree (benchmarks)" },
 	{ "quiet", 'q', NULL, h_quiet, "no notices from cordon, only errors" },
 	{ "verbose", 'v', NULL, h_verbose, "show what is set up, step by step" },
 	{ "help", 'h', NULL, h_help, "this help" },
@@ -338,6 +360,7 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	(void)cli, (void)arg, (void)err;
 	printf("Usage: cordon [OPTIONS] [--] COMMAND [ARG...]\n"
+	       "       cordon policy check|show NAME|PATH\n"
 	       "Run COMMAND in a fresh sandbox: read-only root, one writable workdir, no network,\n"
 	       "no secrets, and exit with its status.\n\nOptions:\n");
 	for (size_t i = 0; i < N_OPTS; i++) {
@@ -436,6 +459,37 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		die("usage", "no command given (cordon [OPTIONS] [--] COMMAND [ARG...])");
 }
 
+static void print_error(const struct cordon_error *err)
+{
+	if (strcmp(err->step, "policy") == 0) /* "file:line:col: message" */
+		fprintf(stderr, "cordon: %s\n", err->msg);
+	else
+		fprintf(stderr, "cordon: %s%s: %s\n", is_option(err->step) ? "--" : "", err->step,
+			err->msg);
+}
+
+/* cordon policy check|show NAME|PATH */
+static int policy_command(int argc, char **argv)
+{
+	struct cordon_error err = { 0 };
+	char *text = NULL;
+	bool show;
+
+	if (argc != 4 || (strcmp(argv[2], "check") != 0 && strcmp(argv[2], "show") != 0))
+		die("policy", "usage: cordon policy check|show NAME|PATH");
+	show = strcmp(argv[2], "show") == 0;
+	if (cordon_policy_describe(argv[3], &text, &err) < 0) {
+		print_error(&err);
+		return CORDON_EXIT_FAILURE;
+	}
+	if (show)
+		fputs(text, stdout);
+	else
+		printf("%s: ok\n", argv[3]);
+	free(text);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
@@ -443,6 +497,8 @@ int main(int argc, char **argv)
 	struct cordon_error err = { 0 };
 	int r;
 
+	if (argc > 1 && strcmp(argv[1], "policy") == 0)
+		return policy_command(argc, argv);
 	cli.c = cordon_config_new();
 	if (!cli.c)
 		die("memory", "out of memory");
@@ -455,8 +511,7 @@ int main(int argc, char **argv)
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);
 	if (r < 0)
-		fprintf(stderr, "cordon: %s%s: %s\n", is_option(err.step) ? "--" : "", err.step,
-			err.msg);
+		print_error(&err);
 	else if (res.outcome == CORDON_OUTCOME_TIMEOUT && !cli.quiet)
 		fprintf(stderr, "cordon: timeout: the command ran past %.3gs and was killed\n",
 			(double)cli.timeout_ns / 1e9);

@@ -139,6 +139,27 @@ static void render_identity(struct cd_json *j, const struct cd_identity *id)
 	cd_json_object_end(j);
 }
 
+static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
+{
+	const struct cordon_config *c = in->c;
+	const struct cd_filter *f = in->filter;
+
+	cd_json_key(j, "seccomp");
+	cd_json_object_begin(j);
+	cd_json_kv_string(j, "policy", c->seccomp_none ? "none"
+				      : c->seccomp_display ? c->seccomp_display : "default.policy");
+	if (f) {
+		cd_json_kv_string(j, "mode", f->log ? "log" : "enforce");
+		cd_json_kv_uint(j, "rules", f->n_rules);
+		cd_json_kv_uint(j, "bpf_instructions", f->len);
+		cd_json_kv_bool(j, "optimized", f->optimized);
+		cd_json_kv_bool(j, "blocks_tiocsti", f->blocks_tiocsti);
+	} else {
+		cd_json_kv_string(j, "mode", c->seccomp_none ? "off" : "not-applied");
+	}
+	cd_json_object_end(j);
+}
+
 static void render_applied(struct cd_json *j, const struct cd_report_info *in)
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
@@ -164,7 +185,8 @@ static void render_applied(struct cd_json *j, const struct cd_report_info *in)
 	render_rlimits(j, c);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
-	cd_json_kv_bool(j, "new_session", true);
+	cd_json_kv_bool(j, "new_session", !in->filter || !in->filter->blocks_tiocsti);
+	render_seccomp(j, in);
 	render_env_names(j, in->envp);
 	render_mounts(j, in->plan);
 	cd_json_object_end(j);

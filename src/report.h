@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "mount.h"
+#include "filter.h"
 #include "userns.h"
 
 /* What the report describes besides the result. */
@@ -16,6 +17,7 @@ struct cd_report_info {
 	const struct cd_mount_plan *plan;
 	char *const *envp;
 	const struct cordon_result *res;
+	const struct cd_filter *filter; /* NULL: no seccomp filter */
 };
 
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.

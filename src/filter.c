@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * filter.c - from a parsed policy to a loaded filter. libseccomp compiles (in the supervisor,
+ * before anything starts), the BPF program travels to the command's process in memory, and a
+ * raw seccomp() installs it right before execve. A small BPF interpreter lets cordon prove
+ * properties of the compiled program (does it really deny TIOCSTI?) instead of trusting the
+ * policy text.
+ */
+#include <linux/audit.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "filter.h"
+
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+
+static void ctx_release(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
+static uint32_t effective(uint32_t action, bool log)
+{
+	if (!log || action == SCMP_ACT_ALLOW || action == SCMP_ACT_NOTIFY)
+		return action;
+	return SCMP_ACT_LOG;
+}
+
+static enum scmp_compare scmp_op(enum cd_cmp op)
+{
+	switch (op) {
+	case CD_CMP_EQ:
+		return SCMP_CMP_EQ;
+	case CD_CMP_NE:
+		return SCMP_CMP_NE;
+	case CD_CMP_LT:
+		return SCMP_CMP_LT;
+	case CD_CMP_LE:
+		return SCMP_CMP_LE;
+	case CD_CMP_GT:
+		return SCMP_CMP_GT;
+	case CD_CMP_GE:
+		return SCMP_CMP_GE;
+	case CD_CMP_MASKED_EQ:
+	default:
+		return SCMP_CMP_MASKED_EQ;
+	}
+}
+
+static int add_rule(scmp_filter_ctx ctx, const struct cd_policy_rule *rule, uint32_t action,
+		    struct cordon_error *err)
+{
+	struct scmp_arg_cmp cmp[CD_POLICY_MAX_CONDS];
+	int r;
+
+	for (unsigned i = 0; i < rule->n_conds; i++) {
+		const struct cd_policy_cond *c = &rule->conds[i];
+
+		cmp[i] = (struct scmp_arg_cmp){
+			.arg = c->arg,
+			.op = scmp_op(c->op),
+			.datum_a = c->op == CD_CMP_MASKED_EQ ? c->mask : c->value,
+			.datum_b = c->op == CD_CMP_MASKED_EQ ? c->value : 0,
+		};
+	}
+	r = seccomp_rule_add_exact_array(ctx, action, rule->nr, rule->n_conds, cmp);
+	if (r == -EEXIST && action == SCMP_ACT_LOG)
+		return 0; /* two deny actions that both became "log" */
+	if (r < 0)
+		return cd_fail(err, -r, "policy", "%s:%u:%u: libseccomp refused the rule for %s: %s",
+			       rule->loc.file, rule->loc.line, rule->loc.col, rule->name,
+			       strerror(-r));
+	return 0;
+}
+
+static int set_attrs(scmp_filter_ctx ctx, bool optimize, struct cordon_error *err)
+{
+	/* other ABIs of this CPU (i386 through int 0x80, x32) are killed, not filtered */
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0)
+		return cd_fail(err, EINVAL, "seccomp", "cannot set the bad-architecture action");
+	/* cordon sets no_new_privs itself, before this filter exists */
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0)
+		return cd_fail(err, EINVAL, "seccomp", "cannot clear the NNP attribute");
+	if (optimize && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0)
+		return cd_fail(err, EINVAL, "seccomp", "libseccomp cannot build a binary tree");
+	return 0;
+}
+
+/* libseccomp writes the program to an fd: use a memfd and map it back. */
+static int export_bpf(scmp_filter_ctx ctx, struct cd_filter *f, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = memfd_create("cordon-bpf", MFD_CLOEXEC);
+	off_t size;
+	int r;
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "seccomp", "memfd_create");
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return cd_fail(err, -r, "seccomp", "export the BPF program: %s", strerror(-r));
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return cd_fail(err, E2BIG, "seccomp", "the BPF program has %lld bytes (at most %d "
+						      "instructions)", (long long)size, BPF_MAXINSNS);
+	f->insns = malloc((size_t)size);
+	if (!f->insns)
+		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	if (pread(fd, f->insns, (size_t)size, 0) != size)
+		return cd_fail_errno(err, errno, "seccomp", "read the BPF program back");
+	f->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	return 0;
+}
+
+static bool denies(uint32_t ret)
+{
+	uint32_t a = ret & SECCOMP_RET_ACTION_FULL;
+
+	return a == SECCOMP_RET_ERRNO || a == SECCOMP_RET_KILL_PROCESS ||
+	       a == SECCOMP_RET_KILL_THREAD || a == SECCOMP_RET_TRAP;
+}
+
+/* Terminal injection must be denied whatever the upper 32 bits of the request hold: the kernel
+ * truncates ioctl's cmd to an unsigned int (the bug class of CVE-2019-10063). */
+static bool check_tiocsti(const struct cd_filter *f)
+{
+	static const uint64_t reqs[] = { TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32),
+					 TIOCLINUX | (0xffffffffull << 32) };
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(reqs); i++) {
+		uint64_t args[6] = { 0, reqs[i] };
+
+		if (!denies(cd_filter_eval(f, NATIVE_ARCH, SYS_ioctl, args)))
+			return false;
+	}
+	return true;
+}
+
+int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct cd_filter *f,
+		      struct cordon_error *err)
+{
+	uint32_t def = effective(p->default_action, log);
+	_cleanup_(ctx_release) scmp_filter_ctx ctx = seccomp_init(def);
+	int r;
+
+	*f = (struct cd_filter){ .log = log, .optimized = optimize };
+	if (!ctx)
+		return cd_fail(err, ENOMEM, "seccomp", "libseccomp could not start a filter");
+	r = set_attrs(ctx, optimize, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct cd_policy_rule *rule = &p->rules[i];
+		uint32_t action = effective(rule->action, log);
+
+		/* the default already does it; syscalls this architecture lacks need nothing */
+		if (action == def || rule->nr < 0)
+			continue;
+		r = add_rule(ctx, rule, action, err);
+		if (r < 0)
+			return r;
+		f->n_rules++;
+	}
+	r = export_bpf(ctx, f, err);
+	if (r < 0)
+		return r;
+	f->blocks_tiocsti = check_tiocsti(f);
+	return 0;
+}
+
+void cd_filter_done(struct cd_filter *f)
+{
+	free(f->insns);
+	*f = (struct cd_filter){ 0 };
+}
+
+int cd_filter_install(const struct cd_filter *f)
+{
+	struct sock_fprog prog = { .len = f->len, .filter = f->insns };
+
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -errno;
+	return 0;
+}
+
+/* --- a classic BPF interpreter, for the subset seccomp accepts --- */
+
+static bool load_word(const struct seccomp_data *d, uint32_t off, uint32_t *ret)
+{
+	if (off % 4 || off + 4 > sizeof(*d))
+		return false;
+	memcpy(ret, (const char *)d + off, 4);
+	return true;
+}
+
+static bool alu(uint16_t op, uint32_t *a, uint32_t v)
+{
+	switch (op) {
+	case BPF_ADD: *a += v; return true;
+	case BPF_SUB: *a -= v; return true;
+	case BPF_MUL: *a *= v; return true;
+	case BPF_DIV: if (!v) return false; *a /= v; return true;
+	case BPF_MOD: if (!v) return false; *a %= v; return true;
+	case BPF_OR: *a |= v; return true;
+	case BPF_AND: *a &= v; return true;
+	case BPF_XOR: *a ^= v; return true;
+	case BPF_LSH: *a = v < 32 ? *a << v : 0; return true;
+	case BPF_RSH: *a = v < 32 ? *a >> v : 0; return true;
+	case BPF_NEG: *a = -*a; return true;
+	default: return false;
+	}
+}
+
+static bool jump(uint16_t op, uint32_t a, uint32_t v, bool *taken)
+{
+	switch (op) {
+	case BPF_JEQ: *taken = a == v; return true;
+	case BPF_JGT: *taken = a > v; return true;
+	case BPF_JGE: *taken = a >= v; return true;
+	case BPF_JSET: *taken = (a & v) != 0; return true;
+	default: return false;
+	}
+}
+
+uint32_t cd_filter_eval(const struct cd_filter *f, uint32_t arch, int nr, const uint64_t args[6])
+{
+	struct seccomp_data d = { .nr = nr, .arch = arch };
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	memcpy(d.args, args, sizeof(d.args));
+	for (unsigned pc = 0; pc < f->len; pc++) {
+		const struct sock_filter *i = &f->insns[pc];
+		uint32_t v = BPF_SRC(i->code) == BPF_X ? x : i->k;
+		bool taken;
+
+		switch (BPF_CLASS(i->code)) {
+		case BPF_LD:
+			if (i->code == (BPF_LD | BPF_W | BPF_ABS) && load_word(&d, i->k, &a))
+				break;
+			if (i->code == (BPF_LD | BPF_IMM)) { a = i->k; break; }
+			if (i->code == (BPF_LD | BPF_MEM) && i->k < BPF_MEMWORDS) { a = mem[i->k]; break; }
+			return SECCOMP_RET_ALLOW;
+		case BPF_LDX:
+			if (i->code == (BPF_LDX | BPF_IMM)) { x = i->k; break; }
+			if (i->code == (BPF_LDX | BPF_MEM) && i->k < BPF_MEMWORDS) { x = mem[i->k]; break; }
+			return SECCOMP_RET_ALLOW;
+		case BPF_ST:
+		case BPF_STX:
+			if (i->k >= BPF_MEMWORDS)
+				return SECCOMP_RET_ALLOW;
+			mem[i->k] = BPF_CLASS(i->code) == BPF_ST ? a : x;
+			break;
+		case BPF_ALU:
+			if (!alu(BPF_OP(i->code), &a, v))
+				return SECCOMP_RET_ALLOW;
+			break;
+		case BPF_JMP:
+			if (BPF_OP(i->code) == BPF_JA) { pc += i->k; break; }
+			if (!jump(BPF_OP(i->code), a, v, &taken))
+				return SECCOMP_RET_ALLOW;
+			pc += taken ? i->jt : i->jf;
+			break;
+		case BPF_RET:
+			return BPF_RVAL(i->code) == BPF_A ? a : i->k;
+		case BPF_MISC:
+			if (BPF_MISCOP(i->code) == BPF_TAX) x = a; else a = x;
+			break;
+		default:
+			return SECCOMP_RET_ALLOW;
+		}
+	}
+	return SECCOMP_RET_ALLOW; /* fell off the end: the kernel would reject such a program */
+}

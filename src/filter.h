@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* filter.h - compile a policy into a BPF program (supervisor), install it (the command's
+ * process, the last step before execve), and evaluate it in user space (checks, `policy show`). */
+#pragma once
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+
+#include "policy.h"
+
+struct cd_filter {
+	struct sock_filter *insns;
+	unsigned short len;
+	unsigned n_rules;     /* rules compiled in (those that differ from the default) */
+	bool blocks_tiocsti;  /* proven by evaluating the program: TIOCSTI and TIOCLINUX denied */
+	bool log;             /* compiled in log mode */
+	bool optimized;       /* binary-tree dispatch */
+};
+
+/* Compile p. log: every action but allow and notify becomes "log" (SECCOMP_RET_LOG), the
+ * learning mode. optimize: libseccomp's binary tree instead of a linear list. */
+int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct cd_filter *f,
+		      struct cordon_error *err);
+void cd_filter_done(struct cd_filter *f);
+
+/* Install in the calling thread: no allocation, safe after vfork(). 0 or -errno. Requires
+ * no_new_privs (or CAP_SYS_ADMIN). */
+int cd_filter_install(const struct cd_filter *f);
+
+/* What the program returns for one system call of the native architecture (SECCOMP_RET_*).
+ * Unknown instructions evaluate as SECCOMP_RET_ALLOW, so that checks built on this stay
+ * conservative. */
+uint32_t cd_filter_eval(const struct cd_filter *f, uint32_t arch, int nr, const uint64_t args[6]);
