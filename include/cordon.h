@@ -70,6 +70,7 @@ enum cordon_outcome {
 	CORDON_OUTCOME_SIGNALED,    /* the command died of a signal */
 	CORDON_OUTCOME_TIMEOUT,     /* the wall-clock timeout fired and the sandbox was killed */
 	CORDON_OUTCOME_SETUP_ERROR, /* the sandbox could not be set up, or exec failed */
+	CORDON_OUTCOME_OOM,         /* the memory limit killed the sandbox (exit code 137) */
 };
 
 /* What happened. Filled by cordon_run(), also when it fails. */
@@ -84,6 +85,13 @@ struct cordon_result {
 	uint64_t user_ns;      /* CPU time of every process in the sandbox, user mode */
 	uint64_t system_ns;    /* and kernel mode */
 	uint64_t max_rss_kb;   /* largest resident set size of any process in the sandbox */
+	/* from the sandbox's cgroup, when it had one (has_cgroup_usage) */
+	int has_cgroup_usage;
+	uint64_t memory_peak_bytes; /* memory.peak (0 where the kernel lacks it) */
+	uint64_t cgroup_user_ns;    /* cpu.stat */
+	uint64_t cgroup_system_ns;
+	uint64_t pids_peak;         /* pids.peak (0 where the kernel lacks it) */
+	uint64_t oom_kills;         /* memory.events oom_kill */
 	struct cordon_error error; /* the failure, when outcome is SETUP_ERROR */
 };
 
@@ -200,6 +208,38 @@ CORDON_PUBLIC void cordon_config_set_seccomp_optimize(struct cordon_config *c, i
 CORDON_PUBLIC int cordon_policy_describe(const char *name_or_path, char **ret_text,
 					 struct cordon_error *err);
 
+/* --- cgroup v2 limits (README "Limits") --- */
+#define CORDON_UNLIMITED UINT64_MAX
+
+enum cordon_cgroup_mode {
+	CORDON_CGROUP_AUTO = 0,    /* use a cgroup where one can be made; defaults never fail */
+	CORDON_CGROUP_REQUIRED,    /* fail (125) when no cgroup can be made */
+	CORDON_CGROUP_BEST_EFFORT, /* apply what can be, rlimit fallbacks, record the rest */
+	CORDON_CGROUP_OFF,         /* no cgroup; explicit limits are then an error */
+};
+
+/* memory.max of the sandbox, bytes (at least 1 MiB); CORDON_UNLIMITED: none. Default 4 GiB.
+ * The sandbox is one OOM unit (memory.oom.group). */
+CORDON_PUBLIC int cordon_config_set_memory(struct cordon_config *c, uint64_t bytes,
+					   struct cordon_error *err);
+/* memory.swap.max; default 0: the sandbox does not swap. */
+CORDON_PUBLIC int cordon_config_set_memory_swap(struct cordon_config *c, uint64_t bytes,
+						struct cordon_error *err);
+/* CPU bandwidth in thousandths of a CPU (500: half a CPU); CORDON_UNLIMITED: none (default). */
+CORDON_PUBLIC int cordon_config_set_cpus(struct cordon_config *c, uint64_t millicpus,
+					 struct cordon_error *err);
+/* pids.max; CORDON_UNLIMITED: none. Default 1024. */
+CORDON_PUBLIC int cordon_config_set_pids(struct cordon_config *c, uint64_t n,
+					 struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_cgroup_mode(struct cordon_config *c,
+						enum cordon_cgroup_mode mode,
+						struct cordon_error *err);
+/* The parent cgroup (an existing directory of a cgroup2 mount). Default: root: the cgroup
+ * "cordon" under the cgroup2 root; unprivileged: a delegated subtree around the caller's own
+ * cgroup (see README). */
+CORDON_PUBLIC int cordon_config_set_cgroup_parent(struct cordon_config *c, const char *path,
+						  struct cordon_error *err);
+
 /* Parsers for the command line's values; pure functions.
  * Sizes: 4096, 512K, 64M, 1.5G, 2T (powers of 1024; optional B or iB).
  * Durations: 10 (seconds), 500ms, 30s, 1.5s, 2m, 1h, 1d, 100us, 20ns. */
@@ -208,6 +248,9 @@ CORDON_PUBLIC int cordon_parse_duration(const char *s, uint64_t *ret_ns,
 					struct cordon_error *err);
 /* "NAME=SOFT[:HARD]": NAME as in RLIMIT_NAME (nofile, as, cpu, ...), case-insensitive; values
  * take sizes, durations (cpu: seconds, rttime: microseconds) or counts, or "unlimited". */
+/* "0.5", "2", "1.25": CPUs, in thousandths (0 and negatives refused). */
+CORDON_PUBLIC int cordon_parse_cpus(const char *s, uint64_t *ret_millicpus,
+				    struct cordon_error *err);
 CORDON_PUBLIC int cordon_parse_rlimit(const char *spec, int *ret_resource, uint64_t *ret_soft,
 				      uint64_t *ret_hard, struct cordon_error *err);
 

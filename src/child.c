@@ -94,7 +94,10 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	r = cd_msg_recv(a->sock, &m, &workdir_fd);
 	if (r <= 0 || m.type != CD_MSG_GO)
 		_exit(CORDON_EXIT_FAILURE);
-	/* sync 2: id maps written */
+	/* sync 2: id maps written, and we are in our cgroup: it becomes the root of our cgroup
+	 * namespace (made here, not at clone, where it would be the supervisor's cgroup) */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		return cd_fail_errno(err, errno, "namespaces", "new cgroup namespace");
 	r = become_sandbox_ids(a->id, err);
 	if (r < 0)
 		return r;

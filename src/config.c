@@ -9,7 +9,9 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "config.h"
 #include "policy.h"
@@ -83,6 +85,22 @@ int cordon_parse_size(const char *s, uint64_t *ret, struct cordon_error *err)
 		return cd_fail(err, 0, "size", "\"%s\" is too large", s);
 	if (r < 0)
 		return cd_fail(err, 0, "size", "\"%s\" is not a size (" SIZE_HINT ")", s);
+	return 0;
+}
+
+int cordon_parse_cpus(const char *s, uint64_t *ret, struct cordon_error *err)
+{
+	static const struct unit cpu_units[] = { { "", 1000 } };
+	uint64_t v;
+	int r = parse_scaled(s, cpu_units, CD_ELEMENTSOF(cpu_units), &v);
+
+	if (r == 0 && v == 0)
+		return cd_fail(err, 0, "cpus", "\"%s\": must be more than 0 (at least 0.001)", s);
+	if (r == -ERANGE || (r == 0 && v > 1000000))
+		return cd_fail(err, 0, "cpus", "\"%s\" is too many (at most 1000)", s);
+	if (r < 0)
+		return cd_fail(err, 0, "cpus", "\"%s\" is not a number of CPUs (use 0.5, 1, 2.5)", s);
+	*ret = v;
 	return 0;
 }
 
@@ -338,6 +356,9 @@ struct cordon_config *cordon_config_new(void)
 	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
 	c->report_fd = -1;
 	c->net = CORDON_NET_NONE;
+	c->memory = CD_DEFAULT_MEMORY;
+	c->millicpus = CORDON_UNLIMITED;
+	c->pids = CD_DEFAULT_PIDS;
 	/* core dumps off by default: a dump of the sandbox lands in its cwd, the workdir */
 	c->rlimits[RLIMIT_CORE] = (struct cd_rlimit){ .set = true, .soft = 0, .hard = 0 };
 	return c;
@@ -367,6 +388,7 @@ void cordon_config_free(struct cordon_config *c)
 	free(c->report_path);
 	free(c->seccomp_path);
 	free(c->seccomp_display);
+	free(c->cgroup_parent);
 	free(c);
 }
 
@@ -701,4 +723,69 @@ void cordon_config_set_seccomp_log(struct cordon_config *c, int on)
 void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on)
 {
 	c->seccomp_unoptimized = !on;
+}
+
+int cordon_config_set_memory(struct cordon_config *c, uint64_t bytes, struct cordon_error *err)
+{
+	if (bytes < CD_MIN_MEMORY)
+		return cd_fail(err, 0, "memory", "%llu bytes is too little (at least 1M; "
+						 "\"unlimited\" for no limit)", (unsigned long long)bytes);
+	c->memory = bytes;
+	c->memory_set = true;
+	return 0;
+}
+
+int cordon_config_set_memory_swap(struct cordon_config *c, uint64_t bytes,
+				  struct cordon_error *err)
+{
+	(void)err;
+	c->memory_swap = bytes;
+	c->memory_swap_set = true;
+	return 0;
+}
+
+int cordon_config_set_cpus(struct cordon_config *c, uint64_t millicpus, struct cordon_error *err)
+{
+	if (millicpus == 0)
+		return cd_fail(err, 0, "cpus", "must be more than 0");
+	c->millicpus = millicpus;
+	c->cpus_set = true;
+	return 0;
+}
+
+int cordon_config_set_pids(struct cordon_config *c, uint64_t n, struct cordon_error *err)
+{
+	if (n == 0)
+		return cd_fail(err, 0, "pids", "must be at least 1 (\"unlimited\" for no limit)");
+	c->pids = n;
+	c->pids_set = true;
+	return 0;
+}
+
+int cordon_config_set_cgroup_mode(struct cordon_config *c, enum cordon_cgroup_mode mode,
+				  struct cordon_error *err)
+{
+	if (mode > CORDON_CGROUP_OFF)
+		return cd_fail(err, 0, "cgroup", "unknown mode %d", (int)mode);
+	c->cgroup_mode = mode;
+	return 0;
+}
+
+int cordon_config_set_cgroup_parent(struct cordon_config *c, const char *path,
+				    struct cordon_error *err)
+{
+	_cleanup_free_ char *real = NULL;
+	struct statfs sfs;
+
+	if (!path || path[0] != '/')
+		return cd_fail(err, 0, "cgroup-parent", "\"%s\": must be an absolute path",
+			       path ? path : "");
+	real = realpath(path, NULL);
+	if (!real)
+		return cd_fail_errno(err, errno, "cgroup-parent", "%s", path);
+	if (statfs(real, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return cd_fail(err, 0, "cgroup-parent", "%s is not a cgroup v2 directory", path);
+	free(c->cgroup_parent);
+	c->cgroup_parent = CD_TAKE_PTR(real);
+	return 0;
 }

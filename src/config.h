@@ -11,6 +11,9 @@
 #define CD_DEFAULT_TMPFS_SIZE (64ull << 20)
 #define CD_DEFAULT_KILL_AFTER (2 * NSEC_PER_SEC)
 #define CD_DEFAULT_HOSTNAME   "cordon"
+#define CD_DEFAULT_MEMORY     (4ull << 30)
+#define CD_DEFAULT_PIDS       1024
+#define CD_MIN_MEMORY         (1ull << 20)
 #define CD_MAX_DURATION       (100ull * 365 * 86400 * NSEC_PER_SEC)
 
 struct cd_bind {
@@ -60,6 +63,13 @@ struct cordon_config {
 	bool seccomp_none;     /* --seccomp-policy none */
 	bool seccomp_log;
 	bool seccomp_unoptimized;
+	uint64_t memory;      /* CORDON_UNLIMITED: none */
+	uint64_t memory_swap;
+	uint64_t millicpus;   /* CORDON_UNLIMITED: none */
+	uint64_t pids;
+	bool memory_set, memory_swap_set, cpus_set, pids_set; /* given explicitly */
+	enum cordon_cgroup_mode cgroup_mode;
+	char *cgroup_parent;
 	cordon_log_fn log;
 	void *log_data;
 };

@@ -27,6 +27,7 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "cgroup.h"
 #include "child.h"
 #include "json.h"
 #include "rlimits.h"
@@ -52,7 +53,10 @@ struct run {
 	struct cd_mount_plan plan;
 	struct cd_filter filter;
 	bool have_filter;
+	struct cd_cgroup cg;
+	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
 	bool shares_pgrp; /* the command is in our process group: the tty signals it directly */
+	bool attach_cgroup; /* clone could not place pid 1 in its cgroup: move it before GO */
 	char **envp;
 	struct cd_report_file report;
 	sigset_t old_mask;
@@ -246,6 +250,21 @@ static int compile_filter(struct run *run, struct cordon_error *err)
 	return 0;
 }
 
+static void log_cgroup(struct run *run)
+{
+	const struct cd_cgroup *cg = &run->cg;
+
+	if (cg->path)
+		run_log(run, "cgroup: %s: memory.max %s, memory.swap.max %s, cpu.max %s, pids.max %s",
+			cg->path, cg->memory_max ? cg->memory_max : "-",
+			cg->swap_max ? cg->swap_max : "-", cg->cpu_max ? cg->cpu_max : "-",
+			cg->pids_max ? cg->pids_max : "-");
+	for (char **m = cg->missing; m && *m; m++)
+		run_log(run, "cgroup: not applied: %s", *m);
+	for (char **f = cg->fallbacks; f && *f; f++)
+		run_log(run, "cgroup: fallback: %s", *f);
+}
+
 static int prepare(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
@@ -263,6 +282,11 @@ static int prepare(struct run *run, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	run->have_id = true;
+	memcpy(run->rlimits, c->rlimits, sizeof(run->rlimits));
+	r = cd_cgroup_setup(c, run->res->id, run->id.host_uid, &run->cg, run->rlimits, err);
+	if (r < 0)
+		return r;
+	log_cgroup(run);
 	r = cd_mount_plan_build(c, run->workdir, run->workdir_target, &run->id, &run->plan, err);
 	if (r < 0)
 		return r;
@@ -335,19 +359,31 @@ static int clone_fail(int e, struct cordon_error *err)
 static int spawn(struct run *run, const struct cd_child_args *args_template,
 		 struct cordon_error *err)
 {
+	/* the cgroup namespace is made by pid 1 once it is in its cgroup (child.c) */
 	uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			 CLONE_NEWCGROUP | CLONE_PIDFD;
+			 CLONE_PIDFD;
 	struct clone_args ca = { .exit_signal = SIGCHLD };
+	bool in_cgroup = run->cg.fd >= 0;
 	int sv[2], pidfd = -1;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cd_fail_errno(err, errno, "sync", "socketpair");
-	ca.flags = flags;
+	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.cgroup = in_cgroup ? (uint64_t)run->cg.fd : 0;
 	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid < 0 && errno == ENOSYS) /* before 5.3: clone() stores the pidfd at parent_tid */
+	if (pid < 0 && in_cgroup && (errno == E2BIG || errno == EINVAL)) {
+		/* before 5.7: no CLONE_INTO_CGROUP; moved before GO instead (go()) */
+		ca.flags = flags;
+		ca.cgroup = 0;
+		run->attach_cgroup = true;
+		pid = (pid_t)syscall(SYS_clone3, &ca, CLONE_ARGS_SIZE_VER0);
+	}
+	if (pid < 0 && errno == ENOSYS) { /* before 5.3: clone() stores the pidfd at parent_tid */
+		run->attach_cgroup = in_cgroup;
 		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, &pidfd, NULL, 0);
+	}
 	if (pid == 0) {
 		struct cd_child_args args = *args_template;
 
@@ -379,6 +415,11 @@ static int go(struct run *run, struct cordon_error *err)
 	_cleanup_close_ int workdir_fd = -1;
 	int r;
 
+	if (run->attach_cgroup) {
+		r = cd_cgroup_attach(&run->cg, run->pid, err);
+		if (r < 0)
+			return r;
+	}
 	r = cd_userns_write_maps(run->pid, &run->id, err);
 	if (r < 0)
 		return r;
@@ -406,7 +447,7 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.envp = run->envp,
 		.path = env_get(run->envp, "PATH"),
 		.chdir = run->chdir,
-		.rlimits = run->c->rlimits,
+		.rlimits = run->rlimits,
 		.filter = run->have_filter ? &run->filter : NULL,
 	};
 }
@@ -515,6 +556,7 @@ static void on_timer(struct run *run)
 		run->killed = true;
 		run_log(run, "timeout: SIGKILL to the sandbox");
 		kill_init(run);
+		cd_cgroup_kill(&run->cg);
 	}
 }
 
@@ -599,12 +641,38 @@ static uint64_t tv_ns(struct timeval tv)
 	return (uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * NSEC_PER_USEC;
 }
 
+/* Everything in the cgroup dies, its figures go to the result, and it goes. An OOM kill of
+ * the sandbox (memory.oom.group) is the outcome "oom". */
+static void cgroup_end(struct run *run)
+{
+	struct cordon_result *res = run->res;
+	struct cd_cgroup_usage u;
+
+	if (!run->cg.path)
+		return;
+	cd_cgroup_kill(&run->cg);
+	cd_cgroup_usage(&run->cg, &u);
+	res->has_cgroup_usage = u.valid;
+	res->memory_peak_bytes = u.memory_peak;
+	res->cgroup_user_ns = u.user_us * NSEC_PER_USEC;
+	res->cgroup_system_ns = u.system_us * NSEC_PER_USEC;
+	res->pids_peak = u.pids_peak;
+	res->oom_kills = u.oom_kills;
+	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
+		res->outcome = CORDON_OUTCOME_OOM;
+		run_log(run, "cgroup: the memory limit (%s) killed the sandbox",
+			run->cg.memory_max ? run->cg.memory_max : "?");
+	}
+	cd_cgroup_remove(&run->cg);
+}
+
 static void finish(struct run *run)
 {
 	struct cordon_result *res = run->res;
 	uint64_t now = cd_now_ns();
 
 	set_outcome(run);
+	cgroup_end(run);
 	res->startup_ns = (run->running ? run->t_running : now) - run->t_start;
 	res->wall_ns = run->running ? now - run->t_running : 0;
 	/* pid 1 reaped every process of the sandbox: its own and its children's usage covers them
@@ -633,6 +701,7 @@ static void write_reports(struct run *run)
 		.envp = run->envp,
 		.res = run->res,
 		.filter = run->have_filter ? &run->filter : NULL,
+		.cg = &run->cg,
 	};
 	_cleanup_free_ char *json = NULL;
 	struct cordon_error ignored = { 0 };
@@ -680,6 +749,7 @@ static void run_done(struct run *run)
 	cd_strv_free(run->envp);
 	cd_mount_plan_done(&run->plan);
 	cd_filter_done(&run->filter);
+	cd_cgroup_done(&run->cg);
 	if (run->have_id)
 		cd_identity_done(&run->id);
 	free(run->workdir);
@@ -691,7 +761,7 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 {
 	_cleanup_(run_done) struct run run = {
 		.c = c, .res = res, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
-		.report = { .fd = -1 },
+		.report = { .fd = -1 }, .cg = { .fd = -1 },
 	};
 	int r;
 

@@ -280,6 +280,67 @@ static int h_report_fd(struct cli *cli, const char *arg, struct cordon_error *er
 	return cordon_config_set_report_fd(cli->c, (int)fd, err);
 }
 
+static bool is_unlimited(const char *arg)
+{
+	return strcmp(arg, "unlimited") == 0 || strcmp(arg, "max") == 0;
+}
+
+static int h_memory(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t v = CORDON_UNLIMITED;
+
+	if (!is_unlimited(arg) && cordon_parse_size(arg, &v, err) < 0)
+		return -EINVAL;
+	return cordon_config_set_memory(cli->c, v, err);
+}
+
+static int h_memory_swap(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t v = CORDON_UNLIMITED;
+
+	if (!is_unlimited(arg) && cordon_parse_size(arg, &v, err) < 0)
+		return -EINVAL;
+	return cordon_config_set_memory_swap(cli->c, v, err);
+}
+
+static int h_cpus(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t v = CORDON_UNLIMITED;
+
+	if (!is_unlimited(arg) && cordon_parse_cpus(arg, &v, err) < 0)
+		return -EINVAL;
+	return cordon_config_set_cpus(cli->c, v, err);
+}
+
+static int h_pids(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t v = CORDON_UNLIMITED;
+	char *end;
+
+	if (!is_unlimited(arg)) {
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (!isdigit((unsigned char)arg[0]) || *end || errno)
+			return fail(err, "\"%s\" is not a number of processes", arg);
+	}
+	return cordon_config_set_pids(cli->c, v, err);
+}
+
+static int h_cgroup(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	static const char *const modes[] = { "auto", "required", "best-effort", "off" };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(arg, modes[i]) == 0)
+			return cordon_config_set_cgroup_mode(cli->c, (enum cordon_cgroup_mode)i, err);
+	return fail(err, "\"%s\": expected auto, required, best-effort or off", arg);
+}
+
+static int h_cgroup_parent(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_cgroup_parent(cli->c, arg, err);
+}
+
 static int h_seccomp_policy(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	return cordon_config_set_seccomp_policy(cli->c, arg, err);
@@ -345,6 +406,12 @@ static const struct opt opts[] = {
 	{ "gid", 0, "GID", h_gid, "gid inside (default: yours)" },
 	{ "report", 0, "FILE", h_report, "write a JSON report (atomically)" },
 	{ "report-fd", 0, "FD", h_report_fd, "write the JSON report to an open fd" },
+	{ "memory", 'm', "SIZE", h_memory, "memory limit of the whole sandbox (default 4G; unlimited)" },
+	{ "memory-swap", 0, "SIZE", h_memory_swap, "swap it may use (default 0)" },
+	{ "cpus", 0, "N", h_cpus, "CPU bandwidth, e.g. 0.5 or 2 (default: no limit)" },
+	{ "pids", 0, "N", h_pids, "most processes and threads at once (default 1024; unlimited)" },
+	{ "cgroup", 0, "MODE", h_cgroup, "auto (default), required, best-effort or off" },
+	{ "cgroup-parent", 0, "DIR", h_cgroup_parent, "the cgroup v2 directory to make the sandbox's in" },
 	{ "seccomp-policy", 0, "NAME|PATH", h_seccomp_policy, "seccomp policy (default: default; none: no filter)" },
 	{ "seccomp-log", 0, NULL, h_seccomp_log, "log what the policy would deny instead of denying" },
 	{ "seccomp-unoptimized", 0, NULL, h_seccomp_unoptimized, "linear filter instead of a binary tree (benchmarks)" },

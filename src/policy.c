@@ -329,8 +329,8 @@ static int parse_errno(struct parser *ps, uint32_t *ret)
 	int e;
 
 	if (ps->tok.kind == T_NUM) {
-		if (ps->tok.num < 1 || ps->tok.num > 4095)
-			return perr(ps, &ps->tok, "errno %s out of range (1 to 4095)", ps->tok.text);
+		if (ps->tok.num < 1 || ps->tok.num > 4094)
+			return perr(ps, &ps->tok, "errno %s out of range (1 to 4094)", ps->tok.text);
 		e = (int)ps->tok.num;
 	} else if (ps->tok.kind == T_WORD) {
 		e = cd_policy_errno(ps->tok.text);
@@ -520,6 +520,22 @@ static bool same_conds(const struct cd_policy_rule *a, const struct cd_policy_ru
 	return true;
 }
 
+/* Every condition of a is also one of b's (b is narrower, or equal). */
+static bool conds_subset(const struct cd_policy_rule *a, const struct cd_policy_rule *b)
+{
+	for (unsigned i = 0; i < a->n_conds; i++) {
+		bool found = false;
+
+		for (unsigned j = 0; j < b->n_conds && !found; j++)
+			found = a->conds[i].arg == b->conds[j].arg && a->conds[i].op == b->conds[j].op &&
+				a->conds[i].mask == b->conds[j].mask &&
+				a->conds[i].value == b->conds[j].value;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* libseccomp merges an unconditional rule over conditional rules of another action without a
  * word, and rejects equal conditions with two actions: refuse both here, naming both lines. */
 static int check_conflict(struct parser *ps, const struct token *t,
@@ -538,14 +554,15 @@ static int check_conflict(struct parser *ps, const struct token *t,
 				*duplicate = true;
 			continue;
 		}
-		if (old->n_conds && new->n_conds && !same_conds(old, new))
+		if (old->n_conds && new->n_conds && !conds_subset(old, new) && !conds_subset(new, old))
 			continue;
 		return perr(ps, t, "%s: \"%s\" conflicts with \"%s\" at %s:%u:%u (%s)", new->name,
 			    cd_policy_action_str(new->action, a, sizeof(a)),
 			    cd_policy_action_str(old->action, b, sizeof(b)), old->loc.file,
 			    old->loc.line, old->loc.col,
 			    old->n_conds && new->n_conds
-				    ? "the same conditions cannot have two actions"
+				    ? "when one rule's conditions include the other's, libseccomp keeps "
+				      "only one of them: make them disjoint"
 				    : "a rule without conditions cannot be combined with rules of "
 				      "another action for the same syscall");
 	}
@@ -590,15 +607,19 @@ static int parse_target(struct parser *ps, uint32_t action)
 
 		if (!g)
 			return -EINVAL;
+		r = lex_next(ps);
+		if (r < 0)
+			return r;
+		if (tok_is(&ps->tok, T_PUNCT, "("))
+			return perr(ps, &ps->tok, "a group cannot take conditions (%s): write the "
+						  "syscalls out", t.text);
 		for (size_t i = 0; i < g->n_members; i++) {
 			rule_name(&rule, g->members[i].nr, g->members[i].name);
 			r = add_rule(ps, &t, &rule);
 			if (r < 0)
 				return r;
 		}
-		if (tok_is(&ps->tok, T_PUNCT, "("))
-			return perr(ps, &ps->tok, "a group cannot take conditions");
-		return lex_next(ps);
+		return 0;
 	}
 	if (t.kind != T_WORD)
 		return perr(ps, &t, "expected a syscall name or @group, got %s",
@@ -798,7 +819,7 @@ static char *file_in(const char *dir, const char *name)
 
 /* The file an `include` names: a path relative to the including file, or NAME.policy in the
  * including file's directory, then in the search path. */
-static char *include_path(struct parser *ps, const char *name)
+static char *include_path(struct parser *ps, const char *name, bool quoted)
 {
 	_cleanup_free_ char *dir = NULL;
 	char *path;
@@ -809,7 +830,7 @@ static char *include_path(struct parser *ps, const char *name)
 			return NULL;
 		*strrchr(dir, '/') = '\0';
 	}
-	if (strchr(name, '/'))
+	if (quoted || strchr(name, '/'))
 		return file_in(dir, name);
 	path = cd_strdup_printf("%s/%s.policy", dir ? dir : ".", name);
 	if (path && (!dir || access(path, F_OK) < 0)) {
@@ -849,11 +870,11 @@ static int parse_include(struct parser *ps)
 	r = lex_next(ps);
 	if (r < 0 || (r = expect_end(ps)) < 0)
 		return r;
-	path = include_path(ps, name.text);
+	path = include_path(ps, name.text, name.kind == T_STR);
 	if (!path)
 		return perr(ps, &name, "cannot find policy \"%s\" next to %s or in %s", name.text,
 			    ps->file, ps->pol->search[0]);
-	display = strchr(name.text, '/') ? strdup(name.text)
+	display = name.kind == T_STR || strchr(name.text, '/') ? strdup(name.text)
 					 : cd_strdup_printf("%s.policy", name.text);
 	if (!display)
 		return cd_fail(ps->err, ENOMEM, "policy", "out of memory");

@@ -20,6 +20,8 @@ static const char *outcome_name(enum cordon_outcome o)
 		return "signaled";
 	case CORDON_OUTCOME_TIMEOUT:
 		return "timeout";
+	case CORDON_OUTCOME_OOM:
+		return "oom";
 	case CORDON_OUTCOME_SETUP_ERROR:
 	default:
 		return "setup-error";
@@ -44,6 +46,27 @@ static void render_env_names(struct cd_json *j, char *const *envp)
 	cd_json_array_end(j);
 }
 
+static void kv_uint_or_null(struct cd_json *j, const char *key, bool have, uint64_t v)
+{
+	cd_json_key(j, key);
+	if (have)
+		cd_json_uint(j, v);
+	else
+		cd_json_null(j);
+}
+
+/* from the sandbox's cgroup; null without one */
+static void render_cgroup_usage(struct cd_json *j, const struct cordon_result *res)
+{
+	bool c = res->has_cgroup_usage;
+
+	kv_uint_or_null(j, "memory_peak_bytes", c && res->memory_peak_bytes, res->memory_peak_bytes);
+	kv_uint_or_null(j, "cpu_user_us", c, res->cgroup_user_ns / 1000);
+	kv_uint_or_null(j, "cpu_system_us", c, res->cgroup_system_ns / 1000);
+	kv_uint_or_null(j, "pids_peak", c && res->pids_peak, res->pids_peak);
+	kv_uint_or_null(j, "oom_kills", c, res->oom_kills);
+}
+
 static void render_result(struct cd_json *j, const struct cordon_result *res)
 {
 	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
@@ -63,6 +86,7 @@ static void render_result(struct cd_json *j, const struct cordon_result *res)
 	cd_json_kv_uint(j, "user_us", res->user_ns / 1000);
 	cd_json_kv_uint(j, "system_us", res->system_ns / 1000);
 	cd_json_kv_uint(j, "max_rss_kb", res->max_rss_kb);
+	render_cgroup_usage(j, res);
 	cd_json_key(j, "error");
 	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
 		cd_json_null(j);
@@ -160,6 +184,42 @@ static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_object_end(j);
 }
 
+static void kv_string_or_null(struct cd_json *j, const char *key, const char *v)
+{
+	cd_json_key(j, key);
+	if (v)
+		cd_json_string(j, v);
+	else
+		cd_json_null(j);
+}
+
+static void render_limit(struct cd_json *j, const char *key, const char *v)
+{
+	cd_json_key(j, key);
+	if (v && strcmp(v, "max") != 0)
+		cd_json_uint(j, strtoull(v, NULL, 10));
+	else
+		cd_json_null(j);
+}
+
+static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
+{
+	static const char *const modes[] = { "auto", "required", "best-effort", "off" };
+	const struct cd_cgroup *cg = in->cg;
+
+	cd_json_key(j, "cgroup");
+	cd_json_object_begin(j);
+	cd_json_kv_string(j, "mode", modes[in->c->cgroup_mode]);
+	kv_string_or_null(j, "path", cg ? cg->path_reported : NULL);
+	render_limit(j, "memory_max", cg ? cg->memory_max : NULL);
+	render_limit(j, "swap_max", cg ? cg->swap_max : NULL);
+	kv_string_or_null(j, "cpu_max", cg ? cg->cpu_max : NULL);
+	render_limit(j, "pids_max", cg ? cg->pids_max : NULL);
+	render_strv(j, "missing", cg ? cg->missing : NULL);
+	render_strv(j, "fallbacks", cg ? cg->fallbacks : NULL);
+	cd_json_object_end(j);
+}
+
 static void render_applied(struct cd_json *j, const struct cd_report_info *in)
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
@@ -187,6 +247,7 @@ static void render_applied(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_kv_bool(j, "no_new_privs", true);
 	cd_json_kv_bool(j, "new_session", !in->filter || !in->filter->blocks_tiocsti);
 	render_seccomp(j, in);
+	render_cgroup(j, in);
 	render_env_names(j, in->envp);
 	render_mounts(j, in->plan);
 	cd_json_object_end(j);

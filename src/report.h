@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config.h"
+#include "cgroup.h"
 #include "mount.h"
 #include "filter.h"
 #include "userns.h"
@@ -18,6 +19,7 @@ struct cd_report_info {
 	char *const *envp;
 	const struct cordon_result *res;
 	const struct cd_filter *filter; /* NULL: no seccomp filter */
+	const struct cd_cgroup *cg;
 };
 
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.

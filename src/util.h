@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -40,6 +41,12 @@
 static inline void cd_freep(void *p)
 {
 	free(*(void **)p);
+}
+
+static inline void cd_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
 }
 
 static inline void cd_closep(int *fd)

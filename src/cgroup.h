@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cgroup.h - the sandbox's cgroup v2: where it lives, its limits, its usage, its end.
+ * Supervisor side. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define CD_CGROUP_PREFIX "cordon-"
+
+struct cd_cgroup {
+	char *path;      /* the sandbox's cgroup; NULL: none */
+	char *parent;    /* where it was made */
+	char *path_reported; /* path, kept after the cgroup is removed, for the report */
+	int fd;          /* O_DIRECTORY fd of path, for CLONE_INTO_CGROUP; -1 */
+	char *memory_max;   /* what was written ("33554432", "max"), NULL: not applied */
+	char *swap_max;
+	char *cpu_max;
+	char *pids_max;
+	char **missing;     /* what could not be applied, and why */
+	char **fallbacks;   /* rlimits used instead (best-effort) */
+};
+
+struct cd_cgroup_usage {
+	bool valid;
+	uint64_t memory_peak; /* bytes; 0 when the kernel lacks memory.peak */
+	bool has_memory_peak;
+	uint64_t user_us, system_us;
+	bool has_cpu;
+	uint64_t pids_peak;
+	bool has_pids_peak;
+	uint64_t oom_kills;
+};
+
+/* Decide where the cgroup goes, clean stale ones, make it and write the limits. What cannot
+ * be applied fails (explicit limits, --cgroup=required) or is recorded in cg->missing (defaults,
+ * best-effort: then fallback rlimits are added to rlimits). id names it: cordon-<id>. */
+int cd_cgroup_setup(const struct cordon_config *c, const char *id, uid_t host_uid,
+		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err);
+/* Move pid into the cgroup (where clone3 could not put it there at birth). */
+int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err);
+/* Kill every process in it (cgroup.kill; freeze and SIGKILL each where that is missing). */
+void cd_cgroup_kill(const struct cd_cgroup *cg);
+void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u);
+/* Kill, wait until empty (bounded), remove. */
+void cd_cgroup_remove(struct cd_cgroup *cg);
+void cd_cgroup_done(struct cd_cgroup *cg);

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# cgroup options on THIS host, whose cgroup2 has no controllers (hybrid hierarchy): defaults
+# never fail and say what they could not apply; explicit limits fail before anything runs,
+# unless best-effort, which applies rlimit fallbacks and records them; bad values are refused.
+# The limits themselves are tested in a real cgroup v2 kernel: tests/vm/t-cgroup.sh.
+. "$TAP_LIB"
+
+w=$(mkwork)
+c() { cordon --workdir "$w" "$@"; }
+root=""
+[ "${CORDON_AS:-root}" = root ] && [ "$(id -u)" = 0 ] && root=1
+
+# --- bad values: one line, 125, nothing runs
+refuse() { # description expected-line-prefix args...
+	local desc=$1 want=$2
+	shift 2
+	rm -f "$w/ran"
+	c "$@" -- sh -c 'touch ran'
+	is "$desc: 125" "$rc" 125
+	like "$desc: the message" "$err" "$want*"
+	[ ! -e "$w/ran" ] && pass "$desc: nothing ran" || fail "$desc: nothing ran"
+}
+refuse "--memory 0" "cordon: --memory: 0 bytes is too little" --memory 0
+refuse "--memory abc" 'cordon: --memory: "abc" is not a size' --memory abc
+refuse "--memory 10x" 'cordon: --memory: "10x" is not a size' --memory 10x
+refuse "--cpus -1" 'cordon: --cpus: "-1" is not a number of CPUs' --cpus -1
+refuse "--cpus 0" 'cordon: --cpus: "0": must be more than 0' --cpus 0
+refuse "--cpus abc" 'cordon: --cpus: "abc" is not a number of CPUs' --cpus abc
+refuse "--cpus 5000" 'cordon: --cpus: "5000" is too many' --cpus 5000
+refuse "--pids abc" 'cordon: --pids: "abc" is not a number of processes' --pids abc
+refuse "--pids 0" 'cordon: --pids: must be at least 1' --pids 0
+refuse "--pids -5" 'cordon: --pids: "-5" is not a number' --pids -5
+refuse "--cgroup bogus" 'cordon: --cgroup: "bogus": expected auto, required, best-effort or off' --cgroup bogus
+refuse "--cgroup-parent relative" 'cordon: --cgroup-parent: "rel/path": must be an absolute path' --cgroup-parent rel/path
+refuse "--cgroup-parent missing" 'cordon: --cgroup-parent: /nonexistent: No such file' --cgroup-parent /nonexistent
+refuse "--cgroup-parent not a cgroup" 'cordon: --cgroup-parent: /tmp is not a cgroup v2 directory' --cgroup-parent /tmp
+refuse "--cgroup off with a limit" 'cordon: --memory: cannot apply the limit: --cgroup=off' --cgroup off --memory 1G
+
+# --- this host has no memory, cpu or pids controller in cgroup2
+# as root a cgroup is made, without controllers; unprivileged, nothing is delegated here
+if [ -n "$root" ]; then
+	why_mem='memory.max: the memory controller is not available in cgroup v2 at *'
+	why_pids='pids.max: the pids controller*'
+	why_cpu='cpu.max: the cpu controller*'
+else
+	why_mem='cgroup: no delegated cgroup v2 subtree: * is not writable by uid *'
+	why_pids=$why_mem why_cpu=$why_mem
+fi
+c --report "$w/r.json" -- sh -c 'echo ran'
+is "defaults never fail where controllers are missing" "$rc:$out" "0:ran"
+r=$(cat "$w/r.json")
+like "... and the report lists what was not applied" "$r" "*\"cgroup\":{\"mode\":\"auto\",*\"memory_max\":null*\"missing\":[\"$why_mem"
+like "... the pids default too" "$r" "*\"missing\":[*$why_pids"
+c -v -- true
+like "-v says what could not be applied" "$err" "*cgroup: not applied: $why_mem"
+refuse "an explicit --memory without the controller" "cordon: --memory: cannot apply the limit: " --memory 1G
+like "... naming the cause and the way out" "$err" "*${why_mem#*: }*--cgroup=best-effort*"
+refuse "an explicit --pids without the controller" "cordon: --pids: cannot apply the limit: " --pids 50
+refuse "an explicit --cpus without the controller" "cordon: --cpus: cannot apply the limit: " --cpus 1
+
+# --- best-effort: rlimit fallbacks where they mean something, recorded
+c --cgroup best-effort --memory 256M --report "$w/b.json" -- sh -c 'ulimit -v'
+is "best-effort --memory: RLIMIT_AS takes its place" "$rc:$out" "0:262144"
+like "... and the report says so" "$(cat "$w/b.json")" '*"mode":"best-effort"*"fallbacks":["rlimit as=268435456"*'
+c --cgroup best-effort --cpus 0.5 --report "$w/b2.json" -- true
+is "best-effort --cpus: runs" "$rc" 0
+like "... recording that cpu.max was not applied" "$(cat "$w/b2.json")" "*\"missing\":[*$why_cpu"
+c --cgroup best-effort --pids 20 -- bash -c 'ulimit -u'
+if [ -n "$root" ]; then
+	is "best-effort --pids as root (a dedicated host uid): RLIMIT_NPROC" "$out" 20
+else
+	unlike "best-effort --pids unprivileged: no RLIMIT_NPROC (it would count the caller's other processes)" "$out" 20
+fi
+
+# --- placement and clean-up
+if [ -n "$root" ]; then
+	mnt=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+	c --report "$w/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
+	is "inside, the sandbox's cgroup is the root of its cgroup namespace" "$out" "0::/"
+	like "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$w/p.json")" "*\"path\":\"$mnt/cordon/cordon-*"
+	(exec_as_caller "$CORDON" --workdir "$w" -- sleep 30) &
+	pid=$!
+	sleep 1
+	n=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null | wc -l)
+	[ "$n" -ge 1 ] && pass "a running sandbox has its cgroup" || fail "a running sandbox has its cgroup"
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	sleep 0.5
+	c -- true
+	left=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null | wc -l)
+	is "the cgroup of a cordon killed with SIGKILL is removed by the next run" "$left" 0
+	for i in $(seq 10); do c -- true; done
+	is "no cgroup is left after many runs" "$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null | wc -l)" 0
+	c --cgroup required -- true
+	is "--cgroup required: a cgroup can be made here (without controllers)" "$rc" 0
+	c --cgroup off --report "$w/o.json" -- true
+	like "--cgroup off: no cgroup, and the report says so" "$(cat "$w/o.json")" '*"cgroup":{"mode":"off","path":null*'
+else
+	c --cgroup required -- true
+	is "--cgroup required, unprivileged, nothing delegated: 125" "$rc" 125
+	like "... saying what to do" "$err" "cordon: --cgroup: required, but no delegated cgroup v2 subtree*Delegate=yes*--cgroup-parent*"
+fi
+
+done_testing
