@@ -192,7 +192,7 @@ int cd_filter_install(const struct cd_filter *f)
 
 static bool load_word(const struct seccomp_data *d, uint32_t off, uint32_t *ret)
 {
-	if (off % 4 || off + 4 > sizeof(*d))
+	if (off % 4 || off > sizeof(*d) - 4)
 		return false;
 	memcpy(ret, (const char *)d + off, 4);
 	return true;
@@ -260,7 +260,12 @@ uint32_t cd_filter_eval(const struct cd_filter *f, uint32_t arch, int nr, const 
 				return SECCOMP_RET_ALLOW;
 			break;
 		case BPF_JMP:
-			if (BPF_OP(i->code) == BPF_JA) { pc += i->k; break; }
+			if (BPF_OP(i->code) == BPF_JA) {
+				if ((uint64_t)pc + i->k >= f->len)
+					return SECCOMP_RET_ALLOW; /* out of the program */
+				pc += i->k;
+				break;
+			}
 			if (!jump(BPF_OP(i->code), a, v, &taken))
 				return SECCOMP_RET_ALLOW;
 			pc += taken ? i->jt : i->jf;

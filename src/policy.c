@@ -114,6 +114,10 @@ static void lex_skip(struct lexer *lx)
 		} else if (c == '#') {
 			while (lex_char(lx) >= 0 && lex_char(lx) != '\n')
 				lex_advance(lx, 1);
+		} else if (c == '\\' && lx->p + 2 < lx->end && lx->p[1] == '\r' && lx->p[2] == '\n') {
+			lx->p += 3; /* CRLF files */
+			lx->line++;
+			lx->col = 1;
 		} else if (c == '\\' && lx->p + 1 < lx->end && lx->p[1] == '\n') {
 			lx->p += 2;
 			lx->line++;
@@ -434,6 +438,15 @@ static int parse_cmp(struct parser *ps, enum cd_cmp *ret)
 		    tok_str(&ps->tok, b, sizeof(b)));
 }
 
+/* One spelling per meaning, so that the conflict checks compare like with like: a mask of
+ * all 64 bits is a plain ==. */
+static int normalize_cond(struct cd_policy_cond *c)
+{
+	if (c->op == CD_CMP_MASKED_EQ && c->mask == UINT64_MAX)
+		c->op = CD_CMP_EQ;
+	return 0;
+}
+
 /* cond := argN OP value | argN '&' MASK [ '==' value ] */
 static int parse_cond(struct parser *ps, struct cd_policy_cond *c, unsigned *seen)
 {
@@ -464,7 +477,7 @@ static int parse_cond(struct parser *ps, struct cd_policy_cond *c, unsigned *see
 		return r;
 	if (tok_is(&ps->tok, T_PUNCT, ")") || tok_is(&ps->tok, T_PUNCT, ",")) {
 		c->value = c->mask; /* "argN & FLAG": all of FLAG's bits set */
-		return 0;
+		return normalize_cond(c);
 	}
 	if (!tok_is(&ps->tok, T_PUNCT, "=="))
 		return perr(ps, &ps->tok, "a masked test compares with == only: expected '==', "
@@ -475,7 +488,7 @@ static int parse_cond(struct parser *ps, struct cd_policy_cond *c, unsigned *see
 	if (c->value & ~c->mask)
 		return perr(ps, &at, "%s & 0x%llx can never equal 0x%llx", at.text,
 			    (unsigned long long)c->mask, (unsigned long long)c->value);
-	return 0;
+	return normalize_cond(c);
 }
 
 /* '(' cond { ',' cond } ')' */
@@ -771,12 +784,18 @@ static int parse_group(struct parser *ps)
 
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
 	ssize_t n;
 
+	/* never open a FIFO (it would block) or a device (opening may have effects) */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0)
@@ -873,7 +892,8 @@ static int parse_include(struct parser *ps)
 	path = include_path(ps, name.text, name.kind == T_STR);
 	if (!path)
 		return perr(ps, &name, "cannot find policy \"%s\" next to %s or in %s", name.text,
-			    ps->file, ps->pol->search[0]);
+			    ps->file, ps->pol->search && ps->pol->search[0] ? ps->pol->search[0]
+									  : "no policy directory");
 	display = name.kind == T_STR || strchr(name.text, '/') ? strdup(name.text)
 					 : cd_strdup_printf("%s.policy", name.text);
 	if (!display)
@@ -1052,9 +1072,12 @@ char *cd_policy_find(const char *name, const char *const *search, struct cordon_
 			return path;
 		free(path);
 	}
-	cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s or %s (give a path to use "
-					      "your own file)", name, search[0],
-		search[1] ? search[1] : "-");
+	if (!search || !search[0])
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\": no policy directory", name);
+	else
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s%s%s (give a path to "
+						      "use your own file)", name, search[0],
+			search[1] ? " or " : "", search[1] ? search[1] : "");
 	return NULL;
 }
 
