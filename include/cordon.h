@@ -208,6 +208,17 @@ CORDON_PUBLIC void cordon_config_set_seccomp_optimize(struct cordon_config *c, i
 CORDON_PUBLIC int cordon_policy_describe(const char *name_or_path, char **ret_text,
 					 struct cordon_error *err);
 
+/* The audit trail (docs/audit.md): a JSON Lines log of the session at path: start, every
+ * exec, every file changed in the workdir, limits, signals, exit. Created (truncated) before
+ * anything starts; a path that cannot be written fails the run. */
+CORDON_PUBLIC int cordon_config_set_audit_file(struct cordon_config *c, const char *path,
+					       struct cordon_error *err);
+/* Keep the sandbox's stdout and stderr in dir/stdout and dir/stderr (dir is made if missing),
+ * while passing them on to the caller's, byte for byte (through pipes: the command does not see
+ * a terminal then). */
+CORDON_PUBLIC int cordon_config_set_capture_dir(struct cordon_config *c, const char *dir,
+						struct cordon_error *err);
+
 /* --- cgroup v2 limits (README "Limits") --- */
 #define CORDON_UNLIMITED UINT64_MAX
 

@@ -483,6 +483,7 @@ void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u)
 		     read_key(cg->path, "cpu.stat", "system_usec", &u->system_us);
 	u->has_pids_peak = read_u64(cg->path, "pids.peak", &u->pids_peak);
 	read_key(cg->path, "memory.events", "oom_kill", &u->oom_kills);
+	read_key(cg->path, "pids.events", "max", &u->pids_max_hits);
 }
 
 /* Wait until the cgroup is empty: cgroup.events signals POLLPRI on change. */

@@ -32,6 +32,7 @@ struct cd_cgroup_usage {
 	uint64_t pids_peak;
 	bool has_pids_peak;
 	uint64_t oom_kills;
+	uint64_t pids_max_hits; /* pids.events max: forks refused at the limit */
 };
 
 /* Decide where the cgroup goes, clean stale ones, make it and write the limits. What cannot

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -83,6 +84,9 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	/* sync 1: die with the supervisor; if it is already gone, GO never comes: EOF */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
+	/* --capture: the sandbox writes into the supervisor's pipes */
+	if (a->stdout_fd >= 0 && (dup2(a->stdout_fd, 1) < 0 || dup2(a->stderr_fd, 2) < 0))
+		return cd_fail_errno(err, errno, "capture", "dup2");
 	/* nothing of the supervisor's stays open in here */
 	close_other_fds(&((int){ a->sock }), 1);
 	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
@@ -125,33 +129,56 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* execve argv[0], looked up in the sandbox's PATH unless it has a slash. Returns the errno that
- * describes the failure best (as execvp: EACCES wins over a later ENOENT). */
-static int exec_lookup(const struct cd_child_args *a)
+/* argv[0], looked up in the sandbox's PATH unless it has a slash, into buf: 0, or the errno
+ * that describes the failure best (as execvp: EACCES wins over a later ENOENT). The lookup
+ * comes first and the exec once, so that the audit trail sees one exec of the command. */
+static int resolve_command(const struct cd_child_args *a, char *buf, size_t size)
 {
 	const char *file = a->argv[0], *dir = a->path;
 	bool eacces = false;
-	char buf[4096];
+	struct stat st;
 
-	if (strchr(file, '/')) {
-		execve(file, a->argv, a->envp);
-		return errno;
-	}
+	if (strchr(file, '/'))
+		return snprintf(buf, size, "%s", file) < (int)size ? 0 : ENAMETOOLONG;
 	while (dir) {
 		const char *end = strchrnul(dir, ':');
 		int len = (int)(end - dir);
 
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? dir : ".", file) <
-		    (int)sizeof(buf)) {
-			execve(buf, a->argv, a->envp);
-			if (errno == EACCES)
+		if (snprintf(buf, size, "%.*s/%s", len ? len : 1, len ? dir : ".", file) <
+		    (int)size) {
+			if (stat(buf, &st) == 0) {
+				if (S_ISREG(st.st_mode) && faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+					return 0;
+				eacces = true; /* there, but not an executable file */
+			} else if (errno == EACCES) {
 				eacces = true;
-			else if (errno != ENOENT && errno != ENOTDIR)
-				return errno;
+			}
 		}
 		dir = *end ? end + 1 : NULL;
 	}
 	return eacces ? EACCES : ENOENT;
+}
+
+/* Install the filter; with the audit trail, hand its notification listener to the supervisor
+ * (pid 1 is suspended in vfork: the socket is ours alone) and keep no copy of it. */
+static void install_filter(const struct cd_child_args *a, const char *path,
+			   struct cordon_error *err)
+{
+	struct cd_msg m = { .type = CD_MSG_LISTENER };
+	int r = cd_filter_install(a->filter);
+
+	if (r < 0) {
+		cd_fail(err, -r, "seccomp", "install the filter: %s", strerror(-r));
+		return;
+	}
+	if (!a->filter->notify)
+		return;
+	/* the path the command is about to be executed from: the supervisor may not be able to
+	 * read it from our memory (pid 1's, not dumpable) */
+	snprintf(m.err.msg, sizeof(m.err.msg), "%.479s", path);
+	if (cd_msg_send_msg(a->sock, &m, r) < 0)
+		cd_fail(err, EIO, "audit", "cannot hand the exec listener to the supervisor");
+	close(r);
 }
 
 /* The command's process, a vfork() child sharing pid 1's memory: last steps with system calls
@@ -159,6 +186,7 @@ static int exec_lookup(const struct cd_child_args *a)
 _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 {
 	struct cordon_error err = { 0 };
+	char path[4096];
 	int e;
 
 	reset_signals();
@@ -171,13 +199,16 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 		cd_limits_apply(a->rlimits, &err);
 	if (!err.msg[0] && chdir(a->chdir) < 0)
 		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
+	if (!err.msg[0] && (e = resolve_command(a, path, sizeof(path))) > 0)
+		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
+	/* the last step before exec: from here on every syscall is filtered */
+	if (!err.msg[0] && a->filter)
+		install_filter(a, path, &err);
 	if (!err.msg[0])
 		close_other_fds(&errfd, 1);
-	/* the last step before exec: from here on every syscall is filtered */
-	if (!err.msg[0] && a->filter && (e = -cd_filter_install(a->filter)) > 0)
-		cd_fail(&err, e, "seccomp", "install the filter: %s", strerror(e));
 	if (!err.msg[0]) {
-		e = exec_lookup(a);
+		execve(path, a->argv, a->envp);
+		e = errno;
 		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
 	}
 	cd_write_all(errfd, &err, sizeof(err));

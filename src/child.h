@@ -21,6 +21,7 @@ struct cd_child_args {
 	const char *chdir;
 	const struct cd_rlimit *rlimits;
 	const struct cd_filter *filter; /* NULL: none */
+	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
 };
 
 /* pid 1: set up, fork the command, reap, forward; reports over a->sock (sync.h). */

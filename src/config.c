@@ -389,6 +389,8 @@ void cordon_config_free(struct cordon_config *c)
 	free(c->seccomp_path);
 	free(c->seccomp_display);
 	free(c->cgroup_parent);
+	free(c->audit_path);
+	free(c->capture_dir);
 	free(c);
 }
 
@@ -788,4 +790,20 @@ int cordon_config_set_cgroup_parent(struct cordon_config *c, const char *path,
 	free(c->cgroup_parent);
 	c->cgroup_parent = CD_TAKE_PTR(real);
 	return 0;
+}
+
+int cordon_config_set_audit_file(struct cordon_config *c, const char *path,
+				 struct cordon_error *err)
+{
+	if (!path || !path[0])
+		return cd_fail(err, 0, "audit", "empty path");
+	return set_string(&c->audit_path, path, "audit", err);
+}
+
+int cordon_config_set_capture_dir(struct cordon_config *c, const char *dir,
+				  struct cordon_error *err)
+{
+	if (!dir || !dir[0])
+		return cd_fail(err, 0, "capture", "empty path");
+	return set_string(&c->capture_dir, dir, "capture", err);
 }

@@ -70,6 +70,8 @@ struct cordon_config {
 	bool memory_set, memory_swap_set, cpus_set, pids_set; /* given explicitly */
 	enum cordon_cgroup_mode cgroup_mode;
 	char *cgroup_parent;
+	char *audit_path;
+	char *capture_dir;
 	cordon_log_fn log;
 	void *log_data;
 };

@@ -141,14 +141,51 @@ static bool check_tiocsti(const struct cd_filter *f)
 	return true;
 }
 
+static bool is_exec(int nr)
+{
+	return nr == SYS_execve || nr == SYS_execveat;
+}
+
+/* The audit trail: execve and execveat go to the supervisor, which logs them and lets them
+ * continue. What the policy allows becomes "notify"; what it denies stays denied. */
+static int add_exec_notify(scmp_filter_ctx ctx, const struct cd_policy *p, uint32_t def,
+			   struct cd_filter *f, struct cordon_error *err)
+{
+	static const int nrs[] = { SYS_execve, SYS_execveat };
+
+	for (size_t k = 0; k < CD_ELEMENTSOF(nrs); k++) {
+		bool named = false;
+		int r;
+
+		for (size_t i = 0; i < p->n_rules; i++)
+			named = named || p->rules[i].nr == nrs[k];
+		if (named || def != SCMP_ACT_ALLOW)
+			continue; /* its rules were turned into notify, or it is denied */
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nrs[k], 0);
+		if (r < 0)
+			return cd_fail(err, -r, "seccomp", "cannot add the exec notification: %s",
+				       strerror(-r));
+		f->n_rules++;
+	}
+	f->notify = true;
+	return 0;
+}
+
 int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct cd_filter *f,
 		      struct cordon_error *err)
+{
+	return cd_filter_compile_audit(p, log, optimize, false, f, err);
+}
+
+int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
+			    bool notify_exec, struct cd_filter *f, struct cordon_error *err)
 {
 	uint32_t def = effective(p->default_action, log);
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = seccomp_init(def);
 	int r;
 
 	*f = (struct cd_filter){ .log = log, .optimized = optimize };
+	f->notify = false;
 	if (!ctx)
 		return cd_fail(err, ENOMEM, "seccomp", "libseccomp could not start a filter");
 	r = set_attrs(ctx, optimize, err);
@@ -158,6 +195,8 @@ int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct
 		const struct cd_policy_rule *rule = &p->rules[i];
 		uint32_t action = effective(rule->action, log);
 
+		if (notify_exec && is_exec(rule->nr) && action == SCMP_ACT_ALLOW)
+			action = SCMP_ACT_NOTIFY;
 		/* the default already does it; syscalls this architecture lacks need nothing */
 		if (action == def || rule->nr < 0)
 			continue;
@@ -165,6 +204,11 @@ int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct
 		if (r < 0)
 			return r;
 		f->n_rules++;
+	}
+	if (notify_exec) {
+		r = add_exec_notify(ctx, p, def, f, err);
+		if (r < 0)
+			return r;
 	}
 	r = export_bpf(ctx, f, err);
 	if (r < 0)
@@ -182,10 +226,10 @@ void cd_filter_done(struct cd_filter *f)
 int cd_filter_install(const struct cd_filter *f)
 {
 	struct sock_fprog prog = { .len = f->len, .filter = f->insns };
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			 f->notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, &prog);
 
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return -errno;
-	return 0;
+	return r < 0 ? -errno : (int)r;
 }
 
 /* --- a classic BPF interpreter, for the subset seccomp accepts --- */

@@ -16,16 +16,20 @@ struct cd_filter {
 	bool blocks_tiocsti;  /* proven by evaluating the program: TIOCSTI and TIOCLINUX denied */
 	bool log;             /* compiled in log mode */
 	bool optimized;       /* binary-tree dispatch */
+	bool notify;          /* execve/execveat notify the supervisor (the audit trail) */
 };
 
 /* Compile p. log: every action but allow and notify becomes "log" (SECCOMP_RET_LOG), the
  * learning mode. optimize: libseccomp's binary tree instead of a linear list. */
 int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct cd_filter *f,
 		      struct cordon_error *err);
+/* Same, and execve/execveat that the policy allows notify the supervisor instead. */
+int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
+			    bool notify_exec, struct cd_filter *f, struct cordon_error *err);
 void cd_filter_done(struct cd_filter *f);
 
-/* Install in the calling thread: no allocation, safe after vfork(). 0 or -errno. Requires
- * no_new_privs (or CAP_SYS_ADMIN). */
+/* Install in the calling thread: no allocation, safe after vfork(). Returns 0, or the
+ * notification listener's fd when f->notify, or -errno. Requires no_new_privs. */
 int cd_filter_install(const struct cd_filter *f);
 
 /* What the program returns for one system call of the native architecture (SECCOMP_RET_*).

@@ -22,12 +22,17 @@
 #include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "audit.h"
+#include "capture.h"
 #include "cgroup.h"
+#include "execlog.h"
+#include "snapshot.h"
 #include "child.h"
 #include "json.h"
 #include "rlimits.h"
@@ -54,9 +59,18 @@ struct run {
 	struct cd_filter filter;
 	bool have_filter;
 	struct cd_cgroup cg;
+	struct cd_audit audit;
+	struct cd_snapshot before; /* the workdir at start, for the audit's file events */
+	bool have_before;
+	struct cd_file_id own_files[6]; /* what cordon writes: not the sandbox's changes */
+	size_t n_own_files;
+	int listener; /* seccomp notifications of execve (audit); -1 */
+	struct cd_execlog_first first_exec;
+	struct cd_capture capture;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
 	bool shares_pgrp; /* the command is in our process group: the tty signals it directly */
 	bool attach_cgroup; /* clone could not place pid 1 in its cgroup: move it before GO */
+	uint64_t pids_limit_hits; /* pids.events max */
 	char **envp;
 	struct cd_report_file report;
 	sigset_t old_mask;
@@ -238,7 +252,8 @@ static int compile_filter(struct run *run, struct cordon_error *err)
 			   err);
 	if (r < 0)
 		return r;
-	r = cd_filter_compile(&p, c->seccomp_log, !c->seccomp_unoptimized, &run->filter, err);
+	r = cd_filter_compile_audit(&p, c->seccomp_log, !c->seccomp_unoptimized,
+				    cd_audit_on(&run->audit), &run->filter, err);
 	if (r < 0)
 		return r;
 	run->have_filter = true;
@@ -263,6 +278,72 @@ static void log_cgroup(struct run *run)
 		run_log(run, "cgroup: not applied: %s", *m);
 	for (char **f = cg->fallbacks; f && *f; f++)
 		run_log(run, "cgroup: fallback: %s", *f);
+}
+
+static struct cd_report_info report_info(struct run *run)
+{
+	return (struct cd_report_info){
+		.c = run->c,
+		.workdir = run->workdir,
+		.workdir_target = run->workdir_target,
+		.chdir = run->chdir,
+		.id = run->have_id ? &run->id : NULL,
+		.plan = &run->plan,
+		.envp = run->envp,
+		.res = run->res,
+		.filter = run->have_filter ? &run->filter : NULL,
+		.cg = &run->cg,
+	};
+}
+
+static void own_file(struct run *run, int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && run->n_own_files < CD_ELEMENTSOF(run->own_files))
+		run->own_files[run->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
+}
+
+static void own_files(struct run *run)
+{
+	struct stat st;
+
+	own_file(run, run->audit.fd);
+	own_file(run, run->report.fd);
+	own_file(run, run->c->report_fd);
+	for (int i = 0; run->capture.on && i < 2; i++)
+		own_file(run, run->capture.s[i].file);
+	if (run->c->capture_dir && stat(run->c->capture_dir, &st) == 0 &&
+	    run->n_own_files < CD_ELEMENTSOF(run->own_files))
+		run->own_files[run->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
+}
+
+/* The start event, and the workdir as it is before anything runs. */
+static int audit_start(struct run *run, struct cordon_error *err)
+{
+	struct cd_report_info info = report_info(run);
+	struct cd_json j;
+	int r;
+
+	if (!cd_audit_on(&run->audit))
+		return 0;
+	own_files(run);
+	r = cd_snapshot_take(run->workdir, run->own_files, run->n_own_files, &run->before);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "audit", "read the workdir %s", run->workdir);
+	run->have_before = true;
+	cd_audit_begin(&run->audit, &j, "start");
+	cd_json_kv_string(&j, "cordon", cordon_version());
+	cd_json_key(&j, "command");
+	cd_json_array_begin(&j);
+	for (char **a = run->c->argv; *a; a++)
+		cd_json_string(&j, *a);
+	cd_json_array_end(&j);
+	cd_json_kv_uint(&j, "workdir_entries", run->before.n);
+	cd_report_render_applied(&j, &info);
+	cd_audit_end(&run->audit, &j);
+	run_log(run, "audit: %s, %zu workdir entries", run->c->audit_path, run->before.n);
+	return 0;
 }
 
 static int prepare(struct run *run, struct cordon_error *err)
@@ -298,11 +379,21 @@ static int prepare(struct run *run, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
+	if (c->audit_path) {
+		r = cd_audit_open(c->audit_path, &run->audit, err);
+		if (r < 0)
+			return r;
+	}
+	if (c->capture_dir) {
+		r = cd_capture_open(c->capture_dir, &run->capture, err);
+		if (r < 0)
+			return r;
+	}
 	r = compile_filter(run, err);
 	if (r < 0)
 		return r;
 	log_plan(run);
-	return 0;
+	return audit_start(run, err);
 }
 
 /* --- start --- */
@@ -449,6 +540,8 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.chdir = run->chdir,
 		.rlimits = run->rlimits,
 		.filter = run->have_filter ? &run->filter : NULL,
+		.stdout_fd = run->capture.on ? run->capture.s[0].wr : -1,
+		.stderr_fd = run->capture.on ? run->capture.s[1].wr : -1,
 	};
 }
 
@@ -470,6 +563,7 @@ static int start(struct run *run, struct cordon_error *err)
 	r = spawn(run, &args, err);
 	if (r < 0)
 		return r;
+	cd_capture_started(&run->capture);
 	return go(run, err);
 }
 
@@ -512,7 +606,15 @@ static void drain_socket(struct run *run)
 	struct cd_msg m;
 
 	while (run->sock >= 0) {
-		int r = cd_msg_recv(run->sock, &m, NULL);
+		int fd = -1, r = cd_msg_recv(run->sock, &m, &fd);
+
+		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && run->listener < 0) {
+			run->listener = CD_TAKE_FD(fd);
+			snprintf(run->first_exec.path, sizeof(run->first_exec.path), "%s", m.err.msg);
+			run->first_exec.argv = run->c->argv;
+			run->first_exec.known = true;
+		}
+		cd_closep(&fd);
 
 		if (r == -EAGAIN)
 			return;
@@ -525,6 +627,32 @@ static void drain_socket(struct run *run)
 	}
 }
 
+static void audit_signal(struct run *run, int sig, int from_pid)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(&run->audit))
+		return;
+	cd_audit_begin(&run->audit, &j, "signal");
+	cd_json_kv_int(&j, "signal", sig);
+	cd_json_kv_string(&j, "name", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	cd_json_kv_int(&j, "from_pid", from_pid);
+	cd_json_kv_string(&j, "action", "forwarded to the command");
+	cd_audit_end(&run->audit, &j);
+}
+
+static void audit_limit(struct run *run, const char *limit, const char *what)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(&run->audit))
+		return;
+	cd_audit_begin(&run->audit, &j, "limit");
+	cd_json_kv_string(&j, "limit", limit);
+	cd_json_kv_string(&j, "action", what);
+	cd_audit_end(&run->audit, &j);
+}
+
 static void on_signal(struct run *run)
 {
 	struct signalfd_siginfo si;
@@ -535,6 +663,7 @@ static void on_signal(struct run *run)
 		if (si.ssi_code == SI_KERNEL && run->shares_pgrp)
 			continue;
 		run_log(run, "signal: forwarding %s", strsignal((int)si.ssi_signo));
+		audit_signal(run, (int)si.ssi_signo, (int)si.ssi_pid);
 		if (run->sock >= 0)
 			cd_msg_send(run->sock, CD_MSG_SIGNAL, (int32_t)si.ssi_signo, NULL, -1);
 	}
@@ -549,12 +678,14 @@ static void on_timer(struct run *run)
 	if (!run->timed_out) {
 		run->timed_out = true;
 		run_log(run, "timeout: SIGTERM to every process in the sandbox");
+		audit_limit(run, "timeout", "SIGTERM to every process in the sandbox");
 		if (run->sock >= 0)
 			cd_msg_send(run->sock, CD_MSG_KILL_ALL, SIGTERM, NULL, -1);
 		arm_timer(run, run->c->kill_after_ns);
 	} else if (!run->killed) {
 		run->killed = true;
 		run_log(run, "timeout: SIGKILL to the sandbox");
+		audit_limit(run, "kill-after", "SIGKILL to the sandbox");
 		kill_init(run);
 		cd_cgroup_kill(&run->cg);
 	}
@@ -563,20 +694,30 @@ static void on_timer(struct run *run)
 static void watch(struct run *run)
 {
 	for (;;) {
-		struct pollfd p[4] = {
+		struct pollfd p[7] = {
 			{ run->pidfd, POLLIN, 0 },
 			{ run->sigfd, POLLIN, 0 },
 			{ run->timerfd, POLLIN, 0 },
 			{ run->sock, POLLIN, 0 }, /* ignored by poll() once -1 */
+			{ run->listener, POLLIN, 0 },
+			{ run->capture.on ? run->capture.s[0].rd : -1, POLLIN, 0 },
+			{ run->capture.on ? run->capture.s[1].rd : -1, POLLIN, 0 },
 		};
 
-		if (poll(p, 4, -1) < 0) {
+		if (poll(p, 7, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[3].revents)
 			drain_socket(run);
+		if (p[4].revents & POLLIN)
+			cd_execlog_handle(run->listener, &run->audit, &run->first_exec);
+		else if (p[4].revents) /* every filtered process is gone */
+			cd_closep(&run->listener), run->listener = -1;
+		for (int i = 0; i < 2; i++)
+			if (p[5 + i].revents)
+				cd_capture_pump(&run->capture, i);
 		if (p[1].revents)
 			on_signal(run);
 		if (p[2].revents)
@@ -585,11 +726,13 @@ static void watch(struct run *run)
 			break;
 		if (run->got_exit && run->c->fast_exit) {
 			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */
+			cd_capture_drain(&run->capture, 2000);
 			run->pid = 0;
 			return;
 		}
 	}
 	drain_socket(run); /* EXIT is sent before pid 1 exits: it is there */
+	cd_capture_drain(&run->capture, 2000);
 	while (wait4(run->pid, &run->init_status, 0, &run->ru) < 0 && errno == EINTR)
 		;
 	run->pid = 0;
@@ -658,12 +801,71 @@ static void cgroup_end(struct run *run)
 	res->cgroup_system_ns = u.system_us * NSEC_PER_USEC;
 	res->pids_peak = u.pids_peak;
 	res->oom_kills = u.oom_kills;
+	run->pids_limit_hits = u.pids_max_hits;
 	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
 		res->outcome = CORDON_OUTCOME_OOM;
 		run_log(run, "cgroup: the memory limit (%s) killed the sandbox",
 			run->cg.memory_max ? run->cg.memory_max : "?");
 	}
 	cd_cgroup_remove(&run->cg);
+}
+
+static void file_event(enum cd_change what, const struct cd_fentry *e, void *data)
+{
+	static const char *const names[] = { "created", "modified", "deleted" };
+	struct run *run = data;
+	bool lossy = false;
+	struct cd_json j;
+
+	cd_audit_begin(&run->audit, &j, "file");
+	cd_json_kv_string(&j, "change", names[what]);
+	cd_json_key(&j, "path");
+	cd_audit_string(&j, e->path, strlen(e->path), &lossy);
+	cd_json_kv_string(&j, "type", cd_fentry_type(e->mode));
+	cd_json_kv_uint(&j, "size", e->size);
+	cd_json_kv_uint(&j, "mode", e->mode & 07777);
+	cd_json_key(&j, "sha256");
+	if (e->hashed && what != CD_DELETED)
+		cd_json_string(&j, e->sha256);
+	else
+		cd_json_null(&j);
+	if (e->link) {
+		cd_json_key(&j, "target");
+		cd_audit_string(&j, e->link, strlen(e->link), &lossy);
+	}
+	if (lossy) {
+		cd_json_key(&j, "path_hex");
+		cd_audit_hex(&j, e->path, strlen(e->path));
+	}
+	cd_audit_end(&run->audit, &j);
+}
+
+/* file events (the workdir's changes), limits that fired, and the exit event: the last line. */
+static void audit_end(struct run *run)
+{
+	struct cordon_result *res = run->res;
+	struct cd_snapshot after;
+	struct cd_json j;
+
+	if (!cd_audit_on(&run->audit))
+		return;
+	if (run->have_before &&
+	    cd_snapshot_take(run->workdir, run->own_files, run->n_own_files, &after) >= 0) {
+		cd_snapshot_diff(&run->before, &after, file_event, run);
+		cd_snapshot_done(&after);
+	}
+	if (res->outcome == CORDON_OUTCOME_OOM)
+		audit_limit(run, "memory", "the memory limit killed the sandbox");
+	if (run->pids_limit_hits) {
+		cd_audit_begin(&run->audit, &j, "limit");
+		cd_json_kv_string(&j, "limit", "pids");
+		cd_json_kv_string(&j, "action", "fork refused at pids.max");
+		cd_json_kv_uint(&j, "count", run->pids_limit_hits);
+		cd_audit_end(&run->audit, &j);
+	}
+	cd_audit_begin(&run->audit, &j, "exit");
+	cd_report_render_result(&j, res);
+	cd_audit_end(&run->audit, &j);
 }
 
 static void finish(struct run *run)
@@ -686,23 +888,13 @@ static void finish(struct run *run)
 		res->system_ns = tv_ns(run->ru.ru_stime);
 		res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
 	}
+	audit_end(run);
 	run_log(run, "sandbox: ended, exit code %d", res->exit_code);
 }
 
 static void write_reports(struct run *run)
 {
-	struct cd_report_info info = {
-		.c = run->c,
-		.workdir = run->workdir,
-		.workdir_target = run->workdir_target,
-		.chdir = run->chdir,
-		.id = run->have_id ? &run->id : NULL,
-		.plan = &run->plan,
-		.envp = run->envp,
-		.res = run->res,
-		.filter = run->have_filter ? &run->filter : NULL,
-		.cg = &run->cg,
-	};
+	struct cd_report_info info = report_info(run);
 	_cleanup_free_ char *json = NULL;
 	struct cordon_error ignored = { 0 };
 
@@ -750,6 +942,11 @@ static void run_done(struct run *run)
 	cd_mount_plan_done(&run->plan);
 	cd_filter_done(&run->filter);
 	cd_cgroup_done(&run->cg);
+	cd_audit_close(&run->audit);
+	cd_closep(&run->listener);
+	cd_capture_done(&run->capture);
+	if (run->have_before)
+		cd_snapshot_done(&run->before);
 	if (run->have_id)
 		cd_identity_done(&run->id);
 	free(run->workdir);
@@ -761,7 +958,8 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 {
 	_cleanup_(run_done) struct run run = {
 		.c = c, .res = res, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
-		.report = { .fd = -1 }, .cg = { .fd = -1 },
+		.report = { .fd = -1 }, .cg = { .fd = -1 }, .audit = { .fd = -1, .id = res->id },
+		.listener = -1,
 	};
 	int r;
 

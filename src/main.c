@@ -341,6 +341,16 @@ static int h_cgroup_parent(struct cli *cli, const char *arg, struct cordon_error
 	return cordon_config_set_cgroup_parent(cli->c, arg, err);
 }
 
+static int h_audit(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_audit_file(cli->c, arg, err);
+}
+
+static int h_capture(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_capture_dir(cli->c, arg, err);
+}
+
 static int h_seccomp_policy(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	return cordon_config_set_seccomp_policy(cli->c, arg, err);
@@ -415,6 +425,8 @@ static const struct opt opts[] = {
 	{ "seccomp-policy", 0, "NAME|PATH", h_seccomp_policy, "seccomp policy (default: default; none: no filter)" },
 	{ "seccomp-log", 0, NULL, h_seccomp_log, "log what the policy would deny instead of denying" },
 	{ "seccomp-unoptimized", 0, NULL, h_seccomp_unoptimized, "linear filter instead of a binary tree (benchmarks)" },
+	{ "audit", 0, "FILE", h_audit, "JSON Lines log of every exec, file change, limit, signal" },
+	{ "capture", 0, "DIR", h_capture, "keep stdout and stderr in DIR while passing them on" },
 	{ "quiet", 'q', NULL, h_quiet, "no notices from cordon, only errors" },
 	{ "verbose", 'v', NULL, h_verbose, "show what is set up, step by step" },
 	{ "help", 'h', NULL, h_help, "this help" },

@@ -67,7 +67,7 @@ static void render_cgroup_usage(struct cd_json *j, const struct cordon_result *r
 	kv_uint_or_null(j, "oom_kills", c, res->oom_kills);
 }
 
-static void render_result(struct cd_json *j, const struct cordon_result *res)
+void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 {
 	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
 	cd_json_kv_int(j, "exit_code", res->exit_code);
@@ -220,7 +220,7 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_object_end(j);
 }
 
-static void render_applied(struct cd_json *j, const struct cd_report_info *in)
+void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in)
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
 	const struct cordon_config *c = in->c;
@@ -263,8 +263,8 @@ char *cd_report_render(const struct cd_report_info *in)
 	cd_json_kv_string(&j, "id", in->res->id);
 	cd_json_kv_string(&j, "cordon", cordon_version());
 	render_strv(&j, "command", in->c->argv);
-	render_result(&j, in->res);
-	render_applied(&j, in);
+	cd_report_render_result(&j, in->res);
+	cd_report_render_applied(&j, in);
 	cd_json_object_end(&j);
 	s = cd_json_steal(&j);
 	if (!s)

@@ -25,6 +25,10 @@ struct cd_report_info {
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.
  * Pure. Environment values are never written, only names: they may be secrets. */
 char *cd_report_render(const struct cd_report_info *info);
+/* Its parts, for the audit trail's start and exit events. */
+struct cd_json;
+void cd_report_render_result(struct cd_json *j, const struct cordon_result *res);
+void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in);
 
 /* A report file is created (as a temp file next to it) before anything starts, so that a path
  * that cannot be written fails early, and renamed into place at the end. */

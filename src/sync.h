@@ -26,6 +26,7 @@ enum cd_msg_type {
 	CD_MSG_EXIT,     /* value: the command's wait status */
 	CD_MSG_SIGNAL,   /* value: a signal for the command */
 	CD_MSG_KILL_ALL, /* value: a signal for every process in the sandbox */
+	CD_MSG_LISTENER, /* fd: the seccomp notification listener (the audit trail) */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */

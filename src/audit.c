@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* audit.c - the audit log writer: JSON Lines, one write() per event, O_APPEND. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+
+int cd_audit_open(const char *path, struct cd_audit *a, struct cordon_error *err)
+{
+	a->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+	if (a->fd < 0)
+		return cd_fail_errno(err, errno, "audit", "%s", path);
+	return 0;
+}
+
+void cd_audit_close(struct cd_audit *a)
+{
+	cd_closep(&a->fd);
+	a->fd = -1;
+}
+
+static void put_time(struct cd_json *j)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[64];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+	cd_json_kv_string(j, "time", buf);
+}
+
+void cd_audit_begin(const struct cd_audit *a, struct cd_json *j, const char *event)
+{
+	*j = (struct cd_json){ 0 };
+	cd_json_object_begin(j);
+	cd_json_kv_string(j, "event", event);
+	cd_json_kv_string(j, "id", a->id);
+	put_time(j);
+}
+
+void cd_audit_end(const struct cd_audit *a, struct cd_json *j)
+{
+	_cleanup_free_ char *s = NULL;
+	char *line;
+	size_t n;
+
+	cd_json_object_end(j);
+	s = cd_json_steal(j);
+	if (!s || a->fd < 0)
+		return;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line)
+		return;
+	s = line;
+	s[n] = '\n';
+	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
+	cd_write_all(a->fd, s, n + 1);
+}
+
+static bool valid_utf8(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+
+		if (!len || i + len > n || (len == 2 && c < 0xc2))
+			return false;
+		for (size_t k = 1; k < len; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+		i += len;
+	}
+	return true;
+}
+
+void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy)
+{
+	if (!valid_utf8((const unsigned char *)s, n))
+		*lossy = true;
+	cd_json_string_len(j, s, n);
+}
+
+void cd_audit_hex(struct cd_json *j, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	_cleanup_free_ char *h = malloc(2 * n + 1);
+
+	if (!h) {
+		cd_json_null(j);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		h[2 * i] = hex[(unsigned char)s[i] >> 4];
+		h[2 * i + 1] = hex[(unsigned char)s[i] & 15];
+	}
+	h[2 * n] = '\0';
+	cd_json_string(j, h);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* audit.h - the audit trail (docs/audit.md): a JSON Lines log of the whole session, one event
+ * per line, each line written whole with one write(). Supervisor side. */
+#pragma once
+
+#include "json.h"
+#include "util.h"
+
+struct cd_audit {
+	int fd; /* -1: no audit */
+	const char *id;
+};
+
+/* Create (truncate) the log before anything starts: failing here fails the run. */
+int cd_audit_open(const char *path, struct cd_audit *a, struct cordon_error *err);
+void cd_audit_close(struct cd_audit *a);
+static inline bool cd_audit_on(const struct cd_audit *a)
+{
+	return a->fd >= 0;
+}
+
+/* An event: begin() opens the object with "event", "id", "time"; the caller adds its keys;
+ * end() closes it and writes the line. */
+void cd_audit_begin(const struct cd_audit *a, struct cd_json *j, const char *event);
+void cd_audit_end(const struct cd_audit *a, struct cd_json *j);
+
+/* A string that may not be UTF-8 (paths, arguments): as a JSON string, where a byte that is not
+ * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. */
+void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy);
+void cd_audit_hex(struct cd_json *j, const char *s, size_t n);
