@@ -15,13 +15,16 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 
 #include "cgroup.h"
 
 #define SUPERVISOR_LEAF "cordon-supervisors"
 #define PERIOD_US 100000ull
+#define STALE_AGE_S 2
 
 static int read_text(const char *dir, const char *file, char *buf, size_t size)
 {
@@ -217,6 +220,14 @@ static bool enable_controller(const char *parent, const char *ctl, char **why)
 					parent);
 		return false;
 	}
+	/* with processes of its own, enabling a controller would turn the parent "threaded"
+	 * (pids, cpu) and break it for every later run: never touch such a parent */
+	if (read_text(parent, "cgroup.procs", buf, sizeof(buf)) != 0) {
+		*why = cd_strdup_printf("cannot enable the %s controller in %s: it has processes of "
+					"its own (cgroup v2 allows controllers only below a cgroup "
+					"without processes)", ctl, parent);
+		return false;
+	}
 	snprintf(plus, sizeof(plus), "+%s", ctl);
 	if (write_text(parent, "cgroup.subtree_control", plus) < 0) {
 		*why = cd_strdup_printf("cannot enable the %s controller in %s: %s", ctl, parent,
@@ -238,6 +249,15 @@ static bool is_sandbox_name(const char *name)
 	return true;
 }
 
+static bool locked(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;
+	return flock(fd, LOCK_EX | LOCK_NB) < 0; /* released when fd closes */
+}
+
 /* Remove cordon-<id> cgroups left by a cordon killed with SIGKILL, once empty. */
 static void clean_stale(const char *parent)
 {
@@ -255,6 +275,10 @@ static void clean_stale(const char *parent)
 			continue;
 		p = cd_strdup_printf("%s/%s", parent, de->d_name);
 		if (!p || stat(p, &st) < 0 || (geteuid() != 0 && st.st_uid != geteuid()))
+			continue;
+		/* in use: its cordon holds a lock on it; or it was made a moment ago, before its
+		 * cordon could lock it */
+		if (st.st_ctime >= time(NULL) - STALE_AGE_S || locked(p))
 			continue;
 		if (read_key(p, "cgroup.events", "populated", &populated) && populated == 0)
 			rmdir(p);
@@ -410,6 +434,8 @@ static int make_cgroup(struct cd_cgroup *cg, const char *id, struct cordon_error
 	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return cd_fail_errno(err, errno, "cgroup", "open %s", cg->path);
+	/* ours while we live: the next runs' stale clean-up leaves it alone */
+	flock(cg->fd, LOCK_SH | LOCK_NB);
 	return 0;
 }
 
