@@ -705,9 +705,7 @@ int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_o
 	path = cd_policy_find(name_or_path, cd_policy_search_path(), err);
 	if (!path)
 		return -(err && err->code ? err->code : EINVAL);
-	display = strchr(name_or_path, '/') || strstr(name_or_path, ".policy")
-			  ? strdup(name_or_path)
-			  : cd_strdup_printf("%s.policy", name_or_path);
+	display = cd_policy_display_name(name_or_path);
 	if (!display)
 		return cd_fail(err, ENOMEM, "seccomp-policy", "out of memory");
 	free(c->seccomp_path);

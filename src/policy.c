@@ -1048,6 +1048,12 @@ static bool looks_like_path(const char *s)
 	return strchr(s, '/') || (n > 7 && strcmp(s + n - 7, ".policy") == 0);
 }
 
+char *cd_policy_display_name(const char *name_or_path)
+{
+	return looks_like_path(name_or_path) ? strdup(name_or_path)
+					     : cd_strdup_printf("%s.policy", name_or_path);
+}
+
 char *cd_policy_find(const char *name, const char *const *search, struct cordon_error *err)
 {
 	bool valid = name[0] != '\0';

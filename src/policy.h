@@ -80,6 +80,9 @@ const char *const *cd_policy_search_path(void);
 char *cd_policy_find(const char *name_or_path, const char *const *search,
 		     struct cordon_error *err);
 
+/* How a policy is named in messages: a path as given, a NAME as "NAME.policy". NULL: ENOMEM. */
+char *cd_policy_display_name(const char *name_or_path);
+
 /* Parse a policy file (and what it includes) into *p, which must be zeroed first. display is the
  * name used in messages. On error: -errno, *err = "file:line:col: what was expected". */
 int cd_policy_load(struct cd_policy *p, const char *path, const char *display,

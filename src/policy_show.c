@@ -82,9 +82,7 @@ int cordon_policy_describe(const char *name_or_path, char **ret_text, struct cor
 	path = cd_policy_find(name_or_path, cd_policy_search_path(), err);
 	if (!path)
 		return -(err && err->code ? err->code : EINVAL);
-	display = strchr(name_or_path, '/') || strstr(name_or_path, ".policy")
-			  ? strdup(name_or_path)
-			  : cd_strdup_printf("%s.policy", name_or_path);
+	display = cd_policy_display_name(name_or_path);
 	if (!display)
 		return cd_fail(err, ENOMEM, "policy", "out of memory");
 	r = cd_policy_load(&p, path, display, err);
