@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * cgroup.c - the sandbox's cgroup v2. Where it lives: as root, "cordon" under the cgroup2
- * root (or --cgroup-parent); unprivileged, a delegated subtree: the parent of the caller's
- * cgroup when the caller may write it, else the caller's own cgroup after moving the caller
- * into a leaf (cgroup v2's no-internal-processes rule). Each sandbox gets cordon-<id>, is born
+ * root (or --cgroup-parent); unprivileged, the caller's own cgroup when it was delegated
+ * (writable), after moving the caller into a leaf (cgroup v2's no-internal-processes rule). Each sandbox gets cordon-<id>, is born
  * in it (CLONE_INTO_CGROUP), and at the end everything in it is killed and it is removed;
  * cgroups of a cordon killed with SIGKILL are removed by the next run once empty.
  */
@@ -24,7 +23,7 @@
 
 #define SUPERVISOR_LEAF "cordon-supervisors"
 #define PERIOD_US 100000ull
-#define STALE_AGE_S 2
+#define STALE_AGE_NS (NSEC_PER_SEC / 2)
 
 static int read_text(const char *dir, const char *file, char *buf, size_t size)
 {
@@ -148,8 +147,31 @@ static int note(char ***v, const char *fmt, ...)
 	return cd_strv_push(v, s);
 }
 
-/* Unprivileged: move ourselves into a leaf of our own cgroup, so that it can have children
- * with controllers. Fails when other processes share our cgroup. */
+/* Move every process of @from into @to; true once @from has none left. */
+static bool move_all(const char *from, const char *to)
+{
+	for (int round = 0; round < 8; round++) {
+		_cleanup_free_ char *procs = cd_strdup_printf("%s/cgroup.procs", from);
+		_cleanup_(cd_fclosep) FILE *f = procs ? fopen(procs, "re") : NULL;
+		char line[32];
+		bool any = false;
+
+		if (!f)
+			return false;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			any = true;
+			write_text(to, "cgroup.procs", line); /* a process that exits is no matter */
+		}
+		if (!any)
+			return true;
+	}
+	return false;
+}
+
+/* Unprivileged: move ourselves, and the other processes of our delegated cgroup (the
+ * caller's shell, say: all the caller's own), into a leaf of it, so that it can have
+ * children with controllers. What cannot be moved shows later as a missing controller. */
 static int adopt_own(const char *own, char **reason)
 {
 	_cleanup_free_ char *leaf = cd_strdup_printf("%s/" SUPERVISOR_LEAF, own);
@@ -162,10 +184,10 @@ static int adopt_own(const char *own, char **reason)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (write_text(leaf, "cgroup.procs", pid) < 0)
 		return *reason = cd_strdup_printf("cannot move into %s: %s", leaf, strerror(errno)), -1;
+	move_all(own, leaf);
 	return 0;
 }
 
-/* Where the sandbox cgroups go; NULL with *reason when nowhere. */
 static char *choose_parent(const struct cordon_config *c, char **reason)
 {
 	_cleanup_free_ char *mnt = NULL, *own = NULL;
@@ -185,17 +207,12 @@ static char *choose_parent(const struct cordon_config *c, char **reason)
 		}
 		return p;
 	}
+	/* unprivileged: the cgroup we run in, when it was delegated to us (systemd's
+	 * Delegate=yes hands a unit its own cgroup, never its siblings'): cordon moves itself
+	 * into a leaf there and makes the sandboxes next to that leaf */
 	own = own_cgroup(mnt);
 	if (!own)
 		return *reason = strdup("no cgroup v2 entry in /proc/self/cgroup"), NULL;
-	if (strcmp(own, mnt) != 0) {
-		p = strdup(own);
-		if (p)
-			*strrchr(p, '/') = '\0';
-		if (p && strlen(p) >= strlen(mnt) && strcmp(p, mnt) != 0 && writable_cgroup(p))
-			return p;
-		free(p);
-	}
 	if (writable_cgroup(own)) {
 		if (adopt_own(own, reason) < 0)
 			return NULL;
@@ -249,6 +266,16 @@ static bool is_sandbox_name(const char *name)
 	return true;
 }
 
+/* Made a moment ago, maybe before its cordon could lock it. */
+static bool young(const struct stat *st)
+{
+	struct timespec now;
+	uint64_t made = (uint64_t)st->st_ctim.tv_sec * NSEC_PER_SEC + (uint64_t)st->st_ctim.tv_nsec;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return made + STALE_AGE_NS > (uint64_t)now.tv_sec * NSEC_PER_SEC + (uint64_t)now.tv_nsec;
+}
+
 static bool locked(const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -278,7 +305,7 @@ static void clean_stale(const char *parent)
 			continue;
 		/* in use: its cordon holds a lock on it; or it was made a moment ago, before its
 		 * cordon could lock it */
-		if (st.st_ctime >= time(NULL) - STALE_AGE_S || locked(p))
+		if (young(&st) || locked(p))
 			continue;
 		if (read_key(p, "cgroup.events", "populated", &populated) && populated == 0)
 			rmdir(p);

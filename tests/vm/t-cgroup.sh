@@ -473,7 +473,7 @@ rmdir_cgroup "$busy"
 # and a custom parent, as root
 if is_user_mode; then
 	here=$(sed -n 's/^0:://p' /proc/self/cgroup)
-	c0=$CG$here
+	c0=$CG${here%/cordon-supervisors}
 	cordon --workdir "$w" --report "$r/def.json" -- cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/memory.max
 	rep "$r/def.json"
 	is "default placement as the user: the limits apply" "$rc:$(flat "$out")" "0:1024 4294967296"
@@ -483,6 +483,8 @@ if is_user_mode; then
 		diag "got: $p"
 	fi
 	is "... nothing missing" "$(cv missing)" "[]"
+	is "... this shell, which shared that cgroup, now sits in its leaf cordon-supervisors" \
+		"$CG$(sed -n 's/^0:://p' /proc/self/cgroup)" "$c0/cordon-supervisors"
 	cgroups_gone "... and no sandbox cgroup is left"
 
 	# a cgroup that is not the user's: no cgroup in auto mode, 125 when required
