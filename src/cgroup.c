@@ -568,6 +568,48 @@ void cd_cgroup_remove(struct cd_cgroup *cg)
 	free(CD_TAKE_PTR(cg->path));
 }
 
+/* The detached remover: wait for the cgroup to empty, remove it, exit. It keeps cg->fd (and
+ * so the lock that tells other cordons' clean-up the cgroup is in use) and nothing else. */
+static _Noreturn void remover(const struct cd_cgroup *cg)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	setsid();
+	for (int i = 0; i < 3 && null >= 0; i++)
+		dup2(null, i); /* hold none of the caller's pipes open */
+	if (cg->fd > 3)
+		close_range(3, (unsigned)cg->fd - 1, 0);
+	close_range((unsigned)(cg->fd >= 3 ? cg->fd + 1 : 3), ~0u, 0);
+	wait_empty(cg->path);
+	for (int i = 0; i < 100 && rmdir(cg->path) < 0 && errno == EBUSY; i++)
+		usleep(2000);
+	_exit(0);
+}
+
+void cd_cgroup_release(struct cd_cgroup *cg)
+{
+	uint64_t populated = 1;
+	pid_t pid;
+
+	if (!cg->path)
+		return;
+	cd_cgroup_kill(cg);
+	if (read_key(cg->path, "cgroup.events", "populated", &populated) && populated == 0) {
+		cd_cgroup_remove(cg);
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		remover(cg);
+	if (pid < 0) {
+		cd_cgroup_remove(cg);
+		return;
+	}
+	cd_closep(&cg->fd);
+	cg->fd = -1;
+	free(CD_TAKE_PTR(cg->path));
+}
+
 void cd_cgroup_done(struct cd_cgroup *cg)
 {
 	cd_cgroup_remove(cg);

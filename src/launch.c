@@ -807,7 +807,10 @@ static void cgroup_end(struct run *run)
 		run_log(run, "cgroup: the memory limit (%s) killed the sandbox",
 			run->cg.memory_max ? run->cg.memory_max : "?");
 	}
-	cd_cgroup_remove(&run->cg);
+	if (run->c->fast_exit && !run->pid)
+		cd_cgroup_release(&run->cg);
+	else
+		cd_cgroup_remove(&run->cg);
 }
 
 static void file_event(enum cd_change what, const struct cd_fentry *e, void *data)

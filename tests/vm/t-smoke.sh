@@ -43,7 +43,7 @@ for ctl in memory cpu pids; do
 done
 like "/tmp (where TEST_TMP is) is on ext4, which has idmapped mounts on Linux 6.1" \
 	"$(awk '$2 == "/tmp" { print $3 }' /proc/mounts)" ext4
-like "the test runs in a leaf cgroup of its own" "$(cat /proc/self/cgroup)" "0::/*tests.scope"
+like "the test runs in a leaf cgroup of its own" "$(cat /proc/self/cgroup)" "0::/*.scope"
 is "CORDON_VM_USER_CGROUP is set and is a cgroup" "$(cat "${CORDON_VM_USER_CGROUP:-/nonexistent}/cgroup.type" 2>&1)" domain
 
 # --- cordon runs, as root and as the user
