@@ -92,6 +92,19 @@ struct cordon_result {
 	uint64_t cgroup_system_ns;
 	uint64_t pids_peak;         /* pids.peak (0 where the kernel lacks it) */
 	uint64_t oom_kills;         /* memory.events oom_kill */
+	/* the egress proxy (--allow-net), when it ran (has_proxy) */
+	int has_proxy;
+	struct cordon_proxy_counts {
+		uint64_t connections; /* accepted from the sandbox */
+		uint64_t allowed;     /* tunnelled to a server */
+		uint64_t refused;     /* 403: not on the allow-list, or DNS rebinding */
+		uint64_t failed;      /* 502/504: name or connection failed */
+		uint64_t malformed;   /* 400 */
+		uint64_t over_cap;    /* 503: over --net-max-connections */
+		uint64_t timed_out;   /* closed for idleness (408, or a tunnel gone quiet) */
+		uint64_t bytes_up;    /* sandbox -> servers */
+		uint64_t bytes_down;  /* servers -> sandbox */
+	} proxy;
 	struct cordon_error error; /* the failure, when outcome is SETUP_ERROR */
 };
 
@@ -141,6 +154,18 @@ CORDON_PUBLIC int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t s
 
 CORDON_PUBLIC int cordon_config_set_net(struct cordon_config *c, enum cordon_net net,
 					struct cordon_error *err);
+/* Egress allow-list (README "Network"): let the sandbox reach HOST[:PORT] through cordon's
+ * proxy, and nothing else. "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]:8443";
+ * ports default to 80 and 443. Any entry turns the proxy on (not with CORDON_NET_HOST). */
+CORDON_PUBLIC int cordon_config_allow_net(struct cordon_config *c, const char *spec,
+					  struct cordon_error *err);
+/* The proxy closes a connection idle this long (request head, connect, or no bytes either way);
+ * default 60 s. */
+CORDON_PUBLIC int cordon_config_set_net_idle_timeout(struct cordon_config *c, uint64_t ns,
+						     struct cordon_error *err);
+/* The most proxied connections open at once (default 256); more are answered 503. */
+CORDON_PUBLIC int cordon_config_set_net_max_connections(struct cordon_config *c, unsigned n,
+							struct cordon_error *err);
 
 /* Wall-clock limit for the command, in ns (0: none). When it fires, every process in the sandbox
  * gets SIGTERM, and SIGKILL kill_after ns later (default 2 s). */

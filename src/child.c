@@ -77,7 +77,7 @@ static int join_net(void *data, struct cordon_error *err)
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	struct cd_netns_job net = { .fd = -1 };
+	struct cd_netns_job net = { .fd = -1, .proxy_fd = -1, .proxy_port = a->proxy_port };
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
@@ -106,6 +106,13 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
+	if (r >= 0 && net.proxy_fd >= 0) {
+		/* the supervisor accepts on it; nothing inside keeps a copy */
+		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, net.proxy_fd);
+		close(net.proxy_fd);
+		if (r < 0)
+			return cd_fail_errno(err, -r, "net", "hand the proxy's socket to the supervisor");
+	}
 	if (r < 0)
 		return r;
 	if (sethostname(a->hostname, strlen(a->hostname)) < 0)

@@ -15,6 +15,7 @@ struct cd_child_args {
 	const struct cd_identity *id;
 	const char *hostname;
 	bool own_net;
+	uint16_t proxy_port; /* --allow-net: hand a socket listening there to the supervisor */
 	char *const *argv;
 	char *const *envp;
 	const char *path; /* PATH inside, for looking up argv[0] */

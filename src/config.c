@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "allow.h"
 #include "config.h"
 #include "policy.h"
 
@@ -356,6 +357,8 @@ struct cordon_config *cordon_config_new(void)
 	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
 	c->report_fd = -1;
 	c->net = CORDON_NET_NONE;
+	c->net_idle_ns = CD_DEFAULT_NET_IDLE;
+	c->net_max_conns = CD_DEFAULT_NET_CONNS;
 	c->memory = CD_DEFAULT_MEMORY;
 	c->millicpus = CORDON_UNLIMITED;
 	c->pids = CD_DEFAULT_PIDS;
@@ -369,6 +372,9 @@ void cordon_config_free(struct cordon_config *c)
 	if (!c)
 		return;
 	cd_strv_free(c->argv);
+	for (size_t i = 0; i < c->n_allow; i++)
+		cd_allow_free(&c->allow[i]);
+	free(c->allow);
 	free(c->workdir);
 	free(c->workdir_target);
 	free(c->chdir);
@@ -548,6 +554,41 @@ int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t size, struct co
 	if (size == 0)
 		return cd_fail(err, 0, "tmp-size", "must be more than 0");
 	c->tmp_size = size;
+	return 0;
+}
+
+int cordon_config_allow_net(struct cordon_config *c, const char *spec, struct cordon_error *err)
+{
+	struct cd_allow a, *v;
+	int r = cd_allow_parse(spec ? spec : "", &a, err);
+
+	if (r < 0)
+		return r;
+	v = reallocarray(c->allow, c->n_allow + 1, sizeof(*v));
+	if (!v) {
+		cd_allow_free(&a);
+		return cd_fail(err, ENOMEM, "allow-net", "out of memory");
+	}
+	c->allow = v;
+	c->allow[c->n_allow++] = a;
+	return 0;
+}
+
+int cordon_config_set_net_idle_timeout(struct cordon_config *c, uint64_t ns,
+				       struct cordon_error *err)
+{
+	if (ns < NSEC_PER_SEC / 10 || ns > CD_MAX_DURATION)
+		return cd_fail(err, 0, "net-idle-timeout", "must be at least 0.1s");
+	c->net_idle_ns = ns;
+	return 0;
+}
+
+int cordon_config_set_net_max_connections(struct cordon_config *c, unsigned n,
+					  struct cordon_error *err)
+{
+	if (n == 0 || n > 65536)
+		return cd_fail(err, 0, "net-max-connections", "must be in 1-65536");
+	c->net_max_conns = n;
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #define CD_DEFAULT_TMP_SIZE   (256ull << 20)
 #define CD_DEFAULT_TMPFS_SIZE (64ull << 20)
 #define CD_DEFAULT_KILL_AFTER (2 * NSEC_PER_SEC)
+#define CD_DEFAULT_NET_IDLE   (60 * NSEC_PER_SEC)
+#define CD_DEFAULT_NET_CONNS  256
 #define CD_DEFAULT_HOSTNAME   "cordon"
 #define CD_DEFAULT_MEMORY     (4ull << 30)
 #define CD_DEFAULT_PIDS       1024
@@ -45,6 +47,10 @@ struct cordon_config {
 	char **hide;
 	uint64_t tmp_size;
 	enum cordon_net net;
+	struct cd_allow *allow; /* --allow-net: the proxy is on when n_allow > 0 */
+	size_t n_allow;
+	uint64_t net_idle_ns;
+	unsigned net_max_conns;
 	uint64_t timeout_ns;
 	uint64_t kill_after_ns;
 	struct cd_rlimit rlimits[RLIM_NLIMITS];

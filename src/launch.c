@@ -37,6 +37,7 @@
 #include "json.h"
 #include "rlimits.h"
 #include "mount.h"
+#include "proxy.h"
 #include "report.h"
 #include "sync.h"
 #include "sysinfo.h"
@@ -65,6 +66,7 @@ struct run {
 	struct cd_file_id own_files[6]; /* what cordon writes: not the sandbox's changes */
 	size_t n_own_files;
 	int listener; /* seccomp notifications of execve (audit); -1 */
+	struct cd_proxy *proxy; /* --allow-net: the egress proxy, once pid 1 sent its socket */
 	struct cd_execlog_first first_exec;
 	struct cd_capture capture;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
@@ -140,6 +142,22 @@ static bool keep_from_caller(const char *kv)
 }
 
 /* Cleared, then a short safe set; --pass-env and --env on top, in that order. */
+/* --allow-net: every common spelling points at the proxy, and nothing bypasses it (a client
+ * that goes direct finds no route anyway). --env and --pass-env come later and may change it. */
+static int proxy_env(char ***envp)
+{
+	static const char *const vars[] = {
+		"http_proxy=" CD_PROXY_URL, "HTTP_PROXY=" CD_PROXY_URL, "https_proxy=" CD_PROXY_URL,
+		"HTTPS_PROXY=" CD_PROXY_URL, "all_proxy=" CD_PROXY_URL, "ALL_PROXY=" CD_PROXY_URL,
+		"no_proxy=", "NO_PROXY=",
+	};
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < CD_ELEMENTSOF(vars); i++)
+		r = env_set(envp, vars[i]);
+	return r;
+}
+
 static int build_env(struct run *run, struct cordon_error *err)
 {
 	extern char **environ;
@@ -162,6 +180,8 @@ static int build_env(struct run *run, struct cordon_error *err)
 		r = env_set(&run->envp, user);
 	if (r == 0)
 		r = env_set(&run->envp, logname);
+	if (run->c->n_allow)
+		r = proxy_env(&run->envp);
 	for (char **k = run->c->pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
@@ -353,6 +373,9 @@ static int prepare(struct run *run, struct cordon_error *err)
 
 	if (!c->argv)
 		return cd_fail(err, 0, "command", "no command given");
+	if (c->n_allow && c->net == CORDON_NET_HOST)
+		return cd_fail(err, 0, "allow-net", "cannot be combined with --net host (the host's "
+				   "network has no allow-list)");
 	r = resolve_paths(run, err);
 	if (r < 0)
 		return r;
@@ -534,6 +557,7 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.id = &run->id,
 		.hostname = run->c->hostname ? run->c->hostname : CD_DEFAULT_HOSTNAME,
 		.own_net = run->c->net != CORDON_NET_HOST,
+		.proxy_port = run->c->n_allow ? CD_PROXY_PORT : 0,
 		.argv = run->c->argv,
 		.envp = run->envp,
 		.path = env_get(run->envp, "PATH"),
@@ -601,6 +625,22 @@ static void on_message(struct run *run, const struct cd_msg *m)
 	}
 }
 
+static void start_proxy(struct run *run, int fd)
+{
+	const struct cd_proxy_opts o = {
+		.allow = run->c->allow, .n_allow = run->c->n_allow, .idle_ns = run->c->net_idle_ns,
+		.max_conns = run->c->net_max_conns, .audit = &run->audit,
+	};
+
+	if (run->c->n_allow && cd_proxy_new(fd, &o, &run->proxy, &run->res->error) < 0) {
+		run->failed = true; /* no proxy: no sandbox */
+		kill_init(run);
+		return;
+	}
+	run_log(run, "net: the egress proxy listens on %s inside, for %zu allowed host(s)",
+		CD_PROXY_URL, run->c->n_allow);
+}
+
 static void drain_socket(struct run *run)
 {
 	struct cd_msg m;
@@ -608,6 +648,8 @@ static void drain_socket(struct run *run)
 	while (run->sock >= 0) {
 		int fd = -1, r = cd_msg_recv(run->sock, &m, &fd);
 
+		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !run->proxy)
+			start_proxy(run, CD_TAKE_FD(fd));
 		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && run->listener < 0) {
 			run->listener = CD_TAKE_FD(fd);
 			snprintf(run->first_exec.path, sizeof(run->first_exec.path), "%s", m.err.msg);
@@ -694,7 +736,7 @@ static void on_timer(struct run *run)
 static void watch(struct run *run)
 {
 	for (;;) {
-		struct pollfd p[7] = {
+		struct pollfd p[8] = {
 			{ run->pidfd, POLLIN, 0 },
 			{ run->sigfd, POLLIN, 0 },
 			{ run->timerfd, POLLIN, 0 },
@@ -702,9 +744,10 @@ static void watch(struct run *run)
 			{ run->listener, POLLIN, 0 },
 			{ run->capture.on ? run->capture.s[0].rd : -1, POLLIN, 0 },
 			{ run->capture.on ? run->capture.s[1].rd : -1, POLLIN, 0 },
+			{ run->proxy ? cd_proxy_fd(run->proxy) : -1, POLLIN, 0 },
 		};
 
-		if (poll(p, 7, -1) < 0) {
+		if (poll(p, 8, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -718,6 +761,8 @@ static void watch(struct run *run)
 		for (int i = 0; i < 2; i++)
 			if (p[5 + i].revents)
 				cd_capture_pump(&run->capture, i);
+		if (p[7].revents)
+			cd_proxy_run(run->proxy);
 		if (p[1].revents)
 			on_signal(run);
 		if (p[2].revents)
@@ -891,6 +936,10 @@ static void finish(struct run *run)
 		res->system_ns = tv_ns(run->ru.ru_stime);
 		res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
 	}
+	if (run->proxy) {
+		res->has_proxy = 1;
+		cd_proxy_free(CD_TAKE_PTR(run->proxy), &res->proxy); /* audit events before exit */
+	}
 	audit_end(run);
 	run_log(run, "sandbox: ended, exit code %d", res->exit_code);
 }
@@ -947,6 +996,7 @@ static void run_done(struct run *run)
 	cd_cgroup_done(&run->cg);
 	cd_audit_close(&run->audit);
 	cd_closep(&run->listener);
+	cd_proxy_free(run->proxy, NULL);
 	cd_capture_done(&run->capture);
 	if (run->have_before)
 		cd_snapshot_done(&run->before);

@@ -154,6 +154,31 @@ static int h_net(struct cli *cli, const char *arg, struct cordon_error *err)
 	return fail(err, "\"%s\" is not a network mode (none, host)", arg);
 }
 
+static int h_allow_net(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_allow_net(cli->c, arg, err);
+}
+
+static int h_net_idle_timeout(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t ns;
+	int r = cordon_parse_duration(arg, &ns, err);
+
+	return r < 0 ? r : cordon_config_set_net_idle_timeout(cli->c, ns, err);
+}
+
+static int h_net_max_connections(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || !isdigit((unsigned char)*arg) || n > 65536)
+		return fail(err, "\"%s\" is not a number in 1-65536", arg);
+	return cordon_config_set_net_max_connections(cli->c, (unsigned)n, err);
+}
+
 static int h_timeout(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	uint64_t ns;
@@ -403,6 +428,9 @@ static const struct opt opts[] = {
 	{ "hide", 0, "PATH", h_hide, "hide a path: empty and read-only inside" },
 	{ "tmp-size", 0, "SIZE", h_tmp_size, "size cap of /tmp, /var/tmp, /dev/shm (default 256M)" },
 	{ "net", 0, "MODE", h_net, "none (default: loopback only) or host" },
+	{ "allow-net", 0, "HOST[:PORT]", h_allow_net, "reach this host through cordon's proxy (*.x.com, IPs; ports 80,443)" },
+	{ "net-idle-timeout", 0, "DURATION", h_net_idle_timeout, "close proxied connections idle this long (default 60s)" },
+	{ "net-max-connections", 0, "N", h_net_max_connections, "proxied connections at once (default 256)" },
 	{ "timeout", 't', "DURATION", h_timeout, "wall-clock limit; then SIGTERM to everything" },
 	{ "kill-after", 0, "DURATION", h_kill_after, "SIGKILL this long after the timeout (default 2s)" },
 	{ "rlimit", 0, "NAME=SOFT[:HARD]", h_rlimit, "any RLIMIT_* (nofile, as, cpu, nproc...)" },

@@ -3,7 +3,11 @@
  * net.c - loopback up in the sandbox's new network namespace, over rtnetlink with libmnl.
  * Runs in the child (pid 1), which holds CAP_NET_ADMIN over its own network namespace.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <libmnl/libmnl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -59,6 +63,24 @@ int cd_net_loopback_up(struct cordon_error *err)
 	return 0;
 }
 
+/* The egress proxy's socket: made here, in the sandbox's namespace, and accepted on by the
+ * supervisor outside it (the listening socket stays in the namespace it was made in). */
+static int proxy_listen(uint16_t port, struct cordon_error *err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "net", "make the proxy's socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
+		cd_fail_errno(err, errno, "net", "listen on 127.0.0.1:%u for the proxy", port);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* The helper thread: a network namespace of its own (unshare() changes only the calling
  * thread's), lo up, and its fd for pid 1. A thread, not a process: nothing to copy, and the
  * fd table is shared. */
@@ -70,6 +92,8 @@ static void *netns_thread(void *data)
 		return (void *)(intptr_t)cd_fail_errno(&job->err, errno, "net",
 						      "create a network namespace");
 	if (cd_net_loopback_up(&job->err) < 0)
+		return NULL;
+	if (job->proxy_port && (job->proxy_fd = proxy_listen(job->proxy_port, &job->err)) < 0)
 		return NULL;
 	/* still the host's /proc in here */
 	job->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -83,7 +107,7 @@ int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err)
 	pthread_attr_t attr;
 	int r;
 
-	*job = (struct cd_netns_job){ .fd = -1 };
+	*job = (struct cd_netns_job){ .fd = -1, .proxy_fd = -1, .proxy_port = job->proxy_port };
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	r = pthread_create(&job->thread, &attr, netns_thread, job);

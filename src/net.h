@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Bring the loopback interface of the current network namespace up (rtnetlink, libmnl). */
 int cd_net_loopback_up(struct cordon_error *err);
@@ -16,11 +17,13 @@ int cd_net_loopback_up(struct cordon_error *err);
 struct cd_netns_job {
 	pthread_t thread;
 	bool started;
-	int fd; /* the new namespace, once the thread is done */
+	uint16_t proxy_port; /* non-zero: also listen on 127.0.0.1:proxy_port (--allow-net) */
+	int fd;              /* the new namespace, once the thread is done */
+	int proxy_fd;        /* the listening socket for the egress proxy, or -1 */
 	struct cordon_error err;
 };
 
-/* Start the thread. Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in the current user namespace. */
+/* Start the thread (job->proxy_port set by the caller). Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in the current user namespace. */
 int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err);
 /* Wait for the thread and setns() into its network namespace. */
 int cd_netns_join(struct cd_netns_job *job, struct cordon_error *err);

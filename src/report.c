@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "proxy.h"
 #include "report.h"
 
 static const char *outcome_name(enum cordon_outcome o)
@@ -67,6 +68,29 @@ static void render_cgroup_usage(struct cd_json *j, const struct cordon_result *r
 	kv_uint_or_null(j, "oom_kills", c, res->oom_kills);
 }
 
+/* the egress proxy's decisions; null when it did not run */
+static void render_proxy(struct cd_json *j, const struct cordon_result *res)
+{
+	const struct cordon_proxy_counts *p = &res->proxy;
+
+	cd_json_key(j, "proxy");
+	if (!res->has_proxy) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	cd_json_kv_uint(j, "connections", p->connections);
+	cd_json_kv_uint(j, "allowed", p->allowed);
+	cd_json_kv_uint(j, "refused", p->refused);
+	cd_json_kv_uint(j, "failed", p->failed);
+	cd_json_kv_uint(j, "malformed", p->malformed);
+	cd_json_kv_uint(j, "over_cap", p->over_cap);
+	cd_json_kv_uint(j, "timed_out", p->timed_out);
+	cd_json_kv_uint(j, "bytes_up", p->bytes_up);
+	cd_json_kv_uint(j, "bytes_down", p->bytes_down);
+	cd_json_object_end(j);
+}
+
 void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 {
 	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
@@ -87,6 +111,7 @@ void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 	cd_json_kv_uint(j, "system_us", res->system_ns / 1000);
 	cd_json_kv_uint(j, "max_rss_kb", res->max_rss_kb);
 	render_cgroup_usage(j, res);
+	render_proxy(j, res);
 	cd_json_key(j, "error");
 	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
 		cd_json_null(j);
@@ -220,6 +245,25 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_object_end(j);
 }
 
+static void render_allow(struct cd_json *j, const struct cordon_config *c)
+{
+	cd_json_key(j, "allow_net");
+	cd_json_array_begin(j);
+	for (size_t i = 0; i < c->n_allow; i++)
+		cd_json_string(j, c->allow[i].spec);
+	cd_json_array_end(j);
+	cd_json_key(j, "proxy");
+	if (!c->n_allow) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	cd_json_kv_string(j, "listen", CD_PROXY_URL);
+	cd_json_kv_uint(j, "idle_timeout_ms", c->net_idle_ns / NSEC_PER_MSEC);
+	cd_json_kv_uint(j, "max_connections", c->net_max_conns);
+	cd_json_object_end(j);
+}
+
 void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in)
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
@@ -233,7 +277,8 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	for (size_t i = 0; i < n_ns; i++)
 		cd_json_string(j, ns[i]);
 	cd_json_array_end(j);
-	cd_json_kv_string(j, "net", c->net == CORDON_NET_HOST ? "host" : "none");
+	cd_json_kv_string(j, "net", c->net == CORDON_NET_HOST ? "host" : c->n_allow ? "proxy" : "none");
+	render_allow(j, c);
 	cd_json_kv_string(j, "workdir", in->workdir);
 	cd_json_kv_string(j, "workdir_target", in->workdir_target);
 	cd_json_kv_string(j, "chdir", in->chdir);

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * allow.c - the egress allow-list: parsing "HOST[:PORT]" entries, matching a request's host
+ * and port against them, and classifying addresses for the DNS-rebinding rule.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allow.h"
+#include "util.h"
+
+#define STEP "allow-net"
+
+void cd_allow_free(struct cd_allow *a)
+{
+	free(a->spec);
+	free(a->name);
+	*a = (struct cd_allow){ 0 };
+}
+
+int cd_allow_normalize_name(const char *in, char *out, size_t size)
+{
+	size_t len = strlen(in), label = 0;
+	bool digits_only = true;
+
+	if (len && in[len - 1] == '.')
+		len--;
+	if (len == 0 || len > 253 || len >= size)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		char ch = (char)tolower((unsigned char)in[i]);
+
+		if (ch == '.') {
+			if (label == 0 || out[i - 1] == '-')
+				return -EINVAL;
+			label = 0;
+		} else if (isalnum((unsigned char)ch) || ch == '-' || ch == '_') {
+			if ((label == 0 && ch == '-') || ++label > 63)
+				return -EINVAL;
+			digits_only = digits_only && (isdigit((unsigned char)ch) != 0);
+		} else {
+			return -EINVAL;
+		}
+		out[i] = ch;
+	}
+	if (label == 0 || out[len - 1] == '-')
+		return -EINVAL;
+	out[len] = '\0';
+	/* "1.2.3", "300.1.1.1": meant as an address, and not one */
+	return digits_only ? -EINVAL : 0;
+}
+
+static int parse_port(const char *s, const char *spec, uint16_t *port, struct cordon_error *err)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return cd_fail(err, 0, STEP, "\"%s\": empty port after ':'", spec);
+	for (const char *p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return cd_fail(err, 0, STEP, "\"%s\": \"%s\" is not a port number", spec, s);
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > 65535)
+			break;
+	}
+	if (v == 0 || v > 65535)
+		return cd_fail(err, 0, STEP, "\"%s\": port %s is not in 1-65535", spec, s);
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static bool parse_addr(const char *host, int family, struct sockaddr_storage *ss)
+{
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		return inet_pton(AF_INET, host, &in->sin_addr) == 1;
+	}
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	in6->sin6_family = AF_INET6;
+	return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1;
+}
+
+/* The host part of an entry: an address, a name or a wildcard. */
+static int parse_host(const char *host, bool v6, const char *spec, struct cd_allow *a,
+		      struct cordon_error *err)
+{
+	char name[256];
+	bool wildcard = strncmp(host, "*.", 2) == 0;
+
+	if (v6) {
+		if (!parse_addr(host, AF_INET6, &a->addr))
+			return cd_fail(err, 0, STEP, "\"%s\": \"%s\" is not an IPv6 address", spec, host);
+		return 0;
+	}
+	if (!*host)
+		return cd_fail(err, 0, STEP, "\"%s\": no host name", spec);
+	if (parse_addr(host, AF_INET, &a->addr))
+		return 0;
+	memset(&a->addr, 0, sizeof(a->addr));
+	if (strcmp(host, "*") == 0)
+		return cd_fail(err, 0, STEP, "\"%s\": a wildcard must name a domain, as in "
+				   "*.example.com (all of the network: --net host)", spec);
+	if (strchr(host + (wildcard ? 1 : 0), '*'))
+		return cd_fail(err, 0, STEP, "\"%s\": '*' is allowed only as a leading \"*.\"", spec);
+	if (cd_allow_normalize_name(host + (wildcard ? 2 : 0), name, sizeof(name)) < 0)
+		return cd_fail(err, 0, STEP, "\"%s\": \"%s\" is neither a host name nor an IPv4 "
+				   "address (IPv6: [2001:db8::1]:443)", spec, host);
+	if (wildcard && !strchr(name, '.'))
+		return cd_fail(err, 0, STEP, "\"%s\": a wildcard over a whole top-level domain is "
+				   "too broad", spec);
+	a->wildcard = wildcard;
+	a->name = strdup(name);
+	return a->name ? 0 : cd_fail(err, ENOMEM, STEP, "out of memory");
+}
+
+int cd_allow_parse(const char *spec, struct cd_allow *a, struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = strdup(spec);
+	char *host = copy, *port = NULL, *colon;
+	bool v6 = false;
+	int r;
+
+	*a = (struct cd_allow){ 0 };
+	if (!copy)
+		return cd_fail(err, ENOMEM, STEP, "out of memory");
+	if (!*spec)
+		return cd_fail(err, 0, STEP, "empty entry (HOST[:PORT])");
+	if (*host == '[') {
+		char *end = strchr(host, ']');
+
+		if (!end)
+			return cd_fail(err, 0, STEP, "\"%s\": no ']' after the IPv6 address", spec);
+		*end = '\0';
+		host++;
+		v6 = true;
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1])
+			return cd_fail(err, 0, STEP, "\"%s\": only \":PORT\" may follow ']'", spec);
+	} else if ((colon = strchr(host, ':')) && strchr(colon + 1, ':')) {
+		v6 = true; /* a bare IPv6 address: the default ports */
+	} else if (colon) {
+		*colon = '\0';
+		port = colon + 1;
+	}
+	if (port && (r = parse_port(port, spec, &a->port, err)) < 0)
+		return r;
+	r = parse_host(host, v6, spec, a, err);
+	if (r >= 0 && !(a->spec = strdup(spec)))
+		r = cd_fail(err, ENOMEM, STEP, "out of memory");
+	if (r < 0)
+		cd_allow_free(a);
+	return r;
+}
+
+static bool port_ok(const struct cd_allow *a, uint16_t port)
+{
+	return a->port ? a->port == port : port == 80 || port == 443;
+}
+
+const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
+					   uint16_t port)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cd_allow *a = &list[i];
+		size_t sl;
+
+		if (!a->name || !port_ok(a, port))
+			continue;
+		if (!a->wildcard && strcmp(a->name, name) == 0)
+			return a;
+		sl = strlen(a->name);
+		if (a->wildcard && len > sl + 1 && name[len - sl - 1] == '.' &&
+		    strcmp(name + len - sl, a->name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+static bool same_addr(const struct sockaddr_storage *e, const struct sockaddr *addr)
+{
+	if (e->ss_family != addr->sa_family)
+		return false;
+	if (addr->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)e)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)addr)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)e)->sin6_addr,
+		      &((const struct sockaddr_in6 *)addr)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
+					   const struct sockaddr *addr, uint16_t port)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!list[i].name && port_ok(&list[i], port) && same_addr(&list[i].addr, addr))
+			return &list[i];
+	return NULL;
+}
+
+static const char *special4(uint32_t a)
+{
+	static const struct {
+		uint32_t net, mask;
+		const char *kind;
+	} nets[] = {
+		{ 0x00000000, 0xff000000, "unspecified" }, /* 0/8, "this network" */
+		{ 0x0a000000, 0xff000000, "private" },     /* 10/8 */
+		{ 0x64400000, 0xffc00000, "private" },     /* 100.64/10, carrier-grade NAT */
+		{ 0x7f000000, 0xff000000, "loopback" },    /* 127/8 */
+		{ 0xa9fe0000, 0xffff0000, "link-local" },  /* 169.254/16, cloud metadata */
+		{ 0xac100000, 0xfff00000, "private" },     /* 172.16/12 */
+		{ 0xc0000000, 0xffffff00, "reserved" },    /* 192.0.0/24 */
+		{ 0xc0000200, 0xffffff00, "reserved" },    /* 192.0.2/24, documentation */
+		{ 0xc0a80000, 0xffff0000, "private" },     /* 192.168/16 */
+		{ 0xc6120000, 0xfffe0000, "reserved" },    /* 198.18/15, benchmarking */
+		{ 0xc6336400, 0xffffff00, "reserved" },    /* 198.51.100/24 */
+		{ 0xcb007100, 0xffffff00, "reserved" },    /* 203.0.113/24 */
+		{ 0xe0000000, 0xf0000000, "multicast" },   /* 224/4 */
+		{ 0xf0000000, 0xf0000000, "reserved" },    /* 240/4, broadcast */
+	};
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(nets); i++)
+		if ((a & nets[i].mask) == nets[i].net)
+			return nets[i].kind;
+	return NULL;
+}
+
+static const char *special6(const struct in6_addr *a)
+{
+	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	const uint8_t *b = a->s6_addr;
+	uint32_t v4;
+
+	memcpy(&v4, b + 12, 4);
+	if (IN6_IS_ADDR_UNSPECIFIED(a))
+		return "unspecified";
+	if (IN6_IS_ADDR_LOOPBACK(a))
+		return "loopback";
+	if (IN6_IS_ADDR_V4MAPPED(a) || memcmp(b, nat64, 12) == 0)
+		return special4(ntohl(v4)); /* what it reaches is an IPv4 address */
+	if (IN6_IS_ADDR_V4COMPAT(a))
+		return "reserved";
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+		return "link-local";
+	if ((b[0] & 0xfe) == 0xfc || (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0))
+		return "private"; /* fc00::/7 unique local, fec0::/10 site-local */
+	if (b[0] == 0xff)
+		return "multicast";
+	if ((b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) ||
+	    (b[0] == 0x01 && b[1] == 0 && !b[2] && !b[3] && !b[4] && !b[5] && !b[6] && !b[7]))
+		return "reserved"; /* 2001:db8::/32 documentation, 100::/64 discard */
+	return NULL;
+}
+
+const char *cd_addr_special(const struct sockaddr *addr)
+{
+	if (addr->sa_family == AF_INET)
+		return special4(ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr));
+	if (addr->sa_family == AF_INET6)
+		return special6(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+	return "unknown";
+}
+
+const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size)
+{
+	const void *p = addr->sa_family == AF_INET
+				? (const void *)&((const struct sockaddr_in *)addr)->sin_addr
+				: (const void *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
+
+	if (!inet_ntop(addr->sa_family, p, buf, (socklen_t)size))
+		snprintf(buf, size, "?");
+	return buf;
+}

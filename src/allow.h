@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * allow.h - the egress allow-list (--allow-net): entries, matching, and the address classes
+ * that a name may not resolve to unless the address itself is on the list (DNS rebinding).
+ */
+#pragma once
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "cordon.h"
+
+struct cd_allow {
+	char *spec;     /* as the user wrote it, for messages and the report */
+	char *name;     /* lower case, no trailing dot; NULL for an address */
+	bool wildcard;  /* name is the suffix of "*.name" (any deeper name, not name itself) */
+	struct sockaddr_storage addr; /* an address entry: AF_INET or AF_INET6, port 0 */
+	uint16_t port;  /* 0: 80 and 443 */
+};
+
+/* One entry from "HOST[:PORT]": exact names, "*.example.com", 192.0.2.1, [2001:db8::1]:8443
+ * (a bare IPv6 address takes the default ports). Fails with err->step "allow-net". */
+int cd_allow_parse(const char *spec, struct cd_allow *a, struct cordon_error *err);
+void cd_allow_free(struct cd_allow *a);
+
+/* A host name as a client sent it, normalized like entries: 0, or -EINVAL when it is no valid
+ * DNS name (then it cannot match any entry). */
+int cd_allow_normalize_name(const char *in, char *out, size_t size);
+
+/* The entry that lets name:port through, or NULL. name is normalized. */
+const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
+					   uint16_t port);
+/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
+const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
+					   const struct sockaddr *addr, uint16_t port);
+
+/* What kind of address a name must not reach without being allowed explicitly: "loopback",
+ * "private", "link-local", "unspecified", "multicast", "reserved", ... or NULL for a public
+ * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
+const char *cd_addr_special(const struct sockaddr *addr);
+
+/* "192.0.2.1" or "2001:db8::1" into buf (no port). */
+const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size);

@@ -1,0 +1,842 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proxy.c - the egress proxy: one epoll loop in the supervisor. A connection goes
+ *   HEAD     read the request head (bounded, CD_HTTP_HEAD_MAX), decide on the allow-list
+ *   RESOLVE  c-ares looks the name up; addresses a name may not reach are dropped (rebinding)
+ *   CONNECT  non-blocking connect() to each address in turn
+ *   TUNNEL   bytes both ways with splice() through a pipe per direction (bounded, no copies)
+ *   LINGER   a refusal was sent: read and drop what the client still sends, so that closing
+ *            does not reset the connection before the client has read the answer
+ * Refusals answer one line, "cordon: <why>". Each connection ends in one audit event.
+ */
+#include <ares.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "httpreq.h"
+#include "proxy.h"
+#include "util.h"
+
+#define PIPE_SIZE   (256 << 10)
+#define MAX_ADDRS   8
+#define MAX_ARES_FD 16
+#define TICK_NS     (NSEC_PER_SEC / 4)
+#define LINGER_NS   (2 * NSEC_PER_SEC)
+
+enum ev_kind { EV_LISTEN, EV_TIMER, EV_ARES, EV_CLIENT, EV_SERVER };
+enum state { ST_HEAD, ST_RESOLVE, ST_CONNECT, ST_TUNNEL, ST_LINGER };
+
+struct conn;
+
+struct ev {
+	enum ev_kind kind;
+	struct conn *c;
+	int fd;
+};
+
+struct dir {
+	int pipe[2];
+	size_t queued;
+	bool eof, shut;
+	uint64_t bytes;
+};
+
+struct conn {
+	struct cd_proxy *p;
+	struct conn *prev, *next;
+	enum state st;
+	int cfd, sfd;
+	struct ev cev, sev;
+	uint32_t cmask, smask; /* epoll interest now */
+	bool sfd_added;
+	char head[CD_HTTP_HEAD_MAX];
+	size_t hlen;
+	struct cd_http_req req;
+	char name[256];
+	char *out; /* bytes for the server before the tunnel: the rewritten head, early data */
+	size_t out_len, out_off;
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	size_t n_addrs, next_addr;
+	int connect_errno;
+	struct dir up, down;
+	uint64_t t_start, t_active;
+	bool resolving; /* a lookup will call back: not to be freed before */
+	bool closed;    /* in the graveyard, freed at the end of the batch */
+	int status;
+	const char *decision;
+	char reason[256];
+	char client[64];
+	char address[INET6_ADDRSTRLEN];
+};
+
+struct cd_proxy {
+	struct cd_proxy_opts o;
+	int epfd, lfd, tfd;
+	struct ev lev, tev;
+	struct ev ares_ev[MAX_ARES_FD];
+	ares_channel ares;
+	bool ares_up;
+	struct conn *conns, *graveyard;
+	unsigned n_conns;
+	bool ticking;
+	struct cordon_proxy_counts st;
+};
+
+static void set_mask(struct cd_proxy *p, int fd, struct ev *ev, uint32_t *cur, uint32_t want)
+{
+	struct epoll_event e = { .events = want, .data.ptr = ev };
+
+	if (*cur != want && epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &e) == 0)
+		*cur = want;
+}
+
+static void tick(struct cd_proxy *p, bool on)
+{
+	struct itimerspec its = { 0 };
+
+	if (p->ticking == on)
+		return;
+	if (on)
+		its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)TICK_NS;
+	timerfd_settime(p->tfd, 0, &its, NULL);
+	p->ticking = on;
+}
+
+/* --- the end of a connection --- */
+
+static void audit_conn(const struct conn *c)
+{
+	const struct cd_audit *a = c->p->o.audit;
+	struct cd_json j;
+
+	if (!a || !cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "net");
+	cd_json_kv_string(&j, "client", c->client);
+	cd_json_kv_string(&j, "protocol", !c->req.method[0] ? "unknown"
+					  : c->req.connect ? "connect" : "http");
+	if (c->req.method[0])
+		cd_json_kv_string(&j, "method", c->req.method);
+	if (c->req.host[0]) {
+		cd_json_kv_string(&j, "host", c->req.host);
+		cd_json_kv_uint(&j, "port", c->req.port);
+	}
+	if (c->address[0])
+		cd_json_kv_string(&j, "address", c->address);
+	cd_json_kv_string(&j, "decision", c->decision ? c->decision : "closed");
+	if (c->status)
+		cd_json_kv_int(&j, "status", c->status);
+	if (c->reason[0])
+		cd_json_kv_string(&j, "reason", c->reason);
+	cd_json_kv_uint(&j, "bytes_up", c->up.bytes);
+	cd_json_kv_uint(&j, "bytes_down", c->down.bytes);
+	cd_json_kv_uint(&j, "duration_ms", (cd_now_ns() - c->t_start) / 1000000);
+	cd_audit_end(a, &j);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void conn_close(struct conn *c)
+{
+	struct cd_proxy *p = c->p;
+
+	audit_conn(c);
+	p->st.bytes_up += c->up.bytes;
+	p->st.bytes_down += c->down.bytes;
+	close_fd(&c->cfd); /* close() takes them out of the epoll set */
+	close_fd(&c->sfd);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&c->up.pipe[i]);
+		close_fd(&c->down.pipe[i]);
+	}
+	free(CD_TAKE_PTR(c->out));
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	p->n_conns--;
+	if (!p->n_conns)
+		tick(p, false);
+	/* events of this batch may still name it: freed by reap() after the batch */
+	c->closed = true;
+	c->prev = NULL;
+	c->next = p->graveyard;
+	p->graveyard = c;
+}
+
+static void reap(struct cd_proxy *p)
+{
+	struct conn **pp = &p->graveyard;
+
+	while (*pp) {
+		struct conn *c = *pp;
+
+		if (c->resolving) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		free(c);
+	}
+}
+
+static void vreason(struct conn *c, const char *fmt, va_list ap)
+{
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+}
+
+/* Answer the client with status and one line, then linger until it closes. */
+static void refuse(struct conn *c, int status, const char *fmt, ...) _printf_(3, 4);
+static void refuse(struct conn *c, int status, const char *fmt, ...)
+{
+	static const struct {
+		int status;
+		const char *text, *decision;
+	} codes[] = {
+		{ 400, "Bad Request", "malformed" },  { 403, "Forbidden", "refused" },
+		{ 408, "Request Timeout", "timeout" }, { 502, "Bad Gateway", "failed" },
+		{ 503, "Service Unavailable", "over-cap" }, { 504, "Gateway Timeout", "failed" },
+	};
+	struct cd_proxy *p = c->p;
+	const char *text = "Error";
+	char msg[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vreason(c, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < CD_ELEMENTSOF(codes); i++)
+		if (codes[i].status == status)
+			text = codes[i].text, c->decision = codes[i].decision;
+	c->status = status;
+	n = snprintf(msg, sizeof(msg),
+		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\ncordon: %s\n",
+		     status, text, strlen(c->reason) + 9, c->reason);
+	send(c->cfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT); /* small: it fits */
+	shutdown(c->cfd, SHUT_WR);
+	close_fd(&c->sfd);
+	c->st = ST_LINGER;
+	c->t_active = cd_now_ns();
+	set_mask(p, c->cfd, &c->cev, &c->cmask, EPOLLIN);
+	*(status == 400 ? &p->st.malformed : status == 403 ? &p->st.refused
+			 : status == 503 ? &p->st.over_cap : status == 408 ? &p->st.timed_out
+								: &p->st.failed) += 1;
+}
+
+/* --- the tunnel --- */
+
+static int make_pipe(struct dir *d)
+{
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+		return -errno;
+	fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE); /* a smaller one works too */
+	return 0;
+}
+
+/* Move what can be moved from -> to; sets *need_in / *need_out for what it waits on. */
+static int move(struct conn *c, struct dir *d, int from, int to, bool *need_in, bool *need_out)
+{
+	for (int i = 0; i < 16; i++) {
+		ssize_t n;
+
+		if (d->queued) {
+			n = splice(d->pipe[0], NULL, to, NULL, d->queued,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->queued -= (size_t)n, d->bytes += (uint64_t)n;
+				c->t_active = cd_now_ns();
+				continue;
+			}
+			if (n < 0 && errno == EAGAIN) {
+				*need_out = true;
+				break;
+			}
+			return n < 0 ? -errno : -EPIPE;
+		}
+		if (d->eof)
+			break;
+		n = splice(from, NULL, d->pipe[1], NULL, PIPE_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			d->queued = (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			d->eof = true;
+			continue;
+		}
+		if (errno == EAGAIN) {
+			*need_in = true;
+			break;
+		}
+		return -errno;
+	}
+	if (!*need_in && !*need_out) /* stopped for fairness, not for want of data or room */
+		*(d->queued ? need_out : need_in) = !d->eof || d->queued;
+	if (d->eof && !d->queued && !d->shut) {
+		shutdown(to, SHUT_WR);
+		d->shut = true;
+	}
+	return 0;
+}
+
+/* What the proxy still owes the server before the tunnel proper: 0 once sent. */
+static int flush_out(struct conn *c)
+{
+	while (c->out && c->out_off < c->out_len) {
+		ssize_t n = send(c->sfd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN ? 1 : -errno;
+		c->out_off += (size_t)n;
+		c->up.bytes += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void pump(struct conn *c)
+{
+	bool up_in = false, up_out = false, down_in = false, down_out = false;
+	int r = flush_out(c);
+
+	if (r == 1)
+		up_out = true;
+	else if (r == 0)
+		r = move(c, &c->up, c->cfd, c->sfd, &up_in, &up_out);
+	if (r >= 0)
+		r = move(c, &c->down, c->sfd, c->cfd, &down_in, &down_out);
+	if (r < 0 || (c->up.shut && c->down.shut)) {
+		conn_close(c);
+		return;
+	}
+	set_mask(c->p, c->cfd, &c->cev, &c->cmask,
+		 (up_in ? EPOLLIN : 0) | (down_out ? EPOLLOUT : 0));
+	set_mask(c->p, c->sfd, &c->sev, &c->smask,
+		 (down_in ? EPOLLIN : 0) | (up_out ? EPOLLOUT : 0));
+}
+
+static void start_tunnel(struct conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	int r = make_pipe(&c->up);
+
+	if (r == 0)
+		r = make_pipe(&c->down);
+	if (r < 0) {
+		refuse(c, 502, "out of resources for %s:%u: %s", c->req.host, c->req.port,
+		       strerror(-r));
+		return;
+	}
+	c->st = ST_TUNNEL;
+	c->decision = "allowed";
+	c->status = c->req.connect ? 200 : 0;
+	c->p->st.allowed++;
+	c->t_active = cd_now_ns();
+	if (c->req.connect)
+		send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	pump(c);
+}
+
+/* --- connecting --- */
+
+static void connect_next(struct conn *c)
+{
+	struct cd_proxy *p = c->p;
+
+	while (c->next_addr < c->n_addrs) {
+		struct sockaddr_storage *a = &c->addrs[c->next_addr++];
+		socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+							: sizeof(struct sockaddr_in6);
+		struct epoll_event e = { .events = EPOLLOUT, .data.ptr = &c->sev };
+
+		close_fd(&c->sfd);
+		cd_addr_str((struct sockaddr *)a, c->address, sizeof(c->address));
+		c->sfd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->sfd < 0 || (connect(c->sfd, (struct sockaddr *)a, len) < 0 &&
+				   errno != EINPROGRESS)) {
+			c->connect_errno = errno;
+			continue;
+		}
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->sfd, &e) < 0) {
+			c->connect_errno = errno;
+			continue;
+		}
+		c->smask = EPOLLOUT;
+		c->st = ST_CONNECT;
+		c->t_active = cd_now_ns();
+		return;
+	}
+	refuse(c, 502, "cannot connect to %s:%u (%s): %s", c->req.host, c->req.port, c->address,
+	       strerror(c->connect_errno ? c->connect_errno : ECONNREFUSED));
+}
+
+static void on_connected(struct conn *c)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	if (getsockopt(c->sfd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+		e = errno;
+	if (e == EINPROGRESS || e == EALREADY)
+		return;
+	if (e) {
+		c->connect_errno = e;
+		connect_next(c);
+		return;
+	}
+	start_tunnel(c);
+}
+
+/* --- deciding --- */
+
+static void set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+}
+
+static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	struct conn *c = arg;
+	const struct cd_proxy_opts *o = &c->p->o;
+	char first[INET6_ADDRSTRLEN] = "";
+	const char *kind = NULL;
+
+	(void)timeouts;
+	c->resolving = false;
+	if (c->closed) {
+		ares_freeaddrinfo(res);
+		return;
+	}
+	if (status != ARES_SUCCESS) {
+		ares_freeaddrinfo(res);
+		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(status));
+		return;
+	}
+	for (struct ares_addrinfo_node *n = res->nodes; n && c->n_addrs < MAX_ADDRS; n = n->ai_next) {
+		const char *k;
+
+		if (n->ai_family != AF_INET && n->ai_family != AF_INET6)
+			continue;
+		k = cd_addr_special(n->ai_addr);
+		/* a name that leads to the host's or the local network's own services only with
+		 * that address allowed too: DNS rebinding */
+		if (k && !cd_allow_match_addr(o->allow, o->n_allow, n->ai_addr, c->req.port)) {
+			if (!kind) {
+				kind = k;
+				cd_addr_str(n->ai_addr, first, sizeof(first));
+			}
+			continue;
+		}
+		memcpy(&c->addrs[c->n_addrs], n->ai_addr, n->ai_addrlen);
+		set_port(&c->addrs[c->n_addrs++], c->req.port);
+	}
+	ares_freeaddrinfo(res);
+	if (c->n_addrs) {
+		connect_next(c);
+		return;
+	}
+	if (kind)
+		refuse(c, 403, "%s resolves to %s, a %s address, which is not on the allow-list "
+			       "itself (DNS rebinding protection: allow %s too to reach it)",
+		       c->name, first, kind, first);
+	else
+		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
+}
+
+static bool literal(struct conn *c, struct sockaddr_storage *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, c->req.host, &((struct sockaddr_in *)a)->sin_addr) == 1) {
+		a->ss_family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, c->req.host, &((struct sockaddr_in6 *)a)->sin6_addr) == 1) {
+		a->ss_family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+/* Bytes the server gets before the tunnel: the rewritten head for plain HTTP, and whatever
+ * the client sent after the head. */
+static int prepare_out(struct conn *c)
+{
+	size_t extra = c->hlen - c->req.head_len, n = 0;
+	_cleanup_free_ char *head = NULL;
+
+	if (!c->req.connect) {
+		head = cd_http_origin_head(c->head, &c->req, &n);
+		if (!head)
+			return -ENOMEM;
+	}
+	c->out = malloc(n + extra + 1);
+	if (!c->out)
+		return -ENOMEM;
+	if (n)
+		memcpy(c->out, head, n);
+	memcpy(c->out + n, c->head + c->req.head_len, extra);
+	c->out_len = n + extra;
+	return 0;
+}
+
+static void decide(struct conn *c)
+{
+	const struct cd_proxy_opts *o = &c->p->o;
+	struct ares_addrinfo_hints hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct sockaddr_storage a;
+
+	set_mask(c->p, c->cfd, &c->cev, &c->cmask, 0); /* nothing more from the client for now */
+	if (prepare_out(c) < 0) {
+		refuse(c, 502, "out of memory");
+		return;
+	}
+	if (literal(c, &a)) {
+		if (!cd_allow_match_addr(o->allow, o->n_allow, (struct sockaddr *)&a, c->req.port)) {
+			refuse(c, 403, "%s%s%s:%u is not on the allow-list", c->req.host_is_v6 ? "[" : "",
+			       c->req.host, c->req.host_is_v6 ? "]" : "", c->req.port);
+			return;
+		}
+		set_port(&a, c->req.port);
+		c->addrs[0] = a;
+		c->n_addrs = 1;
+		connect_next(c);
+		return;
+	}
+	if (c->req.host_is_v6 || cd_allow_normalize_name(c->req.host, c->name, sizeof(c->name)) < 0) {
+		refuse(c, 400, "\"%s\" is not a host name", c->req.host);
+		return;
+	}
+	if (!cd_allow_match_name(o->allow, o->n_allow, c->name, c->req.port)) {
+		refuse(c, 403, "%s:%u is not on the allow-list", c->name, c->req.port);
+		return;
+	}
+	c->st = ST_RESOLVE;
+	c->resolving = true;
+	ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c); /* may call back now */
+}
+
+static void read_head(struct conn *c)
+{
+	const char *why = NULL;
+	ssize_t n = recv(c->cfd, c->head + c->hlen, sizeof(c->head) - c->hlen, MSG_DONTWAIT);
+	int r;
+
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		conn_close(c); /* gone before asking anything */
+		return;
+	}
+	c->hlen += (size_t)n;
+	c->t_active = cd_now_ns();
+	r = cd_http_parse(c->head, c->hlen, &c->req, &why);
+	if (r < 0) {
+		c->req.method[0] = c->req.host[0] = '\0';
+		refuse(c, 400, "malformed request: %s", why);
+	} else if (r > 0) {
+		decide(c);
+	}
+}
+
+static void linger(struct conn *c)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(c->cfd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	if (n == 0 || errno != EAGAIN)
+		conn_close(c);
+}
+
+/* --- the loop --- */
+
+static void on_conn_event(struct conn *c, bool server, uint32_t events)
+{
+	/* the client reset the connection while we look up or connect */
+	if (!server && (events & (EPOLLERR | EPOLLHUP)) &&
+	    (c->st == ST_RESOLVE || c->st == ST_CONNECT)) {
+		snprintf(c->reason, sizeof(c->reason), "the client went away");
+		conn_close(c);
+		return;
+	}
+	switch (c->st) {
+	case ST_HEAD:
+		read_head(c);
+		break;
+	case ST_RESOLVE:
+		break;
+	case ST_CONNECT:
+		if (server)
+			on_connected(c);
+		break;
+	case ST_TUNNEL:
+		pump(c);
+		break;
+	case ST_LINGER:
+		linger(c);
+		break;
+	}
+}
+
+static void accept_all(struct cd_proxy *p)
+{
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int fd = accept4(p->lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event e = { .events = EPOLLIN };
+		struct conn *c;
+		char addr[INET6_ADDRSTRLEN];
+
+		if (fd < 0)
+			return;
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		*c = (struct conn){ .p = p, .cfd = fd, .sfd = -1, .cev = { EV_CLIENT, c, fd },
+				    .sev = { EV_SERVER, c, -1 }, .cmask = EPOLLIN,
+				    .up.pipe = { -1, -1 }, .down.pipe = { -1, -1 } };
+		c->t_start = c->t_active = cd_now_ns();
+		snprintf(c->client, sizeof(c->client), "%s:%u",
+			 cd_addr_str((struct sockaddr *)&peer, addr, sizeof(addr)),
+			 ntohs(((struct sockaddr_in *)&peer)->sin_port));
+		e.data.ptr = &c->cev;
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+		p->n_conns++;
+		p->st.connections++;
+		tick(p, true);
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+			conn_close(c);
+			continue;
+		}
+		if (p->n_conns > p->o.max_conns)
+			refuse(c, 503, "more than %u connections at once", p->o.max_conns);
+	}
+}
+
+static void on_tick(struct cd_proxy *p)
+{
+	uint64_t now = cd_now_ns(), expired;
+	struct conn *next;
+
+	if (read(p->tfd, &expired, sizeof(expired)) < 0)
+		return;
+	ares_process_fd(p->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* the resolver's timeouts */
+	for (struct conn *c = p->conns; c; c = next) {
+		uint64_t idle = now - c->t_active;
+		unsigned s = (unsigned)(p->o.idle_ns / NSEC_PER_SEC);
+
+		next = c->next;
+		if (c->st == ST_LINGER && idle > LINGER_NS) {
+			conn_close(c);
+		} else if (c->st == ST_RESOLVE || c->st == ST_LINGER || idle <= p->o.idle_ns) {
+			continue;
+		} else if (c->st == ST_HEAD) {
+			refuse(c, 408, "no whole request within %gs", (double)p->o.idle_ns / 1e9);
+		} else if (c->st == ST_CONNECT) {
+			refuse(c, 504, "connecting to %s:%u (%s) took more than %us", c->req.host,
+			       c->req.port, c->address, s);
+		} else {
+			snprintf(c->reason, sizeof(c->reason), "idle for %gs",
+				 (double)p->o.idle_ns / 1e9);
+			p->st.timed_out++;
+			conn_close(c);
+		}
+	}
+}
+
+/* c-ares tells which of its sockets to watch. */
+static void ares_sock(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct cd_proxy *p = data;
+	struct ev *slot = NULL;
+	struct epoll_event e = { .events = (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0) };
+
+	for (int i = 0; i < MAX_ARES_FD && !slot; i++)
+		if (p->ares_ev[i].fd == fd)
+			slot = &p->ares_ev[i];
+	if (!readable && !writable) {
+		if (slot) {
+			epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+			slot->fd = -1;
+		}
+		return;
+	}
+	if (slot) {
+		e.data.ptr = slot;
+		epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &e);
+		return;
+	}
+	for (int i = 0; i < MAX_ARES_FD && !slot; i++)
+		if (p->ares_ev[i].fd < 0)
+			slot = &p->ares_ev[i];
+	if (!slot)
+		return; /* the query times out */
+	*slot = (struct ev){ EV_ARES, NULL, fd };
+	e.data.ptr = slot;
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+void cd_proxy_run(struct cd_proxy *p)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(p->epfd, evs, 64, 0);
+
+	for (int i = 0; i < n; i++) {
+		struct ev *ev = evs[i].data.ptr;
+
+		switch (ev->kind) {
+		case EV_LISTEN:
+			accept_all(p);
+			break;
+		case EV_TIMER:
+			on_tick(p);
+			break;
+		case EV_ARES:
+			ares_process_fd(p->ares, evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP) ? ev->fd : ARES_SOCKET_BAD,
+					evs[i].events & EPOLLOUT ? ev->fd : ARES_SOCKET_BAD);
+			break;
+		case EV_CLIENT:
+		case EV_SERVER:
+			/* closed by an earlier event of this batch: its fds are closed, and epoll
+			 * reports no more for them after this batch */
+			if (ev->c->closed)
+				break;
+			on_conn_event(ev->c, ev->kind == EV_SERVER, evs[i].events);
+			break;
+		}
+	}
+	reap(p);
+}
+
+int cd_proxy_fd(const struct cd_proxy *p)
+{
+	return p->epfd;
+}
+
+static int add(struct cd_proxy *p, int fd, struct ev *ev)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ev };
+
+	return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
+static int start_resolver(struct cd_proxy *p, struct cordon_error *err)
+{
+	struct ares_options opts = { .sock_state_cb = ares_sock, .sock_state_cb_data = p,
+				     .timeout = 3000, .tries = 2 };
+	int r = ares_library_init(ARES_LIB_INIT_ALL);
+
+	if (r == ARES_SUCCESS)
+		r = ares_init_options(&p->ares, &opts,
+				      ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+	if (r != ARES_SUCCESS)
+		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
+	p->ares_up = true;
+	return 0;
+}
+
+/* Six fds a connection (two sockets, two pipes): raise our soft limit toward the hard one. */
+static void raise_nofile(unsigned max_conns)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_conns * 6 + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int cd_proxy_new(int listen_fd, const struct cd_proxy_opts *o, struct cd_proxy **ret,
+		 struct cordon_error *err)
+{
+	struct cd_proxy *p = calloc(1, sizeof(*p));
+	sigset_t pipe_set;
+	int r;
+
+	if (!p) {
+		close(listen_fd);
+		return cd_fail(err, ENOMEM, "net", "out of memory");
+	}
+	*p = (struct cd_proxy){ .o = *o, .lfd = listen_fd, .lev = { EV_LISTEN, NULL, listen_fd },
+				.tev = { EV_TIMER, NULL, -1 } };
+	for (int i = 0; i < MAX_ARES_FD; i++)
+		p->ares_ev[i].fd = -1;
+	*ret = p;
+	raise_nofile(o->max_conns);
+	/* splice() into a socket the peer closed raises SIGPIPE: keep it pending, never fatal
+	 * (cd_proxy_free takes it back before the caller's mask returns) */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->tfd = p->tev.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (p->epfd < 0 || p->tfd < 0)
+		return cd_fail_errno(err, errno, "net", "start the proxy's event loop");
+	r = add(p, listen_fd, &p->lev);
+	if (r == 0)
+		r = add(p, p->tfd, &p->tev);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "net", "start the proxy's event loop");
+	return start_resolver(p, err);
+}
+
+void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)
+{
+	sigset_t pipe_set;
+	struct timespec zero = { 0 };
+
+	if (!p)
+		return;
+	while (p->conns) {
+		if (!p->conns->decision && p->conns->st != ST_HEAD)
+			snprintf(p->conns->reason, sizeof(p->conns->reason), "the sandbox ended");
+		conn_close(p->conns);
+	}
+	if (p->ares_up) {
+		ares_destroy(p->ares); /* calls back each pending lookup */
+		ares_library_cleanup();
+	}
+	for (struct conn *c = p->graveyard; c; c = c->next)
+		c->resolving = false;
+	reap(p);
+	close_fd(&p->lfd);
+	close_fd(&p->tfd);
+	close_fd(&p->epfd);
+	if (stats)
+		*stats = p->st;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
+		;
+	free(p);
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# --allow-net: the egress proxy. Servers on 127.0.0.1 and 127.0.0.2 on the host; the sandbox
+# reaches only what is allowed, only through the proxy (real clients: curl, python3's urllib).
+. "$TAP_LIB"
+
+w=$(mkwork)
+NETPEER=$PROBE_DIR/netpeer.py
+c() { cordon --workdir "$w" "$@"; }
+jv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2], {"r": r})))' "$@"; }
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+# start_server VAR MODE ARGS...: start a netpeer server, its port in VAR
+start_server() {
+	local var=$1 f="$TEST_TMP/port.$RANDOM$RANDOM" i
+	shift
+	python3 "$NETPEER" "$@" >"$f" 2>"$TEST_TMP/server.err" &
+	pids+=($!)
+	for i in $(seq 100); do [ -s "$f" ] && break; sleep 0.05; done
+	printf -v "$var" '%s' "$(head -n1 "$f")"
+}
+
+site=$TEST_TMP/site
+mkdir -p "$site" && echo "hello from the allowed server" >"$site/index.txt" && chmod -R a+rX "$site"
+start_server P1 http 127.0.0.1:0 "$site"
+start_server P2 http 127.0.0.2:0 "$site"
+SIZE=$((100 << 20))
+start_server PS source 127.0.0.1:0 "$SIZE"
+sinklog=$TEST_TMP/sink.log
+start_server PK sink 127.0.0.1:0 "$sinklog"
+[ -n "$P1" ] && [ -n "$P2" ] && [ -n "$PS" ] && [ -n "$PK" ] && pass "test servers listen on 127.0.0.1 and 127.0.0.2" ||
+	fail "test servers listen on 127.0.0.1 and 127.0.0.2"
+
+# --- the allowed server, through the proxy; the other refused; neither directly
+c --allow-net "127.0.0.1:$P1" --report "$w/r.json" -- curl -sS "http://127.0.0.1:$P1/index.txt"
+is "curl reaches the allowed server through the proxy (plain HTTP)" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "127.0.0.1:$P1" -- curl -sS -p "http://127.0.0.1:$P1/index.txt"
+is "... and through CONNECT (curl --proxytunnel)" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "127.0.0.1:$P1" -- python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$P1/index.txt').read().decode().strip())"
+is "python3's urllib reaches it too" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "127.0.0.1:$P1" -- curl -sS -w '%{http_code}' -o /dev/null "http://127.0.0.2:$P2/index.txt"
+is "the server on 127.0.0.2 is refused: 403" "$out" 403
+c --allow-net "127.0.0.1:$P1" -- curl -sS "http://127.0.0.2:$P2/index.txt"
+is "... with a one-line reason" "$out" "cordon: 127.0.0.2:$P2 is not on the allow-list"
+c --allow-net "127.0.0.1:$P1" -- curl -sS -p "http://127.0.0.2:$P2/index.txt"
+like "... CONNECT to it is refused too" "$rc:$err" "56:*403*"
+c --allow-net "127.0.0.1:$P1" -- curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((P1 == 65535 ? 1 : P1 + 1))/"
+is "the allowed address on another port: 403" "$out" 403
+c --allow-net "127.0.0.1:$P1" -- curl -sS --noproxy '*' "http://127.0.0.1:$P1/index.txt"
+like "curl --noproxy: no way around the proxy (the sandbox's own loopback)" "$rc:$err" "7:*onnect*"
+c --allow-net "127.0.0.1:$P1" -- "$PROBE" connect 127.0.0.2 "$P2"
+is "a direct connect to the other host reaches only the sandbox's own loopback" "$out" ECONNREFUSED
+c --allow-net "127.0.0.1:$P1" -- "$PROBE" connect 10.0.0.1 80
+is "... nor to any other address" "$out" ENETUNREACH
+c --allow-net "127.0.0.1:$P1" -- python3 -c 'import socket; socket.getaddrinfo("example.com", 80)'
+like "no DNS in the sandbox" "$rc:$err" "1:*gaierror*"
+c --allow-net "127.0.0.1:$P1" -- env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy curl -sS "http://127.0.0.1:$P1/index.txt"
+is "unset proxy variables do not open a way either" "$rc" 7
+c --allow-net "127.0.0.1:$P1" -- sh -c 'echo "$HTTP_PROXY $https_proxy $ALL_PROXY [$NO_PROXY] [$no_proxy]"'
+is "the proxy variables, both cases" "$out" "http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 [] []"
+
+# --- the report and the audit trail
+is "report: applied net is proxy, with the allow-list" \
+	"$(jv "$w/r.json" '[r["applied"]["net"], r["applied"]["allow_net"]]')" "[\"proxy\", [\"127.0.0.1:$P1\"]]"
+c --allow-net "127.0.0.1:$P1" --report "$w/r2.json" --audit "$w/a.jsonl" -- sh -c "curl -s http://127.0.0.1:$P1/index.txt >/dev/null; curl -s http://127.0.0.2:$P2/ >/dev/null; curl -s -p http://127.0.0.1:$P1/index.txt >/dev/null"
+is "report: counts of every decision" \
+	"$(jv "$w/r2.json" '[r["proxy"][k] for k in ("connections", "allowed", "refused", "failed", "malformed")]')" "[3, 2, 1, 0, 0]"
+is "report: bytes both ways (over 100 down, over 60 up)" \
+	"$(jv "$w/r2.json" 'r["proxy"]["bytes_down"] > 100 and r["proxy"]["bytes_up"] > 60')" true
+ev=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "net":
+        print(e["protocol"], e["host"], e["decision"], e.get("status"), e.get("address"), e["bytes_down"] > 0)
+' "$w/a.jsonl")
+is "audit: one net event per connection, in order" "$ev" "http 127.0.0.1 allowed None 127.0.0.1 True
+http 127.0.0.2 refused 403 None False
+connect 127.0.0.1 allowed 200 127.0.0.1 True"
+is "audit: the net events come before exit" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$w/a.jsonl" | sed 's/ exec//g; s/ file//g')" "start net net net exit"
+c --report "$w/r3.json" -- true
+is "without --allow-net: net none, no proxy in the report" "$(jv "$w/r3.json" '[r["applied"]["net"], r["proxy"]]')" '["none", null]'
+
+# --- names and DNS rebinding (localhost resolves to a loopback address)
+c --allow-net "localhost:$P1" --allow-net "127.0.0.1:$P1" -- curl -sS "http://localhost:$P1/index.txt"
+is "a name (localhost) with its loopback address allowed too works" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "localhost:$P1" -- curl -sS "http://localhost:$P1/index.txt"
+like "a name allowed alone that resolves to loopback is refused (rebinding)" "$out" "cordon: localhost resolves to * a loopback address, which is not on the allow-list itself*"
+c --allow-net "localhost:$P1" -- curl -sS -o /dev/null -w '%{http_connect}' -p "http://localhost:$P1/"
+is "... CONNECT too: 403" "$out" 403
+c --allow-net "*.example.test:$P1" -- curl -sS "http://example.test:$P1/"
+is "*.example.test does not cover example.test itself" "$out" "cordon: example.test:$P1 is not on the allow-list"
+c --allow-net "*.example.test:$P1" -- curl -sS "http://a.b.example.test:$P1/"
+like "... but covers a.b.example.test (which then does not resolve: 502)" "$out" "cordon: cannot resolve a.b.example.test: *"
+c --allow-net "*.example.test:$P1" -- curl -sS "http://xexample.test:$P1/"
+is "... and not xexample.test" "$out" "cordon: xexample.test:$P1 is not on the allow-list"
+c --allow-net "LocalHost.:$P1" --allow-net "127.0.0.1:$P1" -- curl -sS "http://LOCALHOST:$P1/index.txt"
+is "names match without regard to case or a trailing dot" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "no-such-host.invalid:$P1" -- curl -sS -o /dev/null -w '%{http_code}' "http://no-such-host.invalid:$P1/"
+is "an allowed name that does not resolve: 502" "$out" 502
+c --allow-net "127.0.0.1:1" -- curl -sS "http://127.0.0.1:1/"
+like "an allowed address where nothing listens: 502 with the reason" "$out" "cordon: cannot connect to 127.0.0.1:1 (127.0.0.1): Connection refused"
+
+# --- bulk data both ways, intact
+want=$(python3 "$NETPEER" expect "$SIZE")
+c --allow-net "127.0.0.1:$PS" -- python3 "$NETPEER" get 127.0.0.1 "$PS"
+is "CONNECT carries a 100 MB stream down intact (sha256 both ends)" "$rc:$out" "0:$want"
+: >"$sinklog"
+c --allow-net "127.0.0.1:$PK" -- python3 "$NETPEER" put 127.0.0.1 "$PK" "$SIZE"
+for i in $(seq 50); do [ -s "$sinklog" ] && break; sleep 0.1; done
+is "... and 100 MB up intact" "$rc:$out:$(cat "$sinklog")" "0:$want:$want"
+c --allow-net "127.0.0.1:$P1" -- sh -c "seq 40 | xargs -P 20 -I{} curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:$P1/index.txt | sort | uniq -c | tr -s ' '"
+is "40 requests, 20 in parallel: all 200" "$out" " 40 200"
+c --allow-net "127.0.0.1:$PS" -- sh -c "for i in 1 2 3 4 5 6; do python3 $NETPEER get 127.0.0.1 $PS & done; wait" 
+is "6 parallel 100 MB streams, each intact" "$(sort -u <<<"$out")" "$want"
+
+# --- bad clients: timed out, refused, never blocking the proxy
+c --allow-net "127.0.0.1:$P1" --net-idle-timeout 1s --report "$w/r4.json" -- sh -c "
+python3 $NETPEER stall 'CONNECT 127.0.0.1:$P1 HTTP/1.1\r\n' &
+sleep 0.2; curl -sS http://127.0.0.1:$P1/index.txt; wait"
+is "a client that stalls mid-request gets 408 after the idle timeout; others are served meanwhile" \
+	"$out" "hello from the allowed server
+HTTP/1.1 408 Request Timeout"
+is "... counted as timed out" "$(jv "$w/r4.json" 'r["proxy"]["timed_out"]')" 1
+c --allow-net "127.0.0.1:$PS" --net-idle-timeout 1s -- python3 -c "
+import socket, time, os
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT 127.0.0.1:$PS HTTP/1.1\r\n\r\n')
+s.recv(100)
+time.sleep(3)   # a tunnel with the client gone quiet (the server's data waits in buffers)
+s.setblocking(False)
+n = 0
+try:
+    while True:
+        d = s.recv(1 << 20)
+        if not d: break
+        n += len(d)
+except BlockingIOError:
+    print('still open')
+else:
+    print('closed after', 'less than all' if n < $SIZE else 'all')
+"
+is "a tunnel idle past the timeout is closed" "$out" "closed after less than all"
+bad() { # description hex-bytes expected-first-line
+	c --allow-net "127.0.0.1:$P1" -- sh -c "python3 $NETPEER raw $2; curl -sS http://127.0.0.1:$P1/index.txt"
+	is "$1" "$out" "$3
+hello from the allowed server"
+}
+hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+bad "garbage gets 400, and the proxy goes on serving" "$(hex $'\x16\x03\x01\x02\x05\x01\x01\x01\xfc\x03\x03\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "an origin-form request (not a proxy request): 400" "$(hex $'GET / HTTP/1.1\r\nHost: x\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "CONNECT without a port: 400" "$(hex $'CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "user info in the URI (allowed@elsewhere): 400" "$(hex "GET http://127.0.0.1:$P1@127.0.0.2:$P2/ HTTP/1.1"$'\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "an https:// URI without CONNECT: 400" "$(hex $'GET https://127.0.0.1/ HTTP/1.1\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "a head over 8 KiB: 400" "$(hex "GET http://127.0.0.1:$P1/ HTTP/1.1"$'\r\n'"X: $(head -c 9000 /dev/zero | tr '\0' a)"$'\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "a NUL in the request line: 400" "$(hex "GET http://127.0.0.1:$P1/")00$(hex $' HTTP/1.1\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+c --allow-net "127.0.0.1:$P1" -- sh -c "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 3128)).close()'; curl -sS http://127.0.0.1:$P1/index.txt"
+is "a client that closes before asking: the proxy goes on" "$rc:$out" "0:hello from the allowed server"
+c --allow-net "127.0.0.1:$P1" --net-max-connections 2 -- python3 -c "
+import socket
+s = [socket.create_connection(('127.0.0.1', 3128)) for _ in range(3)]
+s[2].settimeout(5)
+print(s[2].recv(100).split(b'\r\n')[0].decode())"
+is "over --net-max-connections: 503" "$out" "HTTP/1.1 503 Service Unavailable"
+
+# --- bad entries, before anything runs
+rejects "--allow-net empty" 'cordon: --allow-net: empty entry (HOST[:PORT])' -- --allow-net '' -- true
+rejects "--allow-net with a bad port" 'cordon: --allow-net: "example.com:99999": port 99999 is not in 1-65535' -- --allow-net example.com:99999 -- true
+rejects "--allow-net with port 0" 'cordon: --allow-net: "example.com:0": port 0 is not in 1-65535' -- --allow-net example.com:0 -- true
+rejects "--allow-net with an empty port" "cordon: --allow-net: \"example.com:\": empty port after ':'" -- --allow-net example.com: -- true
+rejects "--allow-net '*'" 'cordon: --allow-net: "*": a wildcard must name a domain, as in *.example.com (all of the network: --net host)' -- --allow-net '*' -- true
+rejects "--allow-net '*.com'" 'cordon: --allow-net: "*.com": a wildcard over a whole top-level domain is too broad' -- --allow-net '*.com' -- true
+rejects "--allow-net 'a.*.com'" "cordon: --allow-net: \"a.*.com\": '*' is allowed only as a leading \"*.\"" -- --allow-net 'a.*.com' -- true
+rejects "--allow-net with a bad name" 'cordon: --allow-net: "exa mple.com": "exa mple.com" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)' -- --allow-net 'exa mple.com' -- true
+rejects "--allow-net with a bad address" 'cordon: --allow-net: "300.1.1.1": "300.1.1.1" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)' -- --allow-net 300.1.1.1 -- true
+rejects "--allow-net with a bad IPv6 address" 'cordon: --allow-net: "[::g]:80": "::g" is not an IPv6 address' -- --allow-net '[::g]:80' -- true
+rejects "--allow-net with --net host" "cordon: --allow-net: cannot be combined with --net host (the host's network has no allow-list)" -- --allow-net example.com --net host -- true
+rejects "--net-idle-timeout 0" 'cordon: --net-idle-timeout: must be at least 0.1s' -- --net-idle-timeout 0 -- true
+rejects "--net-max-connections abc" 'cordon: --net-max-connections: "abc" is not a number in 1-65536' -- --net-max-connections abc -- true
+c --allow-net example.com --allow-net '*.example.org:8443' --allow-net '[2001:db8::1]:443' --allow-net 2001:db8::2 --allow-net 192.0.2.1 -- true
+is "good entries of every kind are accepted" "$rc:$err" "0:"
+
+done_testing
