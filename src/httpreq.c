@@ -117,7 +117,7 @@ static int parse_target(const char *buf, size_t off, size_t n, struct cd_http_re
 
 int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const char **why)
 {
-	size_t end = head_end(buf, len), sp1, sp2, eol, mlen;
+	size_t end = head_end(buf, len), sp1, sp2, eol, lend, mlen;
 
 	*req = (struct cd_http_req){ 0 };
 	if (!end)
@@ -128,20 +128,20 @@ int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const ch
 	for (size_t i = 0; i < eol; i++)
 		if (buf[i] == '\0' || (buf[i] != '\r' && iscntrl((unsigned char)buf[i])))
 			return bad(why, "control characters in the request line");
-	for (sp1 = 0; sp1 < eol && buf[sp1] != ' '; sp1++)
+	lend = eol && buf[eol - 1] == '\r' ? eol - 1 : eol;
+	for (sp1 = 0; sp1 < lend && buf[sp1] != ' '; sp1++)
 		if (!isupper((unsigned char)buf[sp1]))
 			return bad(why, "the method is not an upper-case word");
 	mlen = sp1;
-	if (mlen == 0 || mlen >= sizeof(req->method) || sp1 == eol)
+	if (mlen == 0 || mlen >= sizeof(req->method) || sp1 == lend)
 		return bad(why, "no method and target in the request line");
-	for (sp2 = sp1 + 1; sp2 < eol && buf[sp2] != ' '; sp2++)
+	for (sp2 = sp1 + 1; sp2 < lend && buf[sp2] != ' '; sp2++)
 		;
-	if (sp2 == eol || sp2 == sp1 + 1)
+	if (sp2 == lend || sp2 == sp1 + 1)
 		return bad(why, "the request line is not METHOD TARGET HTTP/1.x");
 	req->version_off = sp2 + 1;
-	if (eol - req->version_off < 8 || strncmp(buf + req->version_off, "HTTP/1.", 7) != 0 ||
-	    (buf[req->version_off + 7] != '0' && buf[req->version_off + 7] != '1') ||
-	    (eol - req->version_off > 8 && !(eol - req->version_off == 9 && buf[eol - 1] == '\r')))
+	if (lend - req->version_off != 8 || strncmp(buf + req->version_off, "HTTP/1.", 7) != 0 ||
+	    (buf[req->version_off + 7] != '0' && buf[req->version_off + 7] != '1'))
 		return bad(why, "not HTTP/1.0 or HTTP/1.1");
 	memcpy(req->method, buf, mlen);
 	req->connect = strcmp(req->method, "CONNECT") == 0;

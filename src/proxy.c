@@ -46,6 +46,7 @@ struct ev {
 
 struct dir {
 	int pipe[2];
+	size_t cap; /* the pipe's size */
 	size_t queued;
 	bool eof, shut;
 	uint64_t bytes;
@@ -246,51 +247,60 @@ static void refuse(struct conn *c, int status, const char *fmt, ...)
 
 static int make_pipe(struct dir *d)
 {
+	int size;
+
 	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0)
 		return -errno;
 	fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE); /* a smaller one works too */
+	size = fcntl(d->pipe[1], F_GETPIPE_SZ);
+	d->cap = size > 0 ? (size_t)size : 4096;
 	return 0;
 }
 
-/* Move what can be moved from -> to; sets *need_in / *need_out for what it waits on. */
+/* Move what can be moved from -> to, reading while the pipe has room and writing while it has
+ * data, so that neither side waits for the other; sets *need_in / *need_out for what it waits
+ * on. Bounded: at most 16 rounds a call (the loop is level-triggered: it comes back). */
 static int move(struct conn *c, struct dir *d, int from, int to, bool *need_in, bool *need_out)
 {
+	bool in_blocked = false, out_blocked = false;
+
 	for (int i = 0; i < 16; i++) {
+		bool progress = false;
 		ssize_t n;
 
-		if (d->queued) {
+		if (d->queued && !out_blocked) {
 			n = splice(d->pipe[0], NULL, to, NULL, d->queued,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 			if (n > 0) {
 				d->queued -= (size_t)n, d->bytes += (uint64_t)n;
 				c->t_active = cd_now_ns();
-				continue;
+				progress = true;
+			} else if (n < 0 && errno == EAGAIN) {
+				out_blocked = true;
+			} else {
+				return n < 0 ? -errno : -EPIPE;
 			}
-			if (n < 0 && errno == EAGAIN) {
-				*need_out = true;
-				break;
+		}
+		if (!d->eof && !in_blocked && d->queued < d->cap) {
+			n = splice(from, NULL, d->pipe[1], NULL, d->cap - d->queued,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->queued += (size_t)n;
+				progress = true;
+			} else if (n == 0) {
+				d->eof = true;
+				progress = true;
+			} else if (errno == EAGAIN) {
+				in_blocked = true;
+			} else {
+				return -errno;
 			}
-			return n < 0 ? -errno : -EPIPE;
 		}
-		if (d->eof)
+		if (!progress)
 			break;
-		n = splice(from, NULL, d->pipe[1], NULL, PIPE_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n > 0) {
-			d->queued = (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			d->eof = true;
-			continue;
-		}
-		if (errno == EAGAIN) {
-			*need_in = true;
-			break;
-		}
-		return -errno;
 	}
-	if (!*need_in && !*need_out) /* stopped for fairness, not for want of data or room */
-		*(d->queued ? need_out : need_in) = !d->eof || d->queued;
+	*need_out = d->queued > 0; /* blocked, or stopped for fairness: wait for room */
+	*need_in = !d->eof && d->queued < d->cap;
 	if (d->eof && !d->queued && !d->shut) {
 		shutdown(to, SHUT_WR);
 		d->shut = true;

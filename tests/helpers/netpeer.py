@@ -11,6 +11,9 @@ Clients (in the sandbox; the proxy is $HTTPS_PROXY):
   raw HEX                   send these bytes, print the answer's first line ("EOF" if none)
   stall HEAD                send an unfinished head, wait: print the answer's first line
   expect SIZE               print "BYTES SHA256" of SIZE bytes of the stream (no network)
+For bench/proxy (add "direct" to skip the proxy):
+  drain HOST PORT [direct]  read to EOF as fast as possible: prints "BYTES SECONDS"
+  conns HOST PORT N [direct] N connections one after another, each read to EOF: "N SECONDS"
 """
 import hashlib
 import os
@@ -19,6 +22,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 import http.server
 import urllib.parse
 
@@ -114,6 +118,19 @@ def connect(host, port):
     return s
 
 
+def open_to(host, port, direct):
+    return socket.create_connection((host, port)) if direct else connect(host, port)
+
+
+def drain(s):
+    buf, n = bytearray(1 << 20), 0
+    while True:
+        k = s.recv_into(buf)
+        if not k:
+            return n
+        n += k
+
+
 def first_line(s):
     data = b""
     while b"\n" not in data:
@@ -158,6 +175,17 @@ def main():
             h.update(chunk)
             n += len(chunk)
         print(n, h.hexdigest())
+    elif mode == "drain":
+        t = time.monotonic()
+        n = drain(open_to(args[0], int(args[1]), args[2:] == ["direct"]))
+        print(n, f"{time.monotonic() - t:.6f}")
+    elif mode == "conns":
+        t = time.monotonic()
+        for _ in range(int(args[2])):
+            s = open_to(args[0], int(args[1]), args[3:] == ["direct"])
+            drain(s)
+            s.close()
+        print(args[2], f"{time.monotonic() - t:.6f}")
     elif mode in ("raw", "stall"):
         s = socket.create_connection(proxy_addr())
         s.sendall(bytes.fromhex(args[0]) if mode == "raw" else args[0].encode())

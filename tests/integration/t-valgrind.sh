@@ -39,6 +39,9 @@ check "every kind of option, then a conflict found at run time" 125 --workdir "$
 	--tmpfs /t:1M --hide /e/x --tmp-size 8M --env A=b --pass-env HOME --hostname h --rlimit nofile=64 \
 	--nofile 32 --fsize 1M --cpu-time 5 --timeout 10 --kill-after 1 --uid 5 --gid 5 \
 	--report "$w/r.json" --tmpfs /e -- true
+check "bad --allow-net entry after good ones" 125 --allow-net example.com --allow-net '[::1]:80' --allow-net '*.com' -- true
+check "allow-list entries of every kind, then a conflict at run time" 125 --allow-net example.com \
+	--allow-net '*.example.org:8443' --allow-net 192.0.2.1 --allow-net 2001:db8::1 --net host -- true
 check "rlimit above the hard limit" 125 --rlimit nofile=4294967295 -- true
 check "report in a missing directory" 125 --report /nonexistent/r.json -- true
 check "the sandbox fails to come up (valgrind lacks open_tree): clean-up after clone" 125 \

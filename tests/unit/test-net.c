@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-net.c - the egress proxy's pure parts: allow-list entries and matching (allow.h), the
+ * address classes of the DNS-rebinding rule, and the proxy request parser (httpreq.h). TAP.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allow.h"
+#include "httpreq.h"
+
+#include "../lib/tap.h"
+
+static void entry_ok(const char *spec, const char *name, bool wildcard, unsigned port)
+{
+	struct cordon_error err = { 0 };
+	struct cd_allow a;
+	int r = cd_allow_parse(spec, &a, &err);
+
+	if (!ok(r == 0, "entry %s is accepted", spec)) {
+		diag("%s", err.msg);
+		return;
+	}
+	is_str(a.name ? a.name : "(address)", name, "... %s: name", spec);
+	ok(a.wildcard == wildcard, "... %s: wildcard %d", spec, wildcard);
+	is_uint(a.port, port, "... %s: port", spec);
+	cd_allow_free(&a);
+}
+
+static void entry_bad(const char *spec, const char *msg)
+{
+	struct cordon_error err = { 0 };
+	struct cd_allow a;
+	int r = cd_allow_parse(spec, &a, &err);
+
+	ok(r < 0, "entry \"%s\" is refused", spec);
+	is_str(err.step, "allow-net", "... step");
+	is_str(err.msg, msg, "... message");
+}
+
+static void test_entries(void)
+{
+	entry_ok("example.com", "example.com", false, 0);
+	entry_ok("Example.COM.", "example.com", false, 0);
+	entry_ok("example.com:8080", "example.com", false, 8080);
+	entry_ok("*.example.com", "example.com", true, 0);
+	entry_ok("*.example.com:443", "example.com", true, 443);
+	entry_ok("192.0.2.1", "(address)", false, 0);
+	entry_ok("192.0.2.1:65535", "(address)", false, 65535);
+	entry_ok("[2001:db8::1]:8443", "(address)", false, 8443);
+	entry_ok("[::1]", "(address)", false, 0);
+	entry_ok("2001:db8::1", "(address)", false, 0);
+	entry_ok("_srv.example.com", "_srv.example.com", false, 0);
+	entry_ok("localhost", "localhost", false, 0);
+
+	entry_bad("", "empty entry (HOST[:PORT])");
+	entry_bad(":80", "\":80\": no host name");
+	entry_bad("a.com:", "\"a.com:\": empty port after ':'");
+	entry_bad("a.com:0", "\"a.com:0\": port 0 is not in 1-65535");
+	entry_bad("a.com:65536", "\"a.com:65536\": port 65536 is not in 1-65535");
+	entry_bad("a.com:99999999999999999999", "\"a.com:99999999999999999999\": port 99999999999999999999 is not in 1-65535");
+	entry_bad("a.com:8o", "\"a.com:8o\": \"8o\" is not a port number");
+	entry_bad("a.com:-1", "\"a.com:-1\": \"-1\" is not a port number");
+	entry_bad("*", "\"*\": a wildcard must name a domain, as in *.example.com (all of the network: --net host)");
+	entry_bad("*.com", "\"*.com\": a wildcard over a whole top-level domain is too broad");
+	entry_bad("a.*.com", "\"a.*.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("*a.com", "\"*a.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("**.a.com", "\"**.a.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("a..com", "\"a..com\": \"a..com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("-a.com", "\"-a.com\": \"-a.com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("a-.com", "\"a-.com\": \"a-.com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("1.2.3", "\"1.2.3\": \"1.2.3\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("256.1.1.1", "\"256.1.1.1\": \"256.1.1.1\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("a_b.com/x", "\"a_b.com/x\": \"a_b.com/x\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("[::1", "\"[::1\": no ']' after the IPv6 address");
+	entry_bad("[::1]x", "\"[::1]x\": only \":PORT\" may follow ']'");
+	entry_bad("[1.2.3.4]", "\"[1.2.3.4]\": \"1.2.3.4\" is not an IPv6 address");
+	entry_bad("::g", "\"::g\": \"::g\" is not an IPv6 address");
+}
+
+static bool matches(const char *spec, const char *name, uint16_t port)
+{
+	struct cordon_error err = { 0 };
+	struct cd_allow a;
+	bool m;
+
+	if (cd_allow_parse(spec, &a, &err) < 0)
+		return false;
+	m = cd_allow_match_name(&a, 1, name, port) != NULL;
+	cd_allow_free(&a);
+	return m;
+}
+
+static bool addr_matches(const char *spec, const char *addr, uint16_t port)
+{
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage ss = { 0 };
+	struct cd_allow a;
+	bool m;
+
+	if (strchr(addr, ':')) {
+		ss.ss_family = AF_INET6;
+		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+	} else {
+		ss.ss_family = AF_INET;
+		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
+	}
+	if (cd_allow_parse(spec, &a, &err) < 0)
+		return false;
+	m = cd_allow_match_addr(&a, 1, (struct sockaddr *)&ss, port) != NULL;
+	cd_allow_free(&a);
+	return m;
+}
+
+static void test_matching(void)
+{
+	ok(matches("example.com", "example.com", 443), "exact name, port 443 by default");
+	ok(matches("example.com", "example.com", 80), "... and 80");
+	ok(!matches("example.com", "example.com", 8080), "... not 8080");
+	ok(matches("example.com:8080", "example.com", 8080), "a given port");
+	ok(!matches("example.com:8080", "example.com", 443), "... and only it");
+	ok(!matches("example.com", "www.example.com", 443), "an exact name does not cover subdomains");
+	ok(!matches("example.com", "example.com.evil.net", 443), "... nor a longer name");
+	ok(!matches("example.com", "xexample.com", 443), "... nor a name ending like it");
+	ok(matches("*.example.com", "www.example.com", 443), "a wildcard covers a subdomain");
+	ok(matches("*.example.com", "a.b.example.com", 443), "... at any depth");
+	ok(!matches("*.example.com", "example.com", 443), "... but not the domain itself");
+	ok(!matches("*.example.com", "xexample.com", 443), "... nor a name ending like it");
+	ok(!matches("*.example.com", "example.com.evil.net", 443), "... nor a longer name");
+	ok(!matches("192.0.2.1", "192.0.2.1", 443), "an address entry is no name entry");
+	ok(addr_matches("192.0.2.1", "192.0.2.1", 443), "an address entry matches its address");
+	ok(!addr_matches("192.0.2.1", "192.0.2.2", 443), "... not another");
+	ok(!addr_matches("192.0.2.1:8080", "192.0.2.1", 443), "... on its port only");
+	ok(addr_matches("[2001:db8::1]:8443", "2001:db8::1", 8443), "IPv6 address entry");
+	ok(!addr_matches("[2001:db8::1]", "2001:db8::2", 443), "... not another");
+	ok(!addr_matches("example.com", "192.0.2.1", 443), "a name entry matches no address");
+}
+
+static void special_is(const char *addr, const char *want)
+{
+	struct sockaddr_storage ss = { 0 };
+	const char *got;
+
+	if (strchr(addr, ':')) {
+		ss.ss_family = AF_INET6;
+		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+	} else {
+		ss.ss_family = AF_INET;
+		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
+	}
+	got = cd_addr_special((struct sockaddr *)&ss);
+	is_str(got ? got : "public", want, "address class of %s", addr);
+}
+
+static void test_special(void)
+{
+	special_is("127.0.0.1", "loopback");
+	special_is("127.255.0.9", "loopback");
+	special_is("10.1.2.3", "private");
+	special_is("172.16.0.1", "private");
+	special_is("172.31.255.255", "private");
+	special_is("172.32.0.1", "public");
+	special_is("192.168.1.1", "private");
+	special_is("100.64.0.1", "private");
+	special_is("169.254.169.254", "link-local");
+	special_is("0.0.0.0", "unspecified");
+	special_is("224.0.0.1", "multicast");
+	special_is("255.255.255.255", "reserved");
+	special_is("8.8.8.8", "public");
+	special_is("93.184.216.34", "public");
+	special_is("::1", "loopback");
+	special_is("::", "unspecified");
+	special_is("fe80::1", "link-local");
+	special_is("fd00::1", "private");
+	special_is("fc00::1", "private");
+	special_is("ff02::1", "multicast");
+	special_is("::ffff:127.0.0.1", "loopback");
+	special_is("::ffff:10.0.0.1", "private");
+	special_is("::ffff:8.8.8.8", "public");
+	special_is("64:ff9b::a9fe:a9fe", "link-local");
+	special_is("2001:db8::1", "reserved");
+	special_is("2606:4700::1111", "public");
+}
+
+static void req_ok(const char *head, bool connect, const char *host, unsigned port,
+		   const char *origin)
+{
+	struct cd_http_req req;
+	const char *why = NULL;
+	int r = cd_http_parse(head, strlen(head), &req, &why);
+
+	if (!ok(r == 1, "request parsed: %.40s", head)) {
+		diag("why: %s", why ? why : "(incomplete)");
+		return;
+	}
+	ok(req.connect == connect, "... connect %d", connect);
+	is_str(req.host, host, "... host");
+	is_uint(req.port, port, "... port");
+	is_uint(req.head_len, strlen(head), "... the whole head");
+	if (origin) {
+		size_t n = 0;
+		char *o = cd_http_origin_head(head, &req, &n);
+
+		ok(o && strlen(o) == n, "... origin head built");
+		is_str(o, origin, "... origin head");
+		free(o);
+	}
+}
+
+static void req_bad(const char *head, const char *why_want)
+{
+	struct cd_http_req req;
+	const char *why = NULL;
+	int r = cd_http_parse(head, strlen(head), &req, &why);
+
+	ok(r == -1, "request refused: %.40s", head);
+	is_str(why ? why : "", why_want, "... reason");
+}
+
+static void test_requests(void)
+{
+	struct cd_http_req req;
+	const char *why = NULL;
+	char big[CD_HTTP_HEAD_MAX + 64];
+
+	req_ok("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", true,
+	       "example.com", 443, NULL);
+	req_ok("CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n", true, "2001:db8::1", 8443, NULL);
+	req_ok("CONNECT 192.0.2.1:22 HTTP/1.0\n\n", true, "192.0.2.1", 22, NULL);
+	req_ok("GET http://example.com/a?b=c HTTP/1.1\r\nHost: evil.net\r\nProxy-Connection: keep-alive\r\n"
+	       "Proxy-Authorization: Basic eA==\r\nConnection: keep-alive\r\nKeep-Alive: 5\r\nAccept: */*\r\n\r\n",
+	       false, "example.com", 80,
+	       "GET /a?b=c HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+	req_ok("POST http://Example.com:8080 HTTP/1.0\nContent-Length: 3\n\n", false, "Example.com",
+	       8080, "POST / HTTP/1.0\r\nHost: Example.com:8080\r\nContent-Length: 3\r\nConnection: close\r\n\r\n");
+	req_ok("GET http://[::1]:81/x HTTP/1.1\r\n\r\n", false, "::1", 81,
+	       "GET /x HTTP/1.1\r\nHost: [::1]:81\r\nConnection: close\r\n\r\n");
+
+	is_int(cd_http_parse("CONNECT a.com:443 HTTP/1.1\r\n", 28, &req, &why), 0,
+	       "an unfinished head: read more");
+	is_int(cd_http_parse("", 0, &req, &why), 0, "nothing yet: read more");
+	memset(big, 'a', sizeof(big));
+	is_int(cd_http_parse(big, CD_HTTP_HEAD_MAX, &req, &why), -1, "8 KiB without an end: refused");
+
+	req_bad("GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"not a proxy request (CONNECT host:port, or an absolute http:// URI)");
+	req_bad("GET https://a.com/ HTTP/1.1\r\n\r\n", "an https:// URI must go through CONNECT");
+	req_bad("CONNECT a.com HTTP/1.1\r\n\r\n", "CONNECT needs host:port");
+	req_bad("CONNECT a.com:0 HTTP/1.1\r\n\r\n", "the port is not a number in 1-65535");
+	req_bad("CONNECT a.com:65536 HTTP/1.1\r\n\r\n", "the port is not a number in 1-65535");
+	req_bad("CONNECT a.com:123456 HTTP/1.1\r\n\r\n", "the port is not a number in 1-65535");
+	req_bad("CONNECT :443 HTTP/1.1\r\n\r\n", "no host in the request");
+	req_bad("GET http://a.com@b.com/ HTTP/1.1\r\n\r\n", "user information in the URI is not accepted");
+	req_bad("GET http://a%2ecom/ HTTP/1.1\r\n\r\n", "the host name has characters no host name has");
+	req_bad("CONNECT [::1:443 HTTP/1.1\r\n\r\n", "no ']' after the IPv6 address");
+	req_bad("get http://a.com/ HTTP/1.1\r\n\r\n", "the method is not an upper-case word");
+	req_bad("GET http://a.com/ HTTP/2\r\n\r\n", "not HTTP/1.0 or HTTP/1.1");
+	req_bad("GET http://a.com/ HTTP/1.1 x\r\n\r\n", "not HTTP/1.0 or HTTP/1.1");
+	req_bad("GET  http://a.com/ HTTP/1.1\r\n\r\n", "the request line is not METHOD TARGET HTTP/1.x");
+	req_bad("GET\r\n\r\n", "no method and target in the request line");
+	req_bad("GET http://a.com/\x01 HTTP/1.1\r\n\r\n", "control characters in the request line");
+	req_bad("\x16\x03\x01\r\n\r\n", "control characters in the request line");
+}
+
+int main(void)
+{
+	test_entries();
+	test_matching();
+	test_special();
+	test_requests();
+	return done_testing();
+}
