@@ -143,6 +143,14 @@ int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const ch
 	if (lend - req->version_off != 8 || strncmp(buf + req->version_off, "HTTP/1.", 7) != 0 ||
 	    (buf[req->version_off + 7] != '0' && buf[req->version_off + 7] != '1'))
 		return bad(why, "not HTTP/1.0 or HTTP/1.1");
+	for (size_t i = eol + 1; i < end; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+
+		/* no NUL or other control byte in a header, no CR but before LF (smuggling) */
+		if ((iscntrl(ch) && ch != '\t' && ch != '\r' && ch != '\n') ||
+		    (ch == '\r' && (i + 1 >= end || buf[i + 1] != '\n')))
+			return bad(why, "control characters in a header");
+	}
 	memcpy(req->method, buf, mlen);
 	req->connect = strcmp(req->method, "CONNECT") == 0;
 	if (parse_target(buf, sp1 + 1, sp2 - sp1 - 1, req, why) < 0)

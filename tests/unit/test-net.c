@@ -262,6 +262,15 @@ static void test_requests(void)
 	req_bad("GET\r\n\r\n", "no method and target in the request line");
 	req_bad("GET http://a.com/\x01 HTTP/1.1\r\n\r\n", "control characters in the request line");
 	req_bad("\x16\x03\x01\r\n\r\n", "control characters in the request line");
+	req_bad("GET http://a.com/ HTTP/1.1\r\nX: a\x01b\r\n\r\n", "control characters in a header");
+	req_bad("GET http://a.com/ HTTP/1.1\r\nX: a\rb\r\n\r\n", "control characters in a header");
+	{
+		static const char nul[] = "GET http://a.com/ HTTP/1.1\r\nX: a\0b\r\n\r\n";
+
+		ok(cd_http_parse(nul, sizeof(nul) - 1, &req, &why) == -1 &&
+			   strcmp(why, "control characters in a header") == 0,
+		   "a NUL in a header: refused");
+	}
 }
 
 int main(void)
