@@ -80,7 +80,7 @@ static int parse_authority(const char *s, size_t n, bool need_port, struct cd_ht
 	if (hlen >= sizeof(req->host))
 		return bad(why, "host name too long");
 	for (size_t i = 0; i < hlen; i++)
-		if (!isalnum((unsigned char)host[i]) && !strchr(".-_:", host[i]))
+		if (!isalnum((unsigned char)host[i]) && (!host[i] || !strchr(".-_:", host[i])))
 			return bad(why, "the host name has characters no host name has");
 	memcpy(req->host, host, hlen);
 	req->host[hlen] = '\0';

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "httpreq.h"
+#include "socks.h"
 #include "proxy.h"
 #include "util.h"
 
@@ -59,7 +60,7 @@ struct conn {
 	int cfd, sfd;
 	struct ev cev, sev;
 	uint32_t cmask, smask; /* epoll interest now */
-	bool sfd_added;
+	bool socks, socks_greeted; /* SOCKS5 instead of HTTP (the first byte is 5) */
 	char head[CD_HTTP_HEAD_MAX];
 	size_t hlen;
 	struct cd_http_req req;
@@ -124,7 +125,7 @@ static void audit_conn(const struct conn *c)
 		return;
 	cd_audit_begin(a, &j, "net");
 	cd_json_kv_string(&j, "client", c->client);
-	cd_json_kv_string(&j, "protocol", !c->req.method[0] ? "unknown"
+	cd_json_kv_string(&j, "protocol", c->socks ? "socks5" : !c->req.method[0] ? "unknown"
 					  : c->req.connect ? "connect" : "http");
 	if (c->req.method[0])
 		cd_json_kv_string(&j, "method", c->req.method);
@@ -203,7 +204,23 @@ static void vreason(struct conn *c, const char *fmt, va_list ap)
 	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
 }
 
-/* Answer the client with status and one line, then linger until it closes. */
+/* SOCKS5 has no text: the reply code closest to the HTTP status (the reason is audited). */
+static void socks_refuse(struct conn *c, int status)
+{
+	uint8_t reply[10];
+	uint8_t code = status == 403 ? CD_SOCKS_NOT_ALLOWED
+		       : status == 502 || status == 504 ? CD_SOCKS_UNREACHABLE : CD_SOCKS_FAILURE;
+
+	if (status == 502 && c->connect_errno == ECONNREFUSED)
+		code = CD_SOCKS_REFUSED;
+	if (!c->socks_greeted)
+		return; /* no request yet: nothing to answer */
+	cd_socks_reply(code, reply);
+	send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Answer the client with status and one line (SOCKS5: a reply code), then linger until it
+ * closes. */
 static void refuse(struct conn *c, int status, const char *fmt, ...) _printf_(3, 4);
 static void refuse(struct conn *c, int status, const char *fmt, ...)
 {
@@ -228,11 +245,15 @@ static void refuse(struct conn *c, int status, const char *fmt, ...)
 		if (codes[i].status == status)
 			text = codes[i].text, c->decision = codes[i].decision;
 	c->status = status;
-	n = snprintf(msg, sizeof(msg),
-		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
-		     "Connection: close\r\n\r\ncordon: %s\n",
-		     status, text, strlen(c->reason) + 9, c->reason);
-	send(c->cfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT); /* small: it fits */
+	if (c->socks)
+		socks_refuse(c, status);
+	else {
+		n = snprintf(msg, sizeof(msg),
+			     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+			     "Connection: close\r\n\r\ncordon: %s\n",
+			     status, text, strlen(c->reason) + 9, c->reason);
+		send(c->cfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT); /* small: it fits */
+	}
 	shutdown(c->cfd, SHUT_WR);
 	close_fd(&c->sfd);
 	c->st = ST_LINGER;
@@ -361,8 +382,14 @@ static void start_tunnel(struct conn *c)
 	c->status = c->req.connect ? 200 : 0;
 	c->p->st.allowed++;
 	c->t_active = cd_now_ns();
-	if (c->req.connect)
+	if (c->socks) {
+		uint8_t reply[10];
+
+		cd_socks_reply(CD_SOCKS_OK, reply);
+		send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+	} else if (c->req.connect) {
 		send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
 	pump(c);
 }
 
@@ -547,6 +574,47 @@ static void decide(struct conn *c)
 	ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c); /* may call back now */
 }
 
+/* SOCKS5: the greeting (answered at once), then the request. */
+static void socks_step(struct conn *c)
+{
+	static const uint8_t noauth[2] = { 5, 0 }, nomethod[2] = { 5, 0xff };
+	const uint8_t *b = (const uint8_t *)c->head;
+	const char *why = NULL;
+	size_t used = 0;
+	uint8_t code;
+	bool ok = false;
+	int r;
+
+	c->socks = true;
+	if (!c->socks_greeted) {
+		r = cd_socks_greeting(b, c->hlen, &used, &ok);
+		if (r == 0)
+			return;
+		if (r < 0 || !ok) {
+			if (r > 0)
+				send(c->cfd, nomethod, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+			refuse(c, 400, "%s", r < 0 ? "malformed SOCKS5 greeting"
+						  : "the SOCKS5 client offers no \"no authentication\"");
+			return;
+		}
+		send(c->cfd, noauth, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+		c->socks_greeted = true;
+		memmove(c->head, c->head + used, c->hlen - used);
+		c->hlen -= used;
+	}
+	r = cd_socks_request(b, c->hlen, &c->req, &used, &code, &why);
+	if (r < 0) {
+		uint8_t reply[10];
+
+		cd_socks_reply(code, reply);
+		send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+		c->socks_greeted = false; /* answered */
+		refuse(c, 400, "malformed request: %s", why);
+	} else if (r > 0) {
+		decide(c);
+	}
+}
+
 static void read_head(struct conn *c)
 {
 	const char *why = NULL;
@@ -561,6 +629,10 @@ static void read_head(struct conn *c)
 	}
 	c->hlen += (size_t)n;
 	c->t_active = cd_now_ns();
+	if (c->socks || (uint8_t)c->head[0] == 5) {
+		socks_step(c);
+		return;
+	}
 	r = cd_http_parse(c->head, c->hlen, &c->req, &why);
 	if (r < 0) {
 		c->req.method[0] = c->req.host[0] = '\0';

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fuzz-net.c - libFuzzer target for what the egress proxy parses from the sandbox and from the
- * command line: the request head (httpreq.c), the allow-list entries and names (allow.c).
+ * command line: the request head (httpreq.c), SOCKS5 (socks.c), the allow-list entries and names
+ * (allow.c).
  * Checks the invariants the proxy relies on, not only the absence of crashes.
  */
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "allow.h"
 #include "httpreq.h"
+#include "socks.h"
 
 static void check_request(const char *d, size_t n)
 {
@@ -37,6 +39,27 @@ static void check_request(const char *d, size_t n)
 	    len > 2 * req.head_len + 512)
 		abort();
 	free(head);
+}
+
+static void check_socks(const uint8_t *d, size_t n)
+{
+	struct cd_http_req req;
+	const char *why = NULL;
+	size_t used = 0;
+	uint8_t code = 0;
+	bool noauth;
+	int r = cd_socks_greeting(d, n, &used, &noauth);
+
+	if (r > 0) {
+		if (used > n)
+			abort();
+		d += used, n -= used;
+	}
+	r = cd_socks_request(d, n, &req, &used, &code, &why);
+	if (r < 0 && (!why || !code))
+		abort();
+	if (r > 0 && (used > n || !req.host[0] || !req.port || strpbrk(req.host, " \r\n/@?#")))
+		abort();
 }
 
 static void check_entry(const char *s)
@@ -73,6 +96,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	check_request(s, size);
+	check_socks(data, size);
 	if (size < 300 && !memchr(data, '\0', size))
 		check_entry(s);
 	free(s);

@@ -103,6 +103,36 @@ is "an allowed name that does not resolve: 502" "$out" 502
 c --allow-net "127.0.0.1:1" -- curl -sS "http://127.0.0.1:1/"
 like "an allowed address where nothing listens: 502 with the reason" "$out" "cordon: cannot connect to 127.0.0.1:1 (127.0.0.1): Connection refused"
 
+# --- SOCKS5 on the same port (curl -x socks5h://, the name resolved by the proxy)
+c --allow-net "127.0.0.1:$P1" --audit "$w/s.jsonl" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:$P1/index.txt"
+is "SOCKS5: the allowed server" "$rc:$out" "0:hello from the allowed server"
+is "... audited as socks5" "$(grep -c '"protocol":"socks5","method":"CONNECT","host":"127.0.0.1".*"decision":"allowed"' "$w/s.jsonl")" 1
+c --allow-net "127.0.0.1:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.2:$P2/index.txt"
+like "SOCKS5: the other server is refused (not allowed by ruleset)" "$rc:$err" "97:*(2)*"
+c --allow-net "localhost:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://localhost:$P1/index.txt"
+like "SOCKS5: the rebinding rule holds (localhost alone)" "$rc:$err" "97:*(2)*"
+c --allow-net "127.0.0.1:1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:1/"
+like "SOCKS5: connection refused is told as such" "$rc:$err" "97:*(5)*"
+socks_raw() { # greeting-and-request hex: the bytes the proxy answers, as hex
+	c --allow-net "127.0.0.1:$P1" -- python3 -c "
+import socket, sys
+s = socket.create_connection(('127.0.0.1', 3128)); s.sendall(bytes.fromhex(sys.argv[1])); s.settimeout(10)
+d = b''
+while True:
+    k = s.recv(100)
+    if not k: break
+    d += k
+print(d.hex())" "$1"
+}
+socks_raw 0501000502000101020304d431
+is "SOCKS5 BIND (not CONNECT): command not supported" "$out" 050005070001000000000000
+socks_raw 050102
+is "SOCKS5 without the no-authentication method: refused (0xff)" "$out" 05ff
+socks_raw 0501000501000901020304d431
+is "SOCKS5 with an unknown address type: 8" "$out" 050005080001000000000000
+socks_raw 05010005010003036124620050
+is "SOCKS5 with a bad host name: general failure" "$out" 050005010001000000000000
+
 # --- bulk data both ways, intact
 want=$(python3 "$NETPEER" expect "$SIZE")
 c --allow-net "127.0.0.1:$PS" -- python3 "$NETPEER" get 127.0.0.1 "$PS"
