@@ -2,7 +2,8 @@
 /*
  * proxy.h - the egress proxy (--allow-net): an event loop in the supervisor that accepts on a
  * listening socket made inside the sandbox's network namespace and connects out from the host,
- * to allowed hosts only. HTTP CONNECT and absolute-URI HTTP; names resolved with c-ares.
+ * to allowed hosts only. HTTP CONNECT, absolute-URI HTTP and SOCKS5 CONNECT; names resolved
+ * with c-ares.
  */
 #pragma once
 
