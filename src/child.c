@@ -312,8 +312,27 @@ _Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
 	}
 }
 
-_Noreturn void cd_child_main(const struct cd_child_args *a)
+/* The seccomp program, compiled by the supervisor meanwhile: the next message after GO. */
+static int receive_filter(int sock, struct cd_filter *f, struct cordon_error *err)
 {
+	_cleanup_close_ int fd = -1;
+	struct cd_msg m;
+	int r = cd_msg_recv(sock, &m, &fd);
+
+	if (r <= 0)
+		_exit(CORDON_EXIT_FAILURE); /* the supervisor gave up (it reports why) */
+	if (m.type != CD_MSG_FILTER || fd < 0)
+		return cd_fail(err, EPROTO, "seccomp", "expected the filter from the supervisor");
+	r = cd_filter_import_fd(fd, (uint32_t)m.value, f);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "seccomp", "receive the filter");
+	return 0;
+}
+
+_Noreturn void cd_child_main(const struct cd_child_args *args)
+{
+	struct cd_child_args copy = *args, *a = &copy;
+	struct cd_filter filter = { 0 };
 	struct cordon_error err = { 0 };
 	sigset_t chld;
 	pid_t command = 0;
@@ -325,6 +344,10 @@ _Noreturn void cd_child_main(const struct cd_child_args *a)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	r = pid1_setup(a, &err);
+	if (r >= 0 && a->filter_coming) {
+		r = receive_filter(a->sock, &filter, &err);
+		a->filter = &filter;
+	}
 	if (r >= 0) {
 		sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 		if (sigfd < 0)

@@ -21,7 +21,8 @@ struct cd_child_args {
 	const char *path; /* PATH inside, for looking up argv[0] */
 	const char *chdir;
 	const struct cd_rlimit *rlimits;
-	const struct cd_filter *filter; /* NULL: none */
+	const struct cd_filter *filter; /* set by pid 1 when the program came (filter_coming) */
+	bool filter_coming;             /* the supervisor sends the seccomp program after GO */
 	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
 };
 

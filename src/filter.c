@@ -6,6 +6,11 @@
  * properties of the compiled program (does it really deny TIOCSTI?) instead of trusting the
  * policy text.
  */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <errno.h>
 #include <linux/audit.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -214,6 +219,52 @@ int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
 	if (r < 0)
 		return r;
 	f->blocks_tiocsti = check_tiocsti(f);
+	return 0;
+}
+
+enum { FLAG_TIOCSTI = 1, FLAG_LOG = 2, FLAG_OPTIMIZED = 4, FLAG_NOTIFY = 8 };
+
+int cd_filter_export_fd(const struct cd_filter *f)
+{
+	_cleanup_close_ int fd = memfd_create("cordon-bpf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t size = (size_t)f->len * sizeof(struct sock_filter);
+
+	if (fd < 0)
+		return -errno;
+	if (cd_write_all(fd, f->insns, size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return -errno;
+	return CD_TAKE_FD(fd);
+}
+
+uint32_t cd_filter_flags(const struct cd_filter *f)
+{
+	return (f->blocks_tiocsti ? FLAG_TIOCSTI : 0) | (f->log ? FLAG_LOG : 0) |
+	       (f->optimized ? FLAG_OPTIMIZED : 0) | (f->notify ? FLAG_NOTIFY : 0);
+}
+
+int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f)
+{
+	struct stat st;
+
+	*f = (struct cd_filter){ 0 };
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
+	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -EINVAL;
+	f->insns = malloc((size_t)st.st_size);
+	if (!f->insns)
+		return -ENOMEM;
+	if (pread(fd, f->insns, (size_t)st.st_size, 0) != st.st_size) {
+		cd_filter_done(f);
+		return -EIO;
+	}
+	f->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	f->blocks_tiocsti = flags & FLAG_TIOCSTI;
+	f->log = flags & FLAG_LOG;
+	f->optimized = flags & FLAG_OPTIMIZED;
+	f->notify = flags & FLAG_NOTIFY;
 	return 0;
 }
 

@@ -57,6 +57,9 @@ struct run {
 	struct cd_identity id;
 	bool have_id;
 	struct cd_mount_plan plan;
+	struct cd_policy policy; /* parsed in prepare(), compiled after clone */
+	bool have_policy;
+	char *policy_path;
 	struct cd_filter filter;
 	bool have_filter;
 	struct cd_cgroup cg;
@@ -244,16 +247,11 @@ static void log_plan(struct run *run)
 		run_log(run, "env: %.*s", (int)strcspn(*e, "="), *e);
 }
 
-static void policy_release(struct cd_policy *p)
-{
-	cd_policy_free(p);
-}
-
-/* Parse and compile the policy here, before anything starts: a bad policy costs nothing. */
-static int compile_filter(struct run *run, struct cordon_error *err)
+/* Parse the policy before anything starts: a bad policy costs nothing. It is compiled later,
+ * while pid 1 sets up its mounts (compile_filter). */
+static int load_policy(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
-	_cleanup_(policy_release) struct cd_policy p = { 0 };
 	_cleanup_free_ char *found = NULL;
 	const char *path = c->seccomp_path;
 	int r;
@@ -268,21 +266,48 @@ static int compile_filter(struct run *run, struct cordon_error *err)
 			return -ENOENT;
 		path = found;
 	}
-	r = cd_policy_load(&p, path, c->seccomp_display ? c->seccomp_display : "default.policy",
-			   err);
+	r = cd_policy_load(&run->policy, path,
+			   c->seccomp_display ? c->seccomp_display : "default.policy", err);
 	if (r < 0)
 		return r;
-	r = cd_filter_compile_audit(&p, c->seccomp_log, !c->seccomp_unoptimized,
+	run->have_policy = true;
+	run->policy_path = found ? CD_TAKE_PTR(found) : strdup(path);
+	return run->policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
+}
+
+/* sync 2, the supervisor's half: compile what load_policy() parsed. */
+static int compile_filter(struct run *run, struct cordon_error *err)
+{
+	struct cordon_config *c = run->c;
+	int r;
+
+	if (!run->have_policy)
+		return 0;
+	r = cd_filter_compile_audit(&run->policy, c->seccomp_log, !c->seccomp_unoptimized,
 				    cd_audit_on(&run->audit), &run->filter, err);
 	if (r < 0)
 		return r;
 	run->have_filter = true;
 	run->shares_pgrp = run->filter.blocks_tiocsti;
-	run_log(run, "seccomp: %s (%s), %u rules, %u BPF instructions%s, TIOCSTI %s", path,
-		c->seccomp_log ? "log mode" : "enforced", run->filter.n_rules, run->filter.len,
-		run->filter.optimized ? " (binary tree)" : "",
+	run_log(run, "seccomp: %s (%s), %u rules, %u BPF instructions%s, TIOCSTI %s",
+		run->policy_path, c->seccomp_log ? "log mode" : "enforced", run->filter.n_rules,
+		run->filter.len, run->filter.optimized ? " (binary tree)" : "",
 		run->filter.blocks_tiocsti ? "denied" : "not denied: new session instead");
 	return 0;
+}
+
+static int send_filter(struct run *run, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!run->have_filter)
+		return 0;
+	fd = cd_filter_export_fd(&run->filter);
+	if (fd < 0)
+		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
+	r = cd_msg_send(run->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(&run->filter), NULL, fd);
+	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
 }
 
 static void log_cgroup(struct run *run)
@@ -412,11 +437,11 @@ static int prepare(struct run *run, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
-	r = compile_filter(run, err);
+	r = load_policy(run, err);
 	if (r < 0)
 		return r;
 	log_plan(run);
-	return audit_start(run, err);
+	return 0;
 }
 
 /* --- start --- */
@@ -563,7 +588,7 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.path = env_get(run->envp, "PATH"),
 		.chdir = run->chdir,
 		.rlimits = run->rlimits,
-		.filter = run->have_filter ? &run->filter : NULL,
+		.filter_coming = run->have_policy,
 		.stdout_fd = run->capture.on ? run->capture.s[0].wr : -1,
 		.stderr_fd = run->capture.on ? run->capture.s[1].wr : -1,
 	};
@@ -588,7 +613,14 @@ static int start(struct run *run, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	cd_capture_started(&run->capture);
-	return go(run, err);
+	r = go(run, err);
+	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before the filter, which
+	 * pid 1 waits for before the command */
+	if (r >= 0)
+		r = compile_filter(run, err);
+	if (r >= 0)
+		r = audit_start(run, err);
+	return r < 0 ? r : send_filter(run, err);
 }
 
 /* SIGKILL to pid 1, which takes the whole pid namespace down. Until pid 1 is reaped its pid
@@ -993,6 +1025,8 @@ static void run_done(struct run *run)
 	cd_strv_free(run->envp);
 	cd_mount_plan_done(&run->plan);
 	cd_filter_done(&run->filter);
+	cd_policy_free(&run->policy); /* also what a failed load left */
+	free(run->policy_path);
 	cd_cgroup_done(&run->cg);
 	cd_audit_close(&run->audit);
 	cd_closep(&run->listener);

@@ -8,6 +8,7 @@
  *  1 clone3(NEWUSER|NEWNS|NEWPID|...)     ->    1 PDEATHSIG; wait for GO (EOF: _exit)
  *  2 id maps; GO [+ id-mapped workdir fd] ->    2 mounts, hostname, lo, drop privileges
  *    (--allow-net) accept on it            <-      PROXY + the listening socket's fd
+ *    compile the policy; FILTER + memfd    ->      (waits for it before the command)
  *                                               3 fork the command; it execs
  *  3 RUNNING or ERROR                     <-      RUNNING once exec succeeded, else ERROR
  *  4 SIGNAL n, KILL_ALL n                 ->    4 kill(command, n), kill(-1, n)
@@ -29,6 +30,7 @@ enum cd_msg_type {
 	CD_MSG_KILL_ALL, /* value: a signal for every process in the sandbox */
 	CD_MSG_LISTENER, /* fd: the seccomp notification listener (the audit trail) */
 	CD_MSG_PROXY,    /* fd: the socket the egress proxy listens on, inside (--allow-net) */
+	CD_MSG_FILTER,   /* fd: the compiled seccomp program (memfd); value: its flags */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */
