@@ -662,6 +662,7 @@ static void start_proxy(struct run *run, int fd)
 	const struct cd_proxy_opts o = {
 		.allow = run->c->allow, .n_allow = run->c->n_allow, .idle_ns = run->c->net_idle_ns,
 		.max_conns = run->c->net_max_conns, .audit = &run->audit,
+		.log = run->c->log, .log_data = run->c->log_data,
 	};
 
 	if (run->c->n_allow && cd_proxy_new(fd, &o, &run->proxy, &run->res->error) < 0) {

@@ -146,6 +146,22 @@ static void audit_conn(const struct conn *c)
 	cd_audit_end(a, &j);
 }
 
+static void log_conn(const struct conn *c)
+{
+	const struct cd_proxy_opts *o = &c->p->o;
+	char line[1024];
+
+	if (!o->log)
+		return;
+	snprintf(line, sizeof(line), "net: %s %s%s%s:%u: %s%s%s (%llu bytes up, %llu down)",
+		 c->socks ? "SOCKS5" : c->req.method[0] ? c->req.method : "?",
+		 c->req.host_is_v6 ? "[" : "", c->req.host[0] ? c->req.host : "-",
+		 c->req.host_is_v6 ? "]" : "", c->req.port, c->decision ? c->decision : "closed",
+		 c->reason[0] ? ": " : "", c->reason, (unsigned long long)c->up.bytes,
+		 (unsigned long long)c->down.bytes);
+	o->log(o->log_data, line);
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -158,6 +174,7 @@ static void conn_close(struct conn *c)
 	struct cd_proxy *p = c->p;
 
 	audit_conn(c);
+	log_conn(c);
 	p->st.bytes_up += c->up.bytes;
 	p->st.bytes_down += c->down.bytes;
 	close_fd(&c->cfd); /* close() takes them out of the epoll set */

@@ -22,6 +22,8 @@ struct cd_proxy_opts {
 	uint64_t idle_ns;       /* close a connection idle this long (head, connect, tunnel) */
 	unsigned max_conns;     /* at once */
 	const struct cd_audit *audit; /* one "net" event per connection when on */
+	cordon_log_fn log;            /* and one line (-v), when set */
+	void *log_data;
 };
 
 struct cd_proxy;

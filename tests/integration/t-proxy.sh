@@ -80,6 +80,8 @@ http 127.0.0.2 refused 403 None False
 connect 127.0.0.1 allowed 200 127.0.0.1 True"
 is "audit: the net events come before exit" \
 	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$w/a.jsonl" | sed 's/ exec//g; s/ file//g')" "start net net net exit"
+c -v --allow-net "127.0.0.1:$P1" -- curl -s -o /dev/null "http://127.0.0.2:$P2/"
+like "-v: one line per connection, with the decision and the reason" "$err" "*cordon: net: GET 127.0.0.2:$P2: refused: 127.0.0.2:$P2 is not on the allow-list (0 bytes up, 0 down)*"
 c --report "$w/r3.json" -- true
 is "without --allow-net: net none, no proxy in the report" "$(jv "$w/r3.json" '[r["applied"]["net"], r["proxy"]]')" '["none", null]'
 
