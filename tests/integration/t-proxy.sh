@@ -92,6 +92,10 @@ c --allow-net "localhost:$P1" -- curl -sS "http://localhost:$P1/index.txt"
 like "a name allowed alone that resolves to loopback is refused (rebinding)" "$out" "cordon: localhost resolves to * a loopback address, which is not on the allow-list itself*"
 c --allow-net "localhost:$P1" -- curl -sS -o /dev/null -w '%{http_connect}' -p "http://localhost:$P1/"
 is "... CONNECT too: 403" "$out" 403
+for alias in 127.0.0.1 '[::ffff:127.0.0.1]' '[::1]' 0x7f000001 127.1 2130706433 0177.0.0.1 '[0:0:0:0:0:ffff:7f00:1]'; do
+	c --allow-net "localhost:$P1" --allow-net "example.test:$P1" -- curl -sS -o /dev/null -w '%{http_code}' "http://$alias:$P1/index.txt"
+	like "the host's loopback by another spelling ($alias) is refused" "$out" "40[03]"
+done
 c --allow-net "*.example.test:$P1" -- curl -sS "http://example.test:$P1/"
 is "*.example.test does not cover example.test itself" "$out" "cordon: example.test:$P1 is not on the allow-list"
 c --allow-net "*.example.test:$P1" -- curl -sS "http://a.b.example.test:$P1/"
