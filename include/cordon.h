@@ -156,7 +156,9 @@ CORDON_PUBLIC int cordon_config_set_net(struct cordon_config *c, enum cordon_net
 					struct cordon_error *err);
 /* Egress allow-list (README "Network"): let the sandbox reach HOST[:PORT] through cordon's
  * proxy, and nothing else. "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]:8443";
- * ports default to 80 and 443. Any entry turns the proxy on (not with CORDON_NET_HOST). */
+ * ports default to 80 and 443. Any entry turns the proxy on (not with CORDON_NET_HOST). The proxy
+ * runs in cordon_run()'s thread; it raises the process's soft RLIMIT_NOFILE toward the hard limit
+ * (six fds a connection) and keeps SIGPIPE blocked in that thread while it runs. */
 CORDON_PUBLIC int cordon_config_allow_net(struct cordon_config *c, const char *spec,
 					  struct cordon_error *err);
 /* The proxy closes a connection idle this long (request head, connect, or no bytes either way);
