@@ -246,6 +246,12 @@ static const char *special6(const struct in6_addr *a)
 		return "loopback";
 	if (IN6_IS_ADDR_V4MAPPED(a) || memcmp(b, nat64, 12) == 0)
 		return special4(ntohl(v4)); /* what it reaches is an IPv4 address */
+	if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1)
+		return "private"; /* 64:ff9b:1::/48, local-use NAT64 (RFC 8215) */
+	if (b[0] == 0x20 && b[1] == 0x02) { /* 2002::/16, 6to4: the IPv4 address in bits 16-47 */
+		memcpy(&v4, b + 2, 4);
+		return special4(ntohl(v4));
+	}
 	if (IN6_IS_ADDR_V4COMPAT(a))
 		return "reserved";
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)

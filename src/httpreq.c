@@ -115,6 +115,37 @@ static int parse_target(const char *buf, size_t off, size_t n, struct cd_http_re
 	return 0;
 }
 
+/* Header lines as RFC 9112 wants them, nothing a lenient origin could read two ways: no
+ * control bytes (HTAB aside), no CR but before LF, no folded lines, "name: value" with a token
+ * for a name and no space before the colon. */
+static int check_headers(const char *buf, size_t i, size_t end, const char **why)
+{
+	while (i < end) {
+		const char *nl = memchr(buf + i, '\n', end - i);
+		size_t n = (size_t)(nl - (buf + i)), name = 0;
+
+		if (n && buf[i + n - 1] == '\r')
+			n--;
+		if (n == 0)
+			return 0; /* the blank line */
+		if (buf[i] == ' ' || buf[i] == '\t')
+			return bad(why, "a folded header line");
+		for (size_t k = 0; k < n; k++) {
+			unsigned char ch = (unsigned char)buf[i + k];
+
+			if (iscntrl(ch) && ch != '\t')
+				return bad(why, "control characters in a header");
+		}
+		while (name < n && (isalnum((unsigned char)buf[i + name]) ||
+				    strchr("!#$%&'*+-.^_`|~", buf[i + name])))
+			name++;
+		if (name == 0 || name == n || buf[i + name] != ':')
+			return bad(why, "a header line is not \"name: value\"");
+		i = (size_t)(nl - buf) + 1;
+	}
+	return 0;
+}
+
 int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const char **why)
 {
 	size_t end = head_end(buf, len), sp1, sp2, eol, lend, mlen;
@@ -125,10 +156,10 @@ int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const ch
 	if (end > CD_HTTP_HEAD_MAX)
 		return bad(why, "request head larger than 8192 bytes");
 	eol = (size_t)((const char *)memchr(buf, '\n', end) - buf);
-	for (size_t i = 0; i < eol; i++)
-		if (buf[i] == '\0' || (buf[i] != '\r' && iscntrl((unsigned char)buf[i])))
-			return bad(why, "control characters in the request line");
 	lend = eol && buf[eol - 1] == '\r' ? eol - 1 : eol;
+	for (size_t i = 0; i < lend; i++)
+		if (iscntrl((unsigned char)buf[i]))
+			return bad(why, "control characters in the request line");
 	for (sp1 = 0; sp1 < lend && buf[sp1] != ' '; sp1++)
 		if (!isupper((unsigned char)buf[sp1]))
 			return bad(why, "the method is not an upper-case word");
@@ -143,14 +174,8 @@ int cd_http_parse(const char *buf, size_t len, struct cd_http_req *req, const ch
 	if (lend - req->version_off != 8 || strncmp(buf + req->version_off, "HTTP/1.", 7) != 0 ||
 	    (buf[req->version_off + 7] != '0' && buf[req->version_off + 7] != '1'))
 		return bad(why, "not HTTP/1.0 or HTTP/1.1");
-	for (size_t i = eol + 1; i < end; i++) {
-		unsigned char ch = (unsigned char)buf[i];
-
-		/* no NUL or other control byte in a header, no CR but before LF (smuggling) */
-		if ((iscntrl(ch) && ch != '\t' && ch != '\r' && ch != '\n') ||
-		    (ch == '\r' && (i + 1 >= end || buf[i + 1] != '\n')))
-			return bad(why, "control characters in a header");
-	}
+	if (check_headers(buf, eol + 1, end, why) < 0)
+		return -1;
 	memcpy(req->method, buf, mlen);
 	req->connect = strcmp(req->method, "CONNECT") == 0;
 	if (parse_target(buf, sp1 + 1, sp2 - sp1 - 1, req, why) < 0)
@@ -181,11 +206,16 @@ char *cd_http_origin_head(const char *buf, const struct cd_http_req *req, size_t
 	const char *line = buf + req->headers_off, *end = buf + req->head_len;
 	const char *ver = buf + req->version_off;
 
+	const char *path = buf + req->path_off, *hash;
+	size_t plen = req->path_len;
+
 	if (!out)
 		return NULL;
-	n = (size_t)snprintf(out, cap, "%s %.*s %.8s\r\nHost: %s%s%s", req->method,
-			     (int)(req->path_len ? req->path_len : 1),
-			     req->path_len ? buf + req->path_off : "/", ver,
+	hash = memchr(path, '#', plen); /* a fragment is the client's own business */
+	if (hash)
+		plen = (size_t)(hash - path);
+	n = (size_t)snprintf(out, cap, "%s %s%.*s %.8s\r\nHost: %s%s%s", req->method,
+			     plen && *path == '/' ? "" : "/", (int)plen, path, ver,
 			     req->host_is_v6 ? "[" : "", req->host, req->host_is_v6 ? "]" : "");
 	if (req->port != 80)
 		n += (size_t)snprintf(out + n, cap - n, ":%u", req->port);

@@ -32,7 +32,9 @@
 #define MAX_ADDRS   8
 #define MAX_ARES_FD 16
 #define TICK_NS     (NSEC_PER_SEC / 4)
-#define LINGER_NS   (2 * NSEC_PER_SEC)
+#define LINGER_NS   (NSEC_PER_SEC)
+#define CONNECT_NS  (10 * NSEC_PER_SEC) /* each address; then the next one */
+#define ACCEPT_BATCH 64
 
 enum ev_kind { EV_LISTEN, EV_TIMER, EV_ARES, EV_CLIENT, EV_SERVER };
 enum state { ST_HEAD, ST_RESOLVE, ST_CONNECT, ST_TUNNEL, ST_LINGER };
@@ -61,6 +63,7 @@ struct conn {
 	struct ev cev, sev;
 	uint32_t cmask, smask; /* epoll interest now */
 	bool socks, socks_greeted; /* SOCKS5 instead of HTTP (the first byte is 5) */
+	bool cfd_done, sfd_done;   /* out of the epoll set: both its directions finished */
 	char head[CD_HTTP_HEAD_MAX];
 	size_t hlen;
 	struct cd_http_req req;
@@ -89,7 +92,10 @@ struct cd_proxy {
 	ares_channel ares;
 	bool ares_up;
 	struct conn *conns, *graveyard;
-	unsigned n_conns;
+	unsigned n_conns;     /* open, lingering ones included: each holds fds */
+	unsigned n_lookups;   /* lookups in flight, of closed connections too: they count */
+	unsigned cap;         /* max_conns, or fewer when RLIMIT_NOFILE allows fewer */
+	bool accept_paused;   /* at the cap, or out of fds: the listener is out of the loop */
 	bool ticking;
 	struct cordon_proxy_counts st;
 };
@@ -100,6 +106,21 @@ static void set_mask(struct cd_proxy *p, int fd, struct ev *ev, uint32_t *cur, u
 
 	if (*cur != want && epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &e) == 0)
 		*cur = want;
+}
+
+static unsigned busy(const struct cd_proxy *p)
+{
+	return p->n_conns + p->n_lookups;
+}
+
+/* Take the listener out of the loop at the cap or when out of fds; back once there is room.
+ * Clients wait in the listen backlog meanwhile. */
+static void pause_accept(struct cd_proxy *p, bool pause)
+{
+	struct epoll_event e = { .events = pause ? 0 : EPOLLIN, .data.ptr = &p->lev };
+
+	if (p->accept_paused != pause && epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->lfd, &e) == 0)
+		p->accept_paused = pause;
 }
 
 static void tick(struct cd_proxy *p, bool on)
@@ -191,8 +212,10 @@ static void conn_close(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	p->n_conns--;
-	if (!p->n_conns)
+	if (!busy(p))
 		tick(p, false);
+	if (busy(p) < p->cap)
+		pause_accept(p, false);
 	/* events of this batch may still name it: freed by reap() after the batch */
 	c->closed = true;
 	c->prev = NULL;
@@ -376,10 +399,39 @@ static void pump(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	set_mask(c->p, c->cfd, &c->cev, &c->cmask,
-		 (up_in ? EPOLLIN : 0) | (down_out ? EPOLLOUT : 0));
-	set_mask(c->p, c->sfd, &c->sev, &c->smask,
-		 (down_in ? EPOLLIN : 0) | (up_out ? EPOLLOUT : 0));
+	if (!c->cfd_done)
+		set_mask(c->p, c->cfd, &c->cev, &c->cmask,
+			 (up_in ? EPOLLIN : 0) | (down_out ? EPOLLOUT : 0));
+	if (!c->sfd_done)
+		set_mask(c->p, c->sfd, &c->sev, &c->smask,
+			 (down_in ? EPOLLIN : 0) | (up_out ? EPOLLOUT : 0));
+}
+
+/* A side whose both directions are finished leaves the epoll set (else its EPOLLHUP would
+ * come back forever); an error, or a hang-up while there is still something to move through
+ * that side, ends the connection. */
+static void tunnel_event(struct conn *c, bool server, uint32_t events)
+{
+	int fd = server ? c->sfd : c->cfd;
+	bool done = server ? c->down.eof && c->up.shut : c->up.eof && c->down.shut;
+
+	if (events & EPOLLERR) {
+		snprintf(c->reason, sizeof(c->reason), "the %s reset the connection",
+			 server ? "server" : "client");
+		conn_close(c);
+		return;
+	}
+	pump(c);
+	if (c->closed || !(events & EPOLLHUP))
+		return;
+	done = server ? c->down.eof && c->up.shut : c->up.eof && c->down.shut;
+	if (!done) {
+		snprintf(c->reason, sizeof(c->reason), "the %s hung up", server ? "server" : "client");
+		conn_close(c);
+		return;
+	}
+	epoll_ctl(c->p->epfd, EPOLL_CTL_DEL, fd, NULL);
+	*(server ? &c->sfd_done : &c->cfd_done) = true;
 }
 
 static void start_tunnel(struct conn *c)
@@ -479,6 +531,9 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 
 	(void)timeouts;
 	c->resolving = false;
+	c->p->n_lookups--;
+	if (busy(c->p) < c->p->cap)
+		pause_accept(c->p, false);
 	if (c->closed) {
 		ares_freeaddrinfo(res);
 		return;
@@ -588,6 +643,7 @@ static void decide(struct conn *c)
 	}
 	c->st = ST_RESOLVE;
 	c->resolving = true;
+	c->p->n_lookups++;
 	ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c); /* may call back now */
 }
 
@@ -692,7 +748,7 @@ static void on_conn_event(struct conn *c, bool server, uint32_t events)
 			on_connected(c);
 		break;
 	case ST_TUNNEL:
-		pump(c);
+		tunnel_event(c, server, events);
 		break;
 	case ST_LINGER:
 		linger(c);
@@ -700,18 +756,49 @@ static void on_conn_event(struct conn *c, bool server, uint32_t events)
 	}
 }
 
+/* Over the cap: answer 503 and close at once (nothing read yet: the answer is not reset). */
+static void over_cap(struct cd_proxy *p, int fd, const char *client)
+{
+	static const char body[] = "cordon: more connections at once than --net-max-connections\n";
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg),
+			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			 sizeof(body) - 1, body);
+	struct conn c = { .p = p, .decision = "over-cap", .status = 503 };
+
+	send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+	snprintf(c.client, sizeof(c.client), "%s", client);
+	snprintf(c.reason, sizeof(c.reason), "more than %u connections at once", p->cap);
+	c.t_start = cd_now_ns();
+	audit_conn(&c);
+	p->st.connections++;
+	p->st.over_cap++;
+}
+
 static void accept_all(struct cd_proxy *p)
 {
-	for (;;) {
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof(peer);
 		int fd = accept4(p->lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct epoll_event e = { .events = EPOLLIN };
+		char addr[INET6_ADDRSTRLEN], client[64];
 		struct conn *c;
-		char addr[INET6_ADDRSTRLEN];
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_accept(p, true); /* until a connection closes */
 			return;
+		}
+		snprintf(client, sizeof(client), "%s:%u",
+			 cd_addr_str((struct sockaddr *)&peer, addr, sizeof(addr)),
+			 ntohs(((struct sockaddr_in *)&peer)->sin_port));
+		if (busy(p) >= p->cap) {
+			over_cap(p, fd, client);
+			continue;
+		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -721,9 +808,7 @@ static void accept_all(struct cd_proxy *p)
 				    .sev = { EV_SERVER, c, -1 }, .cmask = EPOLLIN,
 				    .up.pipe = { -1, -1 }, .down.pipe = { -1, -1 } };
 		c->t_start = c->t_active = cd_now_ns();
-		snprintf(c->client, sizeof(c->client), "%s:%u",
-			 cd_addr_str((struct sockaddr *)&peer, addr, sizeof(addr)),
-			 ntohs(((struct sockaddr_in *)&peer)->sin_port));
+		snprintf(c->client, sizeof(c->client), "%s", client);
 		e.data.ptr = &c->cev;
 		c->next = p->conns;
 		if (p->conns)
@@ -732,37 +817,39 @@ static void accept_all(struct cd_proxy *p)
 		p->n_conns++;
 		p->st.connections++;
 		tick(p, true);
-		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e) < 0)
 			conn_close(c);
-			continue;
-		}
-		if (p->n_conns > p->o.max_conns)
-			refuse(c, 503, "more than %u connections at once", p->o.max_conns);
 	}
 }
 
 static void on_tick(struct cd_proxy *p)
 {
-	uint64_t now = cd_now_ns(), expired;
+	uint64_t now, expired;
 	struct conn *next;
 
 	if (read(p->tfd, &expired, sizeof(expired)) < 0)
 		return;
 	ares_process_fd(p->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* the resolver's timeouts */
+	now = cd_now_ns(); /* after: what the resolver's callbacks started is younger */
 	for (struct conn *c = p->conns; c; c = next) {
-		uint64_t idle = now - c->t_active;
-		unsigned s = (unsigned)(p->o.idle_ns / NSEC_PER_SEC);
+		uint64_t idle = now > c->t_active ? now - c->t_active : 0;
+		uint64_t limit = c->st == ST_CONNECT && CONNECT_NS < p->o.idle_ns ? CONNECT_NS
+										  : p->o.idle_ns;
 
 		next = c->next;
 		if (c->st == ST_LINGER && idle > LINGER_NS) {
 			conn_close(c);
-		} else if (c->st == ST_RESOLVE || c->st == ST_LINGER || idle <= p->o.idle_ns) {
+		} else if (c->st == ST_RESOLVE || c->st == ST_LINGER || idle <= limit) {
 			continue;
 		} else if (c->st == ST_HEAD) {
 			refuse(c, 408, "no whole request within %gs", (double)p->o.idle_ns / 1e9);
 		} else if (c->st == ST_CONNECT) {
-			refuse(c, 504, "connecting to %s:%u (%s) took more than %us", c->req.host,
-			       c->req.port, c->address, s);
+			c->connect_errno = ETIMEDOUT;
+			if (c->next_addr < c->n_addrs)
+				connect_next(c); /* this address does not answer: the next one */
+			else
+				refuse(c, 504, "connecting to %s:%u (%s) took more than %gs", c->req.host,
+				       c->req.port, c->address, (double)limit / 1e9);
 		} else {
 			snprintf(c->reason, sizeof(c->reason), "idle for %gs",
 				 (double)p->o.idle_ns / 1e9);
@@ -850,48 +937,46 @@ static int add(struct cd_proxy *p, int fd, struct ev *ev)
 
 static int start_resolver(struct cd_proxy *p, struct cordon_error *err)
 {
-	struct ares_options opts = { .sock_state_cb = ares_sock, .sock_state_cb_data = p,
-				     .timeout = 3000, .tries = 2 };
+	/* no search domains: an allowed name is looked up as it is, never as name.corp.internal */
+	struct ares_options opts = { .flags = ARES_FLAG_NOSEARCH, .sock_state_cb = ares_sock,
+				     .sock_state_cb_data = p, .timeout = 3000, .tries = 2 };
 	int r = ares_library_init(ARES_LIB_INIT_ALL);
 
 	if (r == ARES_SUCCESS)
 		r = ares_init_options(&p->ares, &opts,
-				      ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
+				      ARES_OPT_FLAGS | ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
+					      ARES_OPT_TRIES);
 	if (r != ARES_SUCCESS)
 		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
 	p->ares_up = true;
 	return 0;
 }
 
-/* Six fds a connection (two sockets, two pipes): raise our soft limit toward the hard one. */
-static void raise_nofile(unsigned max_conns)
+/* Six fds a connection (two sockets, two pipes): raise our soft limit toward the hard one.
+ * The cap: max_conns, or as many as the fds allow. */
+static unsigned raise_nofile(unsigned max_conns)
 {
 	struct rlimit rl;
 	rlim_t want = (rlim_t)max_conns * 6 + 64;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return max_conns;
+	if (rl.rlim_cur < want) {
 		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (rl.rlim_cur >= want)
+		return max_conns;
+	return rl.rlim_cur > 70 ? (unsigned)((rl.rlim_cur - 64) / 6) : 1;
 }
 
-int cd_proxy_new(int listen_fd, const struct cd_proxy_opts *o, struct cd_proxy **ret,
-		 struct cordon_error *err)
+static int setup(struct cd_proxy *p, struct cordon_error *err)
 {
-	struct cd_proxy *p = calloc(1, sizeof(*p));
 	sigset_t pipe_set;
 	int r;
 
-	if (!p) {
-		close(listen_fd);
-		return cd_fail(err, ENOMEM, "net", "out of memory");
-	}
-	*p = (struct cd_proxy){ .o = *o, .lfd = listen_fd, .lev = { EV_LISTEN, NULL, listen_fd },
-				.tev = { EV_TIMER, NULL, -1 } };
-	for (int i = 0; i < MAX_ARES_FD; i++)
-		p->ares_ev[i].fd = -1;
-	*ret = p;
-	raise_nofile(o->max_conns);
+	p->cap = raise_nofile(p->o.max_conns);
 	/* splice() into a socket the peer closed raises SIGPIPE: keep it pending, never fatal
 	 * (cd_proxy_free takes it back before the caller's mask returns) */
 	sigemptyset(&pipe_set);
@@ -901,12 +986,34 @@ int cd_proxy_new(int listen_fd, const struct cd_proxy_opts *o, struct cd_proxy *
 	p->tfd = p->tev.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (p->epfd < 0 || p->tfd < 0)
 		return cd_fail_errno(err, errno, "net", "start the proxy's event loop");
-	r = add(p, listen_fd, &p->lev);
+	r = add(p, p->lfd, &p->lev);
 	if (r == 0)
 		r = add(p, p->tfd, &p->tev);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "net", "start the proxy's event loop");
 	return start_resolver(p, err);
+}
+
+int cd_proxy_new(int listen_fd, const struct cd_proxy_opts *o, struct cd_proxy **ret,
+		 struct cordon_error *err)
+{
+	struct cd_proxy *p = calloc(1, sizeof(*p));
+
+	*ret = NULL;
+	if (!p) {
+		close(listen_fd);
+		return cd_fail(err, ENOMEM, "net", "out of memory");
+	}
+	*p = (struct cd_proxy){ .o = *o, .lfd = listen_fd, .lev = { EV_LISTEN, NULL, listen_fd },
+				.tev = { EV_TIMER, NULL, -1 }, .epfd = -1, .tfd = -1 };
+	for (int i = 0; i < MAX_ARES_FD; i++)
+		p->ares_ev[i].fd = -1;
+	if (setup(p, err) < 0) {
+		cd_proxy_free(p, NULL); /* nothing half-built stays in the loop */
+		return -EIO;
+	}
+	*ret = p;
+	return 0;
 }
 
 void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)

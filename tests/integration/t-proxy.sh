@@ -8,6 +8,12 @@ NETPEER=$PROBE_DIR/netpeer.py
 c() { cordon --workdir "$w" "$@"; }
 jv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2], {"r": r})))' "$@"; }
 
+between() { # description value low high
+	if [ "$2" -ge "$3" ] 2>/dev/null && [ "$2" -le "$4" ]; then pass "$1"; else
+		fail "$1"
+		diag "got $2, want $3..$4"
+	fi
+}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
@@ -194,6 +200,32 @@ bad "a head over 8 KiB: 400" "$(hex "GET http://127.0.0.1:$P1/ HTTP/1.1"$'\r\n'"
 bad "a NUL in the request line: 400" "$(hex "GET http://127.0.0.1:$P1/")00$(hex $' HTTP/1.1\r\n\r\n')" "HTTP/1.1 400 Bad Request"
 c --allow-net "127.0.0.1:$P1" -- sh -c "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 3128)).close()'; curl -sS http://127.0.0.1:$P1/index.txt"
 is "a client that closes before asking: the proxy goes on" "$rc:$out" "0:hello from the allowed server"
+bad "a folded header line: 400" "$(hex "GET http://127.0.0.1:$P1/ HTTP/1.1"$'\r\nX: a\r\n b\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "a space before a header's colon: 400" "$(hex "GET http://127.0.0.1:$P1/ HTTP/1.1"$'\r\nHost : x\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+bad "a CR inside the request line: 400" "$(hex "GET http://127.0.0.1:$P1/a"$'\r'"X HTTP/1.1"$'\r\n\r\n')" "HTTP/1.1 400 Bad Request"
+
+# a client that half-closes a tunnel and then resets it, to a server that never answers (a
+# listener that never accepts): the proxy closes it at once and does not spin on the hang-up
+python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TEST_TMP/silent.port" &
+pids+=($!)
+for i in $(seq 100); do [ -s "$TEST_TMP/silent.port" ] && break; sleep 0.05; done
+PQ=$(cat "$TEST_TMP/silent.port")
+( exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --allow-net "127.0.0.1:$PQ" --audit "$w/rst.jsonl" -- python3 -c "
+import socket, struct, time
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT 127.0.0.1:$PQ HTTP/1.1\r\n\r\n'); s.recv(100)
+s.shutdown(socket.SHUT_WR)
+time.sleep(0.2)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0)); s.close()
+time.sleep(3)" ) &
+launcher=$!
+sleep 2.5
+cpu=$(awk '{print $14 + $15}' /proc/$launcher/stat 2>/dev/null)
+wait $launcher
+between "... the launcher used under 1 s of CPU in the 3 s after the reset (no busy loop)" "${cpu:-999}" 0 99
+is "... and closed the tunnel for the reset" \
+	"$(python3 -c 'import json,sys; print([e.get("reason") for e in map(json.loads, open(sys.argv[1])) if e["event"] == "net"])' "$w/rst.jsonl")" \
+	"['the client reset the connection']"
 c --allow-net "127.0.0.1:$P1" --net-max-connections 2 -- python3 -c "
 import socket
 s = [socket.create_connection(('127.0.0.1', 3128)) for _ in range(3)]

@@ -182,6 +182,10 @@ static void test_special(void)
 	special_is("::ffff:8.8.8.8", "public");
 	special_is("64:ff9b::a9fe:a9fe", "link-local");
 	special_is("2001:db8::1", "reserved");
+	special_is("64:ff9b:1::a00:1", "private");
+	special_is("2002:7f00:1::1", "loopback");
+	special_is("2002:a00:1::1", "private");
+	special_is("2002:808:808::1", "public");
 	special_is("2606:4700::1111", "public");
 }
 
@@ -264,6 +268,15 @@ static void test_requests(void)
 	req_bad("GET http://a.com/\x01 HTTP/1.1\r\n\r\n", "control characters in the request line");
 	req_bad("\x16\x03\x01\r\n\r\n", "control characters in the request line");
 	req_bad("GET http://a.com/ HTTP/1.1\r\nX: a\x01b\r\n\r\n", "control characters in a header");
+	req_bad("GET http://a.com/a\rX HTTP/1.1\r\n\r\n", "control characters in the request line");
+	req_bad("GET http://a.com/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", "a folded header line");
+	req_bad("GET http://a.com/ HTTP/1.1\r\nHost : x\r\n\r\n", "a header line is not \"name: value\"");
+	req_bad("GET http://a.com/ HTTP/1.1\r\nnocolon\r\n\r\n", "a header line is not \"name: value\"");
+	req_bad("GET http://a.com/ HTTP/1.1\r\n: x\r\n\r\n", "a header line is not \"name: value\"");
+	req_ok("GET http://a.com?x=1#frag HTTP/1.1\r\n\r\n", false, "a.com", 80,
+	       "GET /?x=1 HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n");
+	req_ok("GET http://a.com/p#f HTTP/1.1\r\n\r\n", false, "a.com", 80,
+	       "GET /p HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n");
 	req_bad("GET http://a.com/ HTTP/1.1\r\nX: a\rb\r\n\r\n", "control characters in a header");
 	{
 		static const char nul[] = "GET http://a.com/ HTTP/1.1\r\nX: a\0b\r\n\r\n";
