@@ -2,7 +2,7 @@
 """netpeer.py - both ends of the egress proxy's tests (tests/integration/t-proxy.sh).
 
 Servers (on the host; each prints its port once it listens, then serves until killed):
-  http ADDR DIR             an HTTP server for the files in DIR
+  http ADDR DIR             an HTTP server for the files in DIR (ADDR ::1:0 for IPv6)
   source ADDR SIZE          each connection gets SIZE bytes of a fixed stream, then EOF
   sink ADDR LOG             each connection is read to EOF; "BYTES SHA256" appended to LOG
 Clients (in the sandbox; the proxy is $HTTPS_PROXY):
@@ -62,6 +62,7 @@ def serve_http(addr, directory):
 
     class HTTPServer(http.server.ThreadingHTTPServer):
         allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in parse_addr(addr)[0] else socket.AF_INET
 
     srv = HTTPServer(parse_addr(addr), Quiet)
     print(srv.server_address[1], flush=True)

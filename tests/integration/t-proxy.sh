@@ -115,6 +115,21 @@ is "an allowed name that does not resolve: 502" "$out" 502
 c --allow-net "127.0.0.1:1" -- curl -sS "http://127.0.0.1:1/"
 like "an allowed address where nothing listens: 502 with the reason" "$out" "cordon: cannot connect to 127.0.0.1:1 (127.0.0.1): Connection refused"
 
+# --- IPv6: an address entry in brackets
+if ip -6 addr show lo 2>/dev/null | grep -q '::1/128'; then
+	start_server P6 http ::1:0 "$site"
+	c --allow-net "[::1]:$P6" -- curl -sS "http://[::1]:$P6/index.txt"
+	is "IPv6: the allowed [::1] server, plain HTTP" "$rc:$out" "0:hello from the allowed server"
+	c --allow-net "[::1]:$P6" -- curl -sS -p "http://[::1]:$P6/index.txt"
+	is "... and through CONNECT" "$rc:$out" "0:hello from the allowed server"
+	c --allow-net "127.0.0.1:$P6" -- curl -sS "http://[::1]:$P6/index.txt"
+	is "... 127.0.0.1 allowed does not allow ::1" "$out" "cordon: [::1]:$P6 is not on the allow-list"
+else
+	skip "IPv6: the allowed [::1] server, plain HTTP" "no ::1 on the host's loopback"
+	skip "... and through CONNECT" "no ::1 on the host's loopback"
+	skip "... 127.0.0.1 allowed does not allow ::1" "no ::1 on the host's loopback"
+fi
+
 # --- SOCKS5 on the same port (curl -x socks5h://, the name resolved by the proxy)
 c --allow-net "127.0.0.1:$P1" --audit "$w/s.jsonl" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:$P1/index.txt"
 is "SOCKS5: the allowed server" "$rc:$out" "0:hello from the allowed server"
