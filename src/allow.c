@@ -72,18 +72,23 @@ static int parse_port(const char *s, const char *spec, uint16_t *port, struct co
 	return 0;
 }
 
-static bool parse_addr(const char *host, int family, struct sockaddr_storage *ss)
+bool cd_addr_parse(const char *s, struct sockaddr_storage *ss)
 {
-	if (family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-		in->sin_family = AF_INET;
-		return inet_pton(AF_INET, host, &in->sin_addr) == 1;
-	}
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 
-	in6->sin6_family = AF_INET6;
-	return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1;
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		return true;
+	}
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET6, s, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		return true;
+	}
+	memset(ss, 0, sizeof(*ss));
+	return false;
 }
 
 /* The host part of an entry: an address, a name or a wildcard. */
@@ -94,15 +99,14 @@ static int parse_host(const char *host, bool v6, const char *spec, struct cd_all
 	bool wildcard = strncmp(host, "*.", 2) == 0;
 
 	if (v6) {
-		if (!parse_addr(host, AF_INET6, &a->addr))
+		if (!cd_addr_parse(host, &a->addr) || a->addr.ss_family != AF_INET6)
 			return cd_fail(err, 0, STEP, "\"%s\": \"%s\" is not an IPv6 address", spec, host);
 		return 0;
 	}
 	if (!*host)
 		return cd_fail(err, 0, STEP, "\"%s\": no host name", spec);
-	if (parse_addr(host, AF_INET, &a->addr))
-		return 0;
-	memset(&a->addr, 0, sizeof(a->addr));
+	if (cd_addr_parse(host, &a->addr))
+		return 0; /* IPv4: no colon, so never IPv6 here */
 	if (strcmp(host, "*") == 0)
 		return cd_fail(err, 0, STEP, "\"%s\": a wildcard must name a domain, as in "
 				   "*.example.com (all of the network: --net host)", spec);

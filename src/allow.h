@@ -41,5 +41,9 @@ const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n
  * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
 const char *cd_addr_special(const struct sockaddr *addr);
 
+/* An IPv4 or IPv6 address literal ("192.0.2.1", "2001:db8::1", no brackets, no port) into ss
+ * (port 0); false when s is neither. */
+bool cd_addr_parse(const char *s, struct sockaddr_storage *ss);
+
 /* "192.0.2.1" or "2001:db8::1" into buf (no port). */
 const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size);

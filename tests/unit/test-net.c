@@ -101,13 +101,8 @@ static bool addr_matches(const char *spec, const char *addr, uint16_t port)
 	struct cd_allow a;
 	bool m;
 
-	if (strchr(addr, ':')) {
-		ss.ss_family = AF_INET6;
-		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	} else {
-		ss.ss_family = AF_INET;
-		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
-	}
+	if (!cd_addr_parse(addr, &ss))
+		return false;
 	if (cd_allow_parse(spec, &a, &err) < 0)
 		return false;
 	m = cd_allow_match_addr(&a, 1, (struct sockaddr *)&ss, port) != NULL;
@@ -144,13 +139,8 @@ static void special_is(const char *addr, const char *want)
 	struct sockaddr_storage ss = { 0 };
 	const char *got;
 
-	if (strchr(addr, ':')) {
-		ss.ss_family = AF_INET6;
-		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	} else {
-		ss.ss_family = AF_INET;
-		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
-	}
+	if (!ok(cd_addr_parse(addr, &ss), "%s is an address", addr))
+		return;
 	got = cd_addr_special((struct sockaddr *)&ss);
 	is_str(got ? got : "public", want, "address class of %s", addr);
 }
