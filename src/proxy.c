@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct conn {
 	struct ev cev, sev;
 	uint32_t cmask, smask; /* epoll interest now */
 	bool socks, socks_greeted; /* SOCKS5 instead of HTTP (the first byte is 5) */
+	uint8_t socks_code;        /* the SOCKS5 reply of a refusal; 0: from the HTTP status */
 	bool cfd_done, sfd_done;   /* out of the epoll set: both its directions finished */
 	char head[CD_HTTP_HEAD_MAX];
 	size_t hlen;
@@ -183,6 +185,12 @@ static void log_conn(const struct conn *c)
 	o->log(o->log_data, line);
 }
 
+/* A short answer to the client: it fits in an empty socket buffer, or the client is gone. */
+static void say(const struct conn *c, const void *buf, size_t n)
+{
+	send(c->cfd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -239,11 +247,6 @@ static void reap(struct cd_proxy *p)
 	}
 }
 
-static void vreason(struct conn *c, const char *fmt, va_list ap)
-{
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-}
-
 /* SOCKS5 has no text: the reply code closest to the HTTP status (the reason is audited). */
 static void socks_refuse(struct conn *c, int status)
 {
@@ -253,10 +256,12 @@ static void socks_refuse(struct conn *c, int status)
 
 	if (status == 502 && c->connect_errno == ECONNREFUSED)
 		code = CD_SOCKS_REFUSED;
+	if (c->socks_code)
+		code = c->socks_code;
 	if (!c->socks_greeted)
 		return; /* no request yet: nothing to answer */
 	cd_socks_reply(code, reply);
-	send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+	say(c, reply, sizeof(reply));
 }
 
 /* Answer the client with status and one line (SOCKS5: a reply code), then linger until it
@@ -267,41 +272,42 @@ static void refuse(struct conn *c, int status, const char *fmt, ...)
 	static const struct {
 		int status;
 		const char *text, *decision;
+		size_t counter; /* in struct cordon_proxy_counts */
 	} codes[] = {
-		{ 400, "Bad Request", "malformed" },  { 403, "Forbidden", "refused" },
-		{ 408, "Request Timeout", "timeout" }, { 502, "Bad Gateway", "failed" },
-		{ 503, "Service Unavailable", "over-cap" }, { 504, "Gateway Timeout", "failed" },
+		{ 400, "Bad Request", "malformed", offsetof(struct cordon_proxy_counts, malformed) },
+		{ 403, "Forbidden", "refused", offsetof(struct cordon_proxy_counts, refused) },
+		{ 408, "Request Timeout", "timeout", offsetof(struct cordon_proxy_counts, timed_out) },
+		{ 502, "Bad Gateway", "failed", offsetof(struct cordon_proxy_counts, failed) },
+		{ 504, "Gateway Timeout", "failed", offsetof(struct cordon_proxy_counts, failed) },
 	};
 	struct cd_proxy *p = c->p;
-	const char *text = "Error";
+	size_t k = 0;
 	char msg[1024];
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	vreason(c, fmt, ap);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < CD_ELEMENTSOF(codes); i++)
-		if (codes[i].status == status)
-			text = codes[i].text, c->decision = codes[i].decision;
+	while (k + 1 < CD_ELEMENTSOF(codes) && codes[k].status != status)
+		k++;
 	c->status = status;
+	c->decision = codes[k].decision;
+	*(uint64_t *)((char *)&p->st + codes[k].counter) += 1;
 	if (c->socks)
 		socks_refuse(c, status);
 	else {
 		n = snprintf(msg, sizeof(msg),
 			     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
 			     "Connection: close\r\n\r\ncordon: %s\n",
-			     status, text, strlen(c->reason) + 9, c->reason);
-		send(c->cfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT); /* small: it fits */
+			     status, codes[k].text, strlen(c->reason) + 9, c->reason);
+		say(c, msg, (size_t)n);
 	}
 	shutdown(c->cfd, SHUT_WR);
 	close_fd(&c->sfd);
 	c->st = ST_LINGER;
 	c->t_active = cd_now_ns();
 	set_mask(p, c->cfd, &c->cev, &c->cmask, EPOLLIN);
-	*(status == 400 ? &p->st.malformed : status == 403 ? &p->st.refused
-			 : status == 503 ? &p->st.over_cap : status == 408 ? &p->st.timed_out
-								: &p->st.failed) += 1;
 }
 
 /* --- the tunnel --- */
@@ -413,7 +419,7 @@ static void pump(struct conn *c)
 static void tunnel_event(struct conn *c, bool server, uint32_t events)
 {
 	int fd = server ? c->sfd : c->cfd;
-	bool done = server ? c->down.eof && c->up.shut : c->up.eof && c->down.shut;
+	bool done;
 
 	if (events & EPOLLERR) {
 		snprintf(c->reason, sizeof(c->reason), "the %s reset the connection",
@@ -455,9 +461,9 @@ static void start_tunnel(struct conn *c)
 		uint8_t reply[10];
 
 		cd_socks_reply(CD_SOCKS_OK, reply);
-		send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+		say(c, reply, sizeof(reply));
 	} else if (c->req.connect) {
-		send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		say(c, ok, sizeof(ok) - 1);
 	}
 	pump(c);
 }
@@ -574,37 +580,20 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
 }
 
-static bool literal(struct conn *c, struct sockaddr_storage *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, c->req.host, &((struct sockaddr_in *)a)->sin_addr) == 1) {
-		a->ss_family = AF_INET;
-		return true;
-	}
-	if (inet_pton(AF_INET6, c->req.host, &((struct sockaddr_in6 *)a)->sin6_addr) == 1) {
-		a->ss_family = AF_INET6;
-		return true;
-	}
-	return false;
-}
-
 /* Bytes the server gets before the tunnel: the rewritten head for plain HTTP, and whatever
  * the client sent after the head. */
 static int prepare_out(struct conn *c)
 {
 	size_t extra = c->hlen - c->req.head_len, n = 0;
-	_cleanup_free_ char *head = NULL;
+	char *out = NULL;
 
-	if (!c->req.connect) {
-		head = cd_http_origin_head(c->head, &c->req, &n);
-		if (!head)
-			return -ENOMEM;
-	}
-	c->out = malloc(n + extra + 1);
-	if (!c->out)
+	if (!c->req.connect && !(out = cd_http_origin_head(c->head, &c->req, &n)))
 		return -ENOMEM;
-	if (n)
-		memcpy(c->out, head, n);
+	c->out = realloc(out, n + extra + 1);
+	if (!c->out) {
+		free(out);
+		return -ENOMEM;
+	}
 	memcpy(c->out + n, c->head + c->req.head_len, extra);
 	c->out_len = n + extra;
 	return 0;
@@ -621,7 +610,7 @@ static void decide(struct conn *c)
 		refuse(c, 502, "out of memory");
 		return;
 	}
-	if (literal(c, &a)) {
+	if (cd_addr_parse(c->req.host, &a)) {
 		if (!cd_allow_match_addr(o->allow, o->n_allow, (struct sockaddr *)&a, c->req.port)) {
 			refuse(c, 403, "%s%s%s:%u is not on the allow-list", c->req.host_is_v6 ? "[" : "",
 			       c->req.host, c->req.host_is_v6 ? "]" : "", c->req.port);
@@ -654,7 +643,6 @@ static void socks_step(struct conn *c)
 	const uint8_t *b = (const uint8_t *)c->head;
 	const char *why = NULL;
 	size_t used = 0;
-	uint8_t code;
 	bool ok = false;
 	int r;
 
@@ -665,23 +653,18 @@ static void socks_step(struct conn *c)
 			return;
 		if (r < 0 || !ok) {
 			if (r > 0)
-				send(c->cfd, nomethod, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+				say(c, nomethod, sizeof(nomethod));
 			refuse(c, 400, "%s", r < 0 ? "malformed SOCKS5 greeting"
 						  : "the SOCKS5 client offers no \"no authentication\"");
 			return;
 		}
-		send(c->cfd, noauth, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+		say(c, noauth, sizeof(noauth));
 		c->socks_greeted = true;
 		memmove(c->head, c->head + used, c->hlen - used);
 		c->hlen -= used;
 	}
-	r = cd_socks_request(b, c->hlen, &c->req, &used, &code, &why);
+	r = cd_socks_request(b, c->hlen, &c->req, &used, &c->socks_code, &why);
 	if (r < 0) {
-		uint8_t reply[10];
-
-		cd_socks_reply(code, reply);
-		send(c->cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
-		c->socks_greeted = false; /* answered */
 		refuse(c, 400, "malformed request: %s", why);
 	} else if (r > 0) {
 		decide(c);
@@ -907,7 +890,9 @@ void cd_proxy_run(struct cd_proxy *p)
 			on_tick(p);
 			break;
 		case EV_ARES:
-			ares_process_fd(p->ares, evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP) ? ev->fd : ARES_SOCKET_BAD,
+			ares_process_fd(p->ares,
+					evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP) ? ev->fd
+											: ARES_SOCKET_BAD,
 					evs[i].events & EPOLLOUT ? ev->fd : ARES_SOCKET_BAD);
 			break;
 		case EV_CLIENT:
@@ -942,12 +927,15 @@ static int start_resolver(struct cd_proxy *p, struct cordon_error *err)
 				     .sock_state_cb_data = p, .timeout = 3000, .tries = 2 };
 	int r = ares_library_init(ARES_LIB_INIT_ALL);
 
-	if (r == ARES_SUCCESS)
-		r = ares_init_options(&p->ares, &opts,
-				      ARES_OPT_FLAGS | ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
-					      ARES_OPT_TRIES);
 	if (r != ARES_SUCCESS)
 		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
+	r = ares_init_options(&p->ares, &opts,
+			      ARES_OPT_FLAGS | ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
+				      ARES_OPT_TRIES);
+	if (r != ARES_SUCCESS) {
+		ares_library_cleanup();
+		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
+	}
 	p->ares_up = true;
 	return 0;
 }
