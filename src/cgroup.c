@@ -555,17 +555,29 @@ static void wait_empty(const char *path)
 	}
 }
 
+/* Wait (bounded) until it is empty, then remove it. */
+static void remove_when_empty(const char *path)
+{
+	wait_empty(path);
+	for (int i = 0; i < 100 && rmdir(path) < 0 && errno == EBUSY; i++)
+		usleep(2000);
+}
+
+/* Ours no more: drop the fd (and with it our lock) and the path. */
+static void forget(struct cd_cgroup *cg)
+{
+	cd_closep(&cg->fd);
+	cg->fd = -1;
+	free(CD_TAKE_PTR(cg->path));
+}
+
 void cd_cgroup_remove(struct cd_cgroup *cg)
 {
 	if (!cg->path)
 		return;
 	cd_cgroup_kill(cg);
-	wait_empty(cg->path);
-	for (int i = 0; i < 100 && rmdir(cg->path) < 0 && errno == EBUSY; i++)
-		usleep(2000);
-	cd_closep(&cg->fd);
-	cg->fd = -1;
-	free(CD_TAKE_PTR(cg->path));
+	remove_when_empty(cg->path);
+	forget(cg);
 }
 
 /* The detached remover: wait for the cgroup to empty, remove it, exit. It keeps cg->fd (and
@@ -580,34 +592,25 @@ static _Noreturn void remover(const struct cd_cgroup *cg)
 	if (cg->fd > 3)
 		close_range(3, (unsigned)cg->fd - 1, 0);
 	close_range((unsigned)(cg->fd >= 3 ? cg->fd + 1 : 3), ~0u, 0);
-	wait_empty(cg->path);
-	for (int i = 0; i < 100 && rmdir(cg->path) < 0 && errno == EBUSY; i++)
-		usleep(2000);
+	remove_when_empty(cg->path);
 	_exit(0);
 }
 
 void cd_cgroup_release(struct cd_cgroup *cg)
 {
 	uint64_t populated = 1;
-	pid_t pid;
+	pid_t pid = -1;
 
 	if (!cg->path)
 		return;
 	cd_cgroup_kill(cg);
-	if (read_key(cg->path, "cgroup.events", "populated", &populated) && populated == 0) {
-		cd_cgroup_remove(cg);
-		return;
-	}
-	pid = fork();
+	if (!read_key(cg->path, "cgroup.events", "populated", &populated) || populated)
+		pid = fork();
 	if (pid == 0)
 		remover(cg);
-	if (pid < 0) {
-		cd_cgroup_remove(cg);
-		return;
-	}
-	cd_closep(&cg->fd);
-	cg->fd = -1;
-	free(CD_TAKE_PTR(cg->path));
+	if (pid < 0) /* empty already, or no fork: remove it here */
+		remove_when_empty(cg->path);
+	forget(cg);
 }
 
 void cd_cgroup_done(struct cd_cgroup *cg)
