@@ -96,7 +96,30 @@ static int set_attrs(scmp_filter_ctx ctx, bool optimize, struct cordon_error *er
 	return 0;
 }
 
-/* libseccomp writes the program to an fd: use a memfd and map it back. */
+/* The program of size bytes from fd into f: 0, -E2BIG (not a whole program of at most
+ * BPF_MAXINSNS instructions), -ENOMEM, or pread's error. */
+static int read_program(int fd, off_t size, struct cd_filter *f)
+{
+	ssize_t n;
+
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -E2BIG;
+	f->insns = malloc((size_t)size);
+	if (!f->insns)
+		return -ENOMEM;
+	n = pread(fd, f->insns, (size_t)size, 0);
+	if (n != size) {
+		int e = n < 0 ? errno : EIO;
+
+		free(CD_TAKE_PTR(f->insns));
+		return -e;
+	}
+	f->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	return 0;
+}
+
+/* libseccomp writes the program to an fd: use a memfd and read it back. */
 static int export_bpf(scmp_filter_ctx ctx, struct cd_filter *f, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = memfd_create("cordon-bpf", MFD_CLOEXEC);
@@ -109,16 +132,12 @@ static int export_bpf(scmp_filter_ctx ctx, struct cd_filter *f, struct cordon_er
 	if (r < 0)
 		return cd_fail(err, -r, "seccomp", "export the BPF program: %s", strerror(-r));
 	size = lseek(fd, 0, SEEK_END);
-	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
-	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+	r = read_program(fd, size, f);
+	if (r == -E2BIG)
 		return cd_fail(err, E2BIG, "seccomp", "the BPF program has %lld bytes (at most %d "
 						      "instructions)", (long long)size, BPF_MAXINSNS);
-	f->insns = malloc((size_t)size);
-	if (!f->insns)
-		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
-	if (pread(fd, f->insns, (size_t)size, 0) != size)
-		return cd_fail_errno(err, errno, "seccomp", "read the BPF program back");
-	f->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	if (r < 0)
+		return cd_fail_errno(err, -r, "seccomp", "read the BPF program back");
 	return 0;
 }
 
@@ -246,21 +265,14 @@ uint32_t cd_filter_flags(const struct cd_filter *f)
 int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f)
 {
 	struct stat st;
+	int r;
 
 	*f = (struct cd_filter){ 0 };
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
-	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return -EINVAL;
-	f->insns = malloc((size_t)st.st_size);
-	if (!f->insns)
-		return -ENOMEM;
-	if (pread(fd, f->insns, (size_t)st.st_size, 0) != st.st_size) {
-		cd_filter_done(f);
-		return -EIO;
-	}
-	f->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	r = read_program(fd, st.st_size, f);
+	if (r < 0)
+		return r == -E2BIG ? -EINVAL : r;
 	f->blocks_tiocsti = flags & FLAG_TIOCSTI;
 	f->log = flags & FLAG_LOG;
 	f->optimized = flags & FLAG_OPTIMIZED;
