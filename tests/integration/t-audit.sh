@@ -99,9 +99,9 @@ is "... has the timeout and kill-after limit events" "$(events "$w/kill.jsonl" '
 is "... and ends with the exit event, outcome timeout" "$(tail -1 "$w/kill.jsonl" | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["event"], e["outcome"])')" "exit timeout"
 
 # --- signals forwarded are recorded
-(exec_as_caller "$CORDON" --workdir "$w" --audit "$w/sig.jsonl" -- /bin/sh -c 'trap "exit 3" USR1; while :; do sleep 0.1; done') &
+(exec_as_caller "$CORDON" --workdir "$w" --audit "$w/sig.jsonl" -- /bin/sh -c 'trap "exit 3" USR1; : >trap-set; while :; do sleep 0.1; done') &
 pid=$!
-sleep 1
+for i in $(seq 200); do [ -e "$w/trap-set" ] && break; sleep 0.05; done
 kill -USR1 $pid
 wait $pid
 is "a forwarded signal ends the command as it chose" "$?" 3
