@@ -120,7 +120,8 @@ static void g_io_uring(void)
 {
 	TRY("io_uring_setup", SYS_io_uring_setup, 0, NULL);
 	TRY("io_uring_enter", SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0);
-	TRY("io_uring_register", SYS_io_uring_register, -1, 0, NULL, 0);
+	/* not -1: newer kernels take that for a "blind" registration (EINVAL), 6.1 says EBADF */
+	TRY("io_uring_register", SYS_io_uring_register, 0x7ffffff0, 0, NULL, 0);
 }
 
 static void g_namespaces(void)
