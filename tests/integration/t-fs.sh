@@ -60,8 +60,10 @@ is "a workdir under /home is reachable; the rest of /home is not" "$rc:$out" \
 rm -rf "$hw"
 
 # /tmp, /var/tmp, /dev/shm: fresh, private, capped
-c -- sh -c 'ls -A /tmp | grep -v "^$(basename "$(dirname "$PROBE_DIR")")$"; ls -A /var/tmp; ls -A /dev/shm; echo x > /tmp/x && echo ok'
-like "/tmp, /var/tmp and /dev/shm are fresh" "$out" "*ok"
+# (the one name in /tmp is the path down to the workdir, the scratch tree's top, when under /tmp)
+top=$(case "$w" in /tmp/*) w_rest=${w#/tmp/}; echo "${w_rest%%/*}" ;; esac)
+c -- sh -c 'ls -A /tmp | grep -vx "$1"; ls -A /var/tmp; ls -A /dev/shm; echo x > /tmp/x && echo ok' sh "${top:-/}"
+is "/tmp, /var/tmp and /dev/shm are fresh" "$out" ok
 c --tmp-size 1M -- sh -c 'head -c 2M /dev/zero > /tmp/big; echo $?; stat -c %s /tmp/big'
 like "--tmp-size caps /tmp" "$out" "1*1048576"
 c -- sh -c 'df -k /tmp | tail -1' ; size=$(awk '{print $2}' <<<"$out")
@@ -81,7 +83,8 @@ like "a new devpts: ptys work" "$rc:$out" "0:/dev/pts/0"
 
 # /proc
 c -- sh -c 'ls /proc | grep -E "^[0-9]+$" | tr "\n" " "'
-like "/proc shows only the sandbox's processes" "$out" "1 [0-9]* "
+like "/proc shows only the sandbox's processes: pid 1 ..." "$out" "1 [0-9]* "
+between "... and the few of this pipeline, not the host's" "$(wc -w <<<"$out")" 2 6
 c -- sh -c 'for f in kcore keys timer_list sched_debug; do [ -e /proc/$f ] && printf "%s:%s " $f $(stat -c %s /proc/$f); done'
 unlike "kernel knobs in /proc are masked (empty)" "$out" "*:[1-9]*"
 c -- "$PROBE" write /proc/sys/kernel/hostname
@@ -117,7 +120,7 @@ is "a mount point in the read-only root cannot be made: clear error, 125" "$rc:$
 	"125:cordon: mount: create mount point /usr/cordon-scratch: Read-only file system"
 c --hide /etc/passwd -- sh -c 'wc -c < /etc/passwd; echo x > /etc/passwd'
 like "--hide FILE: empty" "$out" "0*"
-like "--hide FILE: read-only" "$err" "*"
+like "--hide FILE: read-only" "$err" "*Read-only file system*"
 mkdir -p "$w/.secrets" && echo token >"$w/.secrets/key" && echo ok >"$w/visible"
 is_user_mode && [ "$(id -u)" = 0 ] && chown -R "$TEST_USER:" "$w"
 c --hide "$w/.secrets" -- sh -c 'ls -A .secrets | wc -l; cat visible; touch .secrets/x'

@@ -8,12 +8,6 @@ NETPEER=$PROBE_DIR/netpeer.py
 c() { cordon --workdir "$w" "$@"; }
 jv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2], {"r": r})))' "$@"; }
 
-between() { # description value low high
-	if [ "$2" -ge "$3" ] 2>/dev/null && [ "$2" -le "$4" ]; then pass "$1"; else
-		fail "$1"
-		diag "got $2, want $3..$4"
-	fi
-}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT

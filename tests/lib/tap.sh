@@ -117,6 +117,17 @@ unlike() {
 	return 0
 }
 
+# between DESC VALUE MIN MAX: VALUE is an integer in [MIN, MAX]
+between() {
+	if [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then pass "$1"; else
+		fail "$1"
+		diag "expected an integer in [$3, $4]"
+		diag "got:      ${2:-(nothing)}"
+		[ -n "${err:-}" ] && diag "stderr:   $err"
+	fi
+	return 0
+}
+
 # rejects "description" EXPECTED_STDERR -- cordon args...: exit 125 and exactly that line
 rejects() {
 	local desc=$1 want=$2

@@ -119,16 +119,6 @@ cv() { jv "$1" "$jc"; } # the same in applied.cgroup
 
 flat() { printf '%s' "$1" | tr '\n' ' '; } # the lines of $1 on one line
 isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
-# between DESC VALUE MIN MAX: VALUE is an integer in [MIN, MAX]
-between() {
-	if isnum "$2" && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then pass "$1"; else
-		fail "$1"
-		diag "expected an integer in [$3, $4]"
-		diag "got:      ${2:-(nothing)}"
-		[ -n "${err:-}" ] && diag "stderr:   $err"
-	fi
-	return 0
-}
 # path_ok DESC PATH PARENT ID: PATH is PARENT/cordon-ID with a 32-hex ID
 path_ok() {
 	if [[ $2 == "\"$3/cordon-$4\"" && $4 =~ ^$hex32$ ]]; then pass "$1"; else
@@ -458,7 +448,7 @@ busy=$tree/cgtest-busy-$$
 user_cgroup "$busy"
 (echo "$BASHPID" >"$busy/cgroup.procs" && exec sleep 600) &
 resident=$!
-sleep 0.2
+for i in $(seq 100); do [ -s "$busy/cgroup.procs" ] && break; sleep 0.05; done
 PB=(--workdir "$w" --cgroup-parent "$busy")
 cordon "${PB[@]}" --memory 32M -- true
 like "--memory under a parent with a process in it: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
