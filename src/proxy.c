@@ -815,7 +815,9 @@ static void on_tick(struct cd_proxy *p)
 	ares_process_fd(p->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* the resolver's timeouts */
 	now = cd_now_ns(); /* after: what the resolver's callbacks started is younger */
 	for (struct conn *c = p->conns; c; c = next) {
-		uint64_t idle = now > c->t_active ? now - c->t_active : 0;
+		/* the request head must be whole within the timeout, not merely keep trickling */
+		uint64_t since = c->st == ST_HEAD ? c->t_start : c->t_active;
+		uint64_t idle = now > since ? now - since : 0;
 		uint64_t limit = c->st == ST_CONNECT && CONNECT_NS < p->o.idle_ns ? CONNECT_NS
 										  : p->o.idle_ns;
 

@@ -175,6 +175,16 @@ is "a client that stalls mid-request gets 408 after the idle timeout; others are
 	"$out" "hello from the allowed server
 HTTP/1.1 408 Request Timeout"
 is "... counted as timed out" "$(jv "$w/r4.json" 'r["proxy"]["timed_out"]')" 1
+c --allow-net "127.0.0.1:$P1" --net-idle-timeout 1s -- python3 -c "
+import select, socket, time
+s = socket.create_connection(('127.0.0.1', 3128))
+t = time.time()
+for ch in b'CONNECT 127.0.0.1:$P1 HTTP/1.1\\r\\nX-Pad: ' + b'a' * 40:
+    if select.select([s], [], [], 0.2)[0]:   # never idle 1 s, never done: until an answer
+        break
+    s.send(bytes([ch]))
+print(s.recv(100).split(b'\\r\\n')[0].decode(), 'after', round(time.time() - t), 's')"
+like "a client that dribbles its request a byte at a time still gets 408 within the timeout" "$out" "HTTP/1.1 408 Request Timeout after [12] s"
 c --allow-net "127.0.0.1:$PS" --net-idle-timeout 1s -- python3 -c "
 import socket, time, os
 s = socket.create_connection(('127.0.0.1', 3128))
