@@ -30,6 +30,7 @@
 #include "util.h"
 
 #define PIPE_SIZE   (256 << 10)
+#define CLIENT_SNDBUF (256 << 10)
 #define MAX_ADDRS   8
 #define MAX_ARES_FD 16
 #define TICK_NS     (NSEC_PER_SEC / 4)
@@ -775,6 +776,9 @@ static void accept_all(struct cd_proxy *p)
 				pause_accept(p, true); /* until a connection closes */
 			return;
 		}
+		/* the host's kernel memory a client that does not read can pin: loopback needs no
+		 * large send buffer (the kernel doubles this for its bookkeeping) */
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ CLIENT_SNDBUF }, sizeof(int));
 		snprintf(client, sizeof(client), "%s:%u",
 			 cd_addr_str((struct sockaddr *)&peer, addr, sizeof(addr)),
 			 ntohs(((struct sockaddr_in *)&peer)->sin_port));

@@ -204,6 +204,16 @@ else:
     print('closed after', 'less than all' if n < $SIZE else 'all')
 "
 is "a tunnel idle past the timeout is closed" "$out" "closed after less than all"
+c --allow-net "127.0.0.1:$PS" -- python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT 127.0.0.1:$PS HTTP/1.1\\r\\n\\r\\n')
+time.sleep(2)   # never read: what waits for this client in the proxy's socket (port 3128)
+for l in open('/proc/net/tcp').read().splitlines()[1:]:
+    f = l.split()
+    if f[1].endswith(':0C38') and f[3] == '01':
+        print(int(f[4].split(':')[0], 16))"
+between "a client that does not read pins at most 512 KiB in the proxy's socket to it (not 4 MiB)" "$out" 65536 524288
 bad() { # description hex-bytes expected-first-line
 	c --allow-net "127.0.0.1:$P1" -- sh -c "python3 $NETPEER raw $2; curl -sS http://127.0.0.1:$P1/index.txt"
 	is "$1" "$out" "$3
