@@ -307,6 +307,10 @@ static int send_filter(struct run *run, struct cordon_error *err)
 	if (fd < 0)
 		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
 	r = cd_msg_send(run->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(&run->filter), NULL, fd);
+	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
+	 * for the watchdog to report); without the filter no command can have started */
+	if (r == -EPIPE || r == -ECONNRESET)
+		return 0;
 	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
 }
 
@@ -693,6 +697,10 @@ static void drain_socket(struct run *run)
 
 		if (r == -EAGAIN)
 			return;
+		/* pid 1 closed with a message of ours unread (the filter, when its setup failed): the
+		 * kernel reports that once, before the messages pid 1 sent, its error among them */
+		if (r == -ECONNRESET)
+			continue;
 		if (r <= 0) {
 			cd_closep(&run->sock);
 			run->sock = -1;
