@@ -697,10 +697,6 @@ static void drain_socket(struct run *run)
 
 		if (r == -EAGAIN)
 			return;
-		/* pid 1 closed with a message of ours unread (the filter, when its setup failed): the
-		 * kernel reports that once, before the messages pid 1 sent, its error among them */
-		if (r == -ECONNRESET)
-			continue;
 		if (r <= 0) {
 			cd_closep(&run->sock);
 			run->sock = -1;

@@ -56,13 +56,16 @@ int cd_msg_recv(int sock, struct cd_msg *m, int *ret_fd)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
+	int resets = 0;
 	ssize_t n;
 
 	if (ret_fd)
 		*ret_fd = -1;
+	/* a peer that closed with a message of ours unread (pid 1 failing while the filter comes)
+	 * is reported once, as ECONNRESET, before the messages it queued: read on to those */
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !resets++)));
 	if (n < 0)
 		return -errno;
 	if (n == 0)
