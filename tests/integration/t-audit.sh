@@ -101,7 +101,7 @@ is "... and ends with the exit event, outcome timeout" "$(tail -1 "$w/kill.jsonl
 # --- signals forwarded are recorded
 (exec_as_caller "$CORDON" --workdir "$w" --audit "$w/sig.jsonl" -- /bin/sh -c 'trap "exit 3" USR1; : >trap-set; while :; do sleep 0.1; done') &
 pid=$!
-for i in $(seq 200); do [ -e "$w/trap-set" ] && break; sleep 0.05; done
+wait_until 10 test -e "$w/trap-set"
 kill -USR1 $pid
 wait $pid
 is "a forwarded signal ends the command as it chose" "$?" 3

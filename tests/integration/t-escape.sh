@@ -88,7 +88,7 @@ a=socket.socket(socket.AF_UNIX); a.bind("\0cordon-test-abstract-%d" % port); a.l
 print(port, flush=True)
 time.sleep(120)' >"$TEST_TMP/listener.port" &
 listener=$!
-for i in $(seq 100); do [ -s "$TEST_TMP/listener.port" ] && break; sleep 0.05; done
+wait_until 5 test -s "$TEST_TMP/listener.port"
 port=$(cat "$TEST_TMP/listener.port")
 c -- "$PROBE" connect 127.0.0.1 $port
 is "a listener on the host's 127.0.0.1 is unreachable" "$out" ECONNREFUSED

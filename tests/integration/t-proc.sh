@@ -11,11 +11,7 @@ start_bg() {
 	(exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" "$@" >"$TEST_TMP/bg.out" 2>"$TEST_TMP/bg.err") &
 	bg=$!
 }
-wait_for() { # FILE: up to 5 s
-	local i
-	for i in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
-	return 1
-}
+wait_for() { wait_until 5 test -e "$1"; } # FILE
 gone() { # MARKER: no host process runs "sleep MARKER" within 3 s
 	local i
 	for i in $(seq 60); do

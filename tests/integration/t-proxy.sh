@@ -13,11 +13,11 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 # start_server VAR MODE ARGS...: start a netpeer server, its port in VAR
 start_server() {
-	local var=$1 f="$TEST_TMP/port.$RANDOM$RANDOM" i
+	local var=$1 f="$TEST_TMP/port.$RANDOM$RANDOM"
 	shift
 	python3 "$NETPEER" "$@" >"$f" 2>"$TEST_TMP/server.err" &
 	pids+=($!)
-	for i in $(seq 100); do [ -s "$f" ] && break; sleep 0.05; done
+	wait_until 5 test -s "$f"
 	printf -v "$var" '%s' "$(head -n1 "$f")"
 }
 
@@ -237,7 +237,7 @@ bad "a CR inside the request line: 400" "$(hex "GET http://127.0.0.1:$P1/a"$'\r'
 # listener that never accepts): the proxy closes it at once and does not spin on the hang-up
 python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TEST_TMP/silent.port" &
 pids+=($!)
-for i in $(seq 100); do [ -s "$TEST_TMP/silent.port" ] && break; sleep 0.05; done
+wait_until 5 test -s "$TEST_TMP/silent.port"
 PQ=$(cat "$TEST_TMP/silent.port")
 ( exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --allow-net "127.0.0.1:$PQ" --audit "$w/rst.jsonl" -- python3 -c "
 import socket, struct, time

@@ -73,7 +73,7 @@ fi
 rm -f "$w/ready"
 (exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --report "$r/i.json" -- "$PROBE" trap "$w/got" "$w/ready") &
 bg=$!
-for i in $(seq 100); do [ -e "$w/ready" ] && break; sleep 0.05; done
+wait_until 5 test -e "$w/ready"
 kill -TERM $bg
 wait $bg
 is "interrupted: the report says how the command ended" "$(q "$r/i.json" 'j["outcome"], j["status"]')" "('exited', 115)"

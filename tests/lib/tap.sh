@@ -117,6 +117,16 @@ unlike() {
 	return 0
 }
 
+# wait_until SECONDS CMD...: poll CMD every 0.05 s until it succeeds (status 0) or time is up (1)
+wait_until() {
+	local end=$((SECONDS + $1 + 1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # between DESC VALUE MIN MAX: VALUE is an integer in [MIN, MAX]
 between() {
 	if [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then pass "$1"; else

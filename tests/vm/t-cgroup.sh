@@ -87,11 +87,7 @@ kill_marker() { local p; for p in $(marker_pids "$1"); do kill -9 "$p" 2>/dev/nu
 new_marker() { echo "$((100000 + RANDOM))"; } # sleep MARKER: seconds, long enough
 
 # wait_for FILE: up to 20 s (several cordons starting at once under TCG take a while)
-wait_for() {
-	local i
-	for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.1; done
-	return 1
-}
+wait_for() { wait_until 20 test -e "$1"; }
 
 # start_bg NAME ARGS...: cordon in the background as the caller; $bg is its pid (exec_as_caller:
 # cordon itself), stdout and stderr in $TEST_TMP/NAME.out and .err
@@ -448,7 +444,7 @@ busy=$tree/cgtest-busy-$$
 user_cgroup "$busy"
 (echo "$BASHPID" >"$busy/cgroup.procs" && exec sleep 600) &
 resident=$!
-for i in $(seq 100); do [ -s "$busy/cgroup.procs" ] && break; sleep 0.05; done
+wait_until 5 test -s "$busy/cgroup.procs"
 PB=(--workdir "$w" --cgroup-parent "$busy")
 cordon "${PB[@]}" --memory 32M -- true
 like "--memory under a parent with a process in it: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
