@@ -77,7 +77,9 @@ static int join_net(void *data, struct cordon_error *err)
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	struct cd_netns_job net = { .fd = -1, .proxy_fd = -1, .proxy_port = a->proxy_port };
+	/* the thread writes into this job until it is joined: no return may leave it running */
+	_cleanup_(cd_netns_done) struct cd_netns_job net = { .fd = -1, .proxy_fd = -1,
+							     .proxy_port = a->proxy_port };
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
@@ -109,7 +111,8 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (r >= 0 && net.proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */
 		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, net.proxy_fd);
-		close(net.proxy_fd);
+		cd_closep(&net.proxy_fd);
+		net.proxy_fd = -1;
 		if (r < 0)
 			return cd_fail_errno(err, -r, "net", "hand the proxy's socket to the supervisor");
 	}

@@ -118,6 +118,18 @@ int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err)
 	return 0;
 }
 
+void cd_netns_done(struct cd_netns_job *job)
+{
+	if (job->started) {
+		pthread_join(job->thread, NULL);
+		job->started = false;
+	}
+	cd_closep(&job->fd);
+	job->fd = -1;
+	cd_closep(&job->proxy_fd);
+	job->proxy_fd = -1;
+}
+
 int cd_netns_join(struct cd_netns_job *job, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;

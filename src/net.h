@@ -27,3 +27,6 @@ struct cd_netns_job {
 int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err);
 /* Wait for the thread and setns() into its network namespace. */
 int cd_netns_join(struct cd_netns_job *job, struct cordon_error *err);
+/* Wait for the thread if it still runs, and close what it left: the job must outlive the
+ * thread, whatever step of pid 1's setup failed (the cleanup of the job's owner). */
+void cd_netns_done(struct cd_netns_job *job);

@@ -54,13 +54,20 @@ like "control: --seccomp-policy none lets io_uring and personality through" "$(t
 	"io_uring_setup EFAULT*READ_IMPLIES_EXEC ok*"
 
 # --- other ABIs are killed, not filtered
-c -- "$SYSPROBE" abi-i386
-is "an i386 syscall (int 0x80) kills the process: SIGSYS" "$rc" 159
-unlike "... before it returns" "$out" "*returned*"
+# The control runs on the host, without cordon: some kernels do not run i386 calls at all
+# (no IA32 emulation, or ia32_emulation=0: int 0x80 is then a SIGSEGV), and there the filter
+# never sees them.
+i386_host=$("$SYSPROBE" abi-i386 2>/dev/null)
+if [[ $i386_host == "i386 returned"* ]]; then
+	pass "control: on the host, without cordon, the i386 call returns"
+	c -- "$SYSPROBE" abi-i386
+	is "an i386 syscall (int 0x80) kills the process: SIGSYS" "$rc" 159
+	unlike "... before it returns" "$out" "*returned*"
+else
+	skip "an i386 syscall (int 0x80) kills the process" "this kernel runs no i386 calls (without cordon: ${i386_host:-killed})"
+fi
 c -- "$SYSPROBE" abi-x32
 is "an x32 syscall kills the process: SIGSYS" "$rc" 159
-c --seccomp-policy none -- "$SYSPROBE" abi-i386
-like "control: without a filter the i386 call returns" "$out" "i386 returned*"
 
 # --- everyday workloads under default.policy
 cat >"$w/hello.c" <<'EOF'
