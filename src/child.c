@@ -169,19 +169,20 @@ static int resolve_command(const struct cd_child_args *a, char *buf, size_t size
 	return eacces ? EACCES : ENOENT;
 }
 
-/* Install the filter; with the audit trail, hand its notification listener to the supervisor
+/* Install a filter; with the audit trail, hand its notification listener to the supervisor
  * (pid 1 is suspended in vfork: the socket is ours alone) and keep no copy of it. */
-static void install_filter(const struct cd_child_args *a, const char *path,
-			   struct cordon_error *err)
+static void install_filter(const struct cd_child_args *a, const struct cd_filter *f,
+			   const char *path, struct cordon_error *err)
 {
 	struct cd_msg m = { .type = CD_MSG_LISTENER };
-	int r = cd_filter_install(a->filter);
+	int r = cd_filter_install(f);
 
 	if (r < 0) {
-		cd_fail(err, -r, "seccomp", "install the filter: %s", strerror(-r));
+		cd_fail(err, -r, "seccomp", "install the %s filter: %s",
+			f->baseline ? "baseline" : "policy's", strerror(-r));
 		return;
 	}
-	if (!a->filter->notify)
+	if (!f->notify)
 		return;
 	/* the path the command is about to be executed from: the supervisor may not be able to
 	 * read it from our memory (pid 1's, not dumpable) */
@@ -203,7 +204,7 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	/* TIOCSTI: when the filter is not proven to deny it, a session of its own, without a
 	 * controlling terminal, keeps keystrokes out of the caller's terminal (but costs job
 	 * control); with the filter, the command stays in the caller's session */
-	if ((!a->filter || !a->filter->blocks_tiocsti) && setsid() < 0)
+	if (!a->baseline->blocks_tiocsti && setsid() < 0)
 		cd_fail_errno(&err, errno, "init", "setsid");
 	if (!err.msg[0])
 		cd_limits_apply(a->rlimits, &err);
@@ -211,9 +212,12 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
 	if (!err.msg[0] && (e = resolve_command(a, path, sizeof(path))) > 0)
 		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
-	/* the last step before exec: from here on every syscall is filtered */
+	/* the last steps before exec: from here on every syscall is filtered; the kernel runs
+	 * both programs and the strictest answer wins */
+	if (!err.msg[0])
+		install_filter(a, a->baseline, path, &err);
 	if (!err.msg[0] && a->filter)
-		install_filter(a, path, &err);
+		install_filter(a, a->filter, path, &err);
 	if (!err.msg[0])
 		close_other_fds(&errfd, 1);
 	if (!err.msg[0]) {
@@ -315,7 +319,7 @@ _Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
 	}
 }
 
-/* The seccomp program, compiled by the supervisor meanwhile: the next message after GO. */
+/* One seccomp program, compiled by the supervisor meanwhile: the next messages after GO. */
 static int receive_filter(int sock, struct cd_filter *f, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -332,10 +336,23 @@ static int receive_filter(int sock, struct cd_filter *f, struct cordon_error *er
 	return 0;
 }
 
+/* The baseline first, then the policy's program when there is one. */
+static int receive_filters(const struct cd_child_args *a, struct cd_filter *baseline,
+			   struct cd_filter *policy, struct cordon_error *err)
+{
+	int r = receive_filter(a->sock, baseline, err);
+
+	if (r >= 0 && !baseline->baseline)
+		return cd_fail(err, EPROTO, "seccomp", "expected the baseline filter first");
+	if (r >= 0 && a->policy_coming)
+		r = receive_filter(a->sock, policy, err);
+	return r;
+}
+
 _Noreturn void cd_child_main(const struct cd_child_args *args)
 {
 	struct cd_child_args copy = *args, *a = &copy;
-	struct cd_filter filter = { 0 };
+	struct cd_filter filter = { 0 }, baseline = { 0 };
 	struct cordon_error err = { 0 };
 	sigset_t chld;
 	pid_t command = 0;
@@ -347,9 +364,10 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	r = pid1_setup(a, &err);
-	if (r >= 0 && a->filter_coming) {
-		r = receive_filter(a->sock, &filter, &err);
-		a->filter = &filter;
+	if (r >= 0) {
+		r = receive_filters(a, &baseline, &filter, &err);
+		a->baseline = &baseline;
+		a->filter = a->policy_coming ? &filter : NULL;
 	}
 	if (r >= 0) {
 		sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -21,8 +21,9 @@ struct cd_child_args {
 	const char *path; /* PATH inside, for looking up argv[0] */
 	const char *chdir;
 	const struct cd_rlimit *rlimits;
-	const struct cd_filter *filter; /* set by pid 1 when the program came (filter_coming) */
-	bool filter_coming;             /* the supervisor sends the seccomp program after GO */
+	const struct cd_filter *filter;   /* the policy's program, set by pid 1 when it came */
+	const struct cd_filter *baseline; /* cordon's own rules: always, set by pid 1 */
+	bool policy_coming;               /* the supervisor sends the policy's program after GO */
 	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
 };
 

@@ -21,8 +21,6 @@
 
 #include "filter.h"
 
-#define NATIVE_ARCH AUDIT_ARCH_X86_64
-
 static void ctx_release(scmp_filter_ctx *ctx)
 {
 	if (*ctx)
@@ -149,17 +147,47 @@ static bool denies(uint32_t ret)
 	       a == SECCOMP_RET_KILL_THREAD || a == SECCOMP_RET_TRAP;
 }
 
+/* The architecture the programs are compiled for (libseccomp's native one, an AUDIT_ARCH_*
+ * value) and the one whose system call numbers this binary was built with must be the same for
+ * a proof to mean anything: 0 when unsure. */
+static uint32_t proof_arch(void)
+{
+#if defined(__x86_64__) && !defined(__ILP32__)
+	const uint32_t built = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+	const uint32_t built = AUDIT_ARCH_AARCH64;
+#elif defined(__riscv) && __riscv_xlen == 64
+	const uint32_t built = AUDIT_ARCH_RISCV64;
+#else
+	const uint32_t built = 0; /* not a proof cordon knows how to make */
+#endif
+	return built && seccomp_arch_native() == built ? built : 0;
+}
+
+/* Does some program of the set deny this call? The kernel runs them all; the strictest wins. */
+static bool set_denies(const struct cd_filter *const *set, size_t n, uint32_t arch, int nr,
+		       const uint64_t args[6])
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] && denies(cd_filter_eval(set[i], arch, nr, args)))
+			return true;
+	return false;
+}
+
 /* Terminal injection must be denied whatever the upper 32 bits of the request hold: the kernel
  * truncates ioctl's cmd to an unsigned int (the bug class of CVE-2019-10063). */
-static bool check_tiocsti(const struct cd_filter *f)
+bool cd_filter_set_blocks_tiocsti(const struct cd_filter *const *set, size_t n)
 {
 	static const uint64_t reqs[] = { TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32),
 					 TIOCLINUX | (0xffffffffull << 32) };
+	uint32_t arch = proof_arch();
 
+	if (!arch)
+		return false;
 	for (size_t i = 0; i < CD_ELEMENTSOF(reqs); i++) {
 		uint64_t args[6] = { 0, reqs[i] };
 
-		if (!denies(cd_filter_eval(f, NATIVE_ARCH, SYS_ioctl, args)))
+		if (!set_denies(set, n, arch, SYS_ioctl, args))
 			return false;
 	}
 	return true;
@@ -237,11 +265,11 @@ int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
 	r = export_bpf(ctx, f, err);
 	if (r < 0)
 		return r;
-	f->blocks_tiocsti = check_tiocsti(f);
+	f->blocks_tiocsti = cd_filter_set_blocks_tiocsti(&(const struct cd_filter *){ f }, 1);
 	return 0;
 }
 
-enum { FLAG_TIOCSTI = 1, FLAG_LOG = 2, FLAG_OPTIMIZED = 4, FLAG_NOTIFY = 8 };
+enum { FLAG_TIOCSTI = 1, FLAG_LOG = 2, FLAG_OPTIMIZED = 4, FLAG_NOTIFY = 8, FLAG_BASELINE = 16 };
 
 int cd_filter_export_fd(const struct cd_filter *f)
 {
@@ -259,7 +287,8 @@ int cd_filter_export_fd(const struct cd_filter *f)
 uint32_t cd_filter_flags(const struct cd_filter *f)
 {
 	return (f->blocks_tiocsti ? FLAG_TIOCSTI : 0) | (f->log ? FLAG_LOG : 0) |
-	       (f->optimized ? FLAG_OPTIMIZED : 0) | (f->notify ? FLAG_NOTIFY : 0);
+	       (f->optimized ? FLAG_OPTIMIZED : 0) | (f->notify ? FLAG_NOTIFY : 0) |
+	       (f->baseline ? FLAG_BASELINE : 0);
 }
 
 int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f)
@@ -277,6 +306,7 @@ int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f)
 	f->log = flags & FLAG_LOG;
 	f->optimized = flags & FLAG_OPTIMIZED;
 	f->notify = flags & FLAG_NOTIFY;
+	f->baseline = flags & FLAG_BASELINE;
 	return 0;
 }
 

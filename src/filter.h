@@ -17,6 +17,7 @@ struct cd_filter {
 	bool log;             /* compiled in log mode */
 	bool optimized;       /* binary-tree dispatch */
 	bool notify;          /* execve/execveat notify the supervisor (the audit trail) */
+	bool baseline;        /* cordon's own rules (baseline.policy), not the policy's */
 };
 
 /* Compile p. log: every action but allow and notify becomes "log" (SECCOMP_RET_LOG), the
@@ -38,6 +39,11 @@ int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f);
 /* Install in the calling thread: no allocation, safe after vfork(). Returns 0, or the
  * notification listener's fd when f->notify, or -errno. Requires no_new_privs. */
 int cd_filter_install(const struct cd_filter *f);
+
+/* Does the set of programs (installed together: the strictest answer wins) deny TIOCSTI and
+ * TIOCLINUX, whatever the upper bits of the request? Evaluated, not read from the policy; false
+ * when the build's architecture is not one the proof knows. */
+bool cd_filter_set_blocks_tiocsti(const struct cd_filter *const *set, size_t n);
 
 /* What the program returns for one system call of the native architecture (SECCOMP_RET_*).
  * Unknown instructions evaluate as SECCOMP_RET_ALLOW, so that checks built on this stay

@@ -62,6 +62,9 @@ struct run {
 	char *policy_path;
 	struct cd_filter filter;
 	bool have_filter;
+	struct cd_policy baseline_policy; /* cordon's own rules (baseline.policy): every run */
+	struct cd_filter baseline;
+	bool have_baseline;
 	struct cd_cgroup cg;
 	struct cd_audit audit;
 	struct cd_snapshot before; /* the workdir at start, for the audit's file events */
@@ -256,6 +259,9 @@ static int load_policy(struct run *run, struct cordon_error *err)
 	const char *path = c->seccomp_path;
 	int r;
 
+	r = cd_policy_parse_baseline(&run->baseline_policy, err);
+	if (r < 0)
+		return r;
 	if (c->seccomp_none) {
 		run_log(run, "seccomp: none (--seccomp-policy none)");
 		return 0;
@@ -275,43 +281,65 @@ static int load_policy(struct run *run, struct cordon_error *err)
 	return run->policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
 }
 
-/* sync 2, the supervisor's half: compile what load_policy() parsed. */
+/* sync 2, the supervisor's half: compile what load_policy() parsed, and the baseline. The exec
+ * notifications of the audit trail go in the policy's program, or the baseline's without one. */
 static int compile_filter(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
+	bool audit = cd_audit_on(&run->audit);
 	int r;
 
-	if (!run->have_policy)
-		return 0;
-	r = cd_filter_compile_audit(&run->policy, c->seccomp_log, !c->seccomp_unoptimized,
-				    cd_audit_on(&run->audit), &run->filter, err);
+	r = cd_filter_compile_audit(&run->baseline_policy, false, true, audit && !run->have_policy,
+				    &run->baseline, err);
 	if (r < 0)
 		return r;
-	run->have_filter = true;
-	run->shares_pgrp = run->filter.blocks_tiocsti;
-	run_log(run, "seccomp: %s (%s), %u rules, %u BPF instructions%s, TIOCSTI %s",
-		run->policy_path, c->seccomp_log ? "log mode" : "enforced", run->filter.n_rules,
-		run->filter.len, run->filter.optimized ? " (binary tree)" : "",
-		run->filter.blocks_tiocsti ? "denied" : "not denied: new session instead");
+	run->baseline.baseline = true;
+	run->have_baseline = true;
+	if (run->have_policy) {
+		r = cd_filter_compile_audit(&run->policy, c->seccomp_log, !c->seccomp_unoptimized,
+					    audit, &run->filter, err);
+		if (r < 0)
+			return r;
+		run->have_filter = true;
+	}
+	/* a property of the two programs installed together: either may deny */
+	run->baseline.blocks_tiocsti = run->filter.blocks_tiocsti = cd_filter_set_blocks_tiocsti(
+		(const struct cd_filter *[]){ &run->baseline, run->have_filter ? &run->filter : NULL },
+		2);
+	run->shares_pgrp = run->baseline.blocks_tiocsti;
+	run_log(run, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
+		run->baseline.n_rules, run->baseline.len);
+	if (run->have_filter)
+		run_log(run, "seccomp: %s (%s), %u rules, %u BPF instructions%s", run->policy_path,
+			c->seccomp_log ? "log mode" : "enforced", run->filter.n_rules, run->filter.len,
+			run->filter.optimized ? " (binary tree)" : "");
+	run_log(run, "seccomp: TIOCSTI %s", run->baseline.blocks_tiocsti
+						    ? "denied" : "not proven denied: new session instead");
 	return 0;
+}
+
+static int send_one_filter(struct run *run, const struct cd_filter *f, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = cd_filter_export_fd(f);
+	int r;
+
+	if (fd < 0)
+		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
+	r = cd_msg_send(run->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(f), NULL, fd);
+	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
+	 * for the watchdog to report); without the filters no command can have started */
+	if (r == -EPIPE || r == -ECONNRESET)
+		return 0;
+	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
 }
 
 static int send_filter(struct run *run, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = -1;
-	int r;
+	int r = send_one_filter(run, &run->baseline, err);
 
-	if (!run->have_filter)
-		return 0;
-	fd = cd_filter_export_fd(&run->filter);
-	if (fd < 0)
-		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
-	r = cd_msg_send(run->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(&run->filter), NULL, fd);
-	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
-	 * for the watchdog to report); without the filter no command can have started */
-	if (r == -EPIPE || r == -ECONNRESET)
-		return 0;
-	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
+	if (r >= 0 && run->have_filter)
+		r = send_one_filter(run, &run->filter, err);
+	return r;
 }
 
 static void log_cgroup(struct run *run)
@@ -341,6 +369,7 @@ static struct cd_report_info report_info(struct run *run)
 		.envp = run->envp,
 		.res = run->res,
 		.filter = run->have_filter ? &run->filter : NULL,
+		.baseline = run->have_baseline ? &run->baseline : NULL,
 		.cg = &run->cg,
 	};
 }
@@ -592,7 +621,7 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.path = env_get(run->envp, "PATH"),
 		.chdir = run->chdir,
 		.rlimits = run->rlimits,
-		.filter_coming = run->have_policy,
+		.policy_coming = run->have_policy,
 		.stdout_fd = run->capture.on ? run->capture.s[0].wr : -1,
 		.stderr_fd = run->capture.on ? run->capture.s[1].wr : -1,
 	};
@@ -1030,6 +1059,8 @@ static void run_done(struct run *run)
 	cd_strv_free(run->envp);
 	cd_mount_plan_done(&run->plan);
 	cd_filter_done(&run->filter);
+	cd_filter_done(&run->baseline);
+	cd_policy_free(&run->baseline_policy);
 	cd_policy_free(&run->policy); /* also what a failed load left */
 	free(run->policy_path);
 	cd_cgroup_done(&run->cg);

@@ -1028,6 +1028,15 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 	return r < 0 ? r : finish(&top);
 }
 
+int cd_policy_parse_baseline(struct cd_policy *p, struct cordon_error *err)
+{
+	extern const char cd_baseline_policy[];
+	extern const size_t cd_baseline_policy_len;
+
+	return cd_policy_parse(p, cd_baseline_policy, cd_baseline_policy_len, "baseline.policy",
+			       err);
+}
+
 void cd_policy_free(struct cd_policy *p)
 {
 	for (size_t i = 0; i < p->n_groups; i++) {

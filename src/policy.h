@@ -90,6 +90,9 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 /* Parse from memory (for tests and the fuzzer); includes are resolved in p->search. */
 int cd_policy_parse(struct cd_policy *p, const char *text, size_t len, const char *display,
 		    struct cordon_error *err);
+/* cordon's own rules (seccomp-policies/baseline.policy), compiled into the binary: parsed from
+ * memory, never from a file, into *p (zeroed first). */
+int cd_policy_parse_baseline(struct cd_policy *p, struct cordon_error *err);
 void cd_policy_free(struct cd_policy *p);
 
 /* Action names: "allow", "errno EPERM", "kill", ... into buf. */

@@ -10,6 +10,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <termios.h>
 
@@ -63,6 +64,8 @@ static const struct named constants[] = {
 	/* open flags and *at */
 	N(O_RDONLY), N(O_WRONLY), N(O_RDWR), N(O_CREAT), N(O_EXCL), N(O_TRUNC), N(O_APPEND),
 	N(O_DIRECTORY), N(O_NOFOLLOW), N(O_CLOEXEC), N(O_PATH), N(O_TMPFILE), N(AT_FDCWD),
+	/* mode bits */
+	N(S_ISUID), N(S_ISGID), N(S_ISVTX),
 	/* prctl */
 	N(PR_SET_NAME), N(PR_GET_NAME), N(PR_SET_PDEATHSIG), N(PR_SET_DUMPABLE),
 	N(PR_GET_DUMPABLE), N(PR_SET_SECCOMP), N(PR_SET_NO_NEW_PRIVS), N(PR_CAPBSET_READ),

@@ -206,6 +206,15 @@ static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
 	} else {
 		cd_json_kv_string(j, "mode", c->seccomp_none ? "off" : "not-applied");
 	}
+	cd_json_key(j, "baseline");
+	if (in->baseline) {
+		cd_json_object_begin(j);
+		cd_json_kv_uint(j, "rules", in->baseline->n_rules);
+		cd_json_kv_uint(j, "bpf_instructions", in->baseline->len);
+		cd_json_object_end(j);
+	} else {
+		cd_json_null(j);
+	}
 	cd_json_object_end(j);
 }
 
@@ -290,7 +299,7 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	render_rlimits(j, c);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
-	cd_json_kv_bool(j, "new_session", !in->filter || !in->filter->blocks_tiocsti);
+	cd_json_kv_bool(j, "new_session", !in->baseline || !in->baseline->blocks_tiocsti);
 	render_seccomp(j, in);
 	render_cgroup(j, in);
 	render_env_names(j, in->envp);

@@ -18,7 +18,8 @@ struct cd_report_info {
 	const struct cd_mount_plan *plan;
 	char *const *envp;
 	const struct cordon_result *res;
-	const struct cd_filter *filter; /* NULL: no seccomp filter */
+	const struct cd_filter *filter; /* the policy's program; NULL: none */
+	const struct cd_filter *baseline; /* cordon's own rules; NULL: not compiled (setup failed) */
 	const struct cd_cgroup *cg;
 };
 

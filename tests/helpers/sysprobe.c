@@ -6,11 +6,20 @@
  * tells a filter's answer (EPERM, ENOSYS) from the kernel's.
  *
  * Groups: mount keyring modules kexec reboot swap raw-io clock accounting debug bpf userfaultfd
- * io-uring namespaces handles obsolete userns tty personality sockets; and abi-i386, abi-x32,
+ * io-uring namespaces handles obsolete userns tty personality sockets ldt; and abi-i386, abi-x32,
  * which must not return (the filter kills them).
+ *
+ * setuid and setgid: every system call that sets a mode, tried in the current directory with
+ * S_ISUID and then S_ISGID ("chmod-suid EPERM"), and with a plain 0755 ("chmod-plain ok"), then
+ * one line "left: NAME..." with the files of the directory that carry either bit ("left:" alone
+ * when none). tty-persist: the terminal ioctls that outlive the run, on fd 0.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -178,6 +187,141 @@ static void g_sockets(void)
 	TRY("AF_VSOCK-hi", SYS_socket, AF_VSOCK | (1ul << 32), SOCK_STREAM, 0);
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* one route, three modes: the setuid bit, the setgid bit, and none (the control) */
+static void mode_route(const char *name, long (*fn)(const char *file, unsigned mode))
+{
+	static const struct {
+		const char *suffix;
+		unsigned mode;
+	} modes[] = { { "suid", 04755 }, { "sgid", 02755 }, { "plain", 0755 } };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char label[64], file[80];
+
+		snprintf(label, sizeof(label), "%s-%s", name, modes[i].suffix);
+		snprintf(file, sizeof(file), "f-%s", label);
+		close(open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)); /* for the chmod routes */
+		report(label, fn(file, modes[i].mode));
+	}
+}
+
+static long r_chmod(const char *f, unsigned m) { return syscall(SYS_chmod, f, m); }
+static long r_fchmodat(const char *f, unsigned m) { return syscall(SYS_fchmodat, AT_FDCWD, f, m); }
+static long r_fchmodat2(const char *f, unsigned m)
+{
+	return syscall(SYS_fchmodat2, AT_FDCWD, f, m, 0);
+}
+static long r_fchmod(const char *f, unsigned m)
+{
+	int fd = open(f, O_RDONLY | O_CLOEXEC);
+	long r = syscall(SYS_fchmod, fd, m);
+
+	close(fd);
+	return r;
+}
+static long fresh(long fd) /* a route that makes a file: close what it opened */
+{
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+static long r_creat(const char *f, unsigned m) { unlink(f); return fresh(syscall(SYS_creat, f, m)); }
+static long r_open(const char *f, unsigned m)
+{
+	unlink(f);
+	return fresh(syscall(SYS_open, f, O_CREAT | O_WRONLY | O_CLOEXEC, m));
+}
+static long r_openat(const char *f, unsigned m)
+{
+	unlink(f);
+	return fresh(syscall(SYS_openat, AT_FDCWD, f, O_CREAT | O_WRONLY | O_CLOEXEC, m));
+}
+static long r_mknod(const char *f, unsigned m) { unlink(f); return syscall(SYS_mknod, f, S_IFREG | m, 0); }
+static long r_mknodat(const char *f, unsigned m)
+{
+	unlink(f);
+	return syscall(SYS_mknodat, AT_FDCWD, f, S_IFREG | m, 0);
+}
+static long r_openat2(const char *f, unsigned m)
+{
+	struct open_how how = { .flags = O_CREAT | O_WRONLY | O_CLOEXEC, .mode = m };
+
+	unlink(f);
+	return fresh(syscall(SYS_openat2, AT_FDCWD, f, &how, sizeof(how)));
+}
+/* an unnamed file with the mode, then given a name */
+static long r_tmpfile(const char *f, unsigned m)
+{
+	char proc[64];
+	long fd = syscall(SYS_openat, AT_FDCWD, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, m);
+	long r;
+
+	unlink(f);
+	if (fd < 0)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%ld", fd);
+	r = linkat(AT_FDCWD, proc, AT_FDCWD, f, AT_SYMLINK_FOLLOW);
+	close((int)fd);
+	return r;
+}
+
+static void g_setuid(void)
+{
+	DIR *d;
+	struct dirent *e;
+
+	mode_route("chmod", r_chmod);
+	mode_route("fchmod", r_fchmod);
+	mode_route("fchmodat", r_fchmodat);
+	mode_route("fchmodat2", r_fchmodat2);
+	mode_route("creat", r_creat);
+	mode_route("open", r_open);
+	mode_route("openat", r_openat);
+	mode_route("openat2", r_openat2);
+	mode_route("tmpfile", r_tmpfile);
+	mode_route("mknod", r_mknod);
+	mode_route("mknodat", r_mknodat);
+	TRY("io_uring_setup", SYS_io_uring_setup, 1, NULL);
+	printf("left:");
+	d = opendir(".");
+	while (d && (e = readdir(d))) {
+		struct stat st;
+
+		if (lstat(e->d_name, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+			printf(" %s", e->d_name);
+	}
+	printf("\n");
+	if (d)
+		closedir(d);
+}
+
+/* the terminal ioctls that would outlive the run, on fd 0 (arguments that change nothing when
+ * the call gets through are not possible for all: run it on a terminal of the test's own) */
+static void g_tty_persist(void)
+{
+	int ldisc = 0; /* N_TTY: if it got through, the discipline is what it was */
+
+	TRY("TIOCSETD", SYS_ioctl, 0, TIOCSETD, &ldisc);
+	TRY("TIOCCONS", SYS_ioctl, 0, TIOCCONS);
+	TRY("TIOCEXCL", SYS_ioctl, 0, TIOCEXCL);
+	TRY("TIOCNXCL", SYS_ioctl, 0, TIOCNXCL);
+	TRY("KDGKBMODE", SYS_ioctl, 0, 0x4B44, &ldisc);
+	TRY("VT_GETSTATE", SYS_ioctl, 0, 0x5603, NULL);
+	TRY("TIOCSETD-hi", SYS_ioctl, 0, TIOCSETD | (1ul << 32), &ldisc);
+}
+
+/* modify_ldt, memfd_secret, fanotify_init (default.policy) */
+static void g_ldt(void)
+{
+	TRY("modify_ldt", SYS_modify_ldt, 0, NULL, 0);
+	TRY("memfd_secret", 447 /* SYS_memfd_secret */, 0);
+	TRY("fanotify_init", SYS_fanotify_init, 0, 0);
+}
+
 /* getpid through the i386 ABI (int 0x80): the filter kills the process */
 static void g_abi_i386(void)
 {
@@ -210,6 +354,8 @@ static const struct {
 	{ "userns", g_userns },         { "tty", g_tty },
 	{ "personality", g_personality }, { "sockets", g_sockets },
 	{ "abi-i386", g_abi_i386 },     { "abi-x32", g_abi_x32 },
+	{ "setuid", g_setuid },         { "tty-persist", g_tty_persist },
+	{ "ldt", g_ldt },
 };
 
 int main(int argc, char **argv)

@@ -41,6 +41,17 @@ is "unshare(1) -Ur fails" "$rc" 1
 sysprobe tty
 is "TIOCSTI and TIOCLINUX: EPERM, also with bits above 32 set in the request" "$out" \
 	"TIOCSTI EPERM TIOCSTI-hi EPERM TIOCLINUX EPERM"
+sysprobe tty-persist
+is "the terminal ioctls that outlive the run (TIOCSETD, TIOCCONS, TIOCEXCL, KD*, VT_*): EPERM; TIOCNXCL goes through" \
+	"$out" "TIOCSETD EPERM TIOCCONS EPERM TIOCEXCL EPERM TIOCNXCL ENOTTY KDGKBMODE EPERM VT_GETSTATE EPERM TIOCSETD-hi EPERM"
+out=$("$SYSPROBE" tty-persist </dev/null | tr '\n' ' ')
+is "(control: on the host they reach the kernel: ENOTTY on /dev/null)" "${out% }" \
+	"TIOCSETD ENOTTY TIOCCONS ENOTTY TIOCEXCL ENOTTY TIOCNXCL ENOTTY KDGKBMODE ENOTTY VT_GETSTATE ENOTTY TIOCSETD-hi ENOTTY"
+sysprobe ldt
+is "modify_ldt, memfd_secret: ENOSYS; fanotify_init: EPERM" "$out" \
+	"modify_ldt ENOSYS memfd_secret ENOSYS fanotify_init EPERM"
+out=$("$SYSPROBE" ldt | tr '\n' ' ')
+unlike "(control: on the host they reach the kernel)" "$out" "*modify_ldt ENOSYS*fanotify_init EPERM*"
 sysprobe personality
 is "personality: default and ADDR_NO_RANDOMIZE allowed, the rest EPERM" "$out" \
 	"default ok ADDR_NO_RANDOMIZE ok READ_IMPLIES_EXEC EPERM MMAP_PAGE_ZERO EPERM PER_LINUX32 EPERM UNAME26 EPERM restore ok"
@@ -49,9 +60,9 @@ is "sockets: unix, inet, inet6 work; exotic families EAFNOSUPPORT (also with hig
 	"AF_UNIX ok AF_INET ok AF_INET6 ok AF_VSOCK EAFNOSUPPORT AF_ALG EAFNOSUPPORT AF_PACKET EAFNOSUPPORT AF_VSOCK-hi EAFNOSUPPORT"
 
 # control: without a filter the same calls reach the kernel (so the answers above are the filter's)
-c --seccomp-policy none -- "$SYSPROBE" io-uring personality
-like "control: --seccomp-policy none lets io_uring and personality through" "$(tr '\n' ' ' <<<"$out")" \
-	"io_uring_setup EFAULT*READ_IMPLIES_EXEC ok*"
+c --seccomp-policy none -- "$SYSPROBE" keyring personality io-uring
+like "control: --seccomp-policy none lets the keyring and personality through, not io_uring (cordon's baseline)" \
+	"$(tr '\n' ' ' <<<"$out")" "add_key EFAULT*READ_IMPLIES_EXEC ok*io_uring_setup ENOSYS*"
 
 # --- other ABIs are killed, not filtered
 # The control runs on the host, without cordon: some kernels do not run i386 calls at all
@@ -135,11 +146,12 @@ c --seccomp-policy strict -- "$SYSPROBE" mount tty
 is "strict: mount and TIOCSTI are denied too" "$(tr '\n' ' ' <<<"$out" | awk '{print $2, $NF}')" "ENOSYS ENOSYS"
 
 # --- log mode: allowed and logged, for learning what a workload needs
-c --seccomp-log -- "$SYSPROBE" bpf io-uring
+c --seccomp-log -- "$SYSPROBE" bpf keyring io-uring
 # (bpf: EINVAL for the bad attributes, or EPERM where kernel.unprivileged_bpf_disabled refuses
-# the sandbox before reading them, as on 6.1; io_uring's answers tell the kernel from the filter)
-like "--seccomp-log: denied calls go through to the kernel" "$(tr '\n' ' ' <<<"$out")" \
-	"bpf E[IP][NE][VR]* io_uring_setup EFAULT io_uring_enter EBADF io_uring_register EBADF "
+# the sandbox before reading them, as on 6.1; the keyring's answers tell the kernel from the
+# filter; io_uring is cordon's baseline, which the learning mode does not relax)
+like "--seccomp-log: denied calls go through to the kernel, but not the baseline's" "$(tr '\n' ' ' <<<"$out")" \
+	"bpf E[IP][NE][VR]* add_key EFAULT keyctl E* request_key EFAULT io_uring_setup ENOSYS *"
 # The kernel's log is a ring buffer that is full after a long run, so lines are matched by their
 # /dev/kmsg sequence number, not counted; audit lines are rate limited, so it tries a few times.
 kmsg_after() { # SEQ PATTERN: the last sequence number, or whether a later record matches
@@ -177,10 +189,11 @@ like "the report says log mode" "$(cat "$w/log.json")" '*"seccomp":{"policy":"de
 # --- choosing a policy
 c --report "$w/r.json" -- true
 like "the report names the policy and its size" "$(cat "$w/r.json")" \
-	'*"seccomp":{"policy":"default.policy","mode":"enforce","rules":*,"bpf_instructions":*,"optimized":true,"blocks_tiocsti":true}*'
+	'*"seccomp":{"policy":"default.policy","mode":"enforce","rules":*,"bpf_instructions":*,"optimized":true,"blocks_tiocsti":true,"baseline":{*}}*'
 c --seccomp-policy none --report "$w/r.json" -- true
-like "--seccomp-policy none: the report says so" "$(cat "$w/r.json")" '*"seccomp":{"policy":"none","mode":"off"}*'
-like "... and the command gets its own session instead (TIOCSTI is not filtered)" "$(cat "$w/r.json")" '*"new_session":true*'
+like "--seccomp-policy none: the report says so, and that the baseline still applies" "$(cat "$w/r.json")" \
+	'*"seccomp":{"policy":"none","mode":"off","baseline":{"rules":*,"bpf_instructions":*}}*'
+like "... and the command stays on the terminal (the baseline denies TIOCSTI)" "$(cat "$w/r.json")" '*"new_session":false*'
 cp "$POLICY_DIR/strict.policy" "$POLICY_DIR/groups.policy" "$w/"
 c --seccomp-policy "$w/strict.policy" -- sh -c 'echo by-path'
 is "a policy by path" "$out" by-path

@@ -1075,6 +1075,77 @@ static void probe_seccomp(void)
 	seccomp_usable = true; /* let the tests below fail and say why */
 }
 
+static uint32_t eval_args(const struct cd_filter *f, int nr, uint64_t a0, uint64_t a1,
+			  uint64_t a2, uint64_t a3)
+{
+	uint64_t args[6] = { a0, a1, a2, a3, 0, 0 };
+
+	return cd_filter_eval(f, AUDIT_ARCH_X86_64, nr, args);
+}
+
+/* baseline.policy, as compiled into the binary: every route to a setuid or setgid bit, the
+ * terminal ioctls, openat2 and io_uring; and the proof over the two programs installed together */
+static void test_filter_baseline(void)
+{
+	struct cordon_error err = { 0 };
+	struct cd_policy b = { 0 };
+	struct cd_filter f, allow;
+
+	if (!seccomp_usable) {
+		skip("no seccomp() system call", "baseline.policy: compiled filter");
+		return;
+	}
+	if (!is_int(cd_policy_parse_baseline(&b, &err), 0, "baseline.policy: parses from memory"))
+		diag("error: %s", err.msg);
+	if (compile(&b, false, true, &f, "baseline.policy") < 0) {
+		cd_policy_free(&b);
+		return;
+	}
+	is_uint(eval_args(&f, SYS_chmod, 0, 04755, 0, 0), RET_ERRNO(EPERM), "chmod 04755: EPERM");
+	is_uint(eval_args(&f, SYS_chmod, 0, 02755, 0, 0), RET_ERRNO(EPERM), "chmod 02755: EPERM");
+	is_uint(eval_args(&f, SYS_chmod, 0, 01777, 0, 0), SECCOMP_RET_ALLOW, "chmod 01777: allowed");
+	is_uint(eval_args(&f, SYS_chmod, 0, 04755 | (1ull << 40), 0, 0), RET_ERRNO(EPERM),
+		"chmod 04755 with junk above: EPERM");
+	is_uint(eval_args(&f, SYS_fchmod, 3, 06000, 0, 0), RET_ERRNO(EPERM), "fchmod 06000: EPERM");
+	is_uint(eval_args(&f, SYS_fchmodat, AT_FDCWD, 0, 02700, 0), RET_ERRNO(EPERM),
+		"fchmodat 02700: EPERM");
+	is_uint(eval_args(&f, 452 /* fchmodat2 */, AT_FDCWD, 0, 04700, 0), RET_ERRNO(EPERM),
+		"fchmodat2 04700: EPERM");
+	is_uint(eval_args(&f, SYS_creat, 0, 04755, 0, 0), RET_ERRNO(EPERM), "creat 04755: EPERM");
+	is_uint(eval_args(&f, SYS_mknodat, AT_FDCWD, 0, S_IFREG | 02755, 0), RET_ERRNO(EPERM),
+		"mknodat S_IFREG|02755: EPERM");
+	is_uint(eval_args(&f, SYS_openat, AT_FDCWD, 0, O_CREAT | O_WRONLY, 04755),
+		RET_ERRNO(EPERM), "openat O_CREAT 04755: EPERM");
+	is_uint(eval_args(&f, SYS_openat, AT_FDCWD, 0, O_TMPFILE | O_WRONLY, 02755),
+		RET_ERRNO(EPERM), "openat O_TMPFILE 02755: EPERM");
+	is_uint(eval_args(&f, SYS_openat, AT_FDCWD, 0, O_RDONLY, 04755), SECCOMP_RET_ALLOW,
+		"openat without O_CREAT ignores the mode: allowed");
+	is_uint(eval_args(&f, SYS_openat, AT_FDCWD, 0, O_CREAT | O_WRONLY, 0644), SECCOMP_RET_ALLOW,
+		"openat O_CREAT 0644: allowed");
+	is_uint(eval_args(&f, SYS_open, 0, O_CREAT, 04644, 0), RET_ERRNO(EPERM),
+		"open O_CREAT 04644: EPERM");
+	is_uint(eval_args(&f, SYS_openat2, 0, 0, 0, 0), RET_ERRNO(ENOSYS), "openat2: ENOSYS");
+	is_uint(eval_args(&f, SYS_io_uring_setup, 0, 0, 0, 0), RET_ERRNO(ENOSYS),
+		"io_uring_setup: ENOSYS");
+	is_uint(eval(&f, SYS_ioctl, 0, TIOCSETD), RET_ERRNO(EPERM), "ioctl TIOCSETD: EPERM");
+	is_uint(eval(&f, SYS_ioctl, 0, TIOCCONS | (1ull << 32)), RET_ERRNO(EPERM),
+		"ioctl TIOCCONS with a high bit: EPERM");
+	is_uint(eval(&f, SYS_ioctl, 0, 0x4B45 /* KDSKBMODE */), RET_ERRNO(EPERM),
+		"ioctl KDSKBMODE: EPERM");
+	is_uint(eval(&f, SYS_ioctl, 0, TCSETS), SECCOMP_RET_ALLOW, "ioctl TCSETS: allowed");
+	ok(f.blocks_tiocsti, "baseline: proven to block TIOCSTI and TIOCLINUX");
+	parses("default allow\n", "a policy that allows everything");
+	if (compile(&P, false, true, &allow, "default allow") == 0) {
+		ok(!cd_filter_set_blocks_tiocsti((const struct cd_filter *[]){ &allow }, 1),
+		   "a default-allow policy alone: TIOCSTI not proven blocked");
+		ok(cd_filter_set_blocks_tiocsti((const struct cd_filter *[]){ &allow, &f }, 2),
+		   "... with the baseline beside it: proven blocked");
+		cd_filter_done(&allow);
+	}
+	cd_filter_done(&f);
+	cd_policy_free(&b);
+}
+
 static void test_filter_default(void)
 {
 	struct cd_filter f, lf;
@@ -1428,6 +1499,7 @@ int main(void)
 	test_fixed_bugs();
 	probe_seccomp();
 	test_filter_default();
+	test_filter_baseline();
 	test_filter_strict();
 	test_filter_actions();
 	test_filter_comparisons();
