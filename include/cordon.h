@@ -49,6 +49,9 @@ extern "C" {
 /* Host uid and gid the sandbox runs as when the caller is root and the workdir is owned by root;
  * the workdir is then mounted with an id mapping so that this id writes files owned by root. */
 #define CORDON_ROOT_HOST_ID 2000000000u
+/* uid and gid the command has inside in that case (an ordinary unprivileged id, named "cordon"
+ * when the system has no account for it); --uid/--gid choose another, 0 included. */
+#define CORDON_SANDBOX_ID 65532u
 
 /* Schema version of the JSON report (docs/report.md). */
 #define CORDON_REPORT_VERSION 1

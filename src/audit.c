@@ -6,11 +6,16 @@
 #include <time.h>
 
 #include "audit.h"
+#include "output.h"
 
-int cd_audit_open(const char *path, struct cd_audit *a, struct cordon_error *err)
+int cd_audit_open(const char *path, const struct stat *workdir, struct cd_audit *a,
+		  struct cordon_error *err)
 {
-	a->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+	a->fd = cd_output_file(path, "audit", workdir, 0600, err);
 	if (a->fd < 0)
+		return a->fd;
+	/* one write per event: with O_APPEND a reader never sees half a line */
+	if (fcntl(a->fd, F_SETFL, O_APPEND) < 0)
 		return cd_fail_errno(err, errno, "audit", "%s", path);
 	return 0;
 }

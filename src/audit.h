@@ -3,6 +3,8 @@
  * per line, each line written whole with one write(). Supervisor side. */
 #pragma once
 
+#include <sys/stat.h>
+
 #include "json.h"
 #include "util.h"
 
@@ -11,8 +13,10 @@ struct cd_audit {
 	const char *id;
 };
 
-/* Create (truncate) the log before anything starts: failing here fails the run. */
-int cd_audit_open(const char *path, struct cd_audit *a, struct cordon_error *err);
+/* Create the log before anything starts, anew, outside the workdir (output.h): failing here
+ * fails the run. */
+int cd_audit_open(const char *path, const struct stat *workdir, struct cd_audit *a,
+		  struct cordon_error *err);
 void cd_audit_close(struct cd_audit *a);
 static inline bool cd_audit_on(const struct cd_audit *a)
 {

@@ -6,13 +6,15 @@
 #include <sys/stat.h>
 
 #include "capture.h"
+#include "output.h"
 
 static void stream_init(struct cd_capture_stream *s)
 {
 	*s = (struct cd_capture_stream){ .rd = -1, .wr = -1, .file = -1 };
 }
 
-int cd_capture_open(const char *dir, struct cd_capture *cap, struct cordon_error *err)
+int cd_capture_open(const char *dir, const struct stat *workdir, struct cd_capture *cap,
+		    struct cordon_error *err)
 {
 	static const char *const names[] = { "stdout", "stderr" };
 	_cleanup_close_ int dfd = -1;
@@ -20,20 +22,17 @@ int cd_capture_open(const char *dir, struct cd_capture *cap, struct cordon_error
 	for (int i = 0; i < 2; i++)
 		stream_init(&cap->s[i]);
 	cap->on = true;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return cd_fail_errno(err, errno, "capture", "%s", dir);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = cd_output_mkdir(dir, "capture", workdir, err);
 	if (dfd < 0)
-		return cd_fail_errno(err, errno, "capture", "%s", dir);
+		return dfd;
 	for (int i = 0; i < 2; i++) {
 		struct cd_capture_stream *s = &cap->s[i];
 		int p[2];
 
 		s->out = i + 1;
-		s->file = openat(dfd, names[i], O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				 0600);
+		s->file = cd_hostpath_create(dfd, names[i], 0600, NULL);
 		if (s->file < 0)
-			return cd_fail_errno(err, errno, "capture", "%s/%s", dir, names[i]);
+			return cd_fail_errno(err, -s->file, "capture", "%s/%s", dir, names[i]);
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return cd_fail_errno(err, errno, "capture", "pipe");
 		s->rd = p[0], s->wr = p[1];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -21,7 +22,9 @@ struct cd_capture {
 	struct cd_capture_stream s[2]; /* stdout, stderr */
 };
 
-int cd_capture_open(const char *dir, struct cd_capture *cap, struct cordon_error *err);
+/* DIR made if missing, DIR/stdout and DIR/stderr created anew, outside the workdir (output.h). */
+int cd_capture_open(const char *dir, const struct stat *workdir, struct cd_capture *cap,
+		    struct cordon_error *err);
 /* After clone: the sandbox holds the write ends. */
 void cd_capture_started(struct cd_capture *cap);
 /* Move what is readable on stream i; false at EOF. */

@@ -16,6 +16,7 @@
 #include "allow.h"
 #include "config.h"
 #include "policy.h"
+#include "workdir.h"
 
 #define SIZE_HINT     "use 512K, 64M, 1G"
 #define DURATION_HINT "use 500ms, 30s, 2m, 1h"
@@ -415,49 +416,20 @@ int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
 	return 0;
 }
 
-int cd_config_check_workdir(const char *resolved, struct cordon_error *err)
-{
-	static const char *const system_dirs[] = {
-		"/",     "/bin",  "/boot",  "/dev",    "/etc", "/home", "/lib",
-		"/lib32", "/lib64", "/libx32", "/proc", "/root", "/run",  "/sbin",
-		"/sys",  "/tmp",  "/usr",  "/var", "/var/tmp", "/dev/shm",
-	};
-	/* compared resolved, as the workdir is: HOME may have a trailing slash or a symlink */
-	_cleanup_free_ char *env_home = getenv("HOME") ? realpath(getenv("HOME"), NULL) : NULL;
-	_cleanup_free_ char *pw_home = NULL;
-	struct passwd *pw = getpwuid(geteuid());
-
-	for (size_t i = 0; i < CD_ELEMENTSOF(system_dirs); i++)
-		if (strcmp(resolved, system_dirs[i]) == 0)
-			return cd_fail(err, 0, "workdir",
-				       "%s: refusing to make a system directory writable "
-				       "(use a project directory)",
-				       resolved);
-	if (pw && pw->pw_dir)
-		pw_home = realpath(pw->pw_dir, NULL);
-	if ((env_home && strcmp(resolved, env_home) == 0) ||
-	    (pw_home && strcmp(resolved, pw_home) == 0))
-		return cd_fail(err, 0, "workdir",
-			       "%s: refusing to make the home directory writable: it holds "
-			       "~/.ssh and other secrets (use a project directory)",
-			       resolved);
-	return 0;
-}
-
+/* Opened and checked at once, so that a bad workdir fails when it is given; cordon_run() opens
+ * it again (workdir.c), and that descriptor is the one every step uses. */
 int cordon_config_set_workdir(struct cordon_config *c, const char *dir, struct cordon_error *err)
 {
-	_cleanup_free_ char *r = NULL;
-	int ret;
+	struct cd_hostpath hp;
+	int r;
 
-	ret = host_path(dir, "workdir", true, &r, err);
-	if (ret < 0)
-		return ret;
-	ret = cd_config_check_workdir(r, err);
-	if (ret < 0)
-		return ret;
-	free(c->workdir);
-	c->workdir = CD_TAKE_PTR(r);
-	return 0;
+	if (!dir || !*dir)
+		return cd_fail(err, 0, "workdir", "empty path");
+	r = cd_workdir_open(dir, &hp, err);
+	if (r < 0)
+		return r;
+	cd_hostpath_done(&hp);
+	return set_string(&c->workdir, dir, "workdir", err);
 }
 
 int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,

@@ -36,7 +36,7 @@ struct cd_rlimit {
 
 struct cordon_config {
 	char **argv;
-	char *workdir; /* resolved; NULL: the current directory, resolved at run time */
+	char *workdir; /* as given; NULL: the current directory; opened by cordon_run() */
 	char *workdir_target;
 	char *chdir;
 	char *rootfs; /* resolved; NULL: the host's "/" */
@@ -85,9 +85,6 @@ struct cordon_config {
 /* A normalized absolute path ("//a/./b/" -> "/a/b"); NULL with errno EINVAL when p is relative
  * or has a ".." component, ENOMEM. */
 char *cd_path_normalize(const char *p);
-
-/* Refuse workdirs that would make the system or the caller's secrets writable. */
-int cd_config_check_workdir(const char *resolved, struct cordon_error *err);
 
 /* The RLIMIT_* name in lower case without prefix ("nofile"), NULL if unknown. */
 const char *cd_rlimit_name(int resource);

@@ -42,6 +42,7 @@
 #include "sync.h"
 #include "sysinfo.h"
 #include "userns.h"
+#include "workdir.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -51,7 +52,8 @@ static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGU
 struct run {
 	struct cordon_config *c;
 	struct cordon_result *res;
-	char *workdir;
+	struct cd_hostpath wd; /* the workdir, opened once: every later step uses wd.fd */
+	const char *workdir;   /* wd.path */
 	char *workdir_target;
 	char *chdir;
 	struct cd_identity id;
@@ -69,7 +71,8 @@ struct run {
 	struct cd_audit audit;
 	struct cd_snapshot before; /* the workdir at start, for the audit's file events */
 	bool have_before;
-	struct cd_file_id own_files[6]; /* what cordon writes: not the sandbox's changes */
+	struct cd_file_id own_files[1]; /* what cordon writes: not the sandbox's changes */
+	char wd_proc[64];
 	size_t n_own_files;
 	int listener; /* seccomp notifications of execve (audit); -1 */
 	struct cd_proxy *proxy; /* --allow-net: the egress proxy, once pid 1 sent its socket */
@@ -217,19 +220,13 @@ static int resolve_paths(struct run *run, struct cordon_error *err)
 	struct cordon_config *c = run->c;
 	int r;
 
-	if (c->workdir) {
-		run->workdir = strdup(c->workdir);
-	} else {
-		run->workdir = realpath(".", NULL);
-		if (!run->workdir)
-			return cd_fail_errno(err, errno, "workdir", "the current directory");
-		r = cd_config_check_workdir(run->workdir, err);
-		if (r < 0)
-			return r;
-	}
+	r = cd_workdir_open(c->workdir, &run->wd, err);
+	if (r < 0)
+		return r;
+	run->workdir = run->wd.path;
 	run->workdir_target = strdup(c->workdir_target ? c->workdir_target : run->workdir);
 	run->chdir = strdup(c->chdir ? c->chdir : run->workdir_target ? run->workdir_target : "/");
-	if (!run->workdir || !run->workdir_target || !run->chdir)
+	if (!run->workdir_target || !run->chdir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
 	return 0;
 }
@@ -374,26 +371,20 @@ static struct cd_report_info report_info(struct run *run)
 	};
 }
 
-static void own_file(struct run *run, int fd)
-{
-	struct stat st;
-
-	if (fd >= 0 && fstat(fd, &st) == 0 && run->n_own_files < CD_ELEMENTSOF(run->own_files))
-		run->own_files[run->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
-}
-
+/* cordon's own outputs are never in the workdir (output.h), but an fd the caller gave may be */
 static void own_files(struct run *run)
 {
 	struct stat st;
 
-	own_file(run, run->audit.fd);
-	own_file(run, run->report.fd);
-	own_file(run, run->c->report_fd);
-	for (int i = 0; run->capture.on && i < 2; i++)
-		own_file(run, run->capture.s[i].file);
-	if (run->c->capture_dir && stat(run->c->capture_dir, &st) == 0 &&
-	    run->n_own_files < CD_ELEMENTSOF(run->own_files))
+	if (run->c->report_fd >= 0 && fstat(run->c->report_fd, &st) == 0)
 		run->own_files[run->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
+}
+
+/* The workdir for the walks: the descriptor that was checked, reopened for reading. */
+static const char *workdir_fd_path(struct run *run)
+{
+	snprintf(run->wd_proc, sizeof(run->wd_proc), "/proc/self/fd/%d", run->wd.fd);
+	return run->wd_proc;
 }
 
 /* The start event, and the workdir as it is before anything runs. */
@@ -406,7 +397,7 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	if (!cd_audit_on(&run->audit))
 		return 0;
 	own_files(run);
-	r = cd_snapshot_take(run->workdir, run->own_files, run->n_own_files, &run->before);
+	r = cd_snapshot_take(workdir_fd_path(run), run->own_files, run->n_own_files, &run->before);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "audit", "read the workdir %s", run->workdir);
 	run->have_before = true;
@@ -424,6 +415,30 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	return 0;
 }
 
+/* --report, --audit, --capture: created before anything starts, out of the sandbox's reach */
+static int open_outputs(struct run *run, struct cordon_error *err)
+{
+	struct cordon_config *c = run->c;
+	int r;
+
+	if (c->report_path) {
+		r = cd_report_open(c->report_path, &run->wd.st, &run->report, err);
+		if (r < 0)
+			return r;
+	}
+	if (c->audit_path) {
+		r = cd_audit_open(c->audit_path, &run->wd.st, &run->audit, err);
+		if (r < 0)
+			return r;
+	}
+	if (c->capture_dir) {
+		r = cd_capture_open(c->capture_dir, &run->wd.st, &run->capture, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int prepare(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
@@ -437,10 +452,14 @@ static int prepare(struct run *run, struct cordon_error *err)
 	r = resolve_paths(run, err);
 	if (r < 0)
 		return r;
+	/* the outputs next, so that a failure of a later step is reported in them */
+	r = open_outputs(run, err);
+	if (r < 0)
+		return r;
 	r = cd_limits_check(c->rlimits, err);
 	if (r < 0)
 		return r;
-	r = cd_identity_resolve(c, run->workdir, run->workdir_target, &run->id, err);
+	r = cd_identity_resolve(c, &run->wd.st, run->workdir_target, &run->id, err);
 	if (r < 0)
 		return r;
 	run->have_id = true;
@@ -449,27 +468,13 @@ static int prepare(struct run *run, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	log_cgroup(run);
-	r = cd_mount_plan_build(c, run->workdir, run->workdir_target, &run->id, &run->plan, err);
+	r = cd_mount_plan_build(c, run->workdir, &run->wd.st, run->workdir_target, &run->id,
+				&run->plan, err);
 	if (r < 0)
 		return r;
 	r = build_env(run, err);
 	if (r < 0)
 		return r;
-	if (c->report_path) {
-		r = cd_report_open(c->report_path, &run->report, err);
-		if (r < 0)
-			return r;
-	}
-	if (c->audit_path) {
-		r = cd_audit_open(c->audit_path, &run->audit, err);
-		if (r < 0)
-			return r;
-	}
-	if (c->capture_dir) {
-		r = cd_capture_open(c->capture_dir, &run->capture, err);
-		if (r < 0)
-			return r;
-	}
 	r = load_policy(run, err);
 	if (r < 0)
 		return r;
@@ -595,11 +600,15 @@ static int go(struct run *run, struct cordon_error *err)
 	r = cd_userns_write_maps(run->pid, &run->id, err);
 	if (r < 0)
 		return r;
-	if (run->id.idmap_workdir) {
-		r = cd_userns_idmapped_workdir(run->pid, &run->id, run->workdir, &workdir_fd, err);
-		if (r < 0)
-			return r;
-	}
+	/* the tree of the directory that was checked, never looked up again by name; without
+	 * the privilege to clone it here, pid 1 looks it up and checks it is the same (mount.c) */
+	if (run->id.idmap_workdir)
+		r = cd_userns_idmapped_workdir(run->pid, &run->id, run->wd.fd, run->workdir,
+					       &workdir_fd, err);
+	else if (geteuid() == 0)
+		r = cd_userns_workdir_tree(run->wd.fd, run->workdir, &workdir_fd, err);
+	if (r < 0)
+		return r;
 	r = cd_msg_send(run->sock, CD_MSG_GO, 0, NULL, workdir_fd);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
@@ -964,7 +973,7 @@ static void audit_end(struct run *run)
 	if (!cd_audit_on(&run->audit))
 		return;
 	if (run->have_before &&
-	    cd_snapshot_take(run->workdir, run->own_files, run->n_own_files, &after) >= 0) {
+	    cd_snapshot_take(workdir_fd_path(run), run->own_files, run->n_own_files, &after) >= 0) {
 		cd_snapshot_diff(&run->before, &after, file_event, run);
 		cd_snapshot_done(&after);
 	}
@@ -1016,12 +1025,12 @@ static void write_reports(struct run *run)
 	_cleanup_free_ char *json = NULL;
 	struct cordon_error ignored = { 0 };
 
-	if (!run->report.path && run->c->report_fd < 0)
+	if (run->report.fd < 0 && run->c->report_fd < 0)
 		return;
 	json = cd_report_render(&info);
 	if (!json)
 		return;
-	if (run->report.path)
+	if (run->report.fd >= 0)
 		cd_report_commit(&run->report, json, &ignored);
 	if (run->c->report_fd >= 0)
 		cd_write_all(run->c->report_fd, json, strlen(json));
@@ -1072,7 +1081,7 @@ static void run_done(struct run *run)
 		cd_snapshot_done(&run->before);
 	if (run->have_id)
 		cd_identity_done(&run->id);
-	free(run->workdir);
+	cd_hostpath_done(&run->wd);
 	free(run->workdir_target);
 	free(run->chdir);
 }
@@ -1080,8 +1089,8 @@ static void run_done(struct run *run)
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
 {
 	_cleanup_(run_done) struct run run = {
-		.c = c, .res = res, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
-		.report = { .fd = -1 }, .cg = { .fd = -1 }, .audit = { .fd = -1, .id = res->id },
+		.c = c, .res = res, .wd = { .fd = -1 }, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
+		.report = { .dirfd = -1, .fd = -1 }, .cg = { .fd = -1 }, .audit = { .fd = -1, .id = res->id },
 		.listener = -1,
 	};
 	int r;

@@ -277,6 +277,33 @@ static int clone_source(const char *src, bool rw, int *ret, struct cordon_error 
 	return 0;
 }
 
+/* The workdir, looked up again here (pid 1 of an unprivileged caller cannot clone the host's
+ * mounts from the launcher's descriptor): by its canonical path, where no symlink may appear,
+ * and only if it is still the directory the launcher checked. */
+static int open_workdir(const struct cd_mnt *m, int *ret, struct cordon_error *err)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof(how));
+	struct stat st;
+
+	if (fd < 0 && errno == ELOOP)
+		return cd_fail(err, ELOOP, "workdir",
+			       "%s: a symlink appeared in its path while cordon was starting", m->src);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cd_fail_errno(err, errno, "workdir", "%s", m->src);
+	if (st.st_dev != m->dev || st.st_ino != m->ino)
+		return cd_fail(err, ESTALE, "workdir",
+			       "%s: replaced by another directory while cordon was starting", m->src);
+	*ret = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+					     AT_EMPTY_PATH);
+	if (*ret < 0)
+		return mount_fail(err, errno, "clone the mount of", m->src);
+	if (set_attr(*ret, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
+		return mount_fail(err, errno, "set nosuid,nodev on", m->src);
+	return 0;
+}
+
 /* phase 1; takes ownership of workdir_fd */
 static int open_sources(struct mount_ctx *ctx, int workdir_fd, struct cordon_error *err)
 {
@@ -287,8 +314,11 @@ static int open_sources(struct mount_ctx *ctx, int workdir_fd, struct cordon_err
 		struct cd_mnt *m = &p->m[i];
 		bool workdir = m->kind == CD_MNT_WORKDIR;
 
-		if (workdir && workdir_fd >= 0) {
-			m->fd = CD_TAKE_FD(workdir_fd);
+		if (workdir) {
+			r = workdir_fd >= 0 ? (m->fd = CD_TAKE_FD(workdir_fd), 0)
+					    : open_workdir(m, &m->fd, err);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (!workdir && m->kind != CD_MNT_BIND && !(m->kind == CD_MNT_SYSFS && !p->fresh_sysfs))
@@ -567,6 +597,31 @@ static int place_symlink(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_
 	return 0;
 }
 
+/* A file cordon made (the account files): written into the new root's tmpfs, bound read-only
+ * over dst, which must exist; the staged name is removed at once (the mount holds the file). */
+static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
+{
+	static const char staged[] = ".cordon-file";
+	_cleanup_close_ int t = -1, fd = -1, src = -1;
+	int r = openat2_in(ctx->root, m->dst, O_PATH, &t);
+
+	if (r < 0)
+		return cd_fail_errno(err, -r, "mount", "%s", m->dst);
+	fd = openat(ctx->root, staged, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "mount", "create the new %s", m->dst);
+	r = cd_write_all(fd, m->content, m->content_len);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "mount", "write the new %s", m->dst);
+	src = openat(ctx->root, staged, O_PATH | O_CLOEXEC);
+	if (src < 0)
+		return cd_fail_errno(err, errno, "mount", "open the new %s", m->dst);
+	r = mask_with(src, t, m->dst, err);
+	if (r >= 0 && unlinkat(ctx->root, staged, 0) < 0)
+		r = cd_fail_errno(err, errno, "mount", "remove the staged %s", m->dst);
+	return r;
+}
+
 static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
 {
 	_cleanup_close_ int t = -1;
@@ -577,6 +632,8 @@ static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *e
 		return place_symlink(ctx, m, err);
 	case CD_MNT_HIDE:
 		return place_hide(ctx, m, err);
+	case CD_MNT_FILE:
+		return place_file(ctx, m, err);
 	case CD_MNT_BIND:
 		if (!m->is_dir) {
 			r = open_file_p(ctx, m->dst, &t, err);

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -21,6 +22,7 @@ enum cd_mnt_kind {
 	CD_MNT_SYSFS,    /* fresh sysfs, read-only (the host's, read-only, with --net host) */
 	CD_MNT_DEV,      /* minimal /dev */
 	CD_MNT_HIDE,     /* --hide: empty read-only directory or file over what is there */
+	CD_MNT_FILE,     /* a file made by cordon (content), read-only over the existing dst */
 };
 
 struct cd_mnt {
@@ -32,6 +34,10 @@ struct cd_mnt {
 	bool ro;
 	bool is_dir;
 	bool user; /* from an option rather than the defaults */
+	dev_t dev; /* WORKDIR: the directory the launcher checked, which pid 1 must find */
+	ino_t ino;
+	char *content; /* FILE */
+	size_t content_len;
 	int fd;    /* child: the source tree opened before the root is replaced */
 };
 
@@ -47,8 +53,9 @@ struct cd_mount_plan {
 
 /* supervisor */
 int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
-			const char *workdir_target, const struct cd_identity *id,
-			struct cd_mount_plan *ret, struct cordon_error *err);
+			const struct stat *workdir_st, const char *workdir_target,
+			const struct cd_identity *id, struct cd_mount_plan *ret,
+			struct cordon_error *err);
 void cd_mount_plan_done(struct cd_mount_plan *p);
 const char *cd_mnt_kind_name(enum cd_mnt_kind k);
 
@@ -56,7 +63,9 @@ const char *cd_mnt_kind_name(enum cd_mnt_kind k);
 typedef int (*cd_join_net_fn)(void *data, struct cordon_error *err);
 
 /* child, pid 1 of the new namespaces, before pivot_root: build the new root and enter it.
- * workdir_fd: a detached id-mapped tree of the workdir (ownership taken), or -1 to bind it here.
+ * workdir_fd: a detached tree of the workdir made by the launcher (ownership taken), or -1 to
+ * look it up here: by its canonical path, following no symlink, and only if it is the directory
+ * the launcher checked (same device and inode).
  * join_net: NULL, or what moves pid 1 into its network namespace. */
 int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
 		   struct cordon_error *err);

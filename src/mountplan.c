@@ -12,7 +12,10 @@
  *     reachable under a hidden directory and --hide can hide a path inside the workdir.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -23,6 +26,8 @@
 static const char *const hidden_top[] = {
 	"boot", "home", "lost+found", "media", "mnt", "root", "run", "snap", "srv", "var",
 };
+#define CD_ACCOUNT_FILE_MAX (1 << 20) /* a larger /etc/passwd gets no line added */
+
 /* Top-level entries cordon provides itself. */
 static const char *const managed_top[] = { "dev", "proc", "sys", "tmp" };
 
@@ -40,6 +45,7 @@ const char *cd_mnt_kind_name(enum cd_mnt_kind k)
 		[CD_MNT_BIND] = "ro-bind", [CD_MNT_WORKDIR] = "workdir", [CD_MNT_SYMLINK] = "symlink",
 		[CD_MNT_DIR] = "hidden",   [CD_MNT_TMPFS] = "tmpfs",     [CD_MNT_PROC] = "proc",
 		[CD_MNT_SYSFS] = "sysfs",  [CD_MNT_DEV] = "dev",         [CD_MNT_HIDE] = "hide",
+		[CD_MNT_FILE] = "file",
 	};
 	return k < CD_ELEMENTSOF(names) ? names[k] : "?";
 }
@@ -160,8 +166,8 @@ static int plan_managed(struct cd_mount_plan *p, const struct cordon_config *c,
 
 /* The options' mounts, HOME and the workdir, into p (unsorted). */
 static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, const char *workdir,
-		     const char *workdir_target, const struct cd_identity *id,
-		     struct cordon_error *err)
+		     const struct stat *workdir_st, const char *workdir_target,
+		     const struct cd_identity *id, struct cordon_error *err)
 {
 	struct cd_mnt *m;
 	int r;
@@ -169,9 +175,11 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 	r = add_tmpfs(p, id->home, CD_DEFAULT_TMPFS_SIZE, 0700, false, err);
 	if (r < 0)
 		return r;
-	r = add(p, CD_MNT_WORKDIR, workdir, workdir_target, NULL, err);
+	r = add(p, CD_MNT_WORKDIR, workdir, workdir_target, &m, err);
 	if (r < 0)
 		return r;
+	m->dev = workdir_st->st_dev;
+	m->ino = workdir_st->st_ino;
 	for (size_t i = 0; r >= 0 && c->hide && c->hide[i]; i++) {
 		r = add(p, CD_MNT_HIDE, NULL, c->hide[i], &m, err);
 		if (r >= 0)
@@ -194,6 +202,106 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 	return r;
 }
 
+/* A file of the root (relative to it), read inside it: what the sandbox will see there. 0 and
+ * *ret NULL when there is none. */
+static int read_root_file(const char *root, const char *rel, char **ret, size_t *ret_len,
+			  struct cordon_error *err)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	*ret = NULL;
+	if (rootfd < 0)
+		return cd_fail_errno(err, errno, "rootfs", "%s", root);
+	/* the host's own root is the caller's: its /etc/passwd may be a symlink, as it is seen */
+	fd = strcmp(root, "/") == 0 ? openat(rootfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+				    : (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cd_fail_errno(err, errno, "identity", "/%s", rel);
+	if (!S_ISREG(st.st_mode) || st.st_size > CD_ACCOUNT_FILE_MAX)
+		return 0; /* not a file cordon adds a line to */
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	n = read(fd, buf, (size_t)st.st_size);
+	if (n < 0)
+		return cd_fail_errno(err, errno, "identity", "read /%s", rel);
+	buf[n] = '\0';
+	*ret = CD_TAKE_PTR(buf);
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+/* Does a line of an /etc/passwd or /etc/group text have this id in its third field? */
+static bool has_id(const char *text, unsigned id)
+{
+	for (const char *line = text; line && *line;) {
+		const char *f = line;
+
+		for (int i = 0; i < 2 && f; i++) {
+			f = strpbrk(f, ":\n");
+			f = f && *f == ':' ? f + 1 : NULL;
+		}
+		if (f && strtoul(f, NULL, 10) == id && f[strspn(f, "0123456789")] == ':')
+			return true;
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	return false;
+}
+
+/* The file with one more line, over the original: the account of an id it does not know. */
+static int add_account(struct cd_mount_plan *p, const char *root, const char *rel, unsigned id,
+		       const char *line, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL, *dst = cd_strdup_printf("/%s", rel);
+	size_t len = 0;
+	struct cd_mnt *m;
+	int r;
+
+	if (!dst)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	for (size_t i = 0; i < p->n; i++)
+		if (p->m[i].user && strcmp(p->m[i].dst, dst) == 0)
+			return 0; /* hidden or bound by an option: that wins */
+	r = read_root_file(root, rel, &text, &len, err);
+	if (r < 0 || !text || has_id(text, id))
+		return r;
+	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
+	if (r < 0)
+		return r;
+	m->content = cd_strdup_printf("%s%s%s\n", text, len && text[len - 1] != '\n' ? "\n" : "",
+				      line);
+	if (!m->content)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	m->content_len = strlen(m->content);
+	m->ro = true;
+	return 0;
+}
+
+/* tools look the user up (whoami, id, python's pwd, node's os.userInfo()): an inside uid or gid
+ * without an account gets one, named CD_SANDBOX_USER */
+static int plan_account(struct cd_mount_plan *p, const char *root, const struct cd_identity *id,
+			struct cordon_error *err)
+{
+	_cleanup_free_ char *pw = cd_strdup_printf("%s:x:%u:%u:cordon sandbox:%s:/bin/sh",
+						   id->user, id->inside_uid, id->inside_gid,
+						   id->home);
+	_cleanup_free_ char *gr = cd_strdup_printf("%s:x:%u:", id->user, id->inside_gid);
+	int r;
+
+	if (!pw || !gr)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	r = add_account(p, root, "etc/passwd", id->inside_uid, pw, err);
+	return r < 0 ? r : add_account(p, root, "etc/group", id->inside_gid, gr, err);
+}
+
 static const char *option_of(const struct cd_mnt *m)
 {
 	if (m->kind == CD_MNT_TMPFS)
@@ -202,6 +310,8 @@ static const char *option_of(const struct cd_mnt *m)
 		return "--workdir-target";
 	if (m->kind == CD_MNT_HIDE)
 		return "--hide";
+	if (m->kind == CD_MNT_FILE)
+		return "the sandbox's account";
 	return "--ro-bind";
 }
 
@@ -232,8 +342,9 @@ static void sort_by_depth(struct cd_mnt *m, size_t n)
 }
 
 int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
-			const char *workdir_target, const struct cd_identity *id,
-			struct cd_mount_plan *ret, struct cordon_error *err)
+			const struct stat *workdir_st, const char *workdir_target,
+			const struct cd_identity *id, struct cd_mount_plan *ret,
+			struct cordon_error *err)
 {
 	struct cd_mount_plan p = { .uid = id->inside_uid, .gid = id->inside_gid,
 				   .tmp_size = c->tmp_size, .fresh_sysfs = c->net != CORDON_NET_HOST };
@@ -245,7 +356,9 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 		r = plan_managed(&p, c, err);
 	user_start = p.n;
 	if (r >= 0)
-		r = plan_user(&p, c, workdir, workdir_target, id, err);
+		r = plan_user(&p, c, workdir, workdir_st, workdir_target, id, err);
+	if (r >= 0)
+		r = plan_account(&p, c->rootfs ? c->rootfs : "/", id, err);
 	if (r >= 0)
 		r = check_conflicts(p.m + user_start, p.n - user_start, err);
 	if (r < 0) {
@@ -265,6 +378,7 @@ void cd_mount_plan_done(struct cd_mount_plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->m[i].src);
 		free(p->m[i].dst);
+		free(p->m[i].content);
 	}
 	free(p->m);
 	p->m = NULL;

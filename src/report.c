@@ -2,7 +2,6 @@
 /* report.c - render and write the JSON report. Runs in the supervisor, after the sandbox ended
  * (or failed to start). */
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -10,6 +9,7 @@
 
 #include "json.h"
 #include "proxy.h"
+#include "output.h"
 #include "report.h"
 
 static const char *outcome_name(enum cordon_outcome o)
@@ -328,26 +328,24 @@ char *cd_report_render(const struct cd_report_info *in)
 	return out;
 }
 
-int cd_report_open(const char *path, struct cd_report_file *rf, struct cordon_error *err)
+int cd_report_open(const char *path, const struct stat *workdir, struct cd_report_file *rf,
+		   struct cordon_error *err)
 {
-	_cleanup_free_ char *copy = strdup(path);
-	const char *dir = copy ? dirname(copy) : NULL;
+	struct cd_hostpath dir = { .fd = -1 };
+	int r;
 
-	*rf = (struct cd_report_file){ .fd = -1 };
-	if (!dir)
-		return cd_fail(err, ENOMEM, "report", "out of memory");
-	rf->path = strdup(path);
-	rf->tmp = cd_strdup_printf("%s/.%s.XXXXXX", dir, basename((char *)path));
-	if (!rf->path || !rf->tmp) {
-		cd_report_discard(rf);
-		return cd_fail(err, ENOMEM, "report", "out of memory");
-	}
-	rf->fd = mkostemp(rf->tmp, O_CLOEXEC);
+	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+	r = cd_output_dir(path, "report", workdir, &dir, &rf->name, err);
+	if (r < 0)
+		return r;
+	rf->dirfd = CD_TAKE_FD(dir.fd);
+	rf->path = CD_TAKE_PTR(dir.path);
+	cd_hostpath_done(&dir);
+	rf->fd = cd_hostpath_create(rf->dirfd, rf->name, 0600, &rf->tmp);
 	if (rf->fd < 0) {
-		int e = errno;
-
+		r = rf->fd;
 		cd_report_discard(rf);
-		return cd_fail_errno(err, e, "report", "cannot create a file next to %s", path);
+		return cd_fail_errno(err, -r, "report", "cannot create a file next to %s", path);
 	}
 	return 0;
 }
@@ -360,11 +358,12 @@ int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_
 		r = -errno;
 	if (r == 0 && fsync(rf->fd) < 0)
 		r = -errno;
-	if (r == 0 && rename(rf->tmp, rf->path) < 0)
+	if (r == 0 && renameat(rf->dirfd, rf->tmp, rf->dirfd, rf->name) < 0)
 		r = -errno;
 	if (r < 0) {
+		cd_fail_errno(err, -r, "report", "write %s/%s", rf->path, rf->name);
 		cd_report_discard(rf);
-		return cd_fail_errno(err, -r, "report", "write %s", rf->path);
+		return r;
 	}
 	free(CD_TAKE_PTR(rf->tmp));
 	cd_report_discard(rf);
@@ -373,10 +372,12 @@ int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_
 
 void cd_report_discard(struct cd_report_file *rf)
 {
-	if (rf->tmp)
-		unlink(rf->tmp);
+	if (rf->tmp && rf->dirfd >= 0)
+		unlinkat(rf->dirfd, rf->tmp, 0);
 	cd_closep(&rf->fd);
+	cd_closep(&rf->dirfd);
 	free(rf->tmp);
+	free(rf->name);
 	free(rf->path);
-	*rf = (struct cd_report_file){ .fd = -1 };
+	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
 }

@@ -33,12 +33,17 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 
 /* A report file is created (as a temp file next to it) before anything starts, so that a path
  * that cannot be written fails early, and renamed into place at the end. */
+/* The report file: created when the run starts under a temporary name beside it (never through
+ * a symlink, never inside the workdir: output.h), renamed into place at the end. */
 struct cd_report_file {
-	char *path;
+	int dirfd;
+	char *path; /* the directory, for messages */
+	char *name;
 	char *tmp;
 	int fd;
 };
 
-int cd_report_open(const char *path, struct cd_report_file *rf, struct cordon_error *err);
+int cd_report_open(const char *path, const struct stat *workdir, struct cd_report_file *rf,
+		   struct cordon_error *err);
 int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
 void cd_report_discard(struct cd_report_file *rf);

@@ -9,7 +9,9 @@
  * A root caller must not hand the sandbox host uid 0 (bubblewrap and nsjail run as root let the
  * sandbox read root's 0600 files). The sandbox runs as the workdir's owner when that is not root,
  * so that what it writes belongs to that user. When the workdir is owned by root, the sandbox runs
- * as the dedicated host id CORDON_ROOT_HOST_ID, and the workdir is mounted with an id mapping
+ * as the dedicated host id CORDON_ROOT_HOST_ID, seen inside as the ordinary uid and gid
+ * CORDON_SANDBOX_ID (never 0 unless asked: a uid 0 without capabilities makes tar, python's
+ * tarfile and the like try to chown and fail), and the workdir is mounted with an id mapping
  * (mount_setattr MOUNT_ATTR_IDMAP) under which on-disk 0 appears as the sandbox's id: inside, the
  * workdir belongs to the current user, and on the host, files the sandbox creates belong to root.
  */
@@ -89,8 +91,8 @@ static int root_identity(const struct stat *st, struct cd_identity *id, struct c
 		return r;
 	id->host_uid = host;
 	id->host_gid = host;
-	id->inside_uid = 0;
-	id->inside_gid = 0;
+	id->inside_uid = CORDON_SANDBOX_ID;
+	id->inside_gid = CORDON_SANDBOX_ID;
 	id->idmap_workdir = true;
 	return 0;
 }
@@ -100,7 +102,9 @@ static int pick_home(struct cd_identity *id, const char *workdir_target, struct 
 	struct passwd *pw = getpwuid(id->inside_uid);
 	_cleanup_free_ char *home = NULL;
 
-	id->user = pw ? strdup(pw->pw_name) : cd_strdup_printf("u%u", id->inside_uid);
+	/* an id without an account gets one inside (mountplan.c adds it to /etc/passwd) */
+	id->named = !pw;
+	id->user = pw ? strdup(pw->pw_name) : strdup(CD_SANDBOX_USER);
 	if (pw && pw->pw_dir)
 		home = cd_path_normalize(pw->pw_dir);
 	if (!home)
@@ -121,18 +125,15 @@ static int pick_home(struct cd_identity *id, const char *workdir_target, struct 
 	return 0;
 }
 
-int cd_identity_resolve(const struct cordon_config *c, const char *workdir,
+int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdir,
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err)
 {
 	struct cd_identity id = { 0 };
-	struct stat st;
 	int r;
 
-	if (stat(workdir, &st) < 0)
-		return cd_fail_errno(err, errno, "workdir", "%s", workdir);
 	if (geteuid() == 0) {
-		r = root_identity(&st, &id, err);
+		r = root_identity(workdir, &id, err);
 		if (r < 0)
 			return r;
 	} else {
@@ -239,8 +240,34 @@ static int open_idmap_userns(const struct cd_identity *id, int *ret_fd, struct c
 	return 0;
 }
 
-int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const char *workdir,
-			       int *ret_fd, struct cordon_error *err)
+/* A detached copy of the workdir's mount tree, from the descriptor the launcher checked. */
+static int clone_workdir(int workdir, const char *path, int *ret, struct cordon_error *err)
+{
+	int tree = open_tree(workdir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+						  AT_EMPTY_PATH);
+
+	if (tree < 0)
+		return cd_fail_errno(err, errno, "workdir", "clone the mount of %s", path);
+	*ret = tree;
+	return 0;
+}
+
+int cd_userns_workdir_tree(int workdir, const char *path, int *ret_fd, struct cordon_error *err)
+{
+	_cleanup_close_ int tree = -1;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	int r = clone_workdir(workdir, path, &tree, err);
+
+	if (r < 0)
+		return r;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return cd_fail_errno(err, errno, "workdir", "set nosuid,nodev on %s", path);
+	*ret_fd = CD_TAKE_FD(tree);
+	return 0;
+}
+
+int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int workdir,
+			       const char *path_str, int *ret_fd, struct cordon_error *err)
 {
 	_cleanup_close_ int nsfd = -1, tree = -1;
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
@@ -259,9 +286,9 @@ int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const 
 		if (r < 0)
 			return r;
 	}
-	tree = open_tree(AT_FDCWD, workdir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	if (tree < 0)
-		return cd_fail_errno(err, errno, "workdir", "clone the mount of %s", workdir);
+	r = clone_workdir(workdir, path_str, &tree, err);
+	if (r < 0)
+		return r;
 	attr.userns_fd = (uint64_t)nsfd;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		int e = errno;
@@ -272,8 +299,8 @@ int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const 
 				       "one to let a root caller's sandbox write a root-owned workdir "
 				       "without being root; chown the workdir to an unprivileged user "
 				       "(the sandbox then runs as that user)",
-				       workdir, strerror(e));
-		return cd_fail_errno(err, e, "workdir", "id-map the mount of %s", workdir);
+				       path_str, strerror(e));
+		return cd_fail_errno(err, e, "workdir", "id-map the mount of %s", path_str);
 	}
 	*ret_fd = CD_TAKE_FD(tree);
 	return 0;

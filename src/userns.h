@@ -2,6 +2,7 @@
 /* userns.h - who the sandbox runs as, and the user namespace id maps. Supervisor side. */
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -15,12 +16,16 @@ struct cd_identity {
 	 * uid/gid 0 on disk appears as inside_uid/gid and files written come out owned by 0. */
 	bool idmap_workdir;
 	bool setgroups_allowed; /* root caller: the child clears its supplementary groups */
+	bool named;             /* the inside uid has no account: one is added inside */
 	char *user;             /* USER and LOGNAME */
 	char *home;             /* HOME: a fresh tmpfs */
 };
 
-/* Decide the identity from the caller, the workdir's owner and the config. */
-int cd_identity_resolve(const struct cordon_config *c, const char *workdir,
+/* The account inside for an id the system does not know (CORDON_SANDBOX_ID, say). */
+#define CD_SANDBOX_USER "cordon"
+
+/* Decide the identity from the caller, the workdir's owner (its stat) and the config. */
+int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdir,
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err);
 void cd_identity_done(struct cd_identity *id);
@@ -28,6 +33,10 @@ void cd_identity_done(struct cd_identity *id);
 /* Write setgroups, uid_map and gid_map of the child's user namespace (sync 2). */
 int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordon_error *err);
 
-/* A detached, id-mapped clone of the workdir's mount tree, for the child to attach. */
-int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, const char *workdir,
-			       int *ret_fd, struct cordon_error *err);
+/* A detached, id-mapped clone of the workdir's mount tree (from its descriptor), for the child
+ * to attach. */
+int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int workdir,
+			       const char *path, int *ret_fd, struct cordon_error *err);
+/* The same without an id mapping (nosuid, nodev): a root caller's workdir, cloned from the
+ * descriptor it checked rather than looked up again by the child. Needs CAP_SYS_ADMIN. */
+int cd_userns_workdir_tree(int workdir, const char *path, int *ret_fd, struct cordon_error *err);

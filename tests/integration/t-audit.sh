@@ -5,6 +5,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 c() { cordon --workdir "$w" "$@"; }
 # events of a log as compact lines, for comparison: one per event, chosen fields
 events() { # file jq-like python expression over e
@@ -39,97 +40,96 @@ subprocess.run(["/bin/true"])
 subprocess.run(["/bin/sh", "-c", "exit 0"])
 EOF
 own "$w"
-c --audit "$w/audit.jsonl" -- /bin/sh -c '/bin/echo one two | /usr/bin/tr a-z A-Z >/dev/null; /usr/bin/python3 spawn.py; echo new >src/change.txt; /bin/rm gone.txt; echo made >made.txt; /bin/mkdir newdir; /bin/ln -s made.txt link'
+c --audit "$o/audit.jsonl" -- /bin/sh -c '/bin/echo one two | /usr/bin/tr a-z A-Z >/dev/null; /usr/bin/python3 spawn.py; echo new >src/change.txt; /bin/rm gone.txt; echo made >made.txt; /bin/mkdir newdir; /bin/ln -s made.txt link'
 is "the session ran" "$rc" 0
-is "the log is valid JSON Lines, every line whole" "$(valid_jsonl "$w/audit.jsonl")" 16
+is "the log is valid JSON Lines, every line whole" "$(valid_jsonl "$o/audit.jsonl")" 16
 is "events in order: start, execs, files, exit" \
-	"$(events "$w/audit.jsonl" 'e["event"]' | uniq -c | awk '{print $2 "x" $1}' | tr '\n' ' ')" \
+	"$(events "$o/audit.jsonl" 'e["event"]' | uniq -c | awk '{print $2 "x" $1}' | tr '\n' ' ')" \
 	"startx1 execx9 filex5 exitx1 "
 # compared sorted: the pipeline's two execs race each other
-got=$(events "$w/audit.jsonl" 'e["event"] == "exec" and "%s %s" % (e["path"], e["argv"][1:]) or None' | sort)
+got=$(events "$o/audit.jsonl" 'e["event"] == "exec" and "%s %s" % (e["path"], e["argv"][1:]) or None' | sort)
 want=$(printf '%s\n' "/bin/echo ['one', 'two']" "/bin/rm ['gone.txt']" "/bin/sh ['-c', 'exit 0']" \
 	"/bin/true []" "/usr/bin/python3 ['spawn.py']" "/usr/bin/tr ['a-z', 'A-Z']" \
 	"/bin/mkdir ['newdir']" "/bin/ln ['-s', 'made.txt', 'link']" | sort)
 is "the eight execs of the session (and the command's own)" "$(grep -v "^/bin/sh \['-c', '/bin/echo" <<<"$got")" "$want"
-like "... the command's own exec is the first" "$(events "$w/audit.jsonl" 'e["event"] == "exec" and e["path"] or None' | head -1)" "/bin/sh"
+like "... the command's own exec is the first" "$(events "$o/audit.jsonl" 'e["event"] == "exec" and e["path"] or None' | head -1)" "/bin/sh"
 is "pids and parents: python's children have python as their parent" \
-	"$(events "$w/audit.jsonl" 'e["event"] == "exec" and "%d %d %s" % (e["pid"], e["ppid"], e["path"]) or None' | python3 -c '
+	"$(events "$o/audit.jsonl" 'e["event"] == "exec" and "%d %d %s" % (e["pid"], e["ppid"], e["path"]) or None' | python3 -c '
 import sys
 rows = [l.split() for l in sys.stdin]
 pid = {r[2]: r[0] for r in rows if r[2] == "/usr/bin/python3"}
 py = pid["/usr/bin/python3"]
 print(sorted(r[2] for r in rows if r[1] == py))')" "['/bin/sh', '/bin/true']"
-is "cwd is the workdir as seen inside" "$(events "$w/audit.jsonl" 'e["event"] == "exec" and e["cwd"] or None' | sort -u)" "$w"
+is "cwd is the workdir as seen inside" "$(events "$o/audit.jsonl" 'e["event"] == "exec" and e["cwd"] or None' | sort -u)" "$w"
 is "exactly the expected file events" \
-	"$(events "$w/audit.jsonl" 'e["event"] == "file" and "%s %s %s" % (e["change"], e["path"], e["type"]) or None')" \
+	"$(events "$o/audit.jsonl" 'e["event"] == "file" and "%s %s %s" % (e["change"], e["path"], e["type"]) or None')" \
 	"$(printf '%s\n' 'deleted gone.txt file' 'created link symlink' 'created made.txt file' 'created newdir dir' 'modified src/change.txt file')"
 is "a created file carries its size and SHA-256" \
-	"$(events "$w/audit.jsonl" 'e["event"] == "file" and e["path"] == "made.txt" and "%d %s" % (e["size"], e["sha256"]) or None')" \
+	"$(events "$o/audit.jsonl" 'e["event"] == "file" and e["path"] == "made.txt" and "%d %s" % (e["size"], e["sha256"]) or None')" \
 	"5 $(printf 'made\n' | sha256sum | cut -d' ' -f1)"
-is "a symlink carries its target" "$(events "$w/audit.jsonl" 'e["event"] == "file" and e["type"] == "symlink" and e["target"] or None')" made.txt
-unlike "the audit log itself is not reported as a change" "$(events "$w/audit.jsonl" 'e["event"] == "file" and e["path"] or None')" "*audit.jsonl*"
-is "the exit event has the report's figures" "$(events "$w/audit.jsonl" 'e["event"] == "exit" and "%s %d %d" % (e["outcome"], e["exit_code"], e["wall_us"] > 0) or None')" "exited 0 1"
-like "the start event has the command and the configuration" "$(head -1 "$w/audit.jsonl")" \
+is "a symlink carries its target" "$(events "$o/audit.jsonl" 'e["event"] == "file" and e["type"] == "symlink" and e["target"] or None')" made.txt
+is "the exit event has the report's figures" "$(events "$o/audit.jsonl" 'e["event"] == "exit" and "%s %d %d" % (e["outcome"], e["exit_code"], e["wall_us"] > 0) or None')" "exited 0 1"
+like "the start event has the command and the configuration" "$(head -1 "$o/audit.jsonl")" \
 	'{"event":"start","id":"*","time":"20*Z",*"command":["/bin/sh","-c",*"applied":{*"seccomp":{*"mounts":[*'
-ids=$(events "$w/audit.jsonl" 'e["id"]' | sort -u | wc -l)
+ids=$(events "$o/audit.jsonl" 'e["id"]' | sort -u | wc -l)
 is "every event carries the same sandbox id" "$ids" 1
 
 # --- tricky argv: spaces, newlines, quotes, backslashes, non-UTF-8 bytes
-c --audit "$w/argv.jsonl" -- /bin/sh -c '/bin/true "a b" "new
+c --audit "$o/argv.jsonl" -- /bin/sh -c '/bin/true "a b" "new
 line" "q\"uote" "back\\slash" "$(printf "\377\376")" ""'
 # bytes that are not UTF-8 show as \u00XX in the string (U+00FF for 0xff) ...
 is "tricky argv: JSON escapes, exactly what was asked" \
-	"$(events "$w/argv.jsonl" 'e["event"] == "exec" and e["path"] == "/bin/true" and ascii(e["argv"]) or None')" \
+	"$(events "$o/argv.jsonl" 'e["event"] == "exec" and e["path"] == "/bin/true" and ascii(e["argv"]) or None')" \
 	"['/bin/true', 'a b', 'new\\nline', 'q\"uote', 'back\\\\slash', '\\xff\\xfe', '']"
 is "... and the exact bytes in hex where they are not UTF-8" \
-	"$(events "$w/argv.jsonl" 'e["event"] == "exec" and e["path"] == "/bin/true" and e.get("argv_hex", ["-"])[5] or None')" "fffe"
-like "... the line itself is valid UTF-8 JSON" "$(valid_jsonl "$w/argv.jsonl")" "[0-9]*"
+	"$(events "$o/argv.jsonl" 'e["event"] == "exec" and e["path"] == "/bin/true" and e.get("argv_hex", ["-"])[5] or None')" "fffe"
+like "... the line itself is valid UTF-8 JSON" "$(valid_jsonl "$o/argv.jsonl")" "[0-9]*"
 
 # --- a failed exec is recorded with the kernel's answer
-c --audit "$w/fail.jsonl" -- /bin/sh -c './not-there; /etc/passwd; true'
+c --audit "$o/fail.jsonl" -- /bin/sh -c './not-there; /etc/passwd; true'
 is "exec of a missing file: ENOENT, of a non-executable: EACCES" \
-	"$(events "$w/fail.jsonl" 'e["event"] == "exec" and e["path"] != "/bin/sh" and "%s %s" % (e["path"], e["result"]) or None' | grep -v '/true ')" \
+	"$(events "$o/fail.jsonl" 'e["event"] == "exec" and e["path"] != "/bin/sh" and "%s %s" % (e["path"], e["result"]) or None' | grep -v '/true ')" \
 	"$(printf '%s\n' './not-there ENOENT' '/etc/passwd EACCES')"
 
 # --- a run killed by the timeout still leaves a whole log, ending with its exit event
-c --audit "$w/kill.jsonl" --timeout 1s --kill-after 500ms -- /bin/sh -c 'trap "" TERM; while :; do /bin/true; done'
+c --audit "$o/kill.jsonl" --timeout 1s --kill-after 500ms -- /bin/sh -c 'trap "" TERM; while :; do /bin/true; done'
 is "timeout: 124" "$rc" 124
-like "the killed run's log parses" "$(valid_jsonl "$w/kill.jsonl")" "[0-9]*"
-is "... has the timeout and kill-after limit events" "$(events "$w/kill.jsonl" 'e["event"] == "limit" and e["limit"] or None' | tr '\n' ' ')" "timeout kill-after "
-is "... and ends with the exit event, outcome timeout" "$(tail -1 "$w/kill.jsonl" | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["event"], e["outcome"])')" "exit timeout"
+like "the killed run's log parses" "$(valid_jsonl "$o/kill.jsonl")" "[0-9]*"
+is "... has the timeout and kill-after limit events" "$(events "$o/kill.jsonl" 'e["event"] == "limit" and e["limit"] or None' | tr '\n' ' ')" "timeout kill-after "
+is "... and ends with the exit event, outcome timeout" "$(tail -1 "$o/kill.jsonl" | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["event"], e["outcome"])')" "exit timeout"
 
 # --- signals forwarded are recorded
-(exec_as_caller "$CORDON" --workdir "$w" --audit "$w/sig.jsonl" -- /bin/sh -c 'trap "exit 3" USR1; : >trap-set; while :; do sleep 0.1; done') &
+(exec_as_caller "$CORDON" --workdir "$w" --audit "$o/sig.jsonl" -- /bin/sh -c 'trap "exit 3" USR1; : >trap-set; while :; do sleep 0.1; done') &
 pid=$!
 wait_until 10 test -e "$w/trap-set"
 kill -USR1 $pid
 wait $pid
 is "a forwarded signal ends the command as it chose" "$?" 3
-is "... and the signal event says which" "$(events "$w/sig.jsonl" 'e["event"] == "signal" and e["name"] or None')" USR1
+is "... and the signal event says which" "$(events "$o/sig.jsonl" 'e["event"] == "signal" and e["name"] or None')" USR1
 
 # --- an audit file that cannot be created fails before anything runs
 rm -f "$w/ran"
 c --audit /nonexistent/dir/a.jsonl -- /bin/sh -c 'touch ran'
 is "an audit file that cannot be created: 125" "$rc" 125
-like "... with one line" "$err" "cordon: --audit: /nonexistent/dir/a.jsonl: No such file or directory"
+like "... with one line" "$err" "cordon: --audit: /nonexistent/dir: No such file or directory"
 [ ! -e "$w/ran" ] && pass "... and nothing ran" || fail "... and nothing ran"
 
 # --- without --audit nothing changes: no listener, no filter change
 rules() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["applied"]["seccomp"]["rules"])' "$1"; }
-c --report "$w/r.json" -- true
-c --audit "$w/x.jsonl" --report "$w/r2.json" -- true
+c --report "$o/r.json" -- true
+c --audit "$o/x.jsonl" --report "$o/r2.json" -- true
 is "without --audit the filter has no notification; with it, two rules more (execve, execveat)" \
-	"$(($(rules "$w/r2.json") - $(rules "$w/r.json")))" 2
+	"$(($(rules "$o/r2.json") - $(rules "$o/r.json")))" 2
 
 # --- --capture: stdout and stderr kept, and passed on byte for byte
 printf 'bin\000ary\377\n' >"$w/bytes"
 own "$w"
-out=$(cd "$w" && as_caller "$CORDON" --workdir "$w" --capture "$w/cap" -- /bin/sh -c 'cat bytes; echo to-err >&2; printf "no newline"' 2>"$TEST_TMP/cap-err" | od -An -tx1 | tr -d ' \n')
+out=$(cd "$w" && as_caller "$CORDON" --workdir "$w" --capture "$o/cap" -- /bin/sh -c 'cat bytes; echo to-err >&2; printf "no newline"' 2>"$TEST_TMP/cap-err" | od -An -tx1 | tr -d ' \n')
 is "--capture: stdout passed on byte for byte" "$out" "$(printf 'bin\000ary\377\nno newline' | od -An -tx1 | tr -d ' \n')"
 is "... stderr too" "$(cat "$TEST_TMP/cap-err")" to-err
-is "... and kept in DIR/stdout" "$(od -An -tx1 <"$w/cap/stdout" | tr -d ' \n')" "$out"
-is "... and DIR/stderr" "$(cat "$w/cap/stderr")" to-err
+is "... and kept in DIR/stdout" "$(od -An -tx1 <"$o/cap/stdout" | tr -d ' \n')" "$out"
+is "... and DIR/stderr" "$(cat "$o/cap/stderr")" to-err
 c --capture /nonexistent/x/y -- true
-is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x/y: No such file or directory"
+is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 
 done_testing

@@ -6,6 +6,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 c() { cordon --workdir "$w" "$@"; }
 root=""
 [ "${CORDON_AS:-root}" = root ] && [ "$(id -u)" = 0 ] && root=1
@@ -54,9 +55,9 @@ else
 		why_mem='cgroup: no delegated cgroup v2 subtree: * is not writable by uid *'
 		why_pids=$why_mem why_cpu=$why_mem
 	fi
-	c --report "$w/r.json" -- sh -c 'echo ran'
+	c --report "$o/r.json" -- sh -c 'echo ran'
 	is "defaults never fail where controllers are missing" "$rc:$out" "0:ran"
-	r=$(cat "$w/r.json")
+	r=$(cat "$o/r.json")
 	like "... and the report lists what was not applied" "$r" "*\"cgroup\":{\"mode\":\"auto\",*\"memory_max\":null*\"missing\":[\"$why_mem"
 	like "... the pids default too" "$r" "*\"missing\":[*$why_pids"
 	c -v -- true
@@ -67,12 +68,12 @@ else
 	refuse "an explicit --cpus without the controller" "cordon: --cpus: cannot apply the limit: " --cpus 1
 
 	# --- best-effort: rlimit fallbacks where they mean something, recorded
-	c --cgroup best-effort --memory 256M --report "$w/b.json" -- sh -c 'ulimit -v'
+	c --cgroup best-effort --memory 256M --report "$o/b.json" -- sh -c 'ulimit -v'
 	is "best-effort --memory: RLIMIT_AS takes its place" "$rc:$out" "0:262144"
-	like "... and the report says so" "$(cat "$w/b.json")" '*"mode":"best-effort"*"fallbacks":["rlimit as=268435456"*'
-	c --cgroup best-effort --cpus 0.5 --report "$w/b2.json" -- true
+	like "... and the report says so" "$(cat "$o/b.json")" '*"mode":"best-effort"*"fallbacks":["rlimit as=268435456"*'
+	c --cgroup best-effort --cpus 0.5 --report "$o/b2.json" -- true
 	is "best-effort --cpus: runs" "$rc" 0
-	like "... recording that cpu.max was not applied" "$(cat "$w/b2.json")" "*\"missing\":[*$why_cpu"
+	like "... recording that cpu.max was not applied" "$(cat "$o/b2.json")" "*\"missing\":[*$why_cpu"
 	c --cgroup best-effort --pids 20 -- bash -c 'ulimit -u'
 	if [ -n "$root" ]; then
 		is "best-effort --pids as root (a dedicated host uid): RLIMIT_NPROC" "$out" 20
@@ -83,9 +84,9 @@ fi
 
 # --- placement and clean-up
 if [ -n "$root" ]; then
-	c --report "$w/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
+	c --report "$o/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
 	is "inside, the sandbox's cgroup is the root of its cgroup namespace" "$out" "0::/"
-	like "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$w/p.json")" "*\"path\":\"$mnt/cordon/cordon-*"
+	like "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$o/p.json")" "*\"path\":\"$mnt/cordon/cordon-*"
 	(exec_as_caller "$CORDON" --workdir "$w" -- sleep 30) &
 	pid=$!
 	for i in $(seq 100); do
@@ -110,8 +111,8 @@ if [ -n "$root" ]; then
 	is "no cgroup is left after many runs" "$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null | wc -l)" 0
 	c --cgroup required -- true
 	is "--cgroup required: a cgroup can be made here (without controllers)" "$rc" 0
-	c --cgroup off --report "$w/o.json" -- true
-	like "--cgroup off: no cgroup, and the report says so" "$(cat "$w/o.json")" '*"cgroup":{"mode":"off","path":null*'
+	c --cgroup off --report "$o/o.json" -- true
+	like "--cgroup off: no cgroup, and the report says so" "$(cat "$o/o.json")" '*"cgroup":{"mode":"off","path":null*'
 else
 	c --cgroup required -- true
 	is "--cgroup required, unprivileged, nothing delegated: 125" "$rc" 125

@@ -55,13 +55,17 @@ rejects "uid -1 as a number" 'cordon: --uid: "4294967295" is not a numeric id (0
 rejects "bad gid" 'cordon: --gid: "staff" is not a numeric id (0-4294967294)' -- --gid staff $run
 rejects "closed report fd" 'cordon: --report-fd: 99 is not an open file descriptor' -- --report-fd 99 $run
 rejects "read-only report fd" 'cordon: --report-fd: 0 is not open for writing' -- --report-fd 0 $run </dev/null
-rejects "report in a missing directory" 'cordon: --report: cannot create a file next to /nonexistent/r.json: No such file or directory' -- --report /nonexistent/r.json $run
+rejects "report in a missing directory" 'cordon: --report: /nonexistent: No such file or directory' -- --report /nonexistent/r.json $run
 rejects "missing workdir" 'cordon: --workdir: /nonexistent: No such file or directory' -- --workdir /nonexistent $run
 rejects "workdir is a file" 'cordon: --workdir: /etc/passwd: not a directory' -- --workdir /etc/passwd $run
-for d in / /usr /etc /var /tmp /home /root /proc /dev; do
-	rejects "workdir $d refused" "cordon: --workdir: $d: refusing to make a system directory writable (use a project directory)" -- --workdir $d $run
+sys='a system directory (/etc, /usr, /opt, /run, /dev, ... and everything below them)'
+home='a home directory, or one that holds home directories: they hold ~/.ssh and other secrets (use a project directory below one)'
+for d in "/:the root directory" "/usr:$sys" "/etc:$sys" "/proc:$sys" "/dev:$sys" \
+	"/var:a system directory (/var holds the system's state; use a directory below /var/tmp or a home)" \
+	"/tmp:a directory every user shares (use a directory below it)" "/home:$home" "/root:$home"; do
+	rejects "workdir ${d%%:*} refused, saying which rule" "cordon: --workdir: ${d%%:*}: refusing to make it writable: ${d#*:}" -- --workdir "${d%%:*}" $run
 done
-rejects "workdir /usr/.. resolves to / and is refused" 'cordon: --workdir: /: refusing to make a system directory writable (use a project directory)' -- --workdir /usr/.. $run
+rejects "workdir /usr/.. resolves to / and is refused" 'cordon: --workdir: /: refusing to make it writable: the root directory' -- --workdir /usr/.. $run
 rejects "relative workdir-target" 'cordon: --workdir-target: "work" is not an absolute path without ".."' -- --workdir "$w" --workdir-target work $run
 rejects "workdir-target with .." 'cordon: --workdir-target: "/a/../b" is not an absolute path without ".."' -- --workdir "$w" --workdir-target /a/../b $run
 rejects "workdir-target /" 'cordon: --workdir-target: "/": cannot replace the root directory' -- --workdir "$w" --workdir-target / $run

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Who the sandbox runs as. Unprivileged: as the caller, inside uid = outside uid. Root: never host
-# uid 0; the workdir's owner, or a dedicated id with the workdir id-mapped.
+# uid 0; the workdir's owner, or a dedicated id with the workdir id-mapped, seen inside as the
+# ordinary uid 65532 "cordon" (never 0 unless asked), so that tools behave as for a normal user.
 . "$TAP_LIB"
 
 w=$(mkwork)
@@ -35,15 +36,28 @@ if is_user_mode; then
 	like "--uid/--gid change the ids inside" "$out" "uid=1234 euid=1234 suid=1234 gid=4321 *"
 	is "... while the host uid stays the caller's" "$(host_uid_of_sandbox --uid 1234)" "$me"
 else
-	is "root, root-owned workdir: uid 0 inside, no supplementary groups (root's are gone)" "$out" "uid=0 euid=0 suid=0 gid=0 egid=0 sgid=0 groups="
+	is "root, root-owned workdir: an ordinary uid inside (65532), no supplementary groups" "$out" "uid=65532 euid=65532 suid=65532 gid=65532 egid=65532 sgid=65532 groups="
 	is "root: the process is NOT host uid 0 but the dedicated id" "$(host_uid_of_sandbox)" 2000000000
 	c -- sh -c 'echo hi > f; mkdir d'
 	is "root: files the sandbox writes belong to root on the host (id-mapped workdir)" \
 		"$(stat -c %u:%g "$w/f" "$w/d" | tr '\n' ' ')" "0:0 0:0 "
 	c -- sh -c 'stat -c %u:%g "$PWD"'
-	is "root: the workdir is the sandbox user's own inside" "$out" "0:0"
+	is "root: the workdir is the sandbox user's own inside" "$out" "65532:65532"
+	c -- sh -c 'id; whoami; echo "$HOME $USER"; python3 -c "import pwd, os; print(pwd.getpwuid(os.getuid()).pw_name)"'
+	is "root: the inside uid has an account: id, whoami, HOME, USER, python's pwd" "$(echo $out)" \
+		"uid=65532(cordon) gid=65532(cordon) groups=65532(cordon) cordon /home/cordon cordon cordon"
+	c -- node -e 'console.log(require("os").userInfo().username)'
+	is "... node's os.userInfo() too" "$out" cordon
+	c -- sh -c 'git init -q r && cd r && git config user.email a@b && git config user.name a && echo x > f && git add f && git commit -qm m && git status --porcelain && echo clean'
+	is "root: git sees the workdir as its own (no dubious ownership)" "$rc:$out" "0:clean"
+	# real tools that misbehave under a capability-less uid 0: tar and python's tarfile chown
+	tdir=$(mktemp -d "$TEST_TMP/tarsrc.XXXXXX") && echo data >"$tdir/member" && chown 1234:1234 "$tdir/member"
+	tar -C "$tdir" -cf "$TEST_TMP/owned.tar" member && chmod 644 "$TEST_TMP/owned.tar"
+	c --ro-bind "$TEST_TMP/owned.tar:/owned.tar" -- sh -c 'mkdir t1 t2; tar -C t1 -xf /owned.tar && echo tar-ok
+		python3 -c "import tarfile; tarfile.open(\"/owned.tar\").extractall(\"t2\"); print(\"tarfile-ok\")"'
+	is "root: tar -x and python's tarfile extract an archive of another owner's files" "$rc:$(echo $out)" "0:tar-ok tarfile-ok"
 	c -- "$PROBE" status
-	like "root: uid 0 inside holds no capability" "$out" "*CapEff:	0000000000000000*"
+	like "root: the inside uid holds no capability" "$out" "*CapEff:	0000000000000000*"
 	echo top >/root/.cordon-test-secret 2>/dev/null && chmod 600 /root/.cordon-test-secret
 	c --ro-bind /root/.cordon-test-secret:/secret -- cat /secret
 	unlike "root: a root-only file bound in explicitly stays unreadable" "$rc:$out" "0:top"
@@ -52,7 +66,12 @@ else
 	c -- "$PROBE" read /etc/shadow
 	is "root: /etc/shadow (0640 root:shadow) is unreadable" "$out" EACCES
 	c -- sh -c 'cat /proc/self/uid_map'
-	like "root: the uid map points at an unprivileged host id" "$out" "*0*2000000000*1"
+	like "root: the uid map points at an unprivileged host id" "$out" "*65532*2000000000*1"
+	c --uid 0 --gid 0 -- sh -c '"$0" whoami; "$0" status; echo x > z; stat -c %u:%g z; "$0" setuid0' "$PROBE"
+	like "root with --uid 0: uid 0 inside on request, without any capability" "$(echo $out)" \
+		"uid=0 euid=0 suid=0 gid=0 egid=0 sgid=0 groups= *CapEff: 0000000000000000* 0:0 ok"
+	is "... files still land root-owned on the host" "$(stat -c %u:%g "$w/z")" "0:0"
+	is "... and the process is still not host uid 0" "$(host_uid_of_sandbox --uid 0)" 2000000000
 
 	c --uid 1000 --gid 1000 -- sh -c '"$0" whoami; echo x > g; stat -c %u:%g g' "$PROBE"
 	like "root with --uid: the chosen ids inside" "$out" "uid=1000 euid=1000 suid=1000 gid=1000 *1000:1000"
@@ -72,9 +91,9 @@ else
 fi
 
 c -- "$PROBE" setuid0
-if is_user_mode; then is "setuid(0) fails: uid 0 does not exist in here" "$out" EINVAL; else is "setuid(0) as uid 0 without caps is a no-op, not a gain" "$out" ok; fi
+is "setuid(0) fails: uid 0 does not exist in here" "$out" EINVAL
 c -- sh -c 'id -un; echo $USER $LOGNAME'
-if is_user_mode; then me=$TEST_USER; else me=root; fi
+if is_user_mode; then me=$TEST_USER; else me=cordon; fi
 is "USER and LOGNAME name the inside user" "$(echo $out)" "$me $me $me"
 
 done_testing

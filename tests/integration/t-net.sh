@@ -3,6 +3,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 c() { cordon --workdir "$w" "$@"; }
 
 c -- cat /proc/net/dev
@@ -20,8 +21,8 @@ c -- sh -c 'readlink /proc/self/ns/net'
 unlike "a network namespace of its own" "$out" "$(readlink /proc/self/ns/net)"
 c --net host -- sh -c 'readlink /proc/self/ns/net'
 is "--net host: the host's network namespace" "$out" "$(readlink /proc/self/ns/net)"
-c --net host --report "$w/r.json" -- true
+c --net host --report "$o/r.json" -- true
 is "--net host is in the report (no net namespace)" \
-	"$(python3 -c 'import json; a=json.load(open("'"$w/r.json"'"))["applied"]; print(a["net"], "net" in a["namespaces"])')" "host False"
+	"$(python3 -c 'import json; a=json.load(open("'"$o/r.json"'"))["applied"]; print(a["net"], "net" in a["namespaces"])')" "host False"
 
 done_testing

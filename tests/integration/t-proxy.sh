@@ -4,6 +4,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 NETPEER=$PROBE_DIR/netpeer.py
 c() { cordon --workdir "$w" "$@"; }
 jv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2], {"r": r})))' "$@"; }
@@ -33,7 +34,7 @@ start_server PK sink 127.0.0.1:0 "$sinklog"
 	fail "test servers listen on 127.0.0.1 and 127.0.0.2"
 
 # --- the allowed server, through the proxy; the other refused; neither directly
-c --allow-net "127.0.0.1:$P1" --report "$w/r.json" -- curl -sS "http://127.0.0.1:$P1/index.txt"
+c --allow-net "127.0.0.1:$P1" --report "$o/r.json" -- curl -sS "http://127.0.0.1:$P1/index.txt"
 is "curl reaches the allowed server through the proxy (plain HTTP)" "$rc:$out" "0:hello from the allowed server"
 c --allow-net "127.0.0.1:$P1" -- curl -sS -p "http://127.0.0.1:$P1/index.txt"
 is "... and through CONNECT (curl --proxytunnel)" "$rc:$out" "0:hello from the allowed server"
@@ -62,28 +63,28 @@ is "the proxy variables, both cases" "$out" "http://127.0.0.1:3128 http://127.0.
 
 # --- the report and the audit trail
 is "report: applied net is proxy, with the allow-list" \
-	"$(jv "$w/r.json" '[r["applied"]["net"], r["applied"]["allow_net"]]')" "[\"proxy\", [\"127.0.0.1:$P1\"]]"
-c --allow-net "127.0.0.1:$P1" --report "$w/r2.json" --audit "$w/a.jsonl" -- sh -c "curl -s http://127.0.0.1:$P1/index.txt >/dev/null; curl -s http://127.0.0.2:$P2/ >/dev/null; curl -s -p http://127.0.0.1:$P1/index.txt >/dev/null"
+	"$(jv "$o/r.json" '[r["applied"]["net"], r["applied"]["allow_net"]]')" "[\"proxy\", [\"127.0.0.1:$P1\"]]"
+c --allow-net "127.0.0.1:$P1" --report "$o/r2.json" --audit "$o/a.jsonl" -- sh -c "curl -s http://127.0.0.1:$P1/index.txt >/dev/null; curl -s http://127.0.0.2:$P2/ >/dev/null; curl -s -p http://127.0.0.1:$P1/index.txt >/dev/null"
 is "report: counts of every decision" \
-	"$(jv "$w/r2.json" '[r["proxy"][k] for k in ("connections", "allowed", "refused", "failed", "malformed")]')" "[3, 2, 1, 0, 0]"
+	"$(jv "$o/r2.json" '[r["proxy"][k] for k in ("connections", "allowed", "refused", "failed", "malformed")]')" "[3, 2, 1, 0, 0]"
 is "report: bytes both ways (over 100 down, over 60 up)" \
-	"$(jv "$w/r2.json" 'r["proxy"]["bytes_down"] > 100 and r["proxy"]["bytes_up"] > 60')" true
+	"$(jv "$o/r2.json" 'r["proxy"]["bytes_down"] > 100 and r["proxy"]["bytes_up"] > 60')" true
 ev=$(python3 -c '
 import json, sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["event"] == "net":
         print(e["protocol"], e["host"], e["decision"], e.get("status"), e.get("address"), e["bytes_down"] > 0)
-' "$w/a.jsonl")
+' "$o/a.jsonl")
 is "audit: one net event per connection, in order" "$ev" "http 127.0.0.1 allowed None 127.0.0.1 True
 http 127.0.0.2 refused 403 None False
 connect 127.0.0.1 allowed 200 127.0.0.1 True"
 is "audit: the net events come before exit" \
-	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$w/a.jsonl" | sed 's/ exec//g; s/ file//g')" "start net net net exit"
+	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$o/a.jsonl" | sed 's/ exec//g; s/ file//g')" "start net net net exit"
 c -v --allow-net "127.0.0.1:$P1" -- curl -s -o /dev/null "http://127.0.0.2:$P2/"
 like "-v: one line per connection, with the decision and the reason" "$err" "*cordon: net: GET 127.0.0.2:$P2: refused: 127.0.0.2:$P2 is not on the allow-list (0 bytes up, 0 down)*"
-c --report "$w/r3.json" -- true
-is "without --allow-net: net none, no proxy in the report" "$(jv "$w/r3.json" '[r["applied"]["net"], r["proxy"]]')" '["none", null]'
+c --report "$o/r3.json" -- true
+is "without --allow-net: net none, no proxy in the report" "$(jv "$o/r3.json" '[r["applied"]["net"], r["proxy"]]')" '["none", null]'
 
 # --- names and DNS rebinding (localhost resolves to a loopback address)
 c --allow-net "localhost:$P1" --allow-net "127.0.0.1:$P1" -- curl -sS "http://localhost:$P1/index.txt"
@@ -125,9 +126,9 @@ else
 fi
 
 # --- SOCKS5 on the same port (curl -x socks5h://, the name resolved by the proxy)
-c --allow-net "127.0.0.1:$P1" --audit "$w/s.jsonl" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:$P1/index.txt"
+c --allow-net "127.0.0.1:$P1" --audit "$o/s.jsonl" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:$P1/index.txt"
 is "SOCKS5: the allowed server" "$rc:$out" "0:hello from the allowed server"
-is "... audited as socks5" "$(grep -c '"protocol":"socks5","method":"CONNECT","host":"127.0.0.1".*"decision":"allowed"' "$w/s.jsonl")" 1
+is "... audited as socks5" "$(grep -c '"protocol":"socks5","method":"CONNECT","host":"127.0.0.1".*"decision":"allowed"' "$o/s.jsonl")" 1
 c --allow-net "127.0.0.1:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.2:$P2/index.txt"
 like "SOCKS5: the other server is refused (not allowed by ruleset)" "$rc:$err" "97:*(2)*"
 c --allow-net "localhost:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://localhost:$P1/index.txt"
@@ -168,13 +169,13 @@ c --allow-net "127.0.0.1:$PS" -- sh -c "for i in 1 2 3 4 5 6; do python3 $NETPEE
 is "6 parallel 100 MB streams, each intact" "$(sort -u <<<"$out")" "$want"
 
 # --- bad clients: timed out, refused, never blocking the proxy
-c --allow-net "127.0.0.1:$P1" --net-idle-timeout 1s --report "$w/r4.json" -- sh -c "
+c --allow-net "127.0.0.1:$P1" --net-idle-timeout 1s --report "$o/r4.json" -- sh -c "
 python3 $NETPEER stall 'CONNECT 127.0.0.1:$P1 HTTP/1.1\r\n' &
 sleep 0.2; curl -sS http://127.0.0.1:$P1/index.txt; wait"
 is "a client that stalls mid-request gets 408 after the idle timeout; others are served meanwhile" \
 	"$out" "hello from the allowed server
 HTTP/1.1 408 Request Timeout"
-is "... counted as timed out" "$(jv "$w/r4.json" 'r["proxy"]["timed_out"]')" 1
+is "... counted as timed out" "$(jv "$o/r4.json" 'r["proxy"]["timed_out"]')" 1
 c --allow-net "127.0.0.1:$P1" --net-idle-timeout 1s -- python3 -c "
 import select, socket, time
 s = socket.create_connection(('127.0.0.1', 3128))
@@ -239,7 +240,7 @@ python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); 
 pids+=($!)
 wait_until 5 test -s "$TEST_TMP/silent.port"
 PQ=$(cat "$TEST_TMP/silent.port")
-( exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --allow-net "127.0.0.1:$PQ" --audit "$w/rst.jsonl" -- python3 -c "
+( exec_as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --allow-net "127.0.0.1:$PQ" --audit "$o/rst.jsonl" -- python3 -c "
 import socket, struct, time
 s = socket.create_connection(('127.0.0.1', 3128))
 s.sendall(b'CONNECT 127.0.0.1:$PQ HTTP/1.1\r\n\r\n'); s.recv(100)
@@ -253,7 +254,7 @@ cpu=$(awk '{print $14 + $15}' /proc/$launcher/stat 2>/dev/null)
 wait $launcher
 between "... the launcher used under 1 s of CPU in the 3 s after the reset (no busy loop)" "${cpu:-999}" 0 99
 is "... and closed the tunnel for the reset" \
-	"$(python3 -c 'import json,sys; print([e.get("reason") for e in map(json.loads, open(sys.argv[1])) if e["event"] == "net"])' "$w/rst.jsonl")" \
+	"$(python3 -c 'import json,sys; print([e.get("reason") for e in map(json.loads, open(sys.argv[1])) if e["event"] == "net"])' "$o/rst.jsonl")" \
 	"['the client reset the connection']"
 c --allow-net "127.0.0.1:$P1" --net-max-connections 2 -- python3 -c "
 import socket

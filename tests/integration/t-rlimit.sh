@@ -3,6 +3,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 c() { cordon --workdir "$w" "$@"; }
 
 c -- "$PROBE" rlimit core
@@ -27,7 +28,7 @@ c --cpu-time 1 -- "$PROBE" spin
 is "--cpu-time 1: a spinner dies of SIGXCPU (152)" "$rc" 152
 c --cpu-time 1500ms -- "$PROBE" rlimit cpu
 is "--cpu-time rounds up to seconds; hard = soft + 1" "$out" "2 3"
-c --rlimit cpu=2 --report "$w/r.json" -- true
-is "the report lists the limits" "$(python3 -c 'import json; print(json.load(open("'"$w/r.json"'"))["applied"]["rlimits"]["cpu"])')" "{'soft': 2, 'hard': 2}"
+c --rlimit cpu=2 --report "$o/r.json" -- true
+is "the report lists the limits" "$(python3 -c 'import json; print(json.load(open("'"$o/r.json"'"))["applied"]["rlimits"]["cpu"])')" "{'soft': 2, 'hard': 2}"
 
 done_testing

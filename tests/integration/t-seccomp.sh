@@ -5,6 +5,7 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
+o=$(mkwork) # cordon's outputs (report, audit, capture): never in the workdir
 c() { cordon --workdir "$w" "$@"; } # sysprobe is next to the probe, whose directory is bound
 sysprobe() { c -- "$SYSPROBE" "$@"; out=$(tr '\n' ' ' <<<"$out"); out=${out% }; }
 
@@ -183,17 +184,17 @@ if [ "$(id -u)" = 0 ] && [ -r /dev/kmsg ] && kmsg_after >/dev/null 2>&1; then
 else
 	skip "... and the kernel logs them" "dmesg not readable here"
 fi
-c --seccomp-log --report "$w/log.json" -- true
-like "the report says log mode" "$(cat "$w/log.json")" '*"seccomp":{"policy":"default.policy","mode":"log"*'
+c --seccomp-log --report "$o/log.json" -- true
+like "the report says log mode" "$(cat "$o/log.json")" '*"seccomp":{"policy":"default.policy","mode":"log"*'
 
 # --- choosing a policy
-c --report "$w/r.json" -- true
-like "the report names the policy and its size" "$(cat "$w/r.json")" \
+c --report "$o/r.json" -- true
+like "the report names the policy and its size" "$(cat "$o/r.json")" \
 	'*"seccomp":{"policy":"default.policy","mode":"enforce","rules":*,"bpf_instructions":*,"optimized":true,"blocks_tiocsti":true,"baseline":{*}}*'
-c --seccomp-policy none --report "$w/r.json" -- true
-like "--seccomp-policy none: the report says so, and that the baseline still applies" "$(cat "$w/r.json")" \
+c --seccomp-policy none --report "$o/r.json" -- true
+like "--seccomp-policy none: the report says so, and that the baseline still applies" "$(cat "$o/r.json")" \
 	'*"seccomp":{"policy":"none","mode":"off","baseline":{"rules":*,"bpf_instructions":*}}*'
-like "... and the command stays on the terminal (the baseline denies TIOCSTI)" "$(cat "$w/r.json")" '*"new_session":false*'
+like "... and the command stays on the terminal (the baseline denies TIOCSTI)" "$(cat "$o/r.json")" '*"new_session":false*'
 cp "$POLICY_DIR/strict.policy" "$POLICY_DIR/groups.policy" "$w/"
 c --seccomp-policy "$w/strict.policy" -- sh -c 'echo by-path'
 is "a policy by path" "$out" by-path

@@ -13,17 +13,19 @@
 #include "config.h"
 #include "mount.h"
 #include "userns.h"
+#include "workdir.h"
 
 #include "../lib/tap.h"
 
 #define NOT_ABS(p)    "\"" p "\" is not an absolute path without \"..\""
 #define NOT_ROOT(p)   "\"" p "\": cannot replace the root directory"
 #define MANAGED(p, m) "\"" p "\": " m " is managed by cordon"
-#define SYSTEM_DIR    ": refusing to make a system directory writable (use a project directory)"
 #define HOME_DIR                                                                                   \
-	": refusing to make the home directory writable: it holds ~/.ssh and other secrets (use "  \
-	"a "                                                                                       \
-	"project directory)"
+	": refusing to make it writable: a home directory, or one that holds home directories: "  \
+	"they hold ~/.ssh and other secrets (use a project directory below one)"
+#define LAST_LINK                                                                                  \
+	": is a symlink, which cordon does not follow here (a sandbox may have left it): give "    \
+	"the real path"
 #define HOSTNAME_MSG(n) "\"" n "\" is not a hostname (1-64 of a-z 0-9 - .)"
 
 static char scratch[PATH_MAX];	  /* resolved */
@@ -32,6 +34,7 @@ static char file_f[PATH_MAX + 8]; /* scratch/f, a regular file */
 static char link_l[PATH_MAX + 8]; /* scratch/l -> a */
 
 static struct cordon_error err;
+static struct stat dir_st; /* of dir_a */
 
 static struct cordon_error *fresh_err(void)
 {
@@ -58,7 +61,7 @@ static int setup_scratch(void)
 	snprintf(dir_a, sizeof(dir_a), "%s/a", scratch);
 	snprintf(file_f, sizeof(file_f), "%s/f", scratch);
 	snprintf(link_l, sizeof(link_l), "%s/l", scratch);
-	if (mkdir(dir_a, 0755) < 0 || symlink("a", link_l) < 0)
+	if (mkdir(dir_a, 0755) < 0 || symlink("a", link_l) < 0 || stat(dir_a, &dir_st) < 0)
 		return -1;
 	fd = open(file_f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -97,10 +100,67 @@ static void test_defaults(void)
 	ok(1, "cordon_config_free(NULL) is fine");
 }
 
+/* the rules, as a pure function of the canonical path */
+static void test_workdir_rules(void)
+{
+	static char *const homes[] = { "/home/ann", "/root", "/var/lib/jenkins", NULL };
+	static char *const path_dirs[] = { "/home/ann/bin", "/home/ann/go/bin", "/usr/bin", NULL };
+	static const struct {
+		const char *path;
+		const char *why; /* the start of the rule's reason; NULL: accepted */
+	} cases[] = {
+		{ "/", "the root directory" },
+		{ "/etc", "a system directory" },
+		{ "/etc/cron.d", "a system directory" },
+		{ "/usr/local/bin", "a system directory" },
+		{ "/opt/tool", "a system directory" },
+		{ "/run/user/1000", "a system directory" },
+		{ "/dev/shm", "a system directory" },
+		{ "/proc/1", "a system directory" },
+		{ "/sys/fs/cgroup", "a system directory" },
+		{ "/boot/efi", "a system directory" },
+		{ "/lib64", "a system directory" },
+		{ "/var", "a system directory (/var" },
+		{ "/var/lib/dpkg", "a system directory (/var" },
+		{ "/var/spool/cron", "a system directory (/var" },
+		{ "/var/tmp", "a system directory (/var" },
+		{ "/var/tmp/job", NULL },
+		{ "/var/lib/jenkins", "a system directory (/var" },
+		{ "/var/lib/jenkins/workspace/x", NULL },
+		{ "/tmp", "a directory every user shares" },
+		{ "/tmp/x", NULL },
+		{ "/home", "a home directory, or one that holds" },
+		{ "/home/ann", "a home directory" },
+		{ "/root", "a home directory" },
+		{ "/home/ann/proj", NULL },
+		{ "/home/ann/.ssh", "a store of credentials" },
+		{ "/home/ann/.config/app", "a store of credentials" },
+		{ "/home/ann/.local/share", "a store of credentials" },
+		{ "/home/ann/proj/.aws", "a store of credentials" },
+		{ "/home/ann/.sshx", NULL },
+		{ "/home/ann/bin", "a directory on your PATH" },
+		{ "/home/ann/go", "a directory on your PATH, or one that holds it" },
+		{ "/home/ann/go/src/x", NULL },
+		{ "/srv/job/42", NULL },
+		{ "/data/project", NULL },
+	};
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(cases); i++) {
+		const char *why = cd_workdir_refusal(cases[i].path, homes, path_dirs);
+
+		if (!cases[i].why)
+			ok(!why, "workdir rule: %s accepted%s%s", cases[i].path, why ? ": " : "",
+			   why ? why : "");
+		else
+			ok(why && strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
+			   "workdir rule: %s refused: %s", cases[i].path, why ? why : "(accepted)");
+	}
+}
+
 static void test_workdir(void)
 {
 	static const char *const system_dirs[] = {
-	    "/", "/usr", "/etc", "/tmp", "/home", "/root", "/var", "/var/tmp", "/dev/shm", "/proc",
+	    "/", "/usr", "/etc", "/tmp", "/var", "/var/tmp", "/dev/shm", "/proc",
 	};
 	/* spelled differently, resolved to a system directory */
 	static const struct {
@@ -116,16 +176,19 @@ static void test_workdir(void)
 	int r;
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(system_dirs); i++) {
-		snprintf(msg, sizeof(msg), "%s" SYSTEM_DIR, system_dirs[i]);
 		snprintf(what, sizeof(what), "workdir %s", system_dirs[i]);
-		refused(cordon_config_set_workdir(c, system_dirs[i], fresh_err()), 0, "workdir",
-			msg, what);
+		r = cordon_config_set_workdir(c, system_dirs[i], fresh_err());
+		is_int(r, -EINVAL, "%s: refused", what);
+		snprintf(msg, sizeof(msg), "%s: refusing to make it writable: ", system_dirs[i]);
+		ok(strncmp(err.msg, msg, strlen(msg)) == 0 && strcmp(err.step, "workdir") == 0,
+		   "%s: says which rule: %s", what, err.msg);
 	}
 	for (size_t i = 0; i < CD_ELEMENTSOF(aliases); i++) {
-		snprintf(msg, sizeof(msg), "%s" SYSTEM_DIR, aliases[i].resolved);
+		snprintf(msg, sizeof(msg), "%s: refusing to make it writable: ", aliases[i].resolved);
 		snprintf(what, sizeof(what), "workdir %s", aliases[i].in);
-		refused(cordon_config_set_workdir(c, aliases[i].in, fresh_err()), 0, "workdir", msg,
-			what);
+		r = cordon_config_set_workdir(c, aliases[i].in, fresh_err());
+		ok(r == -EINVAL && strncmp(err.msg, msg, strlen(msg)) == 0,
+		   "%s: refused as %s: %s", what, aliases[i].resolved, err.msg);
 	}
 	ok(c->workdir == NULL, "workdir: nothing stored after refusals");
 
@@ -139,10 +202,11 @@ static void test_workdir(void)
 	snprintf(msg, sizeof(msg), "%s" HOME_DIR, home);
 	refused(cordon_config_set_workdir(c, home, fresh_err()), 0, "workdir", msg,
 		"workdir $HOME");
-	refused(cordon_config_set_workdir(c, home_link, fresh_err()), 0, "workdir", msg,
-		"workdir $HOME through a symlink");
 	refused(cordon_config_set_workdir(c, home_slash, fresh_err()), 0, "workdir", msg,
 		"workdir $HOME/");
+	snprintf(msg, sizeof(msg), "%s" LAST_LINK, home_link);
+	refused(cordon_config_set_workdir(c, home_link, fresh_err()), ELOOP, "workdir", msg,
+		"workdir given as a symlink (to $HOME)");
 	/* $HOME spelled differently from the resolved path */
 	setenv("HOME", home_slash, 1);
 	r = cordon_config_set_workdir(c, home, fresh_err());
@@ -160,31 +224,27 @@ static void test_workdir(void)
 	/* the real $HOME, whatever it is, is refused one way or the other */
 	if (saved_home && access(saved_home, F_OK) == 0) {
 		r = cordon_config_set_workdir(c, saved_home, fresh_err());
-		is_int(r, -EINVAL, "workdir real $HOME %s refused", saved_home);
+		ok(r < 0, "workdir real $HOME %s refused", saved_home);
 		like_str(err.msg, ": refusing to make ", "workdir real $HOME: message");
 	} else {
 		skip("no $HOME", "workdir real $HOME refused");
 		skip("no $HOME", "workdir real $HOME: message");
 	}
 
-	/* accepted: a fresh directory, stored resolved */
+	/* accepted: a fresh directory, stored as given (cordon_run() opens it again) */
 	is_int(cordon_config_set_workdir(c, dir_a, fresh_err()), 0, "workdir %s accepted", dir_a);
 	is_str(c->workdir, dir_a, "workdir stored");
-	is_int(cordon_config_set_workdir(c, link_l, fresh_err()), 0, "workdir symlink accepted");
-	{
-		_cleanup_free_ char *rp = realpath(link_l, NULL);
-
-		is_str(c->workdir, rp, "workdir through a symlink stored as its realpath");
-		is_str(c->workdir, dir_a, "which is the directory");
-	}
+	snprintf(msg, sizeof(msg), "%s" LAST_LINK, link_l);
+	refused(cordon_config_set_workdir(c, link_l, fresh_err()), ELOOP, "workdir", msg,
+		"workdir given as a symlink");
 	if (chdir(scratch) == 0) {
-		is_int(cordon_config_set_workdir(c, "l/", fresh_err()), 0, "relative workdir");
-		is_str(c->workdir, dir_a, "relative workdir stored absolute and resolved");
+		is_int(cordon_config_set_workdir(c, "a/", fresh_err()), 0, "relative workdir");
+		is_str(c->workdir, "a/", "relative workdir stored as given");
 		if (chdir("/") < 0)
 			diag("chdir /: %s", strerror(errno));
 	} else {
 		skip("cannot chdir", "relative workdir");
-		skip("cannot chdir", "relative workdir stored absolute and resolved");
+		skip("cannot chdir", "relative workdir stored as given");
 	}
 
 	/* refused: not there, not a directory, empty */
@@ -199,7 +259,7 @@ static void test_workdir(void)
 		"workdir \"\"");
 	refused(cordon_config_set_workdir(c, NULL, fresh_err()), 0, "workdir", "empty path",
 		"workdir NULL");
-	is_str(c->workdir, dir_a, "a refused workdir keeps the previous one");
+	is_str(c->workdir, "a/", "a refused workdir keeps the previous one");
 	cordon_config_free(c);
 }
 
@@ -606,7 +666,7 @@ static void plan_conflict(const char *what, const char *msg, const char *target,
 	int r;
 
 	configure(c);
-	r = cd_mount_plan_build(c, dir_a, target, &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, target, &id, &p, fresh_err());
 	is_int(r, -EINVAL, "plan %s: refused", what);
 	is_str(err.msg, msg, "plan %s: message", what);
 	ok(strcmp(err.step, "mount") == 0 && err.code == 0 && p.n == 12345 && !p.m,
@@ -711,7 +771,7 @@ static void test_plan_order(void)
 	if (!is_int(r, 0, "plan: configured"))
 		diag("configure: %s", err.msg);
 
-	r = cd_mount_plan_build(c, dir_a, "/w/x/y", &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, &p, fresh_err());
 	if (!is_int(r, 0, "plan: built"))
 		diag("plan: %s", err.msg);
 	start = user_start(&p);
@@ -771,7 +831,7 @@ static void test_plan_order(void)
 
 	/* --net host: the host's sysfs */
 	cordon_config_set_net(c, CORDON_NET_HOST, fresh_err());
-	r = cd_mount_plan_build(c, dir_a, "/w/x/y", &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, &p, fresh_err());
 	ok(r == 0 && !p.fresh_sysfs, "plan with --net host: no fresh sysfs");
 	cd_mount_plan_done(&p);
 	cordon_config_free(c);
@@ -785,6 +845,7 @@ int main(void)
 		return 1;
 	}
 	test_defaults();
+	test_workdir_rules();
 	test_workdir();
 	test_inside_paths();
 	test_inside_path_details();

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* output.c - the launcher's own files, out of the sandbox's reach (output.h). Supervisor. */
+#include <fcntl.h>
+#include <string.h>
+
+#include "output.h"
+
+static int refuse_in_workdir(int dirfd, const char *path, const char *step,
+			     const struct stat *workdir, struct cordon_error *err)
+{
+	int r = workdir ? cd_hostpath_within(dirfd, workdir) : 0;
+
+	if (r < 0)
+		return cd_fail_errno(err, -r, step, "%s", path);
+	if (r > 0)
+		return cd_fail(err, 0, step,
+			       "%s: inside the workdir, where the sandbox could replace or rewrite "
+			       "it: write it outside the workdir",
+			       path);
+	return 0;
+}
+
+int cd_output_dir(const char *path, const char *step, const struct stat *workdir,
+		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err)
+{
+	struct cd_hostpath dir = { .fd = -1 };
+	_cleanup_free_ char *name = NULL;
+	int r = cd_hostpath_open_parent(path, step, &dir, &name, err);
+
+	if (r >= 0)
+		r = refuse_in_workdir(dir.fd, path, step, workdir, err);
+	if (r < 0) {
+		cd_hostpath_done(&dir);
+		return r;
+	}
+	*ret_dir = dir;
+	*ret_name = CD_TAKE_PTR(name);
+	return 0;
+}
+
+int cd_output_file(const char *path, const char *step, const struct stat *workdir, mode_t mode,
+		   struct cordon_error *err)
+{
+	struct cd_hostpath dir = { .fd = -1 };
+	_cleanup_free_ char *name = NULL;
+	int fd, r = cd_output_dir(path, step, workdir, &dir, &name, err);
+
+	if (r < 0)
+		return r;
+	fd = cd_hostpath_create(dir.fd, name, mode, NULL);
+	cd_hostpath_done(&dir);
+	return fd < 0 ? cd_fail_errno(err, -fd, step, "%s", path) : fd;
+}
+
+int cd_output_mkdir(const char *path, const char *step, const struct stat *workdir,
+		    struct cordon_error *err)
+{
+	struct cd_hostpath dir = { .fd = -1 };
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int fd = -1;
+	int r = cd_output_dir(path, step, workdir, &dir, &name, err);
+
+	if (r < 0)
+		return r;
+	if (mkdirat(dir.fd, name, 0700) < 0 && errno != EEXIST)
+		r = cd_fail_errno(err, errno, step, "%s", path);
+	/* an existing symlink or file at the name is not a directory: O_NOFOLLOW says ENOTDIR */
+	if (r >= 0)
+		fd = openat(dir.fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r >= 0 && fd < 0)
+		r = cd_fail_errno(err, errno, step, "%s", path);
+	/* the directory itself may be the workdir, or a mount of it */
+	if (r >= 0)
+		r = refuse_in_workdir(fd, path, step, workdir, err);
+	cd_hostpath_done(&dir);
+	return r < 0 ? r : CD_TAKE_FD(fd);
+}

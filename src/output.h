@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * output.h - where the launcher writes its own files (--report, --audit, --capture): opened
+ * before the command starts, in a directory resolved without following a symlink anyone but
+ * root or the caller made, outside the workdir (the one host directory the sandbox can write,
+ * where it could replace or rewrite them), each file created anew and renamed into place, so
+ * that what was at the path before (a symlink, a hard link, a FIFO) is replaced, never opened.
+ * Written through those descriptors only. Supervisor side.
+ */
+#pragma once
+
+#include "hostpath.h"
+
+/* The directory of the file at path, and the file's name (malloc'd): refused inside the
+ * workdir (its stat). step names the option in messages. */
+int cd_output_dir(const char *path, const char *step, const struct stat *workdir,
+		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err);
+
+/* The file at path, created anew (mode), for writing: the fd, or -errno with *err filled. */
+int cd_output_file(const char *path, const char *step, const struct stat *workdir, mode_t mode,
+		   struct cordon_error *err);
+
+/* The directory at path, made if missing (0700), as an O_PATH fd: the same rules. */
+int cd_output_mkdir(const char *path, const char *step, const struct stat *workdir,
+		    struct cordon_error *err);

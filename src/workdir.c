@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * workdir.c - which host directory may be the sandbox's workdir, and opening it once. Runs in
+ * the supervisor, before anything starts.
+ *
+ * What the sandbox writes there is used on the host: a workdir must not be a place the system
+ * or a user runs or trusts files from. The rules are a function of the canonical path (pure,
+ * unit-tested); the path itself is resolved once by hostpath.c and used as a descriptor.
+ */
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "workdir.h"
+
+/* Trees of the system: refused, with everything below them. */
+static const char *const system_trees[] = {
+	"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+	"/run", "/sbin", "/snap", "/sys", "/usr",
+};
+/* Shared scratch: the directory itself is refused, a directory below it is a project's. */
+static const char *const shared_dirs[] = { "/tmp", "/var/tmp" };
+/* Where credentials and per-user configuration live: refused as any component of the path. */
+static const char *const secret_names[] = {
+	".aws", ".azure", ".cargo", ".config", ".docker", ".gnupg", ".kube", ".local", ".mozilla",
+	".password-store", ".pki", ".ssh",
+};
+
+static bool in(const char *name, size_t len, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+static bool has_secret_component(const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if (len && in(p, len, secret_names, CD_ELEMENTSOF(secret_names)))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* /var holds the system's state (spool, cron, databases): refused, but for directories below
+ * /var/tmp and inside the homes that live under /var (a CI service's, say). */
+static bool var_allowed(const char *path, char *const *homes)
+{
+	if (cd_path_startswith(path, "/var/tmp") && strcmp(path, "/var/tmp") != 0)
+		return true;
+	for (; homes && *homes; homes++)
+		if (cd_path_startswith(*homes, "/var") && cd_path_startswith(path, *homes) &&
+		    strcmp(path, *homes) != 0)
+			return true;
+	return false;
+}
+
+const char *cd_workdir_refusal(const char *path, char *const *homes, char *const *path_dirs)
+{
+	if (strcmp(path, "/") == 0)
+		return "the root directory";
+	for (size_t i = 0; i < CD_ELEMENTSOF(system_trees); i++)
+		if (cd_path_startswith(path, system_trees[i]))
+			return "a system directory (/etc, /usr, /opt, /run, /dev, ... and everything "
+			       "below them)";
+	if (cd_path_startswith(path, "/var") && !var_allowed(path, homes))
+		return "a system directory (/var holds the system's state; use a directory below "
+		       "/var/tmp or a home)";
+	for (size_t i = 0; i < CD_ELEMENTSOF(shared_dirs); i++)
+		if (strcmp(path, shared_dirs[i]) == 0)
+			return "a directory every user shares (use a directory below it)";
+	for (; homes && *homes; homes++)
+		if (cd_path_startswith(*homes, path))
+			return "a home directory, or one that holds home directories: they hold "
+			       "~/.ssh and other secrets (use a project directory below one)";
+	if (has_secret_component(path))
+		return "a store of credentials or configuration (.ssh, .gnupg, .aws, .config, "
+		       ".local, ...)";
+	for (; path_dirs && *path_dirs; path_dirs++)
+		if (cd_path_startswith(*path_dirs, path))
+			return "a directory on your PATH, or one that holds it: what the sandbox "
+			       "wrote there would run as you";
+	return NULL;
+}
+
+static int push_real(char ***v, const char *p)
+{
+	_cleanup_free_ char *r = p && p[0] == '/' ? realpath(p, NULL) : NULL;
+
+	return r ? cd_strv_push(v, r) : 0; /* what does not exist holds nothing */
+}
+
+/* The caller's HOME and home directory first, then every account's in /etc/passwd (not NSS:
+ * a directory service could be slow, and its accounts' homes are rarely local). */
+static int list_homes(char ***ret)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	_cleanup_(cd_fclosep) FILE *f = NULL;
+	int r;
+
+	r = push_real(ret, getenv("HOME"));
+	if (r >= 0 && pw)
+		r = push_real(ret, pw->pw_dir);
+	f = fopen("/etc/passwd", "re");
+	while (r >= 0 && f && (pw = fgetpwent(f)))
+		if (strcmp(pw->pw_dir, "/") != 0)
+			r = push_real(ret, pw->pw_dir);
+	return r;
+}
+
+static int list_path_dirs(char ***ret)
+{
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *copy = path ? strdup(path) : NULL;
+	char *save = NULL;
+	int r = 0;
+
+	if (path && !copy)
+		return -ENOMEM;
+	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; r >= 0 && d;
+	     d = strtok_r(NULL, ":", &save))
+		r = push_real(ret, d); /* relative entries (".", "") are not places */
+	return r;
+}
+
+static int check(const struct cd_hostpath *hp, struct cordon_error *err)
+{
+	_cleanup_strv_ char **homes = calloc(1, sizeof(char *));
+	_cleanup_strv_ char **path_dirs = calloc(1, sizeof(char *));
+	const char *why;
+
+	if (!homes || !path_dirs || list_homes(&homes) < 0 || list_path_dirs(&path_dirs) < 0)
+		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	why = cd_workdir_refusal(hp->path, homes, path_dirs);
+	if (why)
+		return cd_fail(err, 0, "workdir", "%s: refusing to make it writable: %s", hp->path,
+			       why);
+	/* root: the workdir's owner is who the sandbox runs as; a symlink (root's: no other is
+	 * followed) must not lead to somebody else's directory */
+	if (geteuid() == 0 && hp->links && hp->st.st_uid != hp->link_owner)
+		return cd_fail(err, 0, "workdir",
+			       "%s: reached through a symlink, and owned by uid %u: cordon run as "
+			       "root does not let a symlink choose whose files the sandbox writes "
+			       "(give the real path)",
+			       hp->path, (unsigned)hp->st.st_uid);
+	return 0;
+}
+
+int cd_workdir_open(const char *given, struct cd_hostpath *ret, struct cordon_error *err)
+{
+	struct cd_hostpath hp = { .fd = -1 };
+	int r;
+
+	if (given)
+		r = cd_hostpath_open(given, CD_HOSTPATH_DIR | CD_HOSTPATH_NOFOLLOW, "workdir", &hp,
+				     err);
+	else
+		r = cd_hostpath_from_fd(open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), "workdir",
+					&hp, err);
+	if (r >= 0)
+		r = check(&hp, err);
+	if (r < 0) {
+		cd_hostpath_done(&hp);
+		return r;
+	}
+	*ret = hp;
+	return 0;
+}

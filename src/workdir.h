@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * workdir.h - the one host directory the sandbox may write: which directories may be it, and
+ * finding it once, safely. Supervisor side.
+ */
+#pragma once
+
+#include "hostpath.h"
+
+/* Why the directory at canonical path `path` may not be a workdir, or NULL when it may. Pure:
+ * homes are the home directories of the accounts (the caller's first), path_dirs the caller's
+ * PATH, both canonical absolute paths, NULL-terminated. */
+const char *cd_workdir_refusal(const char *path, char *const *homes, char *const *path_dirs);
+
+/* Open the workdir: `given` (NULL: the current directory) resolved with hostpath.h's rules, its
+ * last component never a symlink; then refused by cd_workdir_refusal's rules, and, for a root
+ * caller, when a symlink on the way leads to a directory of someone else (which would choose
+ * whose files the sandbox writes). *ret holds the descriptor every later step uses. */
+int cd_workdir_open(const char *given, struct cd_hostpath *ret, struct cordon_error *err);
