@@ -23,7 +23,10 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
 
 #include "caps.h"
 #include "child.h"
@@ -89,8 +92,9 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	/* --capture: the sandbox writes into the supervisor's pipes */
 	if (a->stdout_fd >= 0 && (dup2(a->stdout_fd, 1) < 0 || dup2(a->stderr_fd, 2) < 0))
 		return cd_fail_errno(err, errno, "capture", "dup2");
-	/* nothing of the supervisor's stays open in here */
-	close_other_fds(&((int){ a->sock }), 1);
+	/* nothing of the supervisor's stays open in here but the terminal, which pid 1 alone keeps
+	 * to hand it to the command */
+	close_other_fds((int[]){ a->sock, a->tty_fd }, 2);
 	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
 	if (a->own_net) {
 		r = cd_netns_start(&net, err);
@@ -107,6 +111,10 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	r = become_sandbox_ids(a->id, err);
 	if (r < 0)
 		return r;
+	/* a change of the effective ids clears the parent-death signal: set it again (the
+	 * socket's EOF would end pid 1 too, but only where it reads the socket) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
 	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
 	if (r >= 0 && net.proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */
@@ -192,6 +200,35 @@ static void install_filter(const struct cd_child_args *a, const struct cd_filter
 	close(r);
 }
 
+/* The terminal's foreground becomes pgrp (pid 1 and the command are in the background of it
+ * when this is called: SIGTTOU blocked, as a shell does). */
+static void give_terminal(int tty, pid_t pgrp)
+{
+	sigset_t ttou, old;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(tty, pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A process group of its own: no signal the command sends to its group (kill(0, ...)) reaches
+ * the caller's processes or cordon. In the caller's session, so that job control works, and the
+ * terminal's foreground when the caller was. Without a filter proven to deny TIOCSTI, a session
+ * of its own instead, without a controlling terminal, keeps keystrokes out of the caller's
+ * terminal (but costs job control). */
+static int own_group(const struct cd_child_args *a, struct cordon_error *err)
+{
+	if (!a->baseline->blocks_tiocsti)
+		return setsid() < 0 ? cd_fail_errno(err, errno, "init", "setsid") : 0;
+	if (setpgid(0, 0) < 0)
+		return cd_fail_errno(err, errno, "init", "setpgid");
+	if (a->take_tty && a->tty_fd >= 0)
+		give_terminal(a->tty_fd, getpid());
+	return 0;
+}
+
 /* The command's process, a vfork() child sharing pid 1's memory: last steps with system calls
  * only (no allocation), then exec. Failures go to errfd, read by pid 1. */
 _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
@@ -201,11 +238,7 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	int e;
 
 	reset_signals();
-	/* TIOCSTI: when the filter is not proven to deny it, a session of its own, without a
-	 * controlling terminal, keeps keystrokes out of the caller's terminal (but costs job
-	 * control); with the filter, the command stays in the caller's session */
-	if (!a->baseline->blocks_tiocsti && setsid() < 0)
-		cd_fail_errno(&err, errno, "init", "setsid");
+	own_group(a, &err);
 	if (!err.msg[0])
 		cd_limits_apply(a->rlimits, &err);
 	if (!err.msg[0] && chdir(a->chdir) < 0)
@@ -288,34 +321,96 @@ _Noreturn static void end_sandbox(int sock, int status)
 	_exit(0);
 }
 
-/* sync 4: reap, forward, and end with the command. */
-_Noreturn static void pid1_loop(int sock, int sigfd, pid_t command)
+/* pid 1 after the command started (sync 4). */
+struct init {
+	const struct cd_child_args *a;
+	int sigfd;     /* SIGCHLD */
+	int timerfd;   /* the timeout, enforced here too: nothing inside can stop pid 1 */
+	int phase;     /* 0, then 1 once SIGTERM went to everything, 2 once SIGKILL did */
+	pid_t command;
+};
+
+static int arm(int timerfd, uint64_t at_ns)
+{
+	struct itimerspec its = { .it_value = { (time_t)(at_ns / 1000000000),
+						(long)(at_ns % 1000000000) } };
+
+	if (!at_ns) /* 0 would disarm */
+		its.it_value.tv_nsec = 1;
+	return timerfd_settime(timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The deadline passed: SIGTERM to every process but pid 1, then SIGKILL after kill_after. The
+ * supervisor hears of each step (it may be stopped, or blocked on a slow reader: the sandbox
+ * ends on time all the same). */
+static void on_deadline(struct init *in)
+{
+	uint64_t ticks;
+
+	if (read(in->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks) || in->phase >= 2)
+		return;
+	in->phase++;
+	kill(-1, in->phase == 1 ? SIGTERM : SIGKILL);
+	cd_msg_send(in->a->sock, CD_MSG_TIMEOUT, in->phase, NULL, -1);
+	if (in->phase == 1)
+		arm(in->timerfd, in->a->deadline_ns + in->a->kill_after_ns);
+}
+
+static void reap(struct init *in)
+{
+	struct signalfd_siginfo si;
+	int status;
+	pid_t pid;
+
+	while (read(in->sigfd, &si, sizeof(si)) > 0)
+		;
+	while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+		if (pid != in->command)
+			continue;
+		if (WIFSTOPPED(status)) /* job control: the supervisor follows it */
+			cd_msg_send(in->a->sock, CD_MSG_STOPPED, WSTOPSIG(status), NULL, -1);
+		else
+			end_sandbox(in->a->sock, status);
+	}
+}
+
+static void on_message(struct init *in, const struct cd_msg *m)
+{
+	switch (m->type) {
+	case CD_MSG_SIGNAL:
+		kill(in->command, m->value);
+		break;
+	case CD_MSG_KILL_ALL:
+		kill(-1, m->value); /* every process in the namespace but pid 1 */
+		break;
+	case CD_MSG_CONT:
+		if (m->value && in->a->tty_fd >= 0)
+			give_terminal(in->a->tty_fd, in->command);
+		kill(-in->command, SIGCONT);
+		break;
+	default:
+		break;
+	}
+}
+
+_Noreturn static void pid1_loop(struct init *in)
 {
 	for (;;) {
-		struct pollfd p[2] = { { sigfd, POLLIN, 0 }, { sock, POLLIN, 0 } };
-		struct signalfd_siginfo si;
+		struct pollfd p[3] = { { in->sigfd, POLLIN, 0 }, { in->a->sock, POLLIN, 0 },
+				       { in->timerfd, POLLIN, 0 } };
 		struct cd_msg m;
-		int status, r;
-		pid_t pid;
 
-		if (poll(p, 2, -1) < 0)
+		if (poll(p, 3, -1) < 0)
 			continue;
-		if (p[0].revents) {
-			while (read(sigfd, &si, sizeof(si)) > 0)
-				;
-			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-				if (pid == command)
-					end_sandbox(sock, status);
-		}
+		if (p[0].revents)
+			reap(in);
+		if (p[2].revents)
+			on_deadline(in);
 		if (!p[1].revents)
 			continue;
-		r = cd_msg_recv(sock, &m, NULL);
-		if (r <= 0)
+		if (cd_msg_recv(in->a->sock, &m, NULL) <= 0)
 			_exit(CORDON_EXIT_FAILURE); /* supervisor gone */
-		if (m.type == CD_MSG_SIGNAL)
-			kill(command, m.value);
-		else if (m.type == CD_MSG_KILL_ALL)
-			kill(-1, m.value); /* every process in the namespace but pid 1 */
+		on_message(in, &m);
 	}
 }
 
@@ -354,15 +449,22 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 	struct cd_child_args copy = *args, *a = &copy;
 	struct cd_filter filter = { 0 }, baseline = { 0 };
 	struct cordon_error err = { 0 };
-	sigset_t chld;
-	pid_t command = 0;
-	int sigfd = -1, r;
+	struct init in = { .a = a, .sigfd = -1, .timerfd = -1 };
+	sigset_t chld, stops;
+	int r;
 
 	/* SIGCHLD to a signalfd, blocked before the command exists so none is lost; the
-	 * forwarded signals stay blocked as the supervisor left them: pid 1 gets them by message */
+	 * forwarded signals stay blocked as the supervisor left them: pid 1 gets them by message.
+	 * The terminal's stop signals too: pid 1 is in the caller's process group, which may be
+	 * the terminal's foreground until the command takes it */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTSTP);
+	sigaddset(&stops, SIGTTIN);
+	sigaddset(&stops, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &stops, NULL);
 	r = pid1_setup(a, &err);
 	if (r >= 0) {
 		r = receive_filters(a, &baseline, &filter, &err);
@@ -370,16 +472,21 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 		a->filter = a->policy_coming ? &filter : NULL;
 	}
 	if (r >= 0) {
-		sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-		if (sigfd < 0)
+		in.sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (in.sigfd < 0)
 			r = cd_fail_errno(&err, errno, "init", "signalfd");
 	}
+	if (r >= 0 && a->deadline_ns) {
+		in.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (in.timerfd < 0 || arm(in.timerfd, a->deadline_ns) < 0)
+			r = cd_fail_errno(&err, errno, "timeout", "arm the timer");
+	}
 	if (r >= 0)
-		r = start_command(a, &command, &err);
+		r = start_command(a, &in.command, &err);
 	if (r < 0) {
 		cd_msg_send(a->sock, CD_MSG_ERROR, 0, &err, -1);
 		_exit(CORDON_EXIT_FAILURE);
 	}
-	cd_msg_send(a->sock, CD_MSG_RUNNING, command, NULL, -1);
-	pid1_loop(a->sock, sigfd, command);
+	cd_msg_send(a->sock, CD_MSG_RUNNING, in.command, NULL, -1);
+	pid1_loop(&in);
 }

@@ -25,6 +25,10 @@ struct cd_child_args {
 	const struct cd_filter *baseline; /* cordon's own rules: always, set by pid 1 */
 	bool policy_coming;               /* the supervisor sends the policy's program after GO */
 	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
+	int tty_fd;       /* the caller's controlling terminal, or -1: kept by pid 1 alone */
+	bool take_tty;    /* the caller is its foreground: the command becomes it */
+	uint64_t deadline_ns;   /* CLOCK_MONOTONIC: the timeout, enforced inside too; 0: none */
+	uint64_t kill_after_ns; /* then SIGKILL this much later */
 };
 
 /* pid 1: set up, fork the command, reap, forward; reports over a->sock (sync.h). */

@@ -41,6 +41,7 @@
 #include "report.h"
 #include "sync.h"
 #include "sysinfo.h"
+#include "terminal.h"
 #include "userns.h"
 #include "workdir.h"
 
@@ -79,7 +80,7 @@ struct run {
 	struct cd_execlog_first first_exec;
 	struct cd_capture capture;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
-	bool shares_pgrp; /* the command is in our process group: the tty signals it directly */
+	struct cd_terminal term; /* the caller's controlling terminal: lent to the command */
 	bool attach_cgroup; /* clone could not place pid 1 in its cgroup: move it before GO */
 	uint64_t pids_limit_hits; /* pids.events max */
 	char **envp;
@@ -97,6 +98,7 @@ struct run {
 	bool failed;        /* an ERROR came back */
 	bool timed_out;
 	bool killed;        /* SIGKILL sent after --kill-after */
+	bool backstop;      /* the timer now waits for pid 1 to have ended the sandbox */
 	bool got_exit;
 	int exit_status;    /* the command's wait status, from EXIT */
 	struct cd_usage usage; /* from EXIT: every process of the sandbox */
@@ -303,7 +305,8 @@ static int compile_filter(struct run *run, struct cordon_error *err)
 	run->baseline.blocks_tiocsti = run->filter.blocks_tiocsti = cd_filter_set_blocks_tiocsti(
 		(const struct cd_filter *[]){ &run->baseline, run->have_filter ? &run->filter : NULL },
 		2);
-	run->shares_pgrp = run->baseline.blocks_tiocsti;
+	/* without the proof, the command gets a session of its own instead (child.c) */
+	run->term.lent = run->term.lent && run->baseline.blocks_tiocsti;
 	run_log(run, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
 		run->baseline.n_rules, run->baseline.len);
 	if (run->have_filter)
@@ -500,14 +503,20 @@ static int block_signals(struct run *run, struct cordon_error *err)
 	return 0;
 }
 
-static int arm_timer(struct run *run, uint64_t ns)
+/* at an absolute CLOCK_MONOTONIC time */
+static int arm_timer(struct run *run, uint64_t at_ns)
 {
-	struct itimerspec its = { .it_value = { (time_t)(ns / NSEC_PER_SEC),
-						(long)(ns % NSEC_PER_SEC) } };
+	struct itimerspec its = { .it_value = { (time_t)(at_ns / NSEC_PER_SEC),
+						(long)(at_ns % NSEC_PER_SEC) } };
 
-	if (ns == 0)
+	if (at_ns == 0)
 		its.it_value.tv_nsec = 1; /* 0 would disarm: fire at once */
-	return timerfd_settime(run->timerfd, 0, &its, NULL) < 0 ? -errno : 0;
+	return timerfd_settime(run->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
+static uint64_t deadline(const struct run *run)
+{
+	return run->c->timeout_ns ? run->t_start + run->c->timeout_ns : 0;
 }
 
 static int clone_fail(int e, struct cordon_error *err)
@@ -633,6 +642,10 @@ static void child_args(struct run *run, struct cd_child_args *a)
 		.policy_coming = run->have_policy,
 		.stdout_fd = run->capture.on ? run->capture.s[0].wr : -1,
 		.stderr_fd = run->capture.on ? run->capture.s[1].wr : -1,
+		.tty_fd = run->term.fd,
+		.take_tty = run->term.lent,
+		.deadline_ns = deadline(run),
+		.kill_after_ns = run->c->kill_after_ns,
 	};
 }
 
@@ -644,11 +657,12 @@ static int start(struct run *run, struct cordon_error *err)
 	r = block_signals(run, err);
 	if (r < 0)
 		return r;
+	cd_terminal_open(&run->term);
 	run->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (run->timerfd < 0)
 		return cd_fail_errno(err, errno, "timeout", "timerfd");
 	/* the wall clock counts from here, setup included */
-	if (run->c->timeout_ns && arm_timer(run, run->c->timeout_ns) < 0)
+	if (run->c->timeout_ns && arm_timer(run, deadline(run)) < 0)
 		return cd_fail_errno(err, errno, "timeout", "arm the timer");
 	child_args(run, &args);
 	r = spawn(run, &args, err);
@@ -675,6 +689,45 @@ static void kill_init(struct run *run)
 
 /* --- sync 3 and 4: the watchdog --- */
 
+static void audit_limit(struct run *run, const char *limit, const char *what);
+
+/* Job control: the command was stopped (Ctrl-Z, or a read from the terminal in the background).
+ * With a controlling terminal, cordon does as a shell job does: the terminal back to our group,
+ * and it stops itself with the same kind of signal, so that the caller's shell sees the job
+ * stopped; once continued, the command is too, with the terminal if we are its foreground.
+ * Meanwhile pid 1 keeps the deadline: stopping cordon does not stop the clock. */
+static void suspend(struct run *run, int sig)
+{
+	bool fg;
+
+	run_log(run, "job control: the command was stopped (%s)", strsignal(sig));
+	if (run->term.fd < 0)
+		return; /* no terminal, no shell to report to: it stays stopped */
+	cd_terminal_reclaim(&run->term);
+	kill(getpid(), sig == SIGSTOP ? SIGSTOP : sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
+	/* continued */
+	fg = cd_terminal_ours(&run->term);
+	run->term.lent = fg && run->baseline.blocks_tiocsti;
+	run_log(run, "job control: continued in the %s", fg ? "foreground" : "background");
+	if (run->sock >= 0)
+		cd_msg_send(run->sock, CD_MSG_CONT, run->term.lent, NULL, -1);
+}
+
+/* pid 1 enforces the deadline (phase 1: SIGTERM to every process, 2: SIGKILL) */
+static void timed_out(struct run *run, int phase)
+{
+	if (phase == 1 && !run->timed_out) {
+		run->timed_out = true;
+		run_log(run, "timeout: SIGTERM to every process in the sandbox");
+		audit_limit(run, "timeout", "SIGTERM to every process in the sandbox");
+	} else if (phase == 2 && !run->killed) {
+		run->killed = true;
+		run_log(run, "timeout: SIGKILL to the sandbox");
+		audit_limit(run, "kill-after", "SIGKILL to the sandbox");
+		cd_cgroup_kill(&run->cg);
+	}
+}
+
 static void on_message(struct run *run, const struct cd_msg *m)
 {
 	switch (m->type) {
@@ -693,6 +746,12 @@ static void on_message(struct run *run, const struct cd_msg *m)
 		run->got_exit = true;
 		run->exit_status = m->value;
 		run->usage = m->usage;
+		break;
+	case CD_MSG_STOPPED:
+		suspend(run, m->value);
+		break;
+	case CD_MSG_TIMEOUT:
+		timed_out(run, m->value);
 		break;
 	default:
 		break;
@@ -775,10 +834,8 @@ static void on_signal(struct run *run)
 	struct signalfd_siginfo si;
 
 	while (read(run->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		/* Ctrl-C and friends: the terminal signalled our whole process group, the command
-		 * included; forwarding would deliver it twice */
-		if (si.ssi_code == SI_KERNEL && run->shares_pgrp)
-			continue;
+		/* the command has a process group of its own (Ctrl-C reaches it, not us, when it has
+		 * the terminal): what cordon receives, it passes on */
 		run_log(run, "signal: forwarding %s", strsignal((int)si.ssi_signo));
 		audit_signal(run, (int)si.ssi_signo, (int)si.ssi_pid);
 		if (run->sock >= 0)
@@ -786,26 +843,30 @@ static void on_signal(struct run *run)
 	}
 }
 
+/* The deadline is pid 1's to enforce (child.c): nothing in the sandbox can stop it, while
+ * cordon itself may be stopped (job control) or busy. Here: a timeout during setup, and a
+ * backstop if pid 1 has not ended the sandbox a second after SIGKILL was due. */
 static void on_timer(struct run *run)
 {
 	uint64_t ticks;
 
 	if (read(run->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
 		return;
-	if (!run->timed_out) {
-		run->timed_out = true;
-		run_log(run, "timeout: SIGTERM to every process in the sandbox");
-		audit_limit(run, "timeout", "SIGTERM to every process in the sandbox");
-		if (run->sock >= 0)
-			cd_msg_send(run->sock, CD_MSG_KILL_ALL, SIGTERM, NULL, -1);
-		arm_timer(run, run->c->kill_after_ns);
-	} else if (!run->killed) {
-		run->killed = true;
-		run_log(run, "timeout: SIGKILL to the sandbox");
-		audit_limit(run, "kill-after", "SIGKILL to the sandbox");
+	if (!run->running) {
+		timed_out(run, 1);
+		run_log(run, "timeout: during setup");
 		kill_init(run);
-		cd_cgroup_kill(&run->cg);
+		return;
 	}
+	if (!run->backstop) {
+		run->backstop = true;
+		arm_timer(run, deadline(run) + run->c->kill_after_ns + NSEC_PER_SEC);
+		return;
+	}
+	timed_out(run, 1);
+	timed_out(run, 2);
+	run_log(run, "timeout: pid 1 did not end the sandbox: SIGKILL to it");
+	kill_init(run);
 }
 
 static void watch(struct run *run)
@@ -1064,6 +1125,7 @@ static void run_done(struct run *run)
 			}
 		pthread_sigmask(SIG_SETMASK, &run->old_mask, NULL);
 	}
+	cd_terminal_restore(&run->term);
 	cd_report_discard(&run->report);
 	cd_strv_free(run->envp);
 	cd_mount_plan_done(&run->plan);
@@ -1091,7 +1153,7 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	_cleanup_(run_done) struct run run = {
 		.c = c, .res = res, .wd = { .fd = -1 }, .sock = -1, .pidfd = -1, .sigfd = -1, .timerfd = -1,
 		.report = { .dirfd = -1, .fd = -1 }, .cg = { .fd = -1 }, .audit = { .fd = -1, .id = res->id },
-		.listener = -1,
+		.listener = -1, .term = { .fd = -1 },
 	};
 	int r;
 
