@@ -237,25 +237,37 @@ static const char *special4(uint32_t a)
 	return NULL;
 }
 
-static const char *special6(const struct in6_addr *a)
+/* The IPv4 address an IPv6 address leads to: IPv4-mapped (this host's stack connects to it),
+ * NAT64 64:ff9b::/96 and 6to4 2002::/16 (a translator or a relay does, maybe this host). */
+static bool embedded_v4(const struct in6_addr *a, uint32_t *ret)
 {
 	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
 	const uint8_t *b = a->s6_addr;
 	uint32_t v4;
 
-	memcpy(&v4, b + 12, 4);
+	if (IN6_IS_ADDR_V4MAPPED(a) || memcmp(b, nat64, 12) == 0)
+		memcpy(&v4, b + 12, 4);
+	else if (b[0] == 0x20 && b[1] == 0x02) /* 6to4: the IPv4 address in bits 16-47 */
+		memcpy(&v4, b + 2, 4);
+	else
+		return false;
+	*ret = ntohl(v4);
+	return true;
+}
+
+static const char *special6(const struct in6_addr *a)
+{
+	const uint8_t *b = a->s6_addr;
+	uint32_t v4;
+
 	if (IN6_IS_ADDR_UNSPECIFIED(a))
 		return "unspecified";
 	if (IN6_IS_ADDR_LOOPBACK(a))
 		return "loopback";
-	if (IN6_IS_ADDR_V4MAPPED(a) || memcmp(b, nat64, 12) == 0)
-		return special4(ntohl(v4)); /* what it reaches is an IPv4 address */
+	if (embedded_v4(a, &v4))
+		return special4(v4); /* what it reaches is an IPv4 address */
 	if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1)
 		return "private"; /* 64:ff9b:1::/48, local-use NAT64 (RFC 8215) */
-	if (b[0] == 0x20 && b[1] == 0x02) { /* 2002::/16, 6to4: the IPv4 address in bits 16-47 */
-		memcpy(&v4, b + 2, 4);
-		return special4(ntohl(v4));
-	}
 	if (IN6_IS_ADDR_V4COMPAT(a))
 		return "reserved";
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
@@ -277,6 +289,68 @@ const char *cd_addr_special(const struct sockaddr *addr)
 	if (addr->sa_family == AF_INET6)
 		return special6(&((const struct sockaddr_in6 *)addr)->sin6_addr);
 	return "unknown";
+}
+
+void cd_addr_list_free(struct cd_addr_list *l)
+{
+	free(l->addrs);
+	*l = (struct cd_addr_list){ 0 };
+}
+
+static bool in_list(const struct cd_addr_list *l, const struct sockaddr *addr)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (same_addr(&l->addrs[i], addr))
+			return true;
+	return false;
+}
+
+bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr)
+{
+	struct sockaddr_in v4 = { .sin_family = AF_INET };
+	uint32_t a;
+
+	if (!l)
+		return false;
+	if (in_list(l, addr))
+		return true; /* first as it is: a host may have a 6to4 address of its own */
+	if (addr->sa_family != AF_INET6 ||
+	    !embedded_v4(&((const struct sockaddr_in6 *)addr)->sin6_addr, &a))
+		return false;
+	v4.sin_addr.s_addr = htonl(a);
+	return in_list(l, (const struct sockaddr *)&v4);
+}
+
+const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
+			       const struct cd_addr_list *own, const struct sockaddr *addr,
+			       uint16_t port)
+{
+	const char *why = cd_addr_special(addr);
+
+	/* a public address of the host's own reaches its services bound to 0.0.0.0 or :: just as
+	 * 127.0.0.1 would */
+	if (!why && cd_addr_list_has(own, addr))
+		why = CD_ADDR_OWN;
+	if (why && cd_allow_match_addr(list, n, addr, port))
+		return NULL;
+	return why;
+}
+
+#define REBINDING_TAIL                                                                             \
+	"which is not on the allow-list itself (DNS rebinding protection: allow %s too to reach it)"
+
+void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
+			       char *buf, size_t size)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	cd_addr_str(addr, a, sizeof(a));
+	if (strcmp(why, CD_ADDR_OWN) == 0)
+		snprintf(buf, size, "%s resolves to one of this host's own addresses (%s), "
+			 REBINDING_TAIL, name, a, a);
+	else
+		snprintf(buf, size, "%s resolves to %s, %s %s address, " REBINDING_TAIL, name, a,
+			 strchr("aeiou", why[0]) ? "an" : "a", why, a);
 }
 
 const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * allow.h - the egress allow-list (--allow-net): entries, matching, and the address classes
- * that a name may not resolve to unless the address itself is on the list (DNS rebinding).
+ * allow.h - the egress allow-list (--allow-net): entries, matching, and the addresses that a
+ * name may not resolve to unless the address itself is on the list (DNS rebinding): the special
+ * address classes and the host's own addresses. Pure: no I/O (hostaddr.h reads the host's).
  */
 #pragma once
 
@@ -40,6 +41,29 @@ const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n
  * "private", "link-local", "unspecified", "multicast", "reserved", ... or NULL for a public
  * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
 const char *cd_addr_special(const struct sockaddr *addr);
+
+/* A set of addresses, port 0: the host's own (hostaddr.h reads them). */
+struct cd_addr_list {
+	struct sockaddr_storage *addrs;
+	size_t n;
+};
+void cd_addr_list_free(struct cd_addr_list *l);
+/* addr is in l; an IPv4-mapped, NAT64 or 6to4 IPv6 address is also in l when the IPv4 address it
+ * leads to is. */
+bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr);
+
+/* The DNS-rebinding rule: why a name may not lead to addr on port. The address's class
+ * (cd_addr_special), or CD_ADDR_OWN for one of the host's own addresses (own may be NULL);
+ * NULL when it may: a public address that is not the host's, or an address entry on the list
+ * that takes port. */
+#define CD_ADDR_OWN "own"
+const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
+			       const struct cd_addr_list *own, const struct sockaddr *addr,
+			       uint16_t port);
+/* The reason a name is refused when every address it resolves to is (why: what
+ * cd_allow_rebinding said of the first of them, addr). */
+void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
+			       char *buf, size_t size);
 
 /* An IPv4 or IPv6 address literal ("192.0.2.1", "2001:db8::1", no brackets, no port) into ss
  * (port 0); false when s is neither. */

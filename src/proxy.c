@@ -24,6 +24,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "hostaddr.h"
 #include "httpreq.h"
 #include "socks.h"
 #include "proxy.h"
@@ -92,6 +93,7 @@ struct cd_proxy {
 	int epfd, lfd, tfd;
 	struct ev lev, tev;
 	struct ev ares_ev[MAX_ARES_FD];
+	struct cd_addr_list own; /* the host's own addresses, read at the start (rebinding) */
 	ares_channel ares;
 	bool ares_up;
 	struct conn *conns, *graveyard;
@@ -533,8 +535,8 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 {
 	struct conn *c = arg;
 	const struct cd_proxy_opts *o = &c->p->o;
-	char first[INET6_ADDRSTRLEN] = "";
-	const char *kind = NULL;
+	struct sockaddr_storage first;
+	const char *why = NULL;
 
 	(void)timeouts;
 	c->resolving = false;
@@ -551,17 +553,18 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 		return;
 	}
 	for (struct ares_addrinfo_node *n = res->nodes; n && c->n_addrs < MAX_ADDRS; n = n->ai_next) {
-		const char *k;
+		const char *w;
 
-		if (n->ai_family != AF_INET && n->ai_family != AF_INET6)
+		if ((n->ai_family != AF_INET && n->ai_family != AF_INET6) ||
+		    n->ai_addrlen > sizeof(first))
 			continue;
-		k = cd_addr_special(n->ai_addr);
 		/* a name that leads to the host's or the local network's own services only with
 		 * that address allowed too: DNS rebinding */
-		if (k && !cd_allow_match_addr(o->allow, o->n_allow, n->ai_addr, c->req.port)) {
-			if (!kind) {
-				kind = k;
-				cd_addr_str(n->ai_addr, first, sizeof(first));
+		w = cd_allow_rebinding(o->allow, o->n_allow, &c->p->own, n->ai_addr, c->req.port);
+		if (w) {
+			if (!why) {
+				why = w;
+				memcpy(&first, n->ai_addr, n->ai_addrlen);
 			}
 			continue;
 		}
@@ -573,12 +576,15 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 		connect_next(c);
 		return;
 	}
-	if (kind)
-		refuse(c, 403, "%s resolves to %s, a %s address, which is not on the allow-list "
-			       "itself (DNS rebinding protection: allow %s too to reach it)",
-		       c->name, first, kind, first);
-	else
+	if (why) {
+		char reason[sizeof(c->reason)];
+
+		cd_allow_rebinding_reason(c->name, (struct sockaddr *)&first, why, reason,
+					  sizeof(reason));
+		refuse(c, 403, "%s", reason);
+	} else {
 		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
+	}
 }
 
 /* Bytes the server gets before the tunnel: the rewritten head for plain HTTP, and whatever
@@ -985,6 +991,10 @@ static int setup(struct cd_proxy *p, struct cordon_error *err)
 		r = add(p, p->tfd, &p->tev);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "net", "start the proxy's event loop");
+	/* here, in the network namespace the proxy connects out from */
+	r = cd_hostaddr_read(&p->own, err);
+	if (r < 0)
+		return r;
 	return start_resolver(p, err);
 }
 
@@ -1029,6 +1039,7 @@ void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)
 	for (struct conn *c = p->graveyard; c; c = c->next)
 		c->resolving = false;
 	reap(p);
+	cd_addr_list_free(&p->own);
 	close_fd(&p->lfd);
 	close_fd(&p->tfd);
 	close_fd(&p->epfd);

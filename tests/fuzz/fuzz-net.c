@@ -2,7 +2,7 @@
 /*
  * fuzz-net.c - libFuzzer target for what the egress proxy parses from the sandbox and from the
  * command line: the request head (httpreq.c), SOCKS5 (socks.c), the allow-list entries and names
- * (allow.c).
+ * (allow.c); and the DNS-rebinding rule (allow.c) for the addresses the input's bytes make.
  * Checks the invariants the proxy relies on, not only the absence of crashes.
  */
 #include <stdlib.h>
@@ -86,6 +86,31 @@ static void check_entry(const char *s)
 		abort();
 }
 
+/* The first 16 bytes as an IPv6 address, the first 4 as an IPv4 one: no special address, and
+ * none of the host's own (its IPv4-mapped form included), is reachable by a name without an entry
+ * of its own. */
+static void check_rebinding(const uint8_t *d, size_t n)
+{
+	struct sockaddr_storage a4 = { .ss_family = AF_INET }, a6 = { .ss_family = AF_INET6 };
+	struct sockaddr_storage mapped = { .ss_family = AF_INET6 };
+	struct in6_addr *m = &((struct sockaddr_in6 *)&mapped)->sin6_addr;
+	struct cd_addr_list own4 = { &a4, 1 }, own6 = { &a6, 1 };
+
+	if (n < 16)
+		return;
+	memcpy(&((struct sockaddr_in *)&a4)->sin_addr, d, 4);
+	memcpy(&((struct sockaddr_in6 *)&a6)->sin6_addr, d, 16);
+	m->s6_addr[10] = m->s6_addr[11] = 0xff;
+	memcpy(&m->s6_addr[12], d, 4);
+	if (cd_addr_special((struct sockaddr *)&a6) &&
+	    !cd_allow_rebinding(NULL, 0, NULL, (struct sockaddr *)&a6, 443))
+		abort();
+	if (!cd_allow_rebinding(NULL, 0, &own4, (struct sockaddr *)&a4, 443) ||
+	    !cd_allow_rebinding(NULL, 0, &own4, (struct sockaddr *)&mapped, 443) ||
+	    !cd_allow_rebinding(NULL, 0, &own6, (struct sockaddr *)&a6, 443))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -97,6 +122,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	s[size] = '\0';
 	check_request(s, size);
 	check_socks(data, size);
+	check_rebinding(data, size);
 	if (size < 300 && !memchr(data, '\0', size))
 		check_entry(s);
 	free(s);

@@ -10,13 +10,24 @@ c() { cordon --workdir "$w" "$@"; }
 jv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2], {"r": r})))' "$@"; }
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+hns= made_etc_netns= # the network namespace that plays the host, once made
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	if [ -n "$hns" ]; then
+		ip netns delete "$hns" 2>/dev/null
+		rm -rf "/etc/netns/$hns"
+		[ -n "$made_etc_netns" ] && rmdir /etc/netns 2>/dev/null # unless another run uses it
+	fi
+}
 trap cleanup EXIT
-# start_server VAR MODE ARGS...: start a netpeer server, its port in VAR
+# start_server VAR MODE ARGS...: start a netpeer server, its port in VAR (in the network
+# namespace $server_ns when set)
+server_ns=
 start_server() {
-	local var=$1 f="$TEST_TMP/port.$RANDOM$RANDOM"
+	local var=$1 f="$TEST_TMP/port.$RANDOM$RANDOM" in=()
 	shift
-	python3 "$NETPEER" "$@" >"$f" 2>"$TEST_TMP/server.err" &
+	[ -n "$server_ns" ] && in=(ip netns exec "$server_ns")
+	"${in[@]}" python3 "$NETPEER" "$@" >"$f" 2>"$TEST_TMP/server.err" &
 	pids+=($!)
 	wait_until 5 test -s "$f"
 	printf -v "$var" '%s' "$(head -n1 "$f")"
@@ -109,6 +120,89 @@ c --allow-net "no-such-host.invalid:$P1" -- curl -sS -o /dev/null -w '%{http_cod
 is "an allowed name that does not resolve: 502" "$out" 502
 c --allow-net "127.0.0.1:1" -- curl -sS "http://127.0.0.1:1/"
 like "an allowed address where nothing listens: 502 with the reason" "$out" "cordon: cannot connect to 127.0.0.1:1 (127.0.0.1): Connection refused"
+
+# --- the host's own addresses: a network namespace plays the host, with a public address on an
+# interface, names for it in its /etc/hosts (ip netns exec binds /etc/netns/NS/hosts there, and
+# c-ares reads it), servers on 0.0.0.0 and ::, and cordon run in it. A name leads there only with
+# the address allowed too, as for loopback.
+HA=1.2.3.4 HA6=2a00:1234::1 # public: refused for being the host's, not for their class
+hc() { # cordon in the host's namespace, as the chosen identity (tap.sh's as_caller)
+	out=$(ip netns exec "$hns" bash -c '. "$TAP_LIB"; as_caller "$@"' hc "$CORDON" \
+		--ro-bind "$PROBE_DIR" --workdir "$w" "$@" 2>"$TEST_TMP/stderr")
+	rc=$?
+	err=$(cat "$TEST_TMP/stderr")
+}
+host_link() { # an interface for the address: dummy where the kernel has it, else a veth pair
+	ip -n "$hns" link add ha0 type dummy 2>/dev/null ||
+		ip -n "$hns" link add ha0 type veth peer name ha1 || return 1
+	ip -n "$hns" link set ha0 up && { ! ip -n "$hns" link show ha1 >/dev/null 2>&1 ||
+		ip -n "$hns" link set ha1 up; }
+}
+make_host_ns() {
+	hns=cordon-ha-$$-$RANDOM
+	ip netns add "$hns" || { hns= && return 1; }
+	[ -d /etc/netns ] || made_etc_netns=1
+	ip -n "$hns" link set lo up && host_link && ip -n "$hns" addr add "$HA/32" dev ha0 &&
+		mkdir -p "/etc/netns/$hns" &&
+		printf '%s\n' "127.0.0.1 localhost" "$HA hostaddr.cordon-test" \
+			"::ffff:$HA mapped.cordon-test" "0.0.0.0 zero.cordon-test" ":: zero6.cordon-test" \
+			"$HA6 hostaddr6.cordon-test" >"/etc/netns/$hns/hosts"
+}
+own_v4=("control, without cordon: the server on 0.0.0.0 answers on $HA in the namespace"
+	"a name allowed alone that resolves to the host's own address is refused: 403"
+	"... with the rebinding reason"
+	"... CONNECT too"
+	"... SOCKS5 too"
+	"... and its IPv4-mapped form (::ffff:$HA)"
+	"with $HA allowed too it is reached (a server on 0.0.0.0)"
+	"a name that resolves to 0.0.0.0 (which connects to the host) is refused"
+	"... or to ::")
+own_v6=("IPv6 control, without cordon: the server on :: answers on [$HA6] in the namespace"
+	"IPv6: a name allowed alone that resolves to the host's own $HA6 is refused"
+	"... with $HA6 allowed too it is reached (a server on ::)")
+why=
+if [ "$(id -u)" != 0 ]; then why="needs root (ip netns)"
+elif ! command -v ip >/dev/null; then why="no ip (iproute2)"
+elif ! make_host_ns; then why="cannot make a network namespace with ip netns"
+fi
+if [ -n "$why" ]; then
+	for d in "${own_v4[@]}" "${own_v6[@]}"; do skip "$d" "$why"; done
+else
+	server_ns=$hns
+	start_server PH http 0.0.0.0:0 "$site"
+	server_ns=
+	out=$(ip netns exec "$hns" curl -sS --noproxy '*' "http://$HA:$PH/index.txt" 2>&1)
+	is "${own_v4[0]}" "$out" "hello from the allowed server"
+	hc --allow-net "hostaddr.cordon-test:$PH" -- curl -sS -o /dev/null -w '%{http_code}' "http://hostaddr.cordon-test:$PH/index.txt"
+	is "${own_v4[1]}" "$out" 403
+	hc --allow-net "hostaddr.cordon-test:$PH" -- curl -sS "http://hostaddr.cordon-test:$PH/index.txt"
+	is "${own_v4[2]}" "$out" "cordon: hostaddr.cordon-test resolves to one of this host's own addresses ($HA), which is not on the allow-list itself (DNS rebinding protection: allow $HA too to reach it)"
+	hc --allow-net "hostaddr.cordon-test:$PH" -- curl -sS -o /dev/null -w '%{http_connect}' -p "http://hostaddr.cordon-test:$PH/index.txt"
+	is "${own_v4[3]}" "$out" 403
+	hc --allow-net "hostaddr.cordon-test:$PH" -- curl -sS -x socks5h://127.0.0.1:3128 "http://hostaddr.cordon-test:$PH/index.txt"
+	like "${own_v4[4]}" "$rc:$err" "97:*(2)*"
+	hc --allow-net "mapped.cordon-test:$PH" -- curl -sS "http://mapped.cordon-test:$PH/index.txt"
+	like "${own_v4[5]}" "$out" "cordon: mapped.cordon-test resolves to one of this host's own addresses (::ffff:$HA)*"
+	hc --allow-net "hostaddr.cordon-test:$PH" --allow-net "$HA:$PH" -- curl -sS "http://hostaddr.cordon-test:$PH/index.txt"
+	is "${own_v4[6]}" "$rc:$out" "0:hello from the allowed server"
+	hc --allow-net "zero.cordon-test:$PH" -- curl -sS "http://zero.cordon-test:$PH/index.txt"
+	like "${own_v4[7]}" "$out" "cordon: zero.cordon-test resolves to 0.0.0.0, an unspecified address, *"
+	hc --allow-net "zero6.cordon-test:$PH" -- curl -sS "http://zero6.cordon-test:$PH/index.txt"
+	like "${own_v4[8]}" "$out" "cordon: zero6.cordon-test resolves to ::, an unspecified address, *"
+	if ip -n "$hns" -6 addr add "$HA6/128" dev ha0 nodad 2>/dev/null; then
+		server_ns=$hns
+		start_server PH6 http :::0 "$site"
+		server_ns=
+		out=$(ip netns exec "$hns" curl -sS --noproxy '*' "http://[$HA6]:$PH6/index.txt" 2>&1)
+		is "${own_v6[0]}" "$out" "hello from the allowed server"
+		hc --allow-net "hostaddr6.cordon-test:$PH6" -- curl -sS "http://hostaddr6.cordon-test:$PH6/index.txt"
+		is "${own_v6[1]}" "$out" "cordon: hostaddr6.cordon-test resolves to one of this host's own addresses ($HA6), which is not on the allow-list itself (DNS rebinding protection: allow $HA6 too to reach it)"
+		hc --allow-net "hostaddr6.cordon-test:$PH6" --allow-net "[$HA6]:$PH6" -- curl -sS "http://hostaddr6.cordon-test:$PH6/index.txt"
+		is "${own_v6[2]}" "$rc:$out" "0:hello from the allowed server"
+	else
+		for d in "${own_v6[@]}"; do skip "$d" "no IPv6 in the namespace"; done
+	fi
+fi
 
 # --- IPv6: an address entry in brackets
 if ip -6 addr show lo 2>/dev/null | grep -q '::1/128'; then

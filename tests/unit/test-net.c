@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-net.c - the egress proxy's pure parts: allow-list entries and matching (allow.h), the
- * address classes of the DNS-rebinding rule, and the proxy request parser (httpreq.h). TAP.
+ * DNS-rebinding rule (address classes, the host's own addresses), and the proxy request parser
+ * (httpreq.h). TAP.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "allow.h"
 #include "httpreq.h"
 #include "socks.h"
+#include "util.h"
 
 #include "../lib/tap.h"
 
@@ -179,6 +181,113 @@ static void test_special(void)
 	special_is("2606:4700::1111", "public");
 }
 
+/* cd_allow_rebinding for addr on port, with the allow-list allow and the host's addresses own
+ * (NULL-terminated): "ok" when a name may lead there. */
+static const char *rebinding(const char *addr, const char *const *allow, const char *const *own,
+			     uint16_t port)
+{
+	static char why[32];
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage ss, own_ss[8];
+	struct cd_addr_list l = { own_ss, 0 };
+	struct cd_allow a[8];
+	size_t n = 0;
+	const char *w;
+
+	if (!cd_addr_parse(addr, &ss))
+		return "(not an address)";
+	for (; own && own[l.n]; l.n++)
+		if (l.n == CD_ELEMENTSOF(own_ss) || !cd_addr_parse(own[l.n], &own_ss[l.n]))
+			return "(bad host address)";
+	for (; allow && allow[n]; n++)
+		if (n == CD_ELEMENTSOF(a) || cd_allow_parse(allow[n], &a[n], &err) < 0)
+			return "(bad entry)";
+	w = cd_allow_rebinding(a, n, own ? &l : NULL, (struct sockaddr *)&ss, port);
+	snprintf(why, sizeof(why), "%s", w ? w : "ok");
+	while (n)
+		cd_allow_free(&a[--n]);
+	return why;
+}
+
+#define LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void test_own_addresses(void)
+{
+	const char *const *own = LIST("1.2.3.4", "2a00:1234::1", "10.0.0.5", "2002:102:305::1");
+
+	is_str(rebinding("1.2.3.4", NULL, NULL, 443), "ok",
+	       "a public address: a name may lead there");
+	is_str(rebinding("1.2.3.4", NULL, own, 443), CD_ADDR_OWN,
+	       "... not when it is one of the host's own addresses");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.4"), own, 443), "ok",
+	       "... unless that address is allowed itself");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.4:8080"), own, 443), CD_ADDR_OWN,
+	       "... on the port asked for");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.5", "[::ffff:1.2.3.4]"), own, 443), CD_ADDR_OWN,
+	       "... the exact address, not a neighbour nor another form of it");
+	is_str(rebinding("1.2.3.5", NULL, own, 443), "ok", "another public address is no own one");
+	is_str(rebinding("2a00:1234::1", NULL, own, 443), CD_ADDR_OWN, "IPv6: an own address");
+	is_str(rebinding("2a00:1234::1", LIST("[2a00:1234::1]:443"), own, 443), "ok",
+	       "... allowed itself");
+	is_str(rebinding("2a00:1234::2", NULL, own, 443), "ok", "... another one is no own one");
+	is_str(rebinding("::ffff:1.2.3.4", NULL, own, 443), CD_ADDR_OWN,
+	       "the IPv4-mapped IPv6 form of an own IPv4 address");
+	is_str(rebinding("::ffff:1.2.3.4", LIST("::ffff:1.2.3.4"), own, 443), "ok",
+	       "... allowed in that form");
+	is_str(rebinding("64:ff9b::102:304", NULL, own, 443), CD_ADDR_OWN, "... its NAT64 form");
+	is_str(rebinding("2002:102:304::1", NULL, own, 443), CD_ADDR_OWN, "... its 6to4 form");
+	is_str(rebinding("::ffff:1.2.3.5", NULL, own, 443), "ok",
+	       "the IPv4-mapped form of another public address");
+	is_str(rebinding("2002:102:305::1", NULL, own, 443), CD_ADDR_OWN,
+	       "an own 6to4 address itself (its IPv4 address is no own one)");
+	is_str(rebinding("10.0.0.5", NULL, own, 443), "private",
+	       "an own private address is told as private");
+	is_str(rebinding("127.0.0.1", NULL, own, 443), "loopback", "loopback, as before");
+	is_str(rebinding("127.0.0.1", LIST("127.0.0.1"), own, 443), "ok", "... allowed itself");
+}
+
+static void test_unspecified(void)
+{
+	/* connect() to 0.0.0.0 or :: reaches this host */
+	is_str(rebinding("0.0.0.0", NULL, NULL, 443), "unspecified",
+	       "a name may not lead to 0.0.0.0");
+	is_str(rebinding("0.1.2.3", NULL, NULL, 443), "unspecified", "... nor to 0.0.0.0/8");
+	is_str(rebinding("::", NULL, NULL, 443), "unspecified", "... nor to ::");
+	is_str(rebinding("::ffff:0.0.0.0", NULL, NULL, 443), "unspecified",
+	       "... nor to ::ffff:0.0.0.0");
+	is_str(rebinding("0.0.0.0", LIST("0.0.0.0"), NULL, 443), "ok",
+	       "... unless 0.0.0.0 is allowed itself");
+	is_str(rebinding("::", LIST("::"), NULL, 443), "ok", "... or :: is");
+}
+
+static void reason_is(const char *addr, const char *why, const char *want)
+{
+	struct sockaddr_storage ss;
+	char buf[256];
+
+	cd_addr_parse(addr, &ss);
+	cd_allow_rebinding_reason("name.test", (struct sockaddr *)&ss, why, buf, sizeof(buf));
+	is_str(buf, want, "the reason for %s (%s)", addr, why);
+}
+
+static void test_reasons(void)
+{
+	reason_is("1.2.3.4", CD_ADDR_OWN,
+		  "name.test resolves to one of this host's own addresses (1.2.3.4), which is not "
+		  "on the allow-list itself (DNS rebinding protection: allow 1.2.3.4 too to reach "
+		  "it)");
+	reason_is("2a00:1234::1", CD_ADDR_OWN,
+		  "name.test resolves to one of this host's own addresses (2a00:1234::1), which is "
+		  "not on the allow-list itself (DNS rebinding protection: allow 2a00:1234::1 too "
+		  "to reach it)");
+	reason_is("127.0.0.1", "loopback",
+		  "name.test resolves to 127.0.0.1, a loopback address, which is not on the "
+		  "allow-list itself (DNS rebinding protection: allow 127.0.0.1 too to reach it)");
+	reason_is("0.0.0.0", "unspecified",
+		  "name.test resolves to 0.0.0.0, an unspecified address, which is not on the "
+		  "allow-list itself (DNS rebinding protection: allow 0.0.0.0 too to reach it)");
+}
+
 static void req_ok(const char *head, bool connect, const char *host, unsigned port,
 		   const char *origin)
 {
@@ -334,6 +443,9 @@ int main(void)
 	test_entries();
 	test_matching();
 	test_special();
+	test_own_addresses();
+	test_unspecified();
+	test_reasons();
 	test_requests();
 	test_socks();
 	return done_testing();
