@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* capture.c - tee the sandbox's stdout and stderr: to the caller, unchanged, and to files. */
+/* capture.c - tee the sandbox's stdout and stderr: to the caller, unchanged, and to files,
+ * without ever blocking the supervisor (capture.h). */
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "capture.h"
@@ -10,7 +13,22 @@
 
 static void stream_init(struct cd_capture_stream *s)
 {
-	*s = (struct cd_capture_stream){ .rd = -1, .wr = -1, .file = -1 };
+	*s = (struct cd_capture_stream){ .rd = -1, .wr = -1, .file = -1, .out_nb = -1 };
+}
+
+/* The caller's stdout or stderr, to be written without blocking: its flags are the caller's
+ * (a shell's terminal, a pipe shared with others), so a file description of our own is opened
+ * on the same pipe or terminal, non-blocking. A regular file never blocks: written as it is.
+ * A socket cannot be opened again: send(MSG_DONTWAIT) is used on it instead (out_nb = -1). */
+static void open_out(struct cd_capture_stream *s)
+{
+	struct stat st;
+	char proc[64];
+
+	if (fstat(s->out, &st) < 0 || S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode))
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->out);
+	s->out_nb = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
 int cd_capture_open(const char *dir, const struct stat *workdir, struct cd_capture *cap,
@@ -33,10 +51,14 @@ int cd_capture_open(const char *dir, const struct stat *workdir, struct cd_captu
 		s->file = cd_hostpath_create(dfd, names[i], 0600, NULL);
 		if (s->file < 0)
 			return cd_fail_errno(err, -s->file, "capture", "%s/%s", dir, names[i]);
+		s->buf = malloc(CD_CAPTURE_BUFFER);
+		if (!s->buf)
+			return cd_fail(err, ENOMEM, "capture", "out of memory");
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return cd_fail_errno(err, errno, "capture", "pipe");
 		s->rd = p[0], s->wr = p[1];
 		fcntl(s->rd, F_SETFL, O_NONBLOCK);
+		open_out(s);
 	}
 	return 0;
 }
@@ -49,43 +71,101 @@ void cd_capture_started(struct cd_capture *cap)
 	}
 }
 
-bool cd_capture_pump(struct cd_capture *cap, int i)
+void cd_capture_poll(const struct cd_capture *cap, int i, struct pollfd *in, struct pollfd *out)
 {
-	struct cd_capture_stream *s = &cap->s[i];
-	char buf[65536];
-	ssize_t n;
+	const struct cd_capture_stream *s = &cap->s[i];
 
-	if (s->rd < 0)
-		return false;
-	for (;;) {
-		n = read(s->rd, buf, sizeof(buf));
+	*in = (struct pollfd){ .fd = -1, .events = POLLIN };
+	*out = (struct pollfd){ .fd = -1, .events = POLLOUT };
+	if (!cap->on)
+		return;
+	if (s->len < CD_CAPTURE_BUFFER)
+		in->fd = s->rd;
+	if (s->len && !s->out_gone)
+		out->fd = s->out_nb >= 0 ? s->out_nb : s->out;
+}
+
+/* Pass on what the buffer holds, as much as goes without waiting. */
+static void flush(struct cd_capture_stream *s)
+{
+	while (s->len && !s->out_gone) {
+		ssize_t n;
+
+		if (s->out_nb >= 0)
+			n = write(s->out_nb, s->buf, s->len);
+		else
+			n = send(s->out, s->buf, s->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK) /* a regular file: it does not block */
+			n = write(s->out, s->buf, s->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return true;
-		if (n <= 0)
-			break;
-		/* the caller's stream may be gone (a closed pipe): the copy is still kept */
-		cd_write_all(s->out, buf, (size_t)n);
-		cd_write_all(s->file, buf, (size_t)n);
-		s->bytes += (uint64_t)n;
+			return;
+		if (n <= 0) {
+			s->out_gone = true; /* EPIPE and the like: the copy is still kept */
+			s->len = 0;
+			return;
+		}
+		memmove(s->buf, s->buf + n, s->len - (size_t)n);
+		s->len -= (size_t)n;
 	}
-	cd_closep(&s->rd);
-	s->rd = -1;
-	return false;
+	if (s->out_gone)
+		s->len = 0;
+}
+
+/* Read what fits in the buffer; the copy is written at once. */
+static void fill(struct cd_capture_stream *s)
+{
+	while (s->rd >= 0 && s->len < CD_CAPTURE_BUFFER) {
+		ssize_t n = read(s->rd, s->buf + s->len, CD_CAPTURE_BUFFER - s->len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			cd_closep(&s->rd);
+			s->rd = -1;
+			return;
+		}
+		cd_write_all(s->file, s->buf + s->len, (size_t)n);
+		s->bytes += (uint64_t)n;
+		s->len += (size_t)n;
+		if (!s->out_gone)
+			return; /* pass it on before reading more */
+		s->len = 0;
+	}
+}
+
+void cd_capture_pump(struct cd_capture *cap, int i)
+{
+	struct cd_capture_stream *s = &cap->s[i];
+
+	if (!cap->on)
+		return;
+	flush(s);
+	fill(s);
+	flush(s);
+}
+
+static bool busy(const struct cd_capture_stream *s)
+{
+	return s->rd >= 0 || (s->len && !s->out_gone);
 }
 
 void cd_capture_drain(struct cd_capture *cap, int timeout_ms)
 {
 	uint64_t end = cd_now_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
 
-	while (cap->on && (cap->s[0].rd >= 0 || cap->s[1].rd >= 0) && cd_now_ns() < end) {
-		struct pollfd p[2] = { { cap->s[0].rd, POLLIN, 0 }, { cap->s[1].rd, POLLIN, 0 } };
+	while (cap->on && (busy(&cap->s[0]) || busy(&cap->s[1])) && cd_now_ns() < end) {
+		struct pollfd p[4];
 
-		if (poll(p, 2, 50) < 0 && errno != EINTR)
+		cd_capture_poll(cap, 0, &p[0], &p[1]);
+		cd_capture_poll(cap, 1, &p[2], &p[3]);
+		if (poll(p, 4, 50) < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
-			if (p[i].revents)
+			if (p[2 * i].revents || p[2 * i + 1].revents)
 				cd_capture_pump(cap, i);
 	}
 }
@@ -96,6 +176,8 @@ void cd_capture_done(struct cd_capture *cap)
 		cd_closep(&cap->s[i].rd);
 		cd_closep(&cap->s[i].wr);
 		cd_closep(&cap->s[i].file);
+		cd_closep(&cap->s[i].out_nb);
+		free(cap->s[i].buf);
 	}
 	cap->on = false;
 }

@@ -869,41 +869,44 @@ static void on_timer(struct run *run)
 	kill_init(run);
 }
 
+enum { W_PIDFD, W_SIG, W_TIMER, W_SOCK, W_LISTENER, W_PROXY, W_CAPTURE, W_N = W_CAPTURE + 4 };
+
 static void watch(struct run *run)
 {
 	for (;;) {
-		struct pollfd p[8] = {
-			{ run->pidfd, POLLIN, 0 },
-			{ run->sigfd, POLLIN, 0 },
-			{ run->timerfd, POLLIN, 0 },
-			{ run->sock, POLLIN, 0 }, /* ignored by poll() once -1 */
-			{ run->listener, POLLIN, 0 },
-			{ run->capture.on ? run->capture.s[0].rd : -1, POLLIN, 0 },
-			{ run->capture.on ? run->capture.s[1].rd : -1, POLLIN, 0 },
-			{ run->proxy ? cd_proxy_fd(run->proxy) : -1, POLLIN, 0 },
+		struct pollfd p[W_N] = {
+			[W_PIDFD] = { run->pidfd, POLLIN, 0 },
+			[W_SIG] = { run->sigfd, POLLIN, 0 },
+			[W_TIMER] = { run->timerfd, POLLIN, 0 },
+			[W_SOCK] = { run->sock, POLLIN, 0 }, /* ignored by poll() once -1 */
+			[W_LISTENER] = { run->listener, POLLIN, 0 },
+			[W_PROXY] = { run->proxy ? cd_proxy_fd(run->proxy) : -1, POLLIN, 0 },
 		};
 
-		if (poll(p, 8, -1) < 0) {
+		for (int i = 0; i < 2; i++)
+			cd_capture_poll(&run->capture, i, &p[W_CAPTURE + 2 * i],
+					&p[W_CAPTURE + 2 * i + 1]);
+		if (poll(p, W_N, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (p[3].revents)
+		if (p[W_SOCK].revents)
 			drain_socket(run);
-		if (p[4].revents & POLLIN)
+		if (p[W_LISTENER].revents & POLLIN)
 			cd_execlog_handle(run->listener, &run->audit, &run->first_exec);
-		else if (p[4].revents) /* every filtered process is gone */
+		else if (p[W_LISTENER].revents) /* every filtered process is gone */
 			cd_closep(&run->listener), run->listener = -1;
 		for (int i = 0; i < 2; i++)
-			if (p[5 + i].revents)
+			if (p[W_CAPTURE + 2 * i].revents || p[W_CAPTURE + 2 * i + 1].revents)
 				cd_capture_pump(&run->capture, i);
-		if (p[7].revents)
+		if (p[W_PROXY].revents)
 			cd_proxy_run(run->proxy);
-		if (p[1].revents)
+		if (p[W_SIG].revents)
 			on_signal(run);
-		if (p[2].revents)
+		if (p[W_TIMER].revents)
 			on_timer(run);
-		if (p[0].revents)
+		if (p[W_PIDFD].revents)
 			break;
 		if (run->got_exit && run->c->fast_exit) {
 			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */

@@ -129,6 +129,25 @@ is "--capture: stdout passed on byte for byte" "$out" "$(printf 'bin\000ary\377\
 is "... stderr too" "$(cat "$TEST_TMP/cap-err")" to-err
 is "... and kept in DIR/stdout" "$(od -An -tx1 <"$o/cap/stdout" | tr -d ' \n')" "$out"
 is "... and DIR/stderr" "$(cat "$o/cap/stderr")" to-err
+# a caller that never reads cordon's stdout: cordon must not block on it (its loop is the
+# watchdog's): the timeout fires on time, the copy is kept, and cordon exits
+res=$(as_caller python3 - "$CORDON" "$w" "$o/slow" <<'PY'
+import subprocess, sys, time
+t0 = time.time()
+p = subprocess.Popen([sys.argv[1], "--workdir", sys.argv[2], "--capture", sys.argv[3], "-t", "2s",
+                      "--kill-after", "1s", "--", "sh", "-c", "yes | head -c 50000000; sleep 60"],
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+try:
+    rc = p.wait(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill(); rc = "blocked"
+print(rc, int(time.time() - t0))
+PY
+)
+like "--capture with a caller that never reads: the timeout fires and cordon exits (124)" "$res" "124 *"
+between "... on time (2 s + 1 s, and at most 2 s passing on what is left)" "${res#* }" 2 9
+between "... and the copy holds what was read (the pipe and cordon's buffer, then the writes waited)" \
+	"$(stat -c %s "$o/slow/stdout")" 65536 2000000
 c --capture /nonexistent/x/y -- true
 is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 
