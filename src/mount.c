@@ -31,9 +31,11 @@
 
 /* /proc entries that let a process read kernel memory or state, or poke the kernel. */
 static const char *const proc_masked_files[] = {
-	"kcore", "keys", "latency_stats", "sched_debug", "timer_list", "timer_stats",
+	"kallsyms", "kcore", "keys", "kpagecgroup", "kpagecount", "kpageflags", "latency_stats",
+	"sched_debug", "timer_list", "timer_stats", "vmallocinfo",
 };
 static const char *const proc_masked_dirs[] = { "acpi", "asound", "scsi" };
+static const char *const sys_masked_dirs[] = { "firmware", "devices/virtual/powercap" };
 static const char *const proc_readonly[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
 static const char *const dev_nodes[] = { "full", "null", "random", "tty", "urandom", "zero" };
 
@@ -492,15 +494,19 @@ static int place_sysfs(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	r = attach(sys, target, m->dst, err);
 	if (r < 0)
 		return r;
-	/* placed last, once the mask sources are gone: an empty tmpfs of its own */
-	t = openat(sys, "firmware", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (t >= 0) {
+	/* placed last, once the mask sources are gone: empty tmpfs mounts of their own over the
+	 * firmware's tables and the energy counters (RAPL: a side channel on what the host runs) */
+	for (size_t i = 0; i < CD_ELEMENTSOF(sys_masked_dirs); i++) {
+		_cleanup_close_ int d = openat(sys, sys_masked_dirs[i],
+					       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		_cleanup_close_ int fw = -1;
 
+		if (d < 0)
+			continue;
 		r = tmpfs_new(ctx, 4096, 0555, ro, &fw, err);
 		if (r < 0)
 			return r;
-		r = attach(fw, t, "/sys/firmware", err);
+		r = attach(fw, d, sys_masked_dirs[i], err);
 		if (r < 0)
 			return r;
 	}

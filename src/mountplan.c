@@ -5,8 +5,11 @@
  *
  * Layout (in this order, which is the order the child mounts them):
  *  1. the root: a tmpfs, read-only at the end, holding one read-only recursive bind per top-level
- *     entry of the host's "/" (or --rootfs), symlinks copied; the top-level places that hold
- *     secrets or other users' data are empty directories instead (hidden_top below).
+ *     entry of the host's "/" that a program needs (system_top below: an allow-list; every
+ *     other top-level directory of the host, /opt, /srv, /data, ..., is not there), symlinks
+ *     copied; the top-level places that hold secrets or other users' data are empty
+ *     directories instead (hidden_top below). A --rootfs is the caller's chosen system: all of
+ *     it is visible but hidden_top.
  *  2. what cordon manages: /proc, /sys, /dev, /tmp, /var/tmp.
  *  3. HOME, the workdir and the options' mounts, parents before children, so that the workdir is
  *     reachable under a hidden directory and --hide can hide a path inside the workdir.
@@ -28,6 +31,10 @@ static const char *const hidden_top[] = {
 };
 #define CD_ACCOUNT_FILE_MAX (1 << 20) /* a larger /etc/passwd gets no line added */
 
+/* The host's top-level entries a program needs: the system trees. */
+static const char *const system_top[] = {
+	"bin", "etc", "lib", "lib32", "lib64", "libx32", "sbin", "usr",
+};
 /* Top-level entries cordon provides itself. */
 static const char *const managed_top[] = { "dev", "proc", "sys", "tmp" };
 
@@ -89,7 +96,7 @@ static int add_tmpfs(struct cd_mount_plan *p, const char *dst, uint64_t size, mo
 }
 
 static int add_top_entry(struct cd_mount_plan *p, const char *root, const char *name,
-			 struct cordon_error *err)
+			 bool host, struct cordon_error *err)
 {
 	_cleanup_free_ char *src = NULL, *dst = NULL;
 	char target[4096];
@@ -105,6 +112,8 @@ static int add_top_entry(struct cd_mount_plan *p, const char *root, const char *
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	if (in_list(name, hidden_top, CD_ELEMENTSOF(hidden_top)))
 		return add(p, CD_MNT_DIR, NULL, dst, NULL, err);
+	if (host && !in_list(name, system_top, CD_ELEMENTSOF(system_top)))
+		return 0; /* not a system tree: not there (a workdir below it gets its path made) */
 	if (lstat(src, &st) < 0)
 		return cd_fail_errno(err, errno, "rootfs", "%s", src);
 	if (S_ISLNK(st.st_mode)) {
@@ -140,7 +149,7 @@ static int plan_root(struct cd_mount_plan *p, const char *root, struct cordon_er
 		return cd_fail_errno(err, errno, "rootfs", "read %s", root);
 	for (int i = 0; i < n; i++) {
 		if (r >= 0)
-			r = add_top_entry(p, root, names[i]->d_name, err);
+			r = add_top_entry(p, root, names[i]->d_name, strcmp(root, "/") == 0, err);
 		free(names[i]);
 	}
 	free(names);

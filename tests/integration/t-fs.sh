@@ -44,6 +44,22 @@ for d in /home /root /run /var /mnt /media /srv /boot; do
 	c -- "$PROBE" write "$d/x"
 	like "$d is read-only" "$out" "E*"
 done
+# the visible system is an allow-list: the system trees, cordon's own, the hidden placeholders
+top=/cordon-test-top.$$
+mkdir -p "$top" 2>/dev/null && trap 'rmdir "$top" 2>/dev/null' EXIT
+c -- sh -c 'ls -A / | tr "\n" " "'
+extra=
+for d in $out; do
+	case " bin etc lib lib32 lib64 libx32 sbin usr dev proc sys tmp boot home lost+found media mnt root run snap srv var $(cut -d/ -f2 <<<"$w") " in
+	*" $d "*) ;;
+	*) extra+="$d " ;;
+	esac
+done
+is "only the system trees, cordon's own and the hidden placeholders are at the top" "$rc:$extra" "0:"
+if [ -d "$top" ]; then
+	unlike "a top-level directory of the host that is not a system tree is not there" "$out" "*${top#/}*"
+	[ -d /opt ] && unlike "... /opt neither" "$out" "* opt *"
+fi
 c -- sh -c 'ls -A $HOME; touch $HOME/x && echo writable; stat -c %a $HOME'
 is "HOME is an empty writable private tmpfs" "$out" "$(printf 'writable\n700')"
 c -- "$PROBE" read /var/log/dpkg.log
@@ -85,8 +101,11 @@ like "a new devpts: ptys work" "$rc:$out" "0:/dev/pts/0"
 c -- sh -c 'ls /proc | grep -E "^[0-9]+$" | tr "\n" " "'
 like "/proc shows only the sandbox's processes: pid 1 ..." "$out" "1 [0-9]* "
 between "... and the few of this pipeline, not the host's" "$(wc -w <<<"$out")" 2 6
-c -- sh -c 'for f in kcore keys timer_list sched_debug; do [ -e /proc/$f ] && printf "%s:%s " $f $(stat -c %s /proc/$f); done'
-unlike "kernel knobs in /proc are masked (empty)" "$out" "*:[1-9]*"
+# (proc files all say size 0: what counts is what a read returns)
+c -- sh -c 'for f in kallsyms keys sched_debug timer_list vmallocinfo; do [ -e /proc/$f ] && printf "%s:%s " $f $(cat /proc/$f 2>/dev/null | wc -c); done'
+unlike "kernel symbols and knobs in /proc (kallsyms, keys, sched_debug, timer_list, vmallocinfo) read empty" "$out" "*:[1-9]*"
+like "... kallsyms among them" "$out" "*kallsyms:0*"
+between "(control: the host's /proc/kallsyms is not empty for the caller)" "$(as_caller cat /proc/kallsyms | head -c 1000 | wc -c)" 1 1000
 c -- "$PROBE" write /proc/sys/kernel/hostname
 like "/proc/sys is read-only" "$out" "E*"
 c -- "$PROBE" write /proc/sysrq-trigger
