@@ -26,6 +26,12 @@
  *    is killed.
  *  - cordon_run() blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGWINCH in the
  *    calling thread while the sandbox runs, forwards them to the command, and restores the mask.
+ *  - The command runs in a process group of its own. When the calling process is the foreground
+ *    of its controlling terminal, the command is made the foreground for the run; when the
+ *    command is stopped (Ctrl-Z), cordon_run() takes the terminal back and stops the calling
+ *    process with the same kind of signal (as a shell job; the deadline keeps running inside),
+ *    and continues the command when it is continued. The terminal's modes, flow control and
+ *    foreground are restored when cordon_run() returns.
  */
 #ifndef CORDON_H
 #define CORDON_H
@@ -127,8 +133,12 @@ CORDON_PUBLIC void cordon_config_free(struct cordon_config *c);
 CORDON_PUBLIC int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
 					    struct cordon_error *err);
 
-/* The one read-write host directory. Resolved (symlinks followed) when set. Refuses "/", the
- * system directories (/usr, /etc, ...) and the caller's home directory itself. */
+/* The one read-write host directory (README "Workdir"). Checked when set and opened again, once,
+ * by cordon_run(), which uses that descriptor for every step: the path is walked one component
+ * at a time, following only symlinks owned by root or the caller, never a symlink as its last
+ * component. Refused: the system trees and everything below them, /var (but /var/tmp/...),
+ * /tmp itself, home directories and what holds them, credential stores (.ssh, .config, ...),
+ * the caller's PATH directories and what holds them; the message names the rule. */
 CORDON_PUBLIC int cordon_config_set_workdir(struct cordon_config *c, const char *dir,
 					    struct cordon_error *err);
 /* Where the workdir appears inside (absolute); default: the same path as outside. */
@@ -194,14 +204,17 @@ CORDON_PUBLIC int cordon_config_pass_env(struct cordon_config *c, const char *ke
 /* Hostname inside (default "cordon"). */
 CORDON_PUBLIC int cordon_config_set_hostname(struct cordon_config *c, const char *name,
 					     struct cordon_error *err);
-/* uid and gid inside (default: the caller's own; see README "Identity"). */
+/* uid and gid inside (default: the caller's own; for root, the workdir's owner, or
+ * CORDON_SANDBOX_ID; see README "Identity"). 0 is allowed, and holds no capability. */
 CORDON_PUBLIC int cordon_config_set_uid(struct cordon_config *c, uid_t uid,
 					struct cordon_error *err);
 CORDON_PUBLIC int cordon_config_set_gid(struct cordon_config *c, gid_t gid,
 					struct cordon_error *err);
 
-/* Write the JSON report to a file (atomically: temp file + rename) or to an open fd (borrowed
- * until cordon_run() returns). */
+/* Write the JSON report to a file (created when the run starts, outside the workdir, under a
+ * temporary name renamed into place at the end: README "Outputs") or to an open fd (borrowed
+ * until cordon_run() returns). The report's outcome is cordon's verdict: the command can print
+ * anything and exit with any status, 124 and 125 included. */
 CORDON_PUBLIC int cordon_config_set_report_file(struct cordon_config *c, const char *path,
 						struct cordon_error *err);
 CORDON_PUBLIC int cordon_config_set_report_fd(struct cordon_config *c, int fd,
@@ -239,13 +252,14 @@ CORDON_PUBLIC int cordon_policy_describe(const char *name_or_path, char **ret_te
 					 struct cordon_error *err);
 
 /* The audit trail (docs/audit.md): a JSON Lines log of the session at path: start, every
- * exec, every file changed in the workdir, limits, signals, exit. Created (truncated) before
- * anything starts; a path that cannot be written fails the run. */
+ * exec, every file changed in the workdir, limits, signals, exit. Created anew before anything
+ * starts, outside the workdir; a path that cannot be written fails the run. */
 CORDON_PUBLIC int cordon_config_set_audit_file(struct cordon_config *c, const char *path,
 					       struct cordon_error *err);
-/* Keep the sandbox's stdout and stderr in dir/stdout and dir/stderr (dir is made if missing),
- * while passing them on to the caller's, byte for byte (through pipes: the command does not see
- * a terminal then). */
+/* Keep the sandbox's stdout and stderr in dir/stdout and dir/stderr (dir is made if missing,
+ * outside the workdir), while passing them on to the caller's, byte for byte (through pipes:
+ * the command does not see a terminal then). Passing them on never blocks cordon: a caller that
+ * does not read holds the sandbox's writes, not its timeout. */
 CORDON_PUBLIC int cordon_config_set_capture_dir(struct cordon_config *c, const char *dir,
 						struct cordon_error *err);
 
