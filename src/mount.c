@@ -264,13 +264,24 @@ static int attach(int mnt, int target, const char *dst, struct cordon_error *err
 	return 0;
 }
 
-/* Clone a host tree; read-only (unless rw), nosuid, nodev everywhere in it. */
+/* Clone a host tree; read-only (unless rw), nosuid, nodev everywhere in it. The sources are
+ * canonical paths (resolved, or checked not to be symlinks, by the supervisor): a symlink that
+ * appears in one since (a tree a sandbox can write, swapped) is refused, never followed. */
 static int clone_source(const char *src, bool rw, int *ret, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = sys_open_tree(AT_FDCWD, src,
-					       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int path = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	_cleanup_close_ int fd = -1;
 	uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rw ? 0 : MOUNT_ATTR_RDONLY);
 
+	if (path < 0 && errno == ELOOP)
+		return cd_fail(err, ELOOP, "mount", "%s: a symlink appeared in its path while "
+						   "cordon was starting", src);
+	if (path < 0)
+		return mount_fail(err, errno, "open", src);
+	fd = sys_open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+					     AT_EMPTY_PATH);
 	if (fd < 0)
 		return mount_fail(err, errno, "clone the mount of", src);
 	if (set_attr(fd, attr, true) < 0)
