@@ -8,7 +8,7 @@
 #include "audit.h"
 #include "output.h"
 
-int cd_audit_open(const char *path, const struct stat *workdir, struct cd_audit *a,
+int cd_audit_open(const char *path, const struct cd_hostpath *workdir, struct cd_audit *a,
 		  struct cordon_error *err)
 {
 	a->fd = cd_output_file(path, "audit", workdir, 0600, err);

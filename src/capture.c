@@ -31,7 +31,7 @@ static void open_out(struct cd_capture_stream *s)
 	s->out_nb = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
-int cd_capture_open(const char *dir, const struct stat *workdir, struct cd_capture *cap,
+int cd_capture_open(const char *dir, const struct cd_hostpath *workdir, struct cd_capture *cap,
 		    struct cordon_error *err)
 {
 	static const char *const names[] = { "stdout", "stderr" };

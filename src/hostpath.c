@@ -115,6 +115,23 @@ static int step_one(struct walk *w, const char *name, const char *after, bool la
 	return 0;
 }
 
+/* Is nothing left but "." components ("", "/.", "./")? Then this is the last name: "link/." names
+ * the link as much as "link" does. */
+static bool only_dots(const char *p)
+{
+	for (;;) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if (!len)
+			return true;
+		if (len != 1 || p[0] != '.')
+			return false;
+		p += len;
+	}
+}
+
 static int walk(struct walk *w, struct cordon_error *err)
 {
 	for (;;) {
@@ -130,7 +147,7 @@ static int walk(struct walk *w, struct cordon_error *err)
 		name = strndup(p, (size_t)(end - p));
 		if (!name)
 			return cd_fail(err, ENOMEM, w->step, "out of memory");
-		r = strcmp(name, ".") == 0 ? 0 : step_one(w, name, after, !*after, err);
+		r = strcmp(name, ".") == 0 ? 0 : step_one(w, name, after, only_dots(after), err);
 		if (r < 0)
 			return r;
 		if (r == 1)
@@ -236,17 +253,109 @@ int cd_hostpath_open_parent(const char *path, const char *step, struct cd_hostpa
 	return 0;
 }
 
-int cd_hostpath_within(int dirfd, const struct stat *anc)
+/* mountinfo's escapes (\040 for a space, ...) undone, in place */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* The root and the mount point of mount mnt_id (mountinfo's 4th and 5th fields). */
+static int mount_of(uint64_t mnt_id, char **ret_root, char **ret_point)
+{
+	_cleanup_(cd_fclosep) FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &size, f) > 0) {
+		unsigned long long id;
+		char root[4096], point[4096];
+
+		if (sscanf(line, "%llu %*u %*s %4095s %4095s", &id, root, point) != 3 ||
+		    id != mnt_id)
+			continue;
+		unescape(root);
+		unescape(point);
+		*ret_root = strdup(root);
+		*ret_point = strdup(point);
+		return *ret_root && *ret_point ? 0 : -ENOMEM;
+	}
+	return -ENOENT;
+}
+
+/* The path of the directory fd within its filesystem: its mount's root joined with the path
+ * below the mount point. Every mount of one filesystem (a bind mount of a directory below the
+ * workdir, say) shows a directory under this one path. */
+static int fs_path(int fd, char **ret)
+{
+	_cleanup_free_ char *path = NULL, *root = NULL, *point = NULL;
+	struct statx stx;
+	const char *below;
+	int r;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	r = fd_path(fd, &path);
+	if (r >= 0)
+		r = mount_of(stx.stx_mnt_id, &root, &point);
+	if (r < 0)
+		return r;
+	below = strcmp(point, "/") == 0 ? path : path + strlen(point);
+	if (!cd_path_startswith(path, point))
+		return -ENOENT;
+	*ret = cd_strdup_printf("%s%s", strcmp(root, "/") == 0 ? "" : root, below);
+	if (*ret && !**ret) {
+		free(*ret);
+		*ret = strdup("/");
+	}
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* The same filesystem, and a path in it at or below anc's? */
+static int within_fs(int dirfd, const struct stat *st, const struct cd_hostpath *anc)
+{
+	_cleanup_free_ char *dir = NULL, *top = NULL;
+	int r;
+
+	if (st->st_dev != anc->st.st_dev)
+		return 0;
+	r = fs_path(dirfd, &dir);
+	if (r >= 0)
+		r = fs_path(anc->fd, &top);
+	if (r == -EOPNOTSUPP)
+		return 0; /* before 5.8: the ".." walk alone */
+	return r < 0 ? r : cd_path_startswith(dir, top);
+}
+
+int cd_hostpath_within(int dirfd, const struct cd_hostpath *anc)
 {
 	_cleanup_close_ int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	struct stat st, up;
+	int r;
 
 	if (cur < 0 || fstat(cur, &st) < 0)
 		return -errno;
+	r = within_fs(cur, &st, anc);
+	if (r != 0)
+		return r;
 	for (;;) {
 		int parent;
 
-		if (st.st_dev == anc->st_dev && st.st_ino == anc->st_ino)
+		if (st.st_dev == anc->st.st_dev && st.st_ino == anc->st.st_ino)
 			return 1;
 		parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (parent < 0)

@@ -44,9 +44,11 @@ void cd_hostpath_done(struct cd_hostpath *p);
 int cd_hostpath_open_parent(const char *path, const char *step, struct cd_hostpath *ret_dir,
 			    char **ret_name, struct cordon_error *err);
 
-/* Is the directory dirfd the directory `anc` (st_dev, st_ino), or below it? Walks up with "..",
- * so that another mount of the same directory is recognized too. 1, 0, or -errno. */
-int cd_hostpath_within(int dirfd, const struct stat *anc);
+/* Is the directory dirfd the directory anc, or below it, by whatever mount? Both its path
+ * within its filesystem (the mount's root and the path below it) and its ancestors' device and
+ * inode (walking up with "..") are compared, so that a bind mount of anc, or of a directory
+ * below anc, is recognized too. 1, 0, or -errno. */
+int cd_hostpath_within(int dirfd, const struct cd_hostpath *anc);
 
 /* A new file, name in dirfd, created with O_EXCL under a temporary name and renamed over name:
  * whatever was there (a symlink, a hard link to another file, a FIFO) is replaced, never opened.

@@ -425,17 +425,17 @@ static int open_outputs(struct run *run, struct cordon_error *err)
 	int r;
 
 	if (c->report_path) {
-		r = cd_report_open(c->report_path, &run->wd.st, &run->report, err);
+		r = cd_report_open(c->report_path, &run->wd, &run->report, err);
 		if (r < 0)
 			return r;
 	}
 	if (c->audit_path) {
-		r = cd_audit_open(c->audit_path, &run->wd.st, &run->audit, err);
+		r = cd_audit_open(c->audit_path, &run->wd, &run->audit, err);
 		if (r < 0)
 			return r;
 	}
 	if (c->capture_dir) {
-		r = cd_capture_open(c->capture_dir, &run->wd.st, &run->capture, err);
+		r = cd_capture_open(c->capture_dir, &run->wd, &run->capture, err);
 		if (r < 0)
 			return r;
 	}

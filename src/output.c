@@ -6,7 +6,7 @@
 #include "output.h"
 
 static int refuse_in_workdir(int dirfd, const char *path, const char *step,
-			     const struct stat *workdir, struct cordon_error *err)
+			     const struct cd_hostpath *workdir, struct cordon_error *err)
 {
 	int r = workdir ? cd_hostpath_within(dirfd, workdir) : 0;
 
@@ -20,7 +20,7 @@ static int refuse_in_workdir(int dirfd, const char *path, const char *step,
 	return 0;
 }
 
-int cd_output_dir(const char *path, const char *step, const struct stat *workdir,
+int cd_output_dir(const char *path, const char *step, const struct cd_hostpath *workdir,
 		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
@@ -38,7 +38,7 @@ int cd_output_dir(const char *path, const char *step, const struct stat *workdir
 	return 0;
 }
 
-int cd_output_file(const char *path, const char *step, const struct stat *workdir, mode_t mode,
+int cd_output_file(const char *path, const char *step, const struct cd_hostpath *workdir, mode_t mode,
 		   struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
@@ -52,7 +52,7 @@ int cd_output_file(const char *path, const char *step, const struct stat *workdi
 	return fd < 0 ? cd_fail_errno(err, -fd, step, "%s", path) : fd;
 }
 
-int cd_output_mkdir(const char *path, const char *step, const struct stat *workdir,
+int cd_output_mkdir(const char *path, const char *step, const struct cd_hostpath *workdir,
 		    struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };

@@ -13,13 +13,13 @@
 
 /* The directory of the file at path, and the file's name (malloc'd): refused inside the
  * workdir (its stat). step names the option in messages. */
-int cd_output_dir(const char *path, const char *step, const struct stat *workdir,
+int cd_output_dir(const char *path, const char *step, const struct cd_hostpath *workdir,
 		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err);
 
 /* The file at path, created anew (mode), for writing: the fd, or -errno with *err filled. */
-int cd_output_file(const char *path, const char *step, const struct stat *workdir, mode_t mode,
+int cd_output_file(const char *path, const char *step, const struct cd_hostpath *workdir, mode_t mode,
 		   struct cordon_error *err);
 
 /* The directory at path, made if missing (0700), as an O_PATH fd: the same rules. */
-int cd_output_mkdir(const char *path, const char *step, const struct stat *workdir,
+int cd_output_mkdir(const char *path, const char *step, const struct cd_hostpath *workdir,
 		    struct cordon_error *err);

@@ -328,7 +328,7 @@ char *cd_report_render(const struct cd_report_info *in)
 	return out;
 }
 
-int cd_report_open(const char *path, const struct stat *workdir, struct cd_report_file *rf,
+int cd_report_open(const char *path, const struct cd_hostpath *workdir, struct cd_report_file *rf,
 		   struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
