@@ -136,6 +136,12 @@ refused "a workdir given as a symlink is refused" \
 	"cordon: --workdir: $links/wd-link: is a symlink, which cordon does not follow here (a sandbox may have left it): give the real path" \
 	"$links/wd-link"
 absent "... and nothing ran where it points" "$links/real/$ran"
+refused "... with a trailing / too" \
+	"cordon: --workdir: $links/wd-link/: is a symlink, which cordon does not follow here (a sandbox may have left it): give the real path" \
+	"$links/wd-link/"
+try "$links/wd-link/."
+like "... and with a trailing /. (the same directory)" "$(outcome "$links/wd-link/.")" \
+	"125|cordon: --workdir: $links/wd-link*: is a symlink, which cordon does not follow here*||"
 
 if [ -n "$host_root" ]; then
 	if is_user_mode; then other=1; else other=$(id -u "$TEST_USER"); fi
@@ -178,7 +184,8 @@ mylink "$race/victim" "$race/alt"
 xpid=$!
 wait_until 10 grep -q running "$TEST_TMP/exchange.out" ||
 	diag "the exchanger did not start: $(cat "$TEST_TMP/exchange.out")"
-runs=0 ok=0 refusals=0 odd=()
+runs=0 ok=0 odd=()
+declare -A refusals=([symlink]=0 [appeared]=0 [replaced]=0)
 end=$((SECONDS + 90))
 while [ "$runs" -lt 150 ] && [ "$SECONDS" -lt "$end" ]; do
 	runs=$((runs + 1))
@@ -186,10 +193,12 @@ while [ "$runs" -lt 150 ] && [ "$SECONDS" -lt "$end" ]; do
 	st=$?
 	case "$st:$o" in
 	0:) ok=$((ok + 1)) ;;
-	"125:cordon: --workdir: $race/wd: is a symlink, which cordon does not follow here (a sandbox may have left it): give the real path" | \
-		"125:cordon: --workdir: $race/"*": a symlink appeared in its path while cordon was starting" | \
-		"125:cordon: --workdir: $race/"*": replaced by another directory while cordon was starting")
-		refusals=$((refusals + 1)) ;;
+	"125:cordon: --workdir: $race/wd: is a symlink, which cordon does not follow here (a sandbox may have left it): give the real path")
+		refusals[symlink]=$((refusals[symlink] + 1)) ;;
+	"125:cordon: --workdir: $race/"*": a symlink appeared in its path while cordon was starting")
+		refusals[appeared]=$((refusals[appeared] + 1)) ;;
+	"125:cordon: --workdir: $race/"*": replaced by another directory while cordon was starting")
+		refusals[replaced]=$((refusals[replaced] + 1)) ;;
 	*) odd+=("run $runs: status $st: $o") ;;
 	esac
 done
@@ -198,7 +207,7 @@ wait $xpid 2>/dev/null
 xpid=
 real=$race/wd
 [ -L "$real" ] && real=$race/alt
-diag "race: $runs runs, $ok ran, $refusals refused"
+diag "race: $runs runs, $ok ran; refused: ${refusals[symlink]} as a symlink, ${refusals[appeared]} as a symlink appeared, ${refusals[replaced]} as replaced"
 is "race: the command never wrote in the victim ($runs runs)" "$(ls -A "$race/victim")" ""
 is "race: every run ran in the real directory or was refused with one of cordon's lines" \
 	"${odd[*]}" ""
