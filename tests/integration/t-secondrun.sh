@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The second run: what a first sandbox leaves in its workdir must not steer a later run of
 # cordon on the host. The first sandbox plants, at every path the next run will touch (its
-# outputs, its workdir, their parents), symlinks to a victim, hard links, FIFOs, and tries to
-# leave a setuid file; then a second run (as root when the suite runs as root, where the plants
-# are root's own files: the workdir is id-mapped) uses paths through the first workdir. The
-# victims (a directory and a file standing for /etc and /etc/shadow, another user's directory)
-# must stay untouched, nothing may be written outside the intended places, and the host finds
-# no setuid file.
+# outputs, its workdir, its read-only binds, their parents), symlinks to a victim, hard links,
+# FIFOs, and tries to leave a setuid file; then a second run (as root when the suite runs as
+# root, where the plants are root's own files: the workdir is id-mapped) uses paths through the
+# first workdir. The victims (a directory and a file standing for /etc and /etc/shadow, another
+# user's directory) must stay untouched and unseen, nothing may be written outside the intended
+# places, and the host finds no setuid file.
 . "$TAP_LIB"
 
 host_root=$([ "$(id -u)" = 0 ] && echo yes)
@@ -115,6 +115,11 @@ if [ -n "$root_run" ]; then
 		"$(ls -A "$u/r.json" 2>/dev/null)" ""
 fi
 
+# --- the second run's read-only binds through the first workdir
+cordon_bare -w "$s" --ro-bind "$f/plant:/data" -- cat /data/shadow
+unlike "--ro-bind first/plant (a planted symlink to the victim directory) does not show the victim" \
+	"$rc:$out" "0:precious"
+
 # --- root, a first workdir of another user's: its plants are that user's, never followed
 if [ -n "$root_run" ]; then
 	tu=$(id -u "$TEST_USER")
@@ -127,6 +132,8 @@ if [ -n "$root_run" ]; then
 	refused "root: -w through one too" \
 		"cordon: --workdir: $g/link/sub: $g/link is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)" \
 		"$g/link/sub"
+	cordon_bare -w "$s" --ro-bind "$g/link:/data" -- cat /data/shadow
+	unlike "root: --ro-bind through one does not show the victim" "$rc:$out" "0:precious"
 fi
 
 done_testing
