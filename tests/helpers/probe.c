@@ -378,6 +378,29 @@ static int c_ppid_reaped(char **a)
 	return 1;
 }
 
+/* exchange A B SECONDS: swap the names A and B (renameat2 RENAME_EXCHANGE) in a tight loop for
+ * SECONDS, for races against a path the launcher resolves; says "running" once the first swap
+ * is done and, at the end, how many swaps it made */
+static int c_exchange(char **a)
+{
+	struct timespec now, end;
+	unsigned long n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += atoi(a[2]);
+	do {
+		for (int i = 0; i < 1000; i++, n++)
+			if (renameat2(AT_FDCWD, a[0], AT_FDCWD, a[1], RENAME_EXCHANGE) < 0)
+				return result(-1);
+		if (n == 1000)
+			puts("running");
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec ||
+		 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	printf("%lu swaps\n", n);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int nargs;
@@ -397,7 +420,7 @@ static const struct {
 	{ "hostname", 0, c_hostname }, { "sethostname", 1, c_sethostname },
 	{ "setuid0", 0, c_setuid0 },   { "chroot", 0, c_chroot },
 	{ "mknod", 1, c_mknod },       { "pid", 0, c_pid },
-	{ "reap", 0, c_ppid_reaped },
+	{ "reap", 0, c_ppid_reaped },  { "exchange", 3, c_exchange },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The second run: what a first sandbox leaves in its workdir must not steer a later run of
+# cordon on the host. The first sandbox plants, at every path the next run will touch (its
+# outputs, its workdir, its read-only binds, their parents), symlinks to a victim, hard links,
+# FIFOs, and tries to leave a setuid file; then a second run (as root when the suite runs as
+# root, where the plants are root's own files: the workdir is id-mapped) uses paths through the
+# first workdir. The victims (a directory and a file standing for /etc and /etc/shadow, another
+# user's directory) must stay untouched and unseen, nothing may be written outside the intended
+# places, and the host finds no setuid file.
+. "$TAP_LIB"
+
+host_root=$([ "$(id -u)" = 0 ] && echo yes)
+root_run=$([ -n "$host_root" ] && ! is_user_mode && echo yes) # cordon runs as root
+ran=.second-ran # what the second run's command leaves in its workdir
+cleanup=()
+trap 'for f in "${cleanup[@]}"; do rm -f "$f"; done' EXIT
+
+# mine PATH...: make directories (with their parents) owned by whoever runs cordon
+mine() {
+	mkdir -p "$@" && chmod 755 "$@"
+	if [ -n "$host_root" ] && is_user_mode; then chown "$TEST_USER:" "$@"; fi
+}
+# second DIR ARGS...: the second run, in workdir DIR, on a command that leaves $ran there
+second() {
+	local dir=$1
+	shift
+	cleanup+=("$dir/$ran")
+	rm -f "$dir/$ran"
+	cordon_bare -w "$dir" "$@" -- sh -c "echo ran; : >$ran"
+}
+# refused DESC LINE DIR [ARGS...]: the second run in DIR says LINE, exit 125, and nothing ran
+refused() {
+	second "${@:3}"
+	is "$1" "$rc|$err|$out|$([ -e "$3/$ran" ] && echo ran)" "125|$2||"
+}
+
+# --- the victims: root's (the caller's, unprivileged) "/etc", and (root) another user's directory
+v=$TEST_TMP/etc
+mine "$v" "$v/sub"
+echo precious >"$v/shadow"
+if is_user_mode && [ -n "$host_root" ]; then chown "$TEST_USER:" "$v/shadow"; fi
+u=$TEST_TMP/users
+if [ -n "$root_run" ]; then
+	mkdir -p "$u/sub" && echo private >"$u/notes" && chown -R "$TEST_USER:" "$u"
+fi
+
+# --- the first run plants; the host gave it one file of its own (its source, say)
+f=$(mkwork)
+echo source >"$f/precious"
+if is_user_mode && [ -n "$host_root" ]; then chown "$TEST_USER:" "$f/precious"; fi
+src=$(mktemp -d "$TEST_TMP/tar.XXXXXX")
+cp /bin/true "$src/suid" && chmod 4755 "$src/suid"
+tar -C "$src" -cf "$TEST_TMP/suid.tar" suid && chmod 644 "$TEST_TMP/suid.tar"
+cordon_bare -w "$f" --ro-bind "$TEST_TMP/suid.tar:/suid.tar" -- sh -c '
+	v=$1 u=$2
+	ln -s "$v" plant            # the next workdir itself
+	ln -s "$v" link             # a parent of the next workdir
+	ln -s "$u" ulink            # ... leading to another user
+	ln -s /etc elink            # ... leading to the system
+	ln -s "$v" out              # the directory of the next outputs
+	ln -s "$u" uout
+	ln -s "$v/shadow" r.json    # the next outputs themselves
+	ln precious a.jsonl
+	mkfifo fifo.json
+	ln -s "$v" cap
+	cp /bin/bash bash; chmod 4755 bash; chmod u+s,g+s bash
+	cp -p /usr/bin/passwd passwd
+	tar -xpf /suid.tar
+	true' sh "$v" "$u" 2>/dev/null
+is "(the first run planted its symlinks, hard link and FIFO, and left its copies)" \
+	"$rc:$(cd "$f" && stat -c '%n:%F:%h' plant link out r.json a.jsonl fifo.json bash passwd suid | tr '\n' ' ')" \
+	"0:plant:symbolic link:1 link:symbolic link:1 out:symbolic link:1 r.json:symbolic link:1 a.jsonl:regular file:2 fifo.json:fifo:1 bash:regular file:1 passwd:regular file:1 suid:regular file:1 "
+if [ -n "$root_run" ]; then
+	is "(its symlinks are root's on the host: the id-mapped workdir makes them so)" \
+		"$(stat -c %u "$f/plant" "$f/link" "$f/out" | sort -u)" 0
+fi
+is "the host finds no setuid or setgid file in the first workdir (chmod 4755, cp -p, tar -xp)" \
+	"$(find "$f" -perm /6000 -printf '%P ')" ""
+
+# --- the second run's workdir through the first one
+refused "-w first/plant (a planted symlink) is refused" \
+	"cordon: --workdir: $f/plant: is a symlink, which cordon does not follow here (a sandbox may have left it): give the real path" \
+	"$f/plant"
+second "$f/link/sub"
+is "-w first/link/sub: the planted symlink does not lead the second run into another directory" \
+	"$rc|$([ -e "$v/sub/$ran" ] && echo "ran in $v/sub")" "125|"
+refused "-w first/elink/default: nor into a system tree" \
+	"cordon: --workdir: /etc/default: refusing to make it writable: a system directory (/etc, /usr, /opt, /run, /dev, ... and everything below them)" \
+	"$f/elink/default"
+if [ -n "$root_run" ]; then
+	refused "root: -w first/ulink/sub: nor into another user's directory" \
+		"cordon: --workdir: $u/sub: reached through a symlink, and owned by uid $(id -u "$TEST_USER"): cordon run as root does not let a symlink choose whose files the sandbox writes (give the real path)" \
+		"$f/ulink/sub"
+fi
+
+# --- the second run's outputs in the first workdir
+s=$(mkwork)
+second "$s" --report "$f/r.json"
+is "--report first/r.json (a planted symlink to the victim): replaced, the victim untouched" \
+	"$rc:$(cat "$v/shadow"):$(stat -c %F "$f/r.json")" "0:precious:regular file"
+second "$s" --audit "$f/a.jsonl"
+is "--audit first/a.jsonl (a planted hard link to the first run's file): that file untouched" \
+	"$rc:$(cat "$f/precious")" "0:source"
+out=$(as_caller timeout 20 "$CORDON" -w "$s" --report "$f/fifo.json" -- true 2>&1)
+is "--report first/fifo.json (a planted FIFO): cordon does not block, and replaces it" \
+	"$?:$out:$(stat -c %F "$f/fifo.json")" "0::regular file"
+refused "--capture first/cap (a planted symlink to the victim directory) is refused" \
+	"cordon: --capture: $f/cap: Not a directory" "$s" --capture "$f/cap"
+second "$s" --report "$f/out/r.json"
+is "--report first/out/r.json: the planted symlink does not put the report in the victim directory" \
+	"$(ls -A "$v/r.json" 2>/dev/null)" ""
+if [ -n "$root_run" ]; then
+	second "$s" --report "$f/uout/r.json"
+	is "root: --report first/uout/r.json: nor in another user's directory" \
+		"$(ls -A "$u/r.json" 2>/dev/null)" ""
+fi
+
+# --- the second run's read-only binds through the first workdir
+cordon_bare -w "$s" --ro-bind "$f/plant:/data" -- cat /data/shadow
+unlike "--ro-bind first/plant (a planted symlink to the victim directory) does not show the victim" \
+	"$rc:$out" "0:precious"
+
+# --- root, a first workdir of another user's: its plants are that user's, never followed
+if [ -n "$root_run" ]; then
+	tu=$(id -u "$TEST_USER")
+	g=$(mktemp -d "$TEST_TMP/users-work.XXXXXX")
+	chmod 755 "$g" && chown "$TEST_USER:" "$g"
+	cordon_bare -w "$g" -- sh -c 'ln -s "$1" out; ln -s "$1" link' sh "$v"
+	second "$s" --report "$g/out/r.json"
+	is "root: --report through a symlink $TEST_USER's sandbox planted is refused" "$rc|$err" \
+		"125|cordon: --report: $g/out: $g/out is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)"
+	refused "root: -w through one too" \
+		"cordon: --workdir: $g/link/sub: $g/link is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)" \
+		"$g/link/sub"
+	cordon_bare -w "$s" --ro-bind "$g/link:/data" -- cat /data/shadow
+	unlike "root: --ro-bind through one does not show the victim" "$rc:$out" "0:precious"
+fi
+
+done_testing
