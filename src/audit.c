@@ -8,10 +8,10 @@
 #include "audit.h"
 #include "output.h"
 
-int cd_audit_open(const char *path, const struct cd_hostpath *workdir, struct cd_audit *a,
+int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
 		  struct cordon_error *err)
 {
-	a->fd = cd_output_file(path, "audit", workdir, 0600, err);
+	a->fd = cd_output_file(path, "audit", ctx, 0600, err);
 	if (a->fd < 0)
 		return a->fd;
 	/* one write per event: with O_APPEND a reader never sees half a line */

@@ -5,7 +5,7 @@
 
 #include <sys/stat.h>
 
-#include "hostpath.h"
+#include "output.h"
 #include "json.h"
 #include "util.h"
 
@@ -16,7 +16,7 @@ struct cd_audit {
 
 /* Create the log before anything starts, anew, outside the workdir (output.h): failing here
  * fails the run. */
-int cd_audit_open(const char *path, const struct cd_hostpath *workdir, struct cd_audit *a,
+int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
 		  struct cordon_error *err);
 void cd_audit_close(struct cd_audit *a);
 static inline bool cd_audit_on(const struct cd_audit *a)

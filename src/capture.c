@@ -31,7 +31,7 @@ static void open_out(struct cd_capture_stream *s)
 	s->out_nb = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
-int cd_capture_open(const char *dir, const struct cd_hostpath *workdir, struct cd_capture *cap,
+int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
 		    struct cordon_error *err)
 {
 	static const char *const names[] = { "stdout", "stderr" };
@@ -40,7 +40,7 @@ int cd_capture_open(const char *dir, const struct cd_hostpath *workdir, struct c
 	for (int i = 0; i < 2; i++)
 		stream_init(&cap->s[i]);
 	cap->on = true;
-	dfd = cd_output_mkdir(dir, "capture", workdir, err);
+	dfd = cd_output_mkdir(dir, "capture", ctx, err);
 	if (dfd < 0)
 		return dfd;
 	for (int i = 0; i < 2; i++) {

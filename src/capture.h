@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "hostpath.h"
+#include "output.h"
 #include "util.h"
 
 #define CD_CAPTURE_BUFFER (256u << 10)
@@ -36,7 +36,7 @@ struct cd_capture {
 };
 
 /* DIR made if missing, DIR/stdout and DIR/stderr created anew, outside the workdir (output.h). */
-int cd_capture_open(const char *dir, const struct cd_hostpath *workdir, struct cd_capture *cap,
+int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
 		    struct cordon_error *err);
 /* After clone: the sandbox holds the write ends. */
 void cd_capture_started(struct cd_capture *cap);

@@ -101,7 +101,10 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
-	r = cd_msg_recv(a->sock, &m, &workdir_fd);
+	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
+	while ((r = cd_msg_recv(a->sock, &m, &workdir_fd)) > 0 && m.type == CD_MSG_TREE &&
+	       m.value >= 0 && (size_t)m.value < a->plan->n && a->plan->m[m.value].fd < 0)
+		a->plan->m[m.value].fd = CD_TAKE_FD(workdir_fd);
 	if (r <= 0 || m.type != CD_MSG_GO)
 		_exit(CORDON_EXIT_FAILURE);
 	/* sync 2: id maps written, and we are in our cgroup: it becomes the root of our cgroup

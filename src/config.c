@@ -328,23 +328,25 @@ static int inside_path(const char *p, const char *step, bool allow_root, char **
 	return 0;
 }
 
-/* A host path that exists, with symlinks resolved. */
+/* A host path that exists, resolved as hostpath.c does (only root's and the caller's symlinks,
+ * none inside an earlier workdir): its canonical path, which cordon_run() opens again without
+ * following any symlink. */
 static int host_path(const char *p, const char *step, bool want_dir, char **ret,
 		     struct cordon_error *err)
 {
-	_cleanup_free_ char *r = NULL;
-	struct stat st;
+	struct cd_hostpath hp;
+	struct cd_marks marks;
+	int r;
 
 	if (!p || !*p)
 		return cd_fail(err, 0, step, "empty path");
-	r = realpath(p, NULL);
-	if (!r)
-		return cd_fail_errno(err, errno, step, "%s", p);
-	if (stat(r, &st) < 0)
-		return cd_fail_errno(err, errno, step, "%s", p);
-	if (want_dir && !S_ISDIR(st.st_mode))
-		return cd_fail(err, ENOTDIR, step, "%s: not a directory", p);
-	*ret = CD_TAKE_PTR(r);
+	cd_marks_load(&marks);
+	r = cd_hostpath_open(p, want_dir ? CD_HOSTPATH_DIR : 0, step, &marks, &hp, err);
+	cd_marks_done(&marks);
+	if (r < 0)
+		return r;
+	*ret = CD_TAKE_PTR(hp.path);
+	cd_hostpath_done(&hp);
 	return 0;
 }
 
@@ -421,11 +423,14 @@ int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
 int cordon_config_set_workdir(struct cordon_config *c, const char *dir, struct cordon_error *err)
 {
 	struct cd_hostpath hp;
+	struct cd_marks marks;
 	int r;
 
 	if (!dir || !*dir)
 		return cd_fail(err, 0, "workdir", "empty path");
-	r = cd_workdir_open(dir, &hp, err);
+	cd_marks_load(&marks);
+	r = cd_workdir_open(dir, &marks, &hp, err);
+	cd_marks_done(&marks);
 	if (r < 0)
 		return r;
 	cd_hostpath_done(&hp);

@@ -20,7 +20,18 @@ struct walk {
 	int cur;           /* O_PATH of the directory reached so far */
 	unsigned links;
 	uid_t link_owner;
+	const struct cd_marks *marks;
+	bool below_mark;   /* an earlier workdir was on the way: no symlink is trusted since */
 };
+
+/* Was the directory just reached a sandbox's workdir? (sticky: the walk went below it) */
+static void check_mark(struct walk *w)
+{
+	struct cd_mark d;
+
+	if (!w->below_mark && w->marks && w->marks->n && cd_mark_of(w->cur, &d) == 0)
+		w->below_mark = cd_marks_has(w->marks, &d);
+}
 
 static bool trusted_owner(uid_t uid)
 {
@@ -50,11 +61,22 @@ static int link_refused(struct walk *w, const char *name, const struct stat *st,
 	_cleanup_free_ char *dir = NULL;
 
 	fd_path(w->cur, &dir);
+	if (w->flags & CD_HOSTPATH_CANONICAL)
+		return cd_fail(err, ELOOP, w->step,
+			       "%s: %s%s%s became a symlink since it was given: cordon does not "
+			       "follow it",
+			       w->given, dir && strcmp(dir, "/") ? dir : "", "/", name);
 	if (last && (w->flags & CD_HOSTPATH_NOFOLLOW))
 		return cd_fail(err, ELOOP, w->step,
 			       "%s: is a symlink, which cordon does not follow here (a sandbox "
 			       "may have left it): give the real path",
 			       w->given);
+	if (w->below_mark)
+		return cd_fail(err, ELOOP, w->step,
+			       "%s: %s%s%s is a symlink in a directory that was a sandbox's "
+			       "workdir, which may have planted it: cordon does not follow it "
+			       "(give the real path)",
+			       w->given, dir && strcmp(dir, "/") ? dir : "", "/", name);
 	return cd_fail(err, EPERM, w->step,
 		       "%s: %s%s%s is a symlink owned by uid %u; cordon follows only symlinks owned "
 		       "by root or by you (give the real path)",
@@ -102,7 +124,8 @@ static int step_one(struct walk *w, const char *name, const char *after, bool la
 	if (next < 0 || fstat(next, &st) < 0)
 		return cd_fail_errno(err, errno, w->step, "%s", w->given);
 	if (S_ISLNK(st.st_mode)) {
-		if ((last && (w->flags & CD_HOSTPATH_NOFOLLOW)) || !trusted_owner(st.st_uid))
+		if ((last && (w->flags & CD_HOSTPATH_NOFOLLOW)) || w->below_mark ||
+		    (w->flags & CD_HOSTPATH_CANONICAL) || !trusted_owner(st.st_uid))
 			return link_refused(w, name, &st, last, err);
 		w->link_owner = st.st_uid;
 		r = follow(w, next, after, err);
@@ -112,6 +135,7 @@ static int step_one(struct walk *w, const char *name, const char *after, bool la
 		return cd_fail_errno(err, ENOTDIR, w->step, "%s", w->given);
 	close(w->cur);
 	w->cur = CD_TAKE_FD(next);
+	check_mark(w);
 	return 0;
 }
 
@@ -177,18 +201,31 @@ static int finish(int fd, const char *given, const char *step, unsigned flags,
 	return 0;
 }
 
-int cd_hostpath_open(const char *path, unsigned flags, const char *step, struct cd_hostpath *ret,
+/* A relative path is walked from "/" through the current directory's canonical path, so that
+ * the directories above the current one are checked as well. */
+static char *absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	return cwd ? cd_strdup_printf("%s/%s", cwd, path) : NULL;
+}
+
+int cd_hostpath_open(const char *path, unsigned flags, const char *step,
+		     const struct cd_marks *marks, struct cd_hostpath *ret,
 		     struct cordon_error *err)
 {
-	struct walk w = { .given = path, .step = step, .flags = flags, .cur = -1 };
+	struct walk w = { .given = path, .step = step, .flags = flags, .cur = -1, .marks = marks };
 	int r;
 
 	if (!path || !*path)
 		return cd_fail(err, EINVAL, step, "empty path");
-	w.rest = strdup(path);
+	w.rest = absolute(path);
 	if (!w.rest)
-		return cd_fail(err, ENOMEM, step, "out of memory");
-	w.cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return cd_fail_errno(err, errno ? errno : ENOMEM, step, "%s", path);
+	w.cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	r = w.cur < 0 ? cd_fail_errno(err, errno, step, "%s", path) : walk(&w, err);
 	if (r >= 0)
 		r = finish(w.cur, path, step, flags, ret, err);
@@ -222,8 +259,8 @@ void cd_hostpath_done(struct cd_hostpath *p)
 	*p = (struct cd_hostpath){ .fd = -1 };
 }
 
-int cd_hostpath_open_parent(const char *path, const char *step, struct cd_hostpath *ret_dir,
-			    char **ret_name, struct cordon_error *err)
+int cd_hostpath_open_parent(const char *path, const char *step, const struct cd_marks *marks,
+			    struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err)
 {
 	_cleanup_free_ char *copy = path ? strdup(path) : NULL;
 	char *slash, *name;
@@ -244,7 +281,7 @@ int cd_hostpath_open_parent(const char *path, const char *step, struct cd_hostpa
 		return cd_fail(err, ENOMEM, step, "out of memory");
 	if (slash)
 		slash[slash == copy ? 1 : 0] = '\0';
-	r = cd_hostpath_open(slash ? copy : ".", CD_HOSTPATH_DIR, step, ret_dir, err);
+	r = cd_hostpath_open(slash ? copy : ".", CD_HOSTPATH_DIR, step, marks, ret_dir, err);
 	if (r < 0) {
 		free(name);
 		return r;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
+#include "marks.h"
 #include "util.h"
 
 struct cd_hostpath {
@@ -28,10 +29,14 @@ struct cd_hostpath {
 enum {
 	CD_HOSTPATH_DIR = 1 << 0,     /* must be a directory */
 	CD_HOSTPATH_NOFOLLOW = 1 << 1, /* refuse a symlink as the last component */
+	CD_HOSTPATH_CANONICAL = 1 << 2, /* a canonical path: refuse any symlink (it changed) */
 };
 
-/* Resolve path (relative: from the current directory). step names the option in messages. */
-int cd_hostpath_open(const char *path, unsigned flags, const char *step, struct cd_hostpath *ret,
+/* Resolve path (relative: from the current directory's canonical path, walked as well). step
+ * names the option in messages. marks (may be NULL): the earlier workdirs; below one of them no
+ * symlink is followed, whoever owns it (a sandbox may have planted it). */
+int cd_hostpath_open(const char *path, unsigned flags, const char *step,
+		     const struct cd_marks *marks, struct cd_hostpath *ret,
 		     struct cordon_error *err);
 /* The same for a directory already open (the current directory, say): canonical path, stat.
  * Takes ownership of fd (a failed open's -1 is reported with errno). */
@@ -41,8 +46,8 @@ void cd_hostpath_done(struct cd_hostpath *p);
 
 /* For a file to be created: its directory, resolved as above (must exist), and the last name
  * (into *ret_name, malloc'd; neither empty nor "." nor ".."). */
-int cd_hostpath_open_parent(const char *path, const char *step, struct cd_hostpath *ret_dir,
-			    char **ret_name, struct cordon_error *err);
+int cd_hostpath_open_parent(const char *path, const char *step, const struct cd_marks *marks,
+			    struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err);
 
 /* Is the directory dirfd the directory anc, or below it, by whatever mount? Both its path
  * within its filesystem (the mount's root and the path below it) and its ancestors' device and

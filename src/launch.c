@@ -54,6 +54,7 @@ struct run {
 	struct cordon_config *c;
 	struct cordon_result *res;
 	struct cd_hostpath wd; /* the workdir, opened once: every later step uses wd.fd */
+	struct cd_marks marks; /* the earlier workdirs (and this one) */
 	const char *workdir;   /* wd.path */
 	char *workdir_target;
 	char *chdir;
@@ -220,12 +221,22 @@ static const char *env_get(char *const *envp, const char *key)
 static int resolve_paths(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
+	struct cd_mark mark;
 	int r;
 
-	r = cd_workdir_open(c->workdir, &run->wd, err);
+	cd_marks_load(&run->marks);
+	r = cd_workdir_open(c->workdir, &run->marks, &run->wd, err);
 	if (r < 0)
 		return r;
 	run->workdir = run->wd.path;
+	/* remembered before anything runs in it: no later run follows a symlink in it */
+	r = cd_mark_of(run->wd.fd, &mark);
+	if (r >= 0)
+		r = cd_marks_add(&run->marks, &mark);
+	if (r < 0)
+		run_log(run, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: a "
+			"later run given a path through it would follow the symlinks it holds",
+			run->workdir, run->marks.why[0] ? run->marks.why : strerror(-r));
 	run->workdir_target = strdup(c->workdir_target ? c->workdir_target : run->workdir);
 	run->chdir = strdup(c->chdir ? c->chdir : run->workdir_target ? run->workdir_target : "/");
 	if (!run->workdir_target || !run->chdir)
@@ -424,18 +435,20 @@ static int open_outputs(struct run *run, struct cordon_error *err)
 	struct cordon_config *c = run->c;
 	int r;
 
+	const struct cd_output_ctx ctx = { .workdir = &run->wd, .marks = &run->marks };
+
 	if (c->report_path) {
-		r = cd_report_open(c->report_path, &run->wd, &run->report, err);
+		r = cd_report_open(c->report_path, &ctx, &run->report, err);
 		if (r < 0)
 			return r;
 	}
 	if (c->audit_path) {
-		r = cd_audit_open(c->audit_path, &run->wd, &run->audit, err);
+		r = cd_audit_open(c->audit_path, &ctx, &run->audit, err);
 		if (r < 0)
 			return r;
 	}
 	if (c->capture_dir) {
-		r = cd_capture_open(c->capture_dir, &run->wd, &run->capture, err);
+		r = cd_capture_open(c->capture_dir, &ctx, &run->capture, err);
 		if (r < 0)
 			return r;
 	}
@@ -472,7 +485,7 @@ static int prepare(struct run *run, struct cordon_error *err)
 		return r;
 	log_cgroup(run);
 	r = cd_mount_plan_build(c, run->workdir, &run->wd.st, run->workdir_target, &run->id,
-				&run->plan, err);
+				&run->marks, &run->plan, err);
 	if (r < 0)
 		return r;
 	r = build_env(run, err);
@@ -595,6 +608,31 @@ static int spawn(struct run *run, const struct cd_child_args *args_template,
 	return 0;
 }
 
+/* Root clones each --ro-bind source from the descriptor it checked, read-only, nosuid, nodev,
+ * and hands the trees to pid 1: pid 1 (the sandbox's host uid) looks up nothing by name, and
+ * sources below directories only root may enter (/root/.cargo) can be bound. */
+static int send_bind_trees(struct run *run, struct cordon_error *err)
+{
+	if (geteuid() != 0)
+		return 0;
+	for (size_t i = 0; i < run->plan.n; i++) {
+		const struct cd_mnt *m = &run->plan.m[i];
+		_cleanup_close_ int tree = -1;
+		int r;
+
+		if (m->kind != CD_MNT_BIND || m->host_fd < 0)
+			continue;
+		r = cd_userns_tree(m->host_fd, m->src, true, &tree, err);
+		if (r < 0)
+			return r;
+		r = cd_msg_send(run->sock, CD_MSG_TREE, (int32_t)i, NULL, tree);
+		if (r < 0)
+			return cd_fail_errno(err, -r, "sync", "hand the tree of %s to the sandbox",
+					     m->src);
+	}
+	return 0;
+}
+
 /* sync 2 */
 static int go(struct run *run, struct cordon_error *err)
 {
@@ -615,7 +653,10 @@ static int go(struct run *run, struct cordon_error *err)
 		r = cd_userns_idmapped_workdir(run->pid, &run->id, run->wd.fd, run->workdir,
 					       &workdir_fd, err);
 	else if (geteuid() == 0)
-		r = cd_userns_workdir_tree(run->wd.fd, run->workdir, &workdir_fd, err);
+		r = cd_userns_tree(run->wd.fd, run->workdir, false, &workdir_fd, err);
+	if (r < 0)
+		return r;
+	r = send_bind_trees(run, err);
 	if (r < 0)
 		return r;
 	r = cd_msg_send(run->sock, CD_MSG_GO, 0, NULL, workdir_fd);
@@ -1147,6 +1188,7 @@ static void run_done(struct run *run)
 	if (run->have_id)
 		cd_identity_done(&run->id);
 	cd_hostpath_done(&run->wd);
+	cd_marks_done(&run->marks);
 	free(run->workdir_target);
 	free(run->chdir);
 }

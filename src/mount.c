@@ -290,30 +290,32 @@ static int clone_source(const char *src, bool rw, int *ret, struct cordon_error 
 	return 0;
 }
 
-/* The workdir, looked up again here (pid 1 of an unprivileged caller cannot clone the host's
- * mounts from the launcher's descriptor): by its canonical path, where no symlink may appear,
- * and only if it is still the directory the launcher checked. */
-static int open_workdir(const struct cd_mnt *m, int *ret, struct cordon_error *err)
+/* The workdir or a --ro-bind source, looked up again here (pid 1 of an unprivileged caller
+ * cannot clone the host's mounts from the launcher's descriptor): by its canonical path, where
+ * no symlink may appear, and only if it is still what the launcher checked. */
+static int open_checked(const struct cd_mnt *m, bool rw, int *ret, struct cordon_error *err)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	const char *step = m->kind == CD_MNT_WORKDIR ? "workdir" : "ro-bind";
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof(how));
+	uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rw ? 0 : MOUNT_ATTR_RDONLY);
 	struct stat st;
 
 	if (fd < 0 && errno == ELOOP)
-		return cd_fail(err, ELOOP, "workdir",
+		return cd_fail(err, ELOOP, step,
 			       "%s: a symlink appeared in its path while cordon was starting", m->src);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		return cd_fail_errno(err, errno, "workdir", "%s", m->src);
+		return cd_fail_errno(err, errno, step, "%s", m->src);
 	if (st.st_dev != m->dev || st.st_ino != m->ino)
-		return cd_fail(err, ESTALE, "workdir",
-			       "%s: replaced by another directory while cordon was starting", m->src);
+		return cd_fail(err, ESTALE, step,
+			       "%s: replaced by another file while cordon was starting", m->src);
 	*ret = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
 					     AT_EMPTY_PATH);
 	if (*ret < 0)
 		return mount_fail(err, errno, "clone the mount of", m->src);
-	if (set_attr(*ret, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
-		return mount_fail(err, errno, "set nosuid,nodev on", m->src);
+	if (set_attr(*ret, attr, true) < 0)
+		return mount_fail(err, errno, rw ? "set nosuid,nodev on" : "make read-only", m->src);
 	return 0;
 }
 
@@ -329,14 +331,19 @@ static int open_sources(struct mount_ctx *ctx, int workdir_fd, struct cordon_err
 
 		if (workdir) {
 			r = workdir_fd >= 0 ? (m->fd = CD_TAKE_FD(workdir_fd), 0)
-					    : open_workdir(m, &m->fd, err);
+					    : open_checked(m, true, &m->fd, err);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (!workdir && m->kind != CD_MNT_BIND && !(m->kind == CD_MNT_SYSFS && !p->fresh_sysfs))
+		if (m->kind != CD_MNT_BIND && !(m->kind == CD_MNT_SYSFS && !p->fresh_sysfs))
 			continue;
-		r = clone_source(m->src, workdir, &m->fd, err);
+		if (m->fd >= 0)
+			continue; /* cloned by the supervisor from what it checked (sync 2) */
+		if (m->kind == CD_MNT_BIND && m->user)
+			r = open_checked(m, false, &m->fd, err);
+		else
+			r = clone_source(m->src, false, &m->fd, err);
 		if (r < 0)
 			return r;
 	}

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "marks.h"
 #include "userns.h"
 
 enum cd_mnt_kind {
@@ -34,8 +35,9 @@ struct cd_mnt {
 	bool ro;
 	bool is_dir;
 	bool user; /* from an option rather than the defaults */
-	dev_t dev; /* WORKDIR: the directory the launcher checked, which pid 1 must find */
+	dev_t dev; /* WORKDIR, user BIND: what the launcher checked, which pid 1 must find */
 	ino_t ino;
+	int host_fd; /* supervisor: the source it opened (O_PATH), to clone it from; -1 */
 	char *content; /* FILE */
 	size_t content_len;
 	int fd;    /* child: the source tree opened before the root is replaced */
@@ -54,8 +56,8 @@ struct cd_mount_plan {
 /* supervisor */
 int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 			const struct stat *workdir_st, const char *workdir_target,
-			const struct cd_identity *id, struct cd_mount_plan *ret,
-			struct cordon_error *err);
+			const struct cd_identity *id, const struct cd_marks *marks,
+			struct cd_mount_plan *ret, struct cordon_error *err);
 void cd_mount_plan_done(struct cd_mount_plan *p);
 const char *cd_mnt_kind_name(enum cd_mnt_kind k);
 

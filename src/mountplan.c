@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hostpath.h"
 #include "mount.h"
 
 /* Top-level entries replaced by an empty read-only directory. /var goes whole: lib, log, spool,
@@ -67,7 +68,7 @@ static int add(struct cd_mount_plan *p, enum cd_mnt_kind kind, const char *src, 
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	p->m = nm;
 	m = &p->m[p->n];
-	*m = (struct cd_mnt){ .kind = kind, .fd = -1, .mode = 0755 };
+	*m = (struct cd_mnt){ .kind = kind, .fd = -1, .host_fd = -1, .mode = 0755 };
 	m->src = src ? strdup(src) : NULL;
 	m->dst = strdup(dst);
 	if ((src && !m->src) || !m->dst) {
@@ -173,10 +174,36 @@ static int plan_managed(struct cd_mount_plan *p, const struct cordon_config *c,
 	return r;
 }
 
+/* --ro-bind: its canonical source opened again, following no symlink; pid 1 binds that very
+ * tree (the supervisor's clone of it, or pid 1's own lookup checked against its inode). */
+static int plan_bind(struct cd_mount_plan *p, const struct cd_bind *b,
+		     const struct cd_marks *marks, struct cordon_error *err)
+{
+	struct cd_hostpath hp = { .fd = -1 };
+	struct cd_mnt *m;
+	int r = cd_hostpath_open(b->src, CD_HOSTPATH_CANONICAL, "ro-bind", marks, &hp, err);
+
+	if (r >= 0)
+		r = add(p, CD_MNT_BIND, hp.path, b->dst, &m, err);
+	if (r < 0) {
+		cd_hostpath_done(&hp);
+		return r;
+	}
+	m->is_dir = S_ISDIR(hp.st.st_mode);
+	m->ro = true;
+	m->user = true;
+	m->dev = hp.st.st_dev;
+	m->ino = hp.st.st_ino;
+	m->host_fd = CD_TAKE_FD(hp.fd);
+	cd_hostpath_done(&hp);
+	return 0;
+}
+
 /* The options' mounts, HOME and the workdir, into p (unsorted). */
 static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, const char *workdir,
 		     const struct stat *workdir_st, const char *workdir_target,
-		     const struct cd_identity *id, struct cordon_error *err)
+		     const struct cd_identity *id, const struct cd_marks *marks,
+		     struct cordon_error *err)
 {
 	struct cd_mnt *m;
 	int r;
@@ -196,18 +223,8 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 	}
 	for (size_t i = 0; r >= 0 && i < c->n_tmpfs; i++)
 		r = add_tmpfs(p, c->tmpfs[i].path, c->tmpfs[i].size, 0755, true, err);
-	for (size_t i = 0; r >= 0 && i < c->n_binds; i++) {
-		struct stat st;
-
-		if (stat(c->binds[i].src, &st) < 0)
-			return cd_fail_errno(err, errno, "ro-bind", "%s", c->binds[i].src);
-		r = add(p, CD_MNT_BIND, c->binds[i].src, c->binds[i].dst, &m, err);
-		if (r >= 0) {
-			m->is_dir = S_ISDIR(st.st_mode);
-			m->ro = true;
-			m->user = true;
-		}
-	}
+	for (size_t i = 0; r >= 0 && i < c->n_binds; i++)
+		r = plan_bind(p, &c->binds[i], marks, err);
 	return r;
 }
 
@@ -352,8 +369,8 @@ static void sort_by_depth(struct cd_mnt *m, size_t n)
 
 int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 			const struct stat *workdir_st, const char *workdir_target,
-			const struct cd_identity *id, struct cd_mount_plan *ret,
-			struct cordon_error *err)
+			const struct cd_identity *id, const struct cd_marks *marks,
+			struct cd_mount_plan *ret, struct cordon_error *err)
 {
 	struct cd_mount_plan p = { .uid = id->inside_uid, .gid = id->inside_gid,
 				   .tmp_size = c->tmp_size, .fresh_sysfs = c->net != CORDON_NET_HOST };
@@ -365,7 +382,7 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 		r = plan_managed(&p, c, err);
 	user_start = p.n;
 	if (r >= 0)
-		r = plan_user(&p, c, workdir, workdir_st, workdir_target, id, err);
+		r = plan_user(&p, c, workdir, workdir_st, workdir_target, id, marks, err);
 	if (r >= 0)
 		r = plan_account(&p, c->rootfs ? c->rootfs : "/", id, err);
 	if (r >= 0)
@@ -388,6 +405,7 @@ void cd_mount_plan_done(struct cd_mount_plan *p)
 		free(p->m[i].src);
 		free(p->m[i].dst);
 		free(p->m[i].content);
+		cd_closep(&p->m[i].host_fd);
 	}
 	free(p->m);
 	p->m = NULL;

@@ -6,9 +6,9 @@
 #include "output.h"
 
 static int refuse_in_workdir(int dirfd, const char *path, const char *step,
-			     const struct cd_hostpath *workdir, struct cordon_error *err)
+			     const struct cd_output_ctx *ctx, struct cordon_error *err)
 {
-	int r = workdir ? cd_hostpath_within(dirfd, workdir) : 0;
+	int r = ctx->workdir ? cd_hostpath_within(dirfd, ctx->workdir) : 0;
 
 	if (r < 0)
 		return cd_fail_errno(err, -r, step, "%s", path);
@@ -20,15 +20,15 @@ static int refuse_in_workdir(int dirfd, const char *path, const char *step,
 	return 0;
 }
 
-int cd_output_dir(const char *path, const char *step, const struct cd_hostpath *workdir,
+int cd_output_dir(const char *path, const char *step, const struct cd_output_ctx *ctx,
 		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
 	_cleanup_free_ char *name = NULL;
-	int r = cd_hostpath_open_parent(path, step, &dir, &name, err);
+	int r = cd_hostpath_open_parent(path, step, ctx->marks, &dir, &name, err);
 
 	if (r >= 0)
-		r = refuse_in_workdir(dir.fd, path, step, workdir, err);
+		r = refuse_in_workdir(dir.fd, path, step, ctx, err);
 	if (r < 0) {
 		cd_hostpath_done(&dir);
 		return r;
@@ -38,12 +38,12 @@ int cd_output_dir(const char *path, const char *step, const struct cd_hostpath *
 	return 0;
 }
 
-int cd_output_file(const char *path, const char *step, const struct cd_hostpath *workdir, mode_t mode,
+int cd_output_file(const char *path, const char *step, const struct cd_output_ctx *ctx, mode_t mode,
 		   struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
 	_cleanup_free_ char *name = NULL;
-	int fd, r = cd_output_dir(path, step, workdir, &dir, &name, err);
+	int fd, r = cd_output_dir(path, step, ctx, &dir, &name, err);
 
 	if (r < 0)
 		return r;
@@ -52,13 +52,13 @@ int cd_output_file(const char *path, const char *step, const struct cd_hostpath 
 	return fd < 0 ? cd_fail_errno(err, -fd, step, "%s", path) : fd;
 }
 
-int cd_output_mkdir(const char *path, const char *step, const struct cd_hostpath *workdir,
+int cd_output_mkdir(const char *path, const char *step, const struct cd_output_ctx *ctx,
 		    struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
 	_cleanup_free_ char *name = NULL;
 	_cleanup_close_ int fd = -1;
-	int r = cd_output_dir(path, step, workdir, &dir, &name, err);
+	int r = cd_output_dir(path, step, ctx, &dir, &name, err);
 
 	if (r < 0)
 		return r;
@@ -71,7 +71,7 @@ int cd_output_mkdir(const char *path, const char *step, const struct cd_hostpath
 		r = cd_fail_errno(err, errno, step, "%s", path);
 	/* the directory itself may be the workdir, or a mount of it */
 	if (r >= 0)
-		r = refuse_in_workdir(fd, path, step, workdir, err);
+		r = refuse_in_workdir(fd, path, step, ctx, err);
 	cd_hostpath_done(&dir);
 	return r < 0 ? r : CD_TAKE_FD(fd);
 }

@@ -11,15 +11,21 @@
 
 #include "hostpath.h"
 
+/* What the launcher's files are kept apart from: the workdir, and the earlier workdirs. */
+struct cd_output_ctx {
+	const struct cd_hostpath *workdir;
+	const struct cd_marks *marks;
+};
+
 /* The directory of the file at path, and the file's name (malloc'd): refused inside the
- * workdir (its stat). step names the option in messages. */
-int cd_output_dir(const char *path, const char *step, const struct cd_hostpath *workdir,
+ * workdir (ctx). step names the option in messages. */
+int cd_output_dir(const char *path, const char *step, const struct cd_output_ctx *ctx,
 		  struct cd_hostpath *ret_dir, char **ret_name, struct cordon_error *err);
 
 /* The file at path, created anew (mode), for writing: the fd, or -errno with *err filled. */
-int cd_output_file(const char *path, const char *step, const struct cd_hostpath *workdir, mode_t mode,
+int cd_output_file(const char *path, const char *step, const struct cd_output_ctx *ctx, mode_t mode,
 		   struct cordon_error *err);
 
 /* The directory at path, made if missing (0700), as an O_PATH fd: the same rules. */
-int cd_output_mkdir(const char *path, const char *step, const struct cd_hostpath *workdir,
+int cd_output_mkdir(const char *path, const char *step, const struct cd_output_ctx *ctx,
 		    struct cordon_error *err);

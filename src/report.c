@@ -328,14 +328,14 @@ char *cd_report_render(const struct cd_report_info *in)
 	return out;
 }
 
-int cd_report_open(const char *path, const struct cd_hostpath *workdir, struct cd_report_file *rf,
+int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
 		   struct cordon_error *err)
 {
 	struct cd_hostpath dir = { .fd = -1 };
 	int r;
 
 	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
-	r = cd_output_dir(path, "report", workdir, &dir, &rf->name, err);
+	r = cd_output_dir(path, "report", ctx, &dir, &rf->name, err);
 	if (r < 0)
 		return r;
 	rf->dirfd = CD_TAKE_FD(dir.fd);

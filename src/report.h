@@ -3,7 +3,7 @@
 #pragma once
 
 #include "config.h"
-#include "hostpath.h"
+#include "output.h"
 #include "cgroup.h"
 #include "mount.h"
 #include "filter.h"
@@ -44,7 +44,7 @@ struct cd_report_file {
 	int fd;
 };
 
-int cd_report_open(const char *path, const struct cd_hostpath *workdir, struct cd_report_file *rf,
+int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
 		   struct cordon_error *err);
 int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
 void cd_report_discard(struct cd_report_file *rf);

@@ -34,6 +34,7 @@ enum cd_msg_type {
 	CD_MSG_STOPPED,  /* value: the signal that stopped the command (job control) */
 	CD_MSG_CONT,     /* value: 1 when the command gets the terminal back; SIGCONT to it */
 	CD_MSG_TIMEOUT,  /* value: 1 SIGTERM sent to every process, 2 SIGKILL */
+	CD_MSG_TREE,     /* before GO: fd a --ro-bind source cloned by root; value: its plan index */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */

@@ -240,28 +240,32 @@ static int open_idmap_userns(const struct cd_identity *id, int *ret_fd, struct c
 	return 0;
 }
 
-/* A detached copy of the workdir's mount tree, from the descriptor the launcher checked. */
-static int clone_workdir(int workdir, const char *path, int *ret, struct cordon_error *err)
+/* A detached copy of a mount tree, from the descriptor the launcher checked. */
+static int clone_tree(int fd, const char *path, const char *step, int *ret,
+		      struct cordon_error *err)
 {
-	int tree = open_tree(workdir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-						  AT_EMPTY_PATH);
+	int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+					     AT_EMPTY_PATH);
 
 	if (tree < 0)
-		return cd_fail_errno(err, errno, "workdir", "clone the mount of %s", path);
+		return cd_fail_errno(err, errno, step, "clone the mount of %s", path);
 	*ret = tree;
 	return 0;
 }
 
-int cd_userns_workdir_tree(int workdir, const char *path, int *ret_fd, struct cordon_error *err)
+int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon_error *err)
 {
+	const char *step = ro ? "ro-bind" : "workdir";
 	_cleanup_close_ int tree = -1;
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-	int r = clone_workdir(workdir, path, &tree, err);
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					       (ro ? MOUNT_ATTR_RDONLY : 0) };
+	int r = clone_tree(fd, path, step, &tree, err);
 
 	if (r < 0)
 		return r;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		return cd_fail_errno(err, errno, "workdir", "set nosuid,nodev on %s", path);
+		return cd_fail_errno(err, errno, step, "make %s %s", path,
+				     ro ? "read-only" : "nosuid,nodev");
 	*ret_fd = CD_TAKE_FD(tree);
 	return 0;
 }
@@ -286,7 +290,7 @@ int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int wo
 		if (r < 0)
 			return r;
 	}
-	r = clone_workdir(workdir, path_str, &tree, err);
+	r = clone_tree(workdir, path_str, "workdir", &tree, err);
 	if (r < 0)
 		return r;
 	attr.userns_fd = (uint64_t)nsfd;

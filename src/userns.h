@@ -37,6 +37,7 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
  * to attach. */
 int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int workdir,
 			       const char *path, int *ret_fd, struct cordon_error *err);
-/* The same without an id mapping (nosuid, nodev): a root caller's workdir, cloned from the
- * descriptor it checked rather than looked up again by the child. Needs CAP_SYS_ADMIN. */
-int cd_userns_workdir_tree(int workdir, const char *path, int *ret_fd, struct cordon_error *err);
+/* The same without an id mapping (nosuid, nodev; ro: read-only too): a root caller's workdir
+ * or --ro-bind source, cloned from the descriptor it checked rather than looked up again by
+ * the child. Needs CAP_SYS_ADMIN. */
+int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon_error *err);

@@ -49,20 +49,22 @@ static bool has_secret_component(const char *path)
 	return false;
 }
 
-/* /var holds the system's state (spool, cron, databases): refused, but for directories below
- * /var/tmp and inside the homes that live under /var (a CI service's, say). */
-static bool var_allowed(const char *path, char *const *homes)
+/* /var holds the system's state (spool, cron, databases, services' homes): refused, but for
+ * directories below /var/tmp and below the caller's own home when it lives there (a CI
+ * service's running cordon); another account's home there is that service's data. */
+static bool var_allowed(const char *path, char *const *own)
 {
-	if (cd_path_startswith(path, "/var/tmp") && strcmp(path, "/var/tmp") != 0)
+	if (cd_path_startswith(path, "/var/tmp"))
 		return true;
-	for (; homes && *homes; homes++)
-		if (cd_path_startswith(*homes, "/var") && cd_path_startswith(path, *homes) &&
-		    strcmp(path, *homes) != 0)
+	for (; own && *own; own++)
+		if (cd_path_startswith(*own, "/var") && cd_path_startswith(path, *own) &&
+		    strcmp(path, *own) != 0)
 			return true;
 	return false;
 }
 
-const char *cd_workdir_refusal(const char *path, char *const *homes, char *const *path_dirs)
+const char *cd_workdir_refusal(const char *path, char *const *own, char *const *homes,
+			       char *const *path_dirs)
 {
 	if (strcmp(path, "/") == 0)
 		return "the root directory";
@@ -70,12 +72,12 @@ const char *cd_workdir_refusal(const char *path, char *const *homes, char *const
 		if (cd_path_startswith(path, system_trees[i]))
 			return "a system directory (/etc, /usr, /opt, /run, /dev, ... and everything "
 			       "below them)";
-	if (cd_path_startswith(path, "/var") && !var_allowed(path, homes))
-		return "a system directory (/var holds the system's state; use a directory below "
-		       "/var/tmp or a home)";
 	for (size_t i = 0; i < CD_ELEMENTSOF(shared_dirs); i++)
 		if (strcmp(path, shared_dirs[i]) == 0)
 			return "a directory every user shares (use a directory below it)";
+	if (cd_path_startswith(path, "/var") && !var_allowed(path, own))
+		return "a system directory (/var holds the system's state; use a directory below "
+		       "/var/tmp or your home)";
 	for (; homes && *homes; homes++)
 		if (cd_path_startswith(*homes, path))
 			return "a home directory, or one that holds home directories: they hold "
@@ -97,17 +99,23 @@ static int push_real(char ***v, const char *p)
 	return r ? cd_strv_push(v, r) : 0; /* what does not exist holds nothing */
 }
 
-/* The caller's HOME and home directory first, then every account's in /etc/passwd (not NSS:
- * a directory service could be slow, and its accounts' homes are rarely local). */
-static int list_homes(char ***ret)
+/* The caller's HOME and home directory */
+static int list_own(char ***ret)
 {
 	struct passwd *pw = getpwuid(geteuid());
-	_cleanup_(cd_fclosep) FILE *f = NULL;
-	int r;
+	int r = push_real(ret, getenv("HOME"));
 
-	r = push_real(ret, getenv("HOME"));
-	if (r >= 0 && pw)
-		r = push_real(ret, pw->pw_dir);
+	return r >= 0 && pw ? push_real(ret, pw->pw_dir) : r;
+}
+
+/* The caller's own, then every account's in /etc/passwd (not NSS: a directory service could be
+ * slow, and its accounts' homes are rarely local). */
+static int list_homes(char ***ret)
+{
+	struct passwd *pw;
+	_cleanup_(cd_fclosep) FILE *f = NULL;
+	int r = list_own(ret);
+
 	f = fopen("/etc/passwd", "re");
 	while (r >= 0 && f && (pw = fgetpwent(f)))
 		if (strcmp(pw->pw_dir, "/") != 0)
@@ -132,13 +140,15 @@ static int list_path_dirs(char ***ret)
 
 static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 {
+	_cleanup_strv_ char **own = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **homes = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **path_dirs = calloc(1, sizeof(char *));
 	const char *why;
 
-	if (!homes || !path_dirs || list_homes(&homes) < 0 || list_path_dirs(&path_dirs) < 0)
+	if (!own || !homes || !path_dirs || list_own(&own) < 0 || list_homes(&homes) < 0 ||
+	    list_path_dirs(&path_dirs) < 0)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	why = cd_workdir_refusal(hp->path, homes, path_dirs);
+	why = cd_workdir_refusal(hp->path, own, homes, path_dirs);
 	if (why)
 		return cd_fail(err, 0, "workdir", "%s: refusing to make it writable: %s", hp->path,
 			       why);
@@ -153,14 +163,15 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 	return 0;
 }
 
-int cd_workdir_open(const char *given, struct cd_hostpath *ret, struct cordon_error *err)
+int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_hostpath *ret,
+		    struct cordon_error *err)
 {
 	struct cd_hostpath hp = { .fd = -1 };
 	int r;
 
 	if (given)
-		r = cd_hostpath_open(given, CD_HOSTPATH_DIR | CD_HOSTPATH_NOFOLLOW, "workdir", &hp,
-				     err);
+		r = cd_hostpath_open(given, CD_HOSTPATH_DIR | CD_HOSTPATH_NOFOLLOW, "workdir", marks,
+				     &hp, err);
 	else
 		r = cd_hostpath_from_fd(open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), "workdir",
 					&hp, err);

@@ -8,12 +8,14 @@
 #include "hostpath.h"
 
 /* Why the directory at canonical path `path` may not be a workdir, or NULL when it may. Pure:
- * homes are the home directories of the accounts (the caller's first), path_dirs the caller's
- * PATH, both canonical absolute paths, NULL-terminated. */
-const char *cd_workdir_refusal(const char *path, char *const *homes, char *const *path_dirs);
+ * own are the caller's HOME and home directory, homes those of every account, path_dirs the
+ * caller's PATH: canonical absolute paths, NULL-terminated. */
+const char *cd_workdir_refusal(const char *path, char *const *own, char *const *homes,
+			       char *const *path_dirs);
 
 /* Open the workdir: `given` (NULL: the current directory) resolved with hostpath.h's rules, its
  * last component never a symlink; then refused by cd_workdir_refusal's rules, and, for a root
  * caller, when a symlink on the way leads to a directory of someone else (which would choose
  * whose files the sandbox writes). *ret holds the descriptor every later step uses. */
-int cd_workdir_open(const char *given, struct cd_hostpath *ret, struct cordon_error *err);
+int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_hostpath *ret,
+		    struct cordon_error *err);

@@ -61,7 +61,7 @@ rejects "workdir is a file" 'cordon: --workdir: /etc/passwd: not a directory' --
 sys='a system directory (/etc, /usr, /opt, /run, /dev, ... and everything below them)'
 home='a home directory, or one that holds home directories: they hold ~/.ssh and other secrets (use a project directory below one)'
 for d in "/:the root directory" "/usr:$sys" "/etc:$sys" "/proc:$sys" "/dev:$sys" \
-	"/var:a system directory (/var holds the system's state; use a directory below /var/tmp or a home)" \
+	"/var:a system directory (/var holds the system's state; use a directory below /var/tmp or your home)" \
 	"/tmp:a directory every user shares (use a directory below it)" "/home:$home" "/root:$home"; do
 	rejects "workdir ${d%%:*} refused, saying which rule" "cordon: --workdir: ${d%%:*}: refusing to make it writable: ${d#*:}" -- --workdir "${d%%:*}" $run
 done

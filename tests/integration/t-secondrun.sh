@@ -84,12 +84,13 @@ refused "-w first/plant (a planted symlink) is refused" \
 second "$f/link/sub"
 is "-w first/link/sub: the planted symlink does not lead the second run into another directory" \
 	"$rc|$([ -e "$v/sub/$ran" ] && echo "ran in $v/sub")" "125|"
+# (every symlink in an earlier workdir is refused first, whatever it leads to: marks.c)
 refused "-w first/elink/default: nor into a system tree" \
-	"cordon: --workdir: /etc/default: refusing to make it writable: a system directory (/etc, /usr, /opt, /run, /dev, ... and everything below them)" \
+	"cordon: --workdir: $f/elink/default: $f/elink is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)" \
 	"$f/elink/default"
 if [ -n "$root_run" ]; then
 	refused "root: -w first/ulink/sub: nor into another user's directory" \
-		"cordon: --workdir: $u/sub: reached through a symlink, and owned by uid $(id -u "$TEST_USER"): cordon run as root does not let a symlink choose whose files the sandbox writes (give the real path)" \
+		"cordon: --workdir: $f/ulink/sub: $f/ulink is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)" \
 		"$f/ulink/sub"
 fi
 
@@ -128,10 +129,16 @@ if [ -n "$root_run" ]; then
 	cordon_bare -w "$g" -- sh -c 'ln -s "$1" out; ln -s "$1" link' sh "$v"
 	second "$s" --report "$g/out/r.json"
 	is "root: --report through a symlink $TEST_USER's sandbox planted is refused" "$rc|$err" \
-		"125|cordon: --report: $g/out: $g/out is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)"
+		"125|cordon: --report: $g/out: $g/out is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)"
 	refused "root: -w through one too" \
-		"cordon: --workdir: $g/link/sub: $g/link is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)" \
+		"cordon: --workdir: $g/link/sub: $g/link is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)" \
 		"$g/link/sub"
+	# a directory no sandbox had, with a symlink of the user's: refused for its owner
+	h=$(mktemp -d "$TEST_TMP/users-plain.XXXXXX")
+	ln -s "$v" "$h/link" && chown -h "$TEST_USER:" "$h/link"
+	refused "root: a symlink owned by another user on the way is refused" \
+		"cordon: --workdir: $h/link/sub: $h/link is a symlink owned by uid $tu; cordon follows only symlinks owned by root or by you (give the real path)" \
+		"$h/link/sub"
 	cordon_bare -w "$s" --ro-bind "$g/link:/data" -- cat /data/shadow
 	unlike "root: --ro-bind through one does not show the victim" "$rc:$out" "0:precious"
 fi

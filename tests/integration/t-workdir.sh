@@ -17,7 +17,7 @@ xpid=
 trap 'for f in "${cleanup[@]}"; do rm -rf "$f"; done; [ -n "$xpid" ] && kill $xpid 2>/dev/null' EXIT
 
 sys='a system directory (/etc, /usr, /opt, /run, /dev, ... and everything below them)'
-var="a system directory (/var holds the system's state; use a directory below /var/tmp or a home)"
+var="a system directory (/var holds the system's state; use a directory below /var/tmp or your home)"
 shared='a directory every user shares (use a directory below it)'
 home='a home directory, or one that holds home directories: they hold ~/.ssh and other secrets (use a project directory below one)'
 store='a store of credentials or configuration (.ssh, .gnupg, .aws, .config, .local, ...)'
@@ -79,10 +79,11 @@ for d in /etc/default /usr/local/bin /usr/lib /boot /opt /dev/shm /sys/fs /proc/
 done
 
 # --- /var holds the system's state: refused, but below /var/tmp and inside a home there
-for d in /var/lib /var/spool /var/cache /var/log /var/tmp; do
+for d in /var/lib /var/spool /var/cache /var/log; do
 	refused_by "$d: the system's state" "$var" "$d"
 done
 refused_by "/tmp itself: shared scratch" "$shared" /tmp
+refused_by "/var/tmp itself: shared scratch" "$shared" /var/tmp
 vt=$(mktemp -d /var/tmp/cordon-wd.XXXXXX)
 cleanup+=("$vt")
 mine "$vt"

@@ -29,12 +29,19 @@ done_testing() {
 	[ "$_tap_failed" -eq 0 ]
 }
 
+# The unprivileged user's HOME does not exist: where its cordon remembers earlier workdirs
+if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ] && [ -n "${TEST_TMP:-}" ]; then
+	USER_STATE=$TEST_TMP/state-$TEST_USER
+	mkdir -p "$USER_STATE" && chown "$TEST_USER:" "$USER_STATE"
+fi
+
 # Run cordon as the chosen identity; output in $out, stderr in $err, status in $rc.
 # The probe's directory is bound read-only so that it can run inside.
 as_caller() {
 	if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
 		setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
-			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" "$@"
+			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" \
+			XDG_STATE_HOME="$USER_STATE" "$@"
 	else
 		"$@"
 	fi
@@ -44,7 +51,8 @@ as_caller() {
 exec_as_caller() {
 	if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
 		exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
-			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" "$@"
+			env HOME="/home/$TEST_USER" USER="$TEST_USER" LOGNAME="$TEST_USER" \
+			XDG_STATE_HOME="$USER_STATE" "$@"
 	fi
 	exec "$@"
 }

@@ -103,7 +103,10 @@ static void test_defaults(void)
 /* the rules, as a pure function of the canonical path */
 static void test_workdir_rules(void)
 {
-	static char *const homes[] = { "/home/ann", "/root", "/var/lib/jenkins", NULL };
+	static char *const own[] = { "/home/ann", NULL };
+	static char *const own_var[] = { "/var/lib/jenkins", NULL };
+	static char *const homes[] = { "/home/ann", "/root", "/var/lib/jenkins", "/var/lib/postgresql",
+				       NULL };
 	static char *const path_dirs[] = { "/home/ann/bin", "/home/ann/go/bin", "/usr/bin", NULL };
 	static const struct {
 		const char *path;
@@ -123,10 +126,11 @@ static void test_workdir_rules(void)
 		{ "/var", "a system directory (/var" },
 		{ "/var/lib/dpkg", "a system directory (/var" },
 		{ "/var/spool/cron", "a system directory (/var" },
-		{ "/var/tmp", "a system directory (/var" },
+		{ "/var/tmp", "a directory every user shares" },
 		{ "/var/tmp/job", NULL },
 		{ "/var/lib/jenkins", "a system directory (/var" },
-		{ "/var/lib/jenkins/workspace/x", NULL },
+		{ "/var/lib/jenkins/workspace/x", "a system directory (/var" },
+		{ "/var/lib/postgresql/15", "a system directory (/var" },
 		{ "/tmp", "a directory every user shares" },
 		{ "/tmp/x", NULL },
 		{ "/home", "a home directory, or one that holds" },
@@ -146,7 +150,7 @@ static void test_workdir_rules(void)
 	};
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(cases); i++) {
-		const char *why = cd_workdir_refusal(cases[i].path, homes, path_dirs);
+		const char *why = cd_workdir_refusal(cases[i].path, own, homes, path_dirs);
 
 		if (!cases[i].why)
 			ok(!why, "workdir rule: %s accepted%s%s", cases[i].path, why ? ": " : "",
@@ -155,6 +159,10 @@ static void test_workdir_rules(void)
 			ok(why && strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
 			   "workdir rule: %s refused: %s", cases[i].path, why ? why : "(accepted)");
 	}
+	ok(!cd_workdir_refusal("/var/lib/jenkins/workspace/x", own_var, homes, path_dirs),
+	   "workdir rule: below the caller's own home under /var: accepted");
+	ok(cd_workdir_refusal("/var/lib/postgresql/15", own_var, homes, path_dirs) != NULL,
+	   "workdir rule: below another account's home under /var: refused");
 }
 
 static void test_workdir(void)
@@ -666,7 +674,7 @@ static void plan_conflict(const char *what, const char *msg, const char *target,
 	int r;
 
 	configure(c);
-	r = cd_mount_plan_build(c, dir_a, &dir_st, target, &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, target, &id, NULL, &p, fresh_err());
 	is_int(r, -EINVAL, "plan %s: refused", what);
 	is_str(err.msg, msg, "plan %s: message", what);
 	ok(strcmp(err.step, "mount") == 0 && err.code == 0 && p.n == 12345 && !p.m,
@@ -771,7 +779,7 @@ static void test_plan_order(void)
 	if (!is_int(r, 0, "plan: configured"))
 		diag("configure: %s", err.msg);
 
-	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
 	if (!is_int(r, 0, "plan: built"))
 		diag("plan: %s", err.msg);
 	start = user_start(&p);
@@ -831,7 +839,7 @@ static void test_plan_order(void)
 
 	/* --net host: the host's sysfs */
 	cordon_config_set_net(c, CORDON_NET_HOST, fresh_err());
-	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, &p, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
 	ok(r == 0 && !p.fresh_sysfs, "plan with --net host: no fresh sysfs");
 	cd_mount_plan_done(&p);
 	cordon_config_free(c);

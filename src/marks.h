@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * marks.h - the directories cordon gave a sandbox as its workdir, remembered, so that no later
+ * run follows a symlink inside one. Supervisor side.
+ *
+ * A sandbox can leave symlinks in its workdir, owned by the caller (or by root, in the
+ * id-mapped mode): the owners hostpath.c otherwise trusts. A later run given a path through that
+ * directory (its subdirectory as the next workdir, an output, a bind source) must not follow
+ * them. So every workdir is recorded (device and inode) in a file of the caller's, out of any
+ * sandbox's reach: /var/lib/cordon/workdirs for root, $XDG_STATE_HOME/cordon/workdirs (default
+ * ~/.local/state) for others; the walk refuses a symlink once it is below one of them.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+#define CD_MARKS_MAX 8192 /* the newest half is kept when the file grows past it */
+
+/* A directory: device, inode, and its birth time where the filesystem keeps one (an inode
+ * number is reused once the directory is gone; its birth time tells the new one apart). */
+struct cd_mark {
+	uint64_t dev;
+	uint64_t ino;
+	int64_t btime_sec; /* 0: not known */
+	uint32_t btime_nsec;
+};
+
+struct cd_marks {
+	struct cd_mark *v;
+	size_t n;
+	char *path;     /* the file; NULL: no place to keep it (the reason in why) */
+	char why[160];
+};
+
+/* Read the file (a missing or unusable one is an empty list: why says so). */
+void cd_marks_load(struct cd_marks *m);
+/* The mark of the directory fd: 0 or -errno. */
+int cd_mark_of(int fd, struct cd_mark *ret);
+bool cd_marks_has(const struct cd_marks *m, const struct cd_mark *d);
+/* Record a workdir: 0, or -errno (the run goes on; the log says it could not be recorded). */
+int cd_marks_add(struct cd_marks *m, const struct cd_mark *d);
+void cd_marks_done(struct cd_marks *m);
