@@ -414,6 +414,7 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	cd_json_kv_uint(&j, "workdir_entries", run->before.n);
 	cd_report_render_applied(&j, &info);
 	cd_audit_end(&run->audit, &j);
+	cd_audit_walk_limits(&run->audit, "before", &run->before);
 	run_log(run, "audit: %s, %zu workdir entries", run->c->audit_path, run->before.n);
 	return 0;
 }
@@ -1038,6 +1039,7 @@ static void audit_end(struct run *run)
 		return;
 	if (run->have_before &&
 	    cd_snapshot_take(workdir_fd_path(run), run->own_files, run->n_own_files, &after) >= 0) {
+		cd_audit_walk_limits(&run->audit, "after", &after);
 		cd_snapshot_diff(&run->before, &after, file_event, run);
 		cd_snapshot_done(&after);
 	}
