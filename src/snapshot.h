@@ -19,7 +19,7 @@
 #define CD_SNAPSHOT_MAX_PATH    4095          /* bytes of a path relative to the workdir */
 #define CD_SNAPSHOT_MAX_NAMES   (32ull << 20) /* bytes of paths and link targets kept */
 #define CD_SNAPSHOT_MAX_HASHED  (256ull << 20) /* bytes read to hash */
-#define CD_SNAPSHOT_MAX_MS      5000          /* wall time */
+#define CD_SNAPSHOT_MAX_MS      10000         /* wall time: a backstop (docs/audit.md) */
 
 enum cd_walk_bound {
 	CD_WALK_ENTRIES,
