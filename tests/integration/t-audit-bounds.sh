@@ -135,12 +135,14 @@ is "a directory made unreadable: only its own change is reported, not its entrie
 
 # --- an exec flood: failing execs with a 100 KiB argument, as fast as the sandbox can
 fresh
+# at least SECONDS long and COUNT execs: 400 events of 64 KiB overrun the budget unless they take
+# over 21 s, however slow the machine
 cat >"$w/flood.py" <<'EOF'
 import os, sys, time
 arg = "x" * 102400
 n = 0
 end = time.monotonic() + float(sys.argv[1])
-while time.monotonic() < end:
+while time.monotonic() < end or n < int(sys.argv[2]):
     try:
         os.execv("/nonexistent/cmd", ["/nonexistent/cmd", arg])
     except OSError:
@@ -148,7 +150,7 @@ while time.monotonic() < end:
 print(n)
 EOF
 own "$w"
-c --audit "$logs/flood.jsonl" -- python3 flood.py 2
+c --audit "$logs/flood.jsonl" -- python3 flood.py 2 400
 is "an exec flood: the sandbox ends normally" "$rc:$(tail -1 "$logs/flood.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"])')" "0:exited"
 like "... the log is valid JSON Lines" "$(valid_jsonl "$logs/flood.jsonl")" "[0-9]*"
 # the budget: 4 MiB at once, then 1 MiB a second of the run (a second more for rounding)
@@ -167,7 +169,7 @@ is "... each logged one is cut at 64 KiB of arguments, and says so" \
 	"65536 True"
 
 # --- dropping that starts again after a quiet spell is said again
-c --audit "$logs/flood2.jsonl" -- /bin/sh -c 'python3 flood.py 1; sleep 6; python3 flood.py 1'
+c --audit "$logs/flood2.jsonl" -- /bin/sh -c 'python3 flood.py 0 400; sleep 6; python3 flood.py 0 400'
 is "two floods 6 s apart: two limit events" "$rc:$(limits "$logs/flood2.jsonl")" "0:exec-log - rate,exec-log - rate,"
 
 done_testing
