@@ -308,12 +308,15 @@ static void log_exec(struct cd_execlog *el, const struct cd_audit *a, const stru
 
 	if (total_room(el) < room)
 		room = total_room(el);
-	if (room < MIN_EVENT)
-		return drop(el, a, now);
+	if (room < MIN_EVENT) {
+		drop(el, a, now);
+		return;
+	}
 	render(&j, a, r, mem, &el->first);
 	if (j.len + 2 > room) { /* with "}\n" */
 		cd_json_done(&j);
-		return drop(el, a, now);
+		drop(el, a, now);
+		return;
 	}
 	take(el, now, j.len + 2);
 	cd_audit_end(a, &j);
