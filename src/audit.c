@@ -107,3 +107,23 @@ void cd_audit_hex(struct cd_json *j, const char *s, size_t n)
 	h[2 * n] = '\0';
 	cd_json_string(j, h);
 }
+
+void cd_audit_walk_limits(const struct cd_audit *a, const char *walk, const struct cd_snapshot *s)
+{
+	for (int b = 0; b < CD_WALK_NBOUNDS; b++) {
+		const struct cd_walk_bound_info *info = cd_walk_bound((enum cd_walk_bound)b);
+		struct cd_json j;
+
+		if (!(s->hit & (1u << b)))
+			continue;
+		cd_audit_begin(a, &j, "limit");
+		cd_json_kv_string(&j, "limit", "audit-walk");
+		cd_json_kv_string(&j, "walk", walk);
+		cd_json_kv_string(&j, "bound", info->name);
+		cd_json_kv_uint(&j, "max", info->max);
+		if (info->counted)
+			cd_json_kv_uint(&j, "count", s->count[b]);
+		cd_json_kv_string(&j, "action", info->action);
+		cd_audit_end(a, &j);
+	}
+}

@@ -7,6 +7,7 @@
 
 #include "output.h"
 #include "json.h"
+#include "snapshot.h"
 #include "util.h"
 
 struct cd_audit {
@@ -33,3 +34,6 @@ void cd_audit_end(const struct cd_audit *a, struct cd_json *j);
  * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. */
 void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy);
 void cd_audit_hex(struct cd_json *j, const char *s, size_t n);
+
+/* One "limit" event per bound a walk of the workdir reached (walk: "before", "after"). */
+void cd_audit_walk_limits(const struct cd_audit *a, const char *walk, const struct cd_snapshot *s);

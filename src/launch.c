@@ -78,7 +78,7 @@ struct run {
 	size_t n_own_files;
 	int listener; /* seccomp notifications of execve (audit); -1 */
 	struct cd_proxy *proxy; /* --allow-net: the egress proxy, once pid 1 sent its socket */
-	struct cd_execlog_first first_exec;
+	struct cd_execlog execlog; /* the exec events and their budget */
 	struct cd_capture capture;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
 	struct cd_terminal term; /* the caller's controlling terminal: lent to the command */
@@ -425,6 +425,7 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	cd_json_kv_uint(&j, "workdir_entries", run->before.n);
 	cd_report_render_applied(&j, &info);
 	cd_audit_end(&run->audit, &j);
+	cd_audit_walk_limits(&run->audit, "before", &run->before);
 	run_log(run, "audit: %s, %zu workdir entries", run->c->audit_path, run->before.n);
 	return 0;
 }
@@ -827,9 +828,10 @@ static void drain_socket(struct run *run)
 			start_proxy(run, CD_TAKE_FD(fd));
 		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && run->listener < 0) {
 			run->listener = CD_TAKE_FD(fd);
-			snprintf(run->first_exec.path, sizeof(run->first_exec.path), "%s", m.err.msg);
-			run->first_exec.argv = run->c->argv;
-			run->first_exec.known = true;
+			snprintf(run->execlog.first.path, sizeof(run->execlog.first.path), "%s",
+				 m.err.msg);
+			run->execlog.first.argv = run->c->argv;
+			run->execlog.first.known = true;
 		}
 		cd_closep(&fd);
 
@@ -935,7 +937,7 @@ static void watch(struct run *run)
 		if (p[W_SOCK].revents)
 			drain_socket(run);
 		if (p[W_LISTENER].revents & POLLIN)
-			cd_execlog_handle(run->listener, &run->audit, &run->first_exec);
+			cd_execlog_handle(run->listener, &run->audit, &run->execlog);
 		else if (p[W_LISTENER].revents) /* every filtered process is gone */
 			cd_closep(&run->listener), run->listener = -1;
 		for (int i = 0; i < 2; i++)
@@ -1079,6 +1081,7 @@ static void audit_end(struct run *run)
 		return;
 	if (run->have_before &&
 	    cd_snapshot_take(workdir_fd_path(run), run->own_files, run->n_own_files, &after) >= 0) {
+		cd_audit_walk_limits(&run->audit, "after", &after);
 		cd_snapshot_diff(&run->before, &after, file_event, run);
 		cd_snapshot_done(&after);
 	}
@@ -1093,6 +1096,7 @@ static void audit_end(struct run *run)
 	}
 	cd_audit_begin(&run->audit, &j, "exit");
 	cd_report_render_result(&j, res);
+	cd_json_kv_uint(&j, "exec_events_dropped", run->execlog.dropped);
 	cd_audit_end(&run->audit, &j);
 }
 
