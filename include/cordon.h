@@ -230,6 +230,12 @@ CORDON_PUBLIC void cordon_config_set_fast_exit(struct cordon_config *c, int on);
 /* Verbose tracing of what is set up, step by step. fn may be NULL (off, the default). */
 CORDON_PUBLIC void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn,
 					 void *userdata);
+/* Notices: what the user should see even without tracing, one line each (no newline), while the
+ * sandbox runs: "egress refused: HOST:PORT: not on the allow-list" (once per host and port: a
+ * tool may turn the proxy's 403 into a message of its own). The cordon tool prints them on
+ * stderr unless -q. fn may be NULL (off, the default). */
+CORDON_PUBLIC void cordon_config_set_notice(struct cordon_config *c, cordon_log_fn fn,
+					    void *userdata);
 
 /* The seccomp policy (seccomp-policies/README.md): a NAME, looked up as NAME.policy in the
  * installed policy directory and then the source tree's seccomp-policies/, or a PATH (with a '/'

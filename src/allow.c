@@ -363,3 +363,29 @@ const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size)
 		snprintf(buf, size, "?");
 	return buf;
 }
+
+/* "localhost" and the names below it (RFC 6761: they are loopback) */
+static bool is_localhost(const char *name)
+{
+	size_t n = strlen(name), l = strlen("localhost");
+
+	return strcmp(name, "localhost") == 0 ||
+	       (n > l && name[n - l - 1] == '.' && strcmp(name + n - l, "localhost") == 0);
+}
+
+bool cd_allow_has_loopback(const struct cd_allow *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *special;
+
+		if (list[i].name) {
+			if (is_localhost(list[i].name))
+				return true;
+			continue;
+		}
+		special = cd_addr_special((const struct sockaddr *)&list[i].addr);
+		if (special && strcmp(special, "loopback") == 0)
+			return true;
+	}
+	return false;
+}

@@ -65,6 +65,10 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
 			       char *buf, size_t size);
 
+/* Does the list reach the host's loopback (a "localhost" entry, or a loopback address)? Then
+ * loopback requests must go through the proxy; otherwise loopback is the sandbox's own. */
+bool cd_allow_has_loopback(const struct cd_allow *list, size_t n);
+
 /* An IPv4 or IPv6 address literal ("192.0.2.1", "2001:db8::1", no brackets, no port) into ss
  * (port 0); false when s is neither. */
 bool cd_addr_parse(const char *s, struct sockaddr_storage *ss);

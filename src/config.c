@@ -697,6 +697,12 @@ void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn, void *user
 	c->log_data = userdata;
 }
 
+void cordon_config_set_notice(struct cordon_config *c, cordon_log_fn fn, void *userdata)
+{
+	c->notice = fn;
+	c->notice_data = userdata;
+}
+
 void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
 {
 	char line[1024];

@@ -80,6 +80,8 @@ struct cordon_config {
 	char *capture_dir;
 	cordon_log_fn log;
 	void *log_data;
+	cordon_log_fn notice;
+	void *notice_data;
 };
 
 /* A normalized absolute path ("//a/./b/" -> "/a/b"); NULL with errno EINVAL when p is relative

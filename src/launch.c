@@ -28,6 +28,7 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "allow.h"
 #include "audit.h"
 #include "capture.h"
 #include "cgroup.h"
@@ -154,20 +155,28 @@ static bool keep_from_caller(const char *kv)
 }
 
 /* Cleared, then a short safe set; --pass-env and --env on top, in that order. */
-/* --allow-net: every common spelling points at the proxy, and nothing bypasses it (a client
- * that goes direct finds no route anyway). --env and --pass-env come later and may change it. */
-static int proxy_env(char ***envp)
+/* --allow-net: every common spelling points at the proxy (a client that goes direct finds no
+ * route anyway). Loopback is the sandbox's own (a dev server the command started): exempt, in
+ * the forms clients read (names, addresses, CIDR), unless the host's loopback was allowed,
+ * which only the proxy reaches. --env and --pass-env come later and may change it. */
+#define CD_NO_PROXY "localhost,.localhost,127.0.0.1,127.0.0.0/8,::1"
+
+static int proxy_env(char ***envp, bool host_loopback)
 {
 	static const char *const vars[] = {
 		"http_proxy=" CD_PROXY_URL, "HTTP_PROXY=" CD_PROXY_URL, "https_proxy=" CD_PROXY_URL,
 		"HTTPS_PROXY=" CD_PROXY_URL, "all_proxy=" CD_PROXY_URL, "ALL_PROXY=" CD_PROXY_URL,
-		"no_proxy=", "NO_PROXY=",
 	};
-	int r = 0;
+	const char *no_proxy = host_loopback ? "" : CD_NO_PROXY;
+	_cleanup_free_ char *lower = cd_strdup_printf("no_proxy=%s", no_proxy);
+	_cleanup_free_ char *upper = cd_strdup_printf("NO_PROXY=%s", no_proxy);
+	int r = lower && upper ? 0 : -ENOMEM;
 
 	for (size_t i = 0; r == 0 && i < CD_ELEMENTSOF(vars); i++)
 		r = env_set(envp, vars[i]);
-	return r;
+	if (r == 0)
+		r = env_set(envp, lower);
+	return r == 0 ? env_set(envp, upper) : r;
 }
 
 static int build_env(struct run *run, struct cordon_error *err)
@@ -192,8 +201,8 @@ static int build_env(struct run *run, struct cordon_error *err)
 		r = env_set(&run->envp, user);
 	if (r == 0)
 		r = env_set(&run->envp, logname);
-	if (run->c->n_allow)
-		r = proxy_env(&run->envp);
+	if (r == 0 && run->c->n_allow)
+		r = proxy_env(&run->envp, cd_allow_has_loopback(run->c->allow, run->c->n_allow));
 	for (char **k = run->c->pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
@@ -806,6 +815,7 @@ static void start_proxy(struct run *run, int fd)
 		.allow = run->c->allow, .n_allow = run->c->n_allow, .idle_ns = run->c->net_idle_ns,
 		.max_conns = run->c->net_max_conns, .audit = &run->audit,
 		.log = run->c->log, .log_data = run->c->log_data,
+		.notice = run->c->notice, .notice_data = run->c->notice_data,
 	};
 
 	if (run->c->n_allow && cd_proxy_new(fd, &o, &run->proxy, &run->res->error) < 0) {

@@ -614,6 +614,8 @@ int main(int argc, char **argv)
 		die("command", err.msg);
 	if (cli.verbose)
 		cordon_config_set_log(cli.c, log_line, NULL);
+	if (!cli.quiet)
+		cordon_config_set_notice(cli.c, log_line, NULL);
 	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);

@@ -103,7 +103,43 @@ struct cd_proxy {
 	bool accept_paused;   /* at the cap, or out of fds: the listener is out of the loop */
 	bool ticking;
 	struct cordon_proxy_counts st;
+	char **noticed;       /* HOST:PORT already told of a refusal */
+	size_t n_noticed;
+	bool notice_full;
 };
+
+#define MAX_NOTICED 1024 /* refused hosts told of; past them, one last line says so */
+
+/* A refusal the user must see without -v (a tool may turn a 403 into a misleading message of
+ * its own): one line per host and port. */
+static void notice_refusal(struct cd_proxy *p, const char *host, bool v6, unsigned port,
+			   const char *why)
+{
+	char hp[300], line[1024];
+	char **v;
+
+	if (!p->o.notice || p->notice_full)
+		return;
+	snprintf(hp, sizeof(hp), "%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "", port);
+	for (size_t i = 0; i < p->n_noticed; i++)
+		if (strcmp(p->noticed[i], hp) == 0)
+			return;
+	if (p->n_noticed == MAX_NOTICED) {
+		p->notice_full = true;
+		p->o.notice(p->o.notice_data, "egress refused: more hosts, not told one by one");
+		return;
+	}
+	v = reallocarray(p->noticed, p->n_noticed + 1, sizeof(*v));
+	if (!v)
+		return;
+	p->noticed = v;
+	p->noticed[p->n_noticed] = strdup(hp);
+	if (!p->noticed[p->n_noticed])
+		return;
+	p->n_noticed++;
+	snprintf(line, sizeof(line), "egress refused: %s: %s", hp, why);
+	p->o.notice(p->o.notice_data, line);
+}
 
 static void set_mask(struct cd_proxy *p, int fd, struct ev *ev, uint32_t *cur, uint32_t want)
 {
@@ -581,6 +617,7 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 
 		cd_allow_rebinding_reason(c->name, (struct sockaddr *)&first, why, reason,
 					  sizeof(reason));
+		notice_refusal(c->p, c->name, false, c->req.port, reason);
 		refuse(c, 403, "%s", reason);
 	} else {
 		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
@@ -619,6 +656,8 @@ static void decide(struct conn *c)
 	}
 	if (cd_addr_parse(c->req.host, &a)) {
 		if (!cd_allow_match_addr(o->allow, o->n_allow, (struct sockaddr *)&a, c->req.port)) {
+			notice_refusal(c->p, c->req.host, c->req.host_is_v6, c->req.port,
+				       "not on the allow-list");
 			refuse(c, 403, "%s%s%s:%u is not on the allow-list", c->req.host_is_v6 ? "[" : "",
 			       c->req.host, c->req.host_is_v6 ? "]" : "", c->req.port);
 			return;
@@ -634,6 +673,7 @@ static void decide(struct conn *c)
 		return;
 	}
 	if (!cd_allow_match_name(o->allow, o->n_allow, c->name, c->req.port)) {
+		notice_refusal(c->p, c->name, false, c->req.port, "not on the allow-list");
 		refuse(c, 403, "%s:%u is not on the allow-list", c->name, c->req.port);
 		return;
 	}
@@ -1040,6 +1080,9 @@ void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)
 		c->resolving = false;
 	reap(p);
 	cd_addr_list_free(&p->own);
+	for (size_t i = 0; i < p->n_noticed; i++)
+		free(p->noticed[i]);
+	free(p->noticed);
 	close_fd(&p->lfd);
 	close_fd(&p->tfd);
 	close_fd(&p->epfd);

@@ -24,6 +24,8 @@ struct cd_proxy_opts {
 	const struct cd_audit *audit; /* one "net" event per connection when on */
 	cordon_log_fn log;            /* and one line (-v), when set */
 	void *log_data;
+	cordon_log_fn notice;         /* "egress refused: HOST:PORT: why", once per host and port */
+	void *notice_data;
 };
 
 struct cd_proxy;
