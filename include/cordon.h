@@ -161,6 +161,14 @@ CORDON_PUBLIC int cordon_config_add_tmpfs(struct cordon_config *c, const char *p
  * that does not exist has nothing to hide and is skipped. */
 CORDON_PUBLIC int cordon_config_add_hide(struct cordon_config *c, const char *path,
 					 struct cordon_error *err);
+/* Size cap of HOME, a fresh tmpfs (README "What the sandbox looks like"); default 1 GiB, charged
+ * to the sandbox's memory as it fills. */
+CORDON_PUBLIC int cordon_config_set_home_size(struct cordon_config *c, uint64_t size,
+					      struct cordon_error *err);
+/* The git identity inside: "Name <email>" becomes GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL,
+ * GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL (HOME is empty: git has none otherwise). */
+CORDON_PUBLIC int cordon_config_set_git_identity(struct cordon_config *c, const char *spec,
+						 struct cordon_error *err);
 /* Size cap of the sandbox's /tmp and /var/tmp (each); default 256 MiB. */
 CORDON_PUBLIC int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t size,
 					     struct cordon_error *err);

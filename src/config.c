@@ -357,6 +357,7 @@ struct cordon_config *cordon_config_new(void)
 	if (!c)
 		return NULL;
 	c->tmp_size = CD_DEFAULT_TMP_SIZE;
+	c->home_size = CD_DEFAULT_HOME_SIZE;
 	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
 	c->report_fd = -1;
 	c->net = CORDON_NET_NONE;
@@ -394,6 +395,8 @@ void cordon_config_free(struct cordon_config *c)
 	cd_strv_free(c->env);
 	cd_strv_free(c->pass_env);
 	free(c->hostname);
+	free(c->git_identity[0]);
+	free(c->git_identity[1]);
 	free(c->report_path);
 	free(c->seccomp_path);
 	free(c->seccomp_display);
@@ -523,6 +526,39 @@ int cordon_config_add_hide(struct cordon_config *c, const char *path, struct cor
 		return r;
 	if (cd_strv_push(&c->hide, p) < 0)
 		return cd_fail(err, ENOMEM, "hide", "out of memory");
+	return 0;
+}
+
+int cordon_config_set_home_size(struct cordon_config *c, uint64_t size, struct cordon_error *err)
+{
+	if (size == 0)
+		return cd_fail(err, 0, "home-size", "must be more than 0");
+	c->home_size = size;
+	return 0;
+}
+
+/* "Name <email>": both parts non-empty, no newline (git refuses those) */
+int cordon_config_set_git_identity(struct cordon_config *c, const char *spec,
+				   struct cordon_error *err)
+{
+	const char *lt = spec ? strrchr(spec, '<') : NULL;
+	size_t name_len = lt ? (size_t)(lt - spec) : 0;
+	_cleanup_free_ char *name = NULL, *email = NULL;
+
+	while (name_len && spec[name_len - 1] == ' ')
+		name_len--;
+	if (!lt || !name_len || lt[1] == '>' || lt[strlen(lt) - 1] != '>' || strchr(lt + 1, '<') ||
+	    strpbrk(spec, "\n\r"))
+		return cd_fail(err, 0, "git-identity", "\"%s\" is not \"Name <email>\"",
+			       spec ? spec : "");
+	name = strndup(spec, name_len);
+	email = strndup(lt + 1, strlen(lt) - 2);
+	if (!name || !email)
+		return cd_fail(err, ENOMEM, "git-identity", "out of memory");
+	free(c->git_identity[0]);
+	free(c->git_identity[1]);
+	c->git_identity[0] = CD_TAKE_PTR(name);
+	c->git_identity[1] = CD_TAKE_PTR(email);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #define CD_DEFAULT_TMP_SIZE   (256ull << 20)
 #define CD_DEFAULT_TMPFS_SIZE (64ull << 20)
+#define CD_DEFAULT_HOME_SIZE  (1ull << 30) /* package caches (npm, pip, cargo) live there */
 #define CD_DEFAULT_KILL_AFTER (2 * NSEC_PER_SEC)
 #define CD_DEFAULT_NET_IDLE   (60 * NSEC_PER_SEC)
 #define CD_DEFAULT_NET_CONNS  256
@@ -46,6 +47,8 @@ struct cordon_config {
 	size_t n_tmpfs;
 	char **hide;
 	uint64_t tmp_size;
+	uint64_t home_size;
+	char *git_identity[2]; /* name, email: GIT_AUTHOR_* and GIT_COMMITTER_* inside */
 	enum cordon_net net;
 	struct cd_allow *allow; /* --allow-net: the proxy is on when n_allow > 0 */
 	size_t n_allow;

@@ -179,6 +179,56 @@ static int proxy_env(char ***envp, bool host_loopback)
 	return r == 0 ? env_set(envp, upper) : r;
 }
 
+static const char *env_get(char *const *envp, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, key, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* --git-identity: HOME is empty inside, so git has no identity of its own */
+static int git_env(char ***envp, char *const id[2])
+{
+	static const char *const keys[] = { "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+					    "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL" };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < CD_ELEMENTSOF(keys); i++) {
+		_cleanup_free_ char *kv = cd_strdup_printf("%s=%s", keys[i], id[i % 2]);
+
+		r = kv ? env_set(envp, kv) : -ENOMEM;
+	}
+	return r;
+}
+
+/* PATH inside without the directories the sandbox does not have (below a hidden HOME, say:
+ * pyenv's shims), so that a command is not taken from a later, other directory without a word;
+ * those bound in stay. */
+static int visible_path(struct run *run)
+{
+	const char *path = env_get(run->envp, "PATH");
+	_cleanup_free_ char *copy = path ? strdup(path) : NULL, *kept = NULL;
+	size_t len = 0;
+
+	if (!path)
+		return 0;
+	kept = malloc(strlen(path) + sizeof("PATH="));
+	if (!copy || !kept)
+		return -ENOMEM;
+	len = (size_t)sprintf(kept, "PATH=");
+	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] == '/' && !cd_mount_plan_visible(&run->plan, d)) {
+			run_log(run, "env: PATH: %s is not in the sandbox, dropped", d);
+			continue;
+		}
+		len += (size_t)sprintf(kept + len, "%s%s", len > 5 ? ":" : "", d);
+	}
+	return env_set(&run->envp, kept);
+}
+
 static int build_env(struct run *run, struct cordon_error *err)
 {
 	extern char **environ;
@@ -203,6 +253,10 @@ static int build_env(struct run *run, struct cordon_error *err)
 		r = env_set(&run->envp, logname);
 	if (r == 0 && run->c->n_allow)
 		r = proxy_env(&run->envp, cd_allow_has_loopback(run->c->allow, run->c->n_allow));
+	if (r == 0 && run->c->git_identity[0])
+		r = git_env(&run->envp, run->c->git_identity);
+	if (r == 0)
+		r = visible_path(run);
 	for (char **k = run->c->pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
@@ -217,15 +271,6 @@ static int build_env(struct run *run, struct cordon_error *err)
 	return r < 0 ? cd_fail(err, -r, "env", "out of memory") : 0;
 }
 
-static const char *env_get(char *const *envp, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, key, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
 
 static int resolve_paths(struct run *run, struct cordon_error *err)
 {

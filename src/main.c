@@ -145,6 +145,19 @@ static int h_tmp_size(struct cli *cli, const char *arg, struct cordon_error *err
 	return r < 0 ? r : cordon_config_set_tmp_size(cli->c, size, err);
 }
 
+static int h_home_size(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t size;
+	int r = cordon_parse_size(arg, &size, err);
+
+	return r < 0 ? r : cordon_config_set_home_size(cli->c, size, err);
+}
+
+static int h_git_identity(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_git_identity(cli->c, arg, err);
+}
+
 static int h_net(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	if (strcmp(arg, "none") == 0)
@@ -427,6 +440,7 @@ static const struct opt opts[] = {
 	{ "tmpfs", 0, "PATH[:SIZE]", h_tmpfs, "extra writable scratch (default size 64M)" },
 	{ "hide", 0, "PATH", h_hide, "hide a path: empty and read-only inside" },
 	{ "tmp-size", 0, "SIZE", h_tmp_size, "size cap of /tmp, /var/tmp, /dev/shm (default 256M)" },
+	{ "home-size", 0, "SIZE", h_home_size, "size cap of HOME, an empty tmpfs (default 1G)" },
 	{ "net", 0, "MODE", h_net, "none (default: loopback only) or host" },
 	{ "allow-net", 0, "HOST[:PORT]", h_allow_net, "reach this host through cordon's proxy (*.x.com, IPs; ports 80,443)" },
 	{ "net-idle-timeout", 0, "DURATION", h_net_idle_timeout, "close proxied connections idle this long (default 60s)" },
@@ -440,6 +454,7 @@ static const struct opt opts[] = {
 	{ "env", 'e', "KEY=VALUE", h_env, "set a variable (the environment is cleared)" },
 	{ "pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's" },
 	{ "hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)" },
+	{ "git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside" },
 	{ "uid", 0, "UID", h_uid, "uid inside (default: yours)" },
 	{ "gid", 0, "GID", h_gid, "gid inside (default: yours)" },
 	{ "report", 0, "FILE", h_report, "write a JSON report (atomically)" },

@@ -60,6 +60,9 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 			struct cd_mount_plan *ret, struct cordon_error *err);
 void cd_mount_plan_done(struct cd_mount_plan *p);
 const char *cd_mnt_kind_name(enum cd_mnt_kind k);
+/* Will the sandbox have this absolute path from the host (a directory of a bound tree, the
+ * workdir), rather than nothing or an empty place (hidden, a fresh tmpfs)? */
+bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path);
 
 /* Called before /sys is mounted: a fresh sysfs shows the network namespace of its mounter. */
 typedef int (*cd_join_net_fn)(void *data, struct cordon_error *err);

@@ -199,6 +199,14 @@ static int plan_bind(struct cd_mount_plan *p, const struct cd_bind *b,
 	return 0;
 }
 
+static bool home_given(const struct cordon_config *c, const struct cd_identity *id)
+{
+	for (size_t i = 0; i < c->n_tmpfs; i++)
+		if (strcmp(c->tmpfs[i].path, id->home) == 0)
+			return true;
+	return false;
+}
+
 /* The options' mounts, HOME and the workdir, into p (unsorted). */
 static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, const char *workdir,
 		     const struct stat *workdir_st, const char *workdir_target,
@@ -208,7 +216,8 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 	struct cd_mnt *m;
 	int r;
 
-	r = add_tmpfs(p, id->home, CD_DEFAULT_TMPFS_SIZE, 0700, false, err);
+	/* a --tmpfs on HOME is HOME itself, of that size */
+	r = home_given(c, id) ? 0 : add_tmpfs(p, id->home, c->home_size, 0700, false, err);
 	if (r < 0)
 		return r;
 	r = add(p, CD_MNT_WORKDIR, workdir, workdir_target, &m, err);
@@ -222,7 +231,8 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 			m->user = true;
 	}
 	for (size_t i = 0; r >= 0 && i < c->n_tmpfs; i++)
-		r = add_tmpfs(p, c->tmpfs[i].path, c->tmpfs[i].size, 0755, true, err);
+		r = add_tmpfs(p, c->tmpfs[i].path, c->tmpfs[i].size,
+			      strcmp(c->tmpfs[i].path, id->home) == 0 ? 0700 : 0755, true, err);
 	for (size_t i = 0; r >= 0 && i < c->n_binds; i++)
 		r = plan_bind(p, &c->binds[i], marks, err);
 	return r;
@@ -397,6 +407,29 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 			p.workdir_target = p.m[i].dst;
 	*ret = p;
 	return 0;
+}
+
+bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path)
+{
+	const struct cd_mnt *deepest = NULL;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (cd_path_startswith(path, p->m[i].dst) &&
+		    (!deepest || cd_path_depth(p->m[i].dst) >= cd_path_depth(deepest->dst)))
+			deepest = &p->m[i];
+	if (!deepest)
+		return false;
+	switch (deepest->kind) {
+	case CD_MNT_BIND:
+	case CD_MNT_WORKDIR:
+	case CD_MNT_SYMLINK: /* /bin -> usr/bin */
+	case CD_MNT_PROC:
+	case CD_MNT_SYSFS:
+	case CD_MNT_DEV:
+		return true;
+	default: /* hidden, an empty tmpfs, a file */
+		return strcmp(deepest->dst, path) == 0 && deepest->kind == CD_MNT_TMPFS;
+	}
 }
 
 void cd_mount_plan_done(struct cd_mount_plan *p)
