@@ -292,9 +292,33 @@ static bool has_id(const char *text, unsigned id)
 	return false;
 }
 
-/* The file with one more line, over the original: the account of an id it does not know. */
-static int add_account(struct cd_mount_plan *p, const char *root, const char *rel, unsigned id,
-		       const char *line, struct cordon_error *err)
+/* Does a line of an /etc/hosts text name host (after its address)? */
+static bool has_host(const char *text, const char *host)
+{
+	size_t n = strlen(host);
+
+	for (const char *line = text; line && *line;) {
+		size_t len = strcspn(line, "\n#");
+		const char *f = line + strcspn(line, " \t\n#"); /* past the address */
+
+		while (f < line + len) {
+			f += strspn(f, " \t");
+			if ((size_t)(line + len - f) >= n && strncmp(f, host, n) == 0 &&
+			    strchr(" \t\n#", f[n] ? f[n] : '\n'))
+				return true;
+			f += strcspn(f, " \t\n#");
+		}
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	return false;
+}
+
+/* The root's file with one more line, over the original (read-only), when known() says the line
+ * is missing. */
+static int add_line(struct cd_mount_plan *p, const char *root, const char *rel, const char *line,
+		    bool (*known)(const char *text, const void *arg), const void *arg,
+		    struct cordon_error *err)
 {
 	_cleanup_free_ char *text = NULL, *dst = cd_strdup_printf("/%s", rel);
 	size_t len = 0;
@@ -302,12 +326,12 @@ static int add_account(struct cd_mount_plan *p, const char *root, const char *re
 	int r;
 
 	if (!dst)
-		return cd_fail(err, ENOMEM, "identity", "out of memory");
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	for (size_t i = 0; i < p->n; i++)
 		if (p->m[i].user && strcmp(p->m[i].dst, dst) == 0)
 			return 0; /* hidden or bound by an option: that wins */
 	r = read_root_file(root, rel, &text, &len, err);
-	if (r < 0 || !text || has_id(text, id))
+	if (r < 0 || !text || known(text, arg))
 		return r;
 	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
 	if (r < 0)
@@ -315,10 +339,32 @@ static int add_account(struct cd_mount_plan *p, const char *root, const char *re
 	m->content = cd_strdup_printf("%s%s%s\n", text, len && text[len - 1] != '\n' ? "\n" : "",
 				      line);
 	if (!m->content)
-		return cd_fail(err, ENOMEM, "identity", "out of memory");
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	m->content_len = strlen(m->content);
 	m->ro = true;
 	return 0;
+}
+
+static bool id_known(const char *text, const void *id)
+{
+	return has_id(text, *(const unsigned *)id);
+}
+
+static bool host_known(const char *text, const void *host)
+{
+	return has_host(text, host);
+}
+
+/* hostname -i, hostname -f, gethostbyname(gethostname()): the sandbox's name on loopback, the
+ * host's entries kept */
+static int plan_hosts(struct cd_mount_plan *p, const char *root, const char *hostname,
+		      struct cordon_error *err)
+{
+	_cleanup_free_ char *line = cd_strdup_printf("127.0.1.1\t%s", hostname);
+
+	if (!line)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	return add_line(p, root, "etc/hosts", line, host_known, hostname, err);
 }
 
 /* tools look the user up (whoami, id, python's pwd, node's os.userInfo()): an inside uid or gid
@@ -334,8 +380,8 @@ static int plan_account(struct cd_mount_plan *p, const char *root, const struct 
 
 	if (!pw || !gr)
 		return cd_fail(err, ENOMEM, "identity", "out of memory");
-	r = add_account(p, root, "etc/passwd", id->inside_uid, pw, err);
-	return r < 0 ? r : add_account(p, root, "etc/group", id->inside_gid, gr, err);
+	r = add_line(p, root, "etc/passwd", pw, id_known, &id->inside_uid, err);
+	return r < 0 ? r : add_line(p, root, "etc/group", gr, id_known, &id->inside_gid, err);
 }
 
 static const char *option_of(const struct cd_mnt *m)
@@ -347,7 +393,7 @@ static const char *option_of(const struct cd_mnt *m)
 	if (m->kind == CD_MNT_HIDE)
 		return "--hide";
 	if (m->kind == CD_MNT_FILE)
-		return "the sandbox's account";
+		return "cordon's own file";
 	return "--ro-bind";
 }
 
@@ -395,6 +441,9 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 		r = plan_user(&p, c, workdir, workdir_st, workdir_target, id, marks, err);
 	if (r >= 0)
 		r = plan_account(&p, c->rootfs ? c->rootfs : "/", id, err);
+	if (r >= 0)
+		r = plan_hosts(&p, c->rootfs ? c->rootfs : "/",
+			       c->hostname ? c->hostname : CD_DEFAULT_HOSTNAME, err);
 	if (r >= 0)
 		r = check_conflicts(p.m + user_start, p.n - user_start, err);
 	if (r < 0) {
