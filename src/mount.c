@@ -621,14 +621,33 @@ static int place_symlink(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_
 	return 0;
 }
 
+/* A file cordon seeds into a fresh tmpfs (HOME's .gitconfig): the sandbox's own to change. */
+static int seed_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
+{
+	_cleanup_close_ int parent = -1, fd = -1;
+	const char *name;
+	int r = open_parent(ctx, m->dst, &parent, &name, err);
+
+	if (r < 0)
+		return r;
+	fd = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "mount", "create %s", m->dst);
+	r = cd_write_all(fd, m->content, m->content_len);
+	return r < 0 ? cd_fail_errno(err, -r, "mount", "write %s", m->dst) : 0;
+}
+
 /* A file cordon made (the account files): written into the new root's tmpfs, bound read-only
  * over dst, which must exist; the staged name is removed at once (the mount holds the file). */
 static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
 {
 	static const char staged[] = ".cordon-file";
 	_cleanup_close_ int t = -1, fd = -1, src = -1;
-	int r = openat2_in(ctx->root, m->dst, O_PATH, &t);
+	int r;
 
+	if (!m->ro)
+		return seed_file(ctx, m, err);
+	r = openat2_in(ctx->root, m->dst, O_PATH, &t);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "mount", "%s", m->dst);
 	fd = openat(ctx->root, staged, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);

@@ -292,6 +292,14 @@ static bool has_id(const char *text, unsigned id)
 	return false;
 }
 
+static bool user_mount_on(const struct cd_mount_plan *p, const char *dst)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->m[i].user && strcmp(p->m[i].dst, dst) == 0)
+			return true;
+	return false;
+}
+
 /* Does a line of an /etc/hosts text name host (after its address)? */
 static bool has_host(const char *text, const char *host)
 {
@@ -327,9 +335,8 @@ static int add_line(struct cd_mount_plan *p, const char *root, const char *rel, 
 
 	if (!dst)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
-	for (size_t i = 0; i < p->n; i++)
-		if (p->m[i].user && strcmp(p->m[i].dst, dst) == 0)
-			return 0; /* hidden or bound by an option: that wins */
+	if (user_mount_on(p, dst))
+		return 0; /* hidden or bound by an option: that wins */
 	r = read_root_file(root, rel, &text, &len, err);
 	if (r < 0 || !text || known(text, arg))
 		return r;
@@ -365,6 +372,33 @@ static int plan_hosts(struct cd_mount_plan *p, const char *root, const char *hos
 	if (!line)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	return add_line(p, root, "etc/hosts", line, host_known, hostname, err);
+}
+
+/* git refuses a repository owned by another uid ("dubious ownership"): what is bound in
+ * read-only shows root's files as nobody's, and the id-mapped workdir's as the sandbox user's
+ * own. Inside, every repository is the sandbox's to use: HOME's .gitconfig says so, and stays
+ * the sandbox's to change. */
+static int plan_gitconfig(struct cd_mount_plan *p, const struct cd_identity *id,
+			  struct cordon_error *err)
+{
+	_cleanup_free_ char *dst = cd_strdup_printf("%s/.gitconfig", id->home);
+	struct cd_mnt *m;
+	int r;
+
+	if (!dst)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	if (user_mount_on(p, dst))
+		return 0; /* the caller's own .gitconfig, bound in: that wins */
+	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
+	if (r < 0)
+		return r;
+	m->content = strdup("# made by cordon: every repository in the sandbox is the sandbox's own\n"
+			    "[safe]\n\tdirectory = *\n");
+	if (!m->content)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	m->content_len = strlen(m->content);
+	m->ro = false; /* seeded into HOME, not bound over */
+	return 0;
 }
 
 /* tools look the user up (whoami, id, python's pwd, node's os.userInfo()): an inside uid or gid
@@ -444,6 +478,8 @@ int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
 	if (r >= 0)
 		r = plan_hosts(&p, c->rootfs ? c->rootfs : "/",
 			       c->hostname ? c->hostname : CD_DEFAULT_HOSTNAME, err);
+	if (r >= 0)
+		r = plan_gitconfig(&p, id, err);
 	if (r >= 0)
 		r = check_conflicts(p.m + user_start, p.n - user_start, err);
 	if (r < 0) {

@@ -60,8 +60,12 @@ if [ -d "$top" ]; then
 	unlike "a top-level directory of the host that is not a system tree is not there" "$out" "*${top#/}*"
 	[ -d /opt ] && unlike "... /opt neither" "$out" "* opt *"
 fi
-c -- sh -c 'ls -A $HOME; touch $HOME/x && echo writable; stat -c %a $HOME'
-is "HOME is an empty writable private tmpfs" "$out" "$(printf 'writable\n700')"
+c -- sh -c 'ls -A $HOME; touch $HOME/x && echo writable; stat -c %a $HOME; df -k $HOME | tail -1 | awk "{print \$2}"'
+is "HOME is a writable private tmpfs of 1G, empty but for cordon's .gitconfig" "$out" "$(printf '.gitconfig\nwritable\n700\n1048576')"
+c --home-size 300M -- sh -c 'df -k $HOME | tail -1 | awk "{print \$2}"'
+is "--home-size sets its size" "$out" 307200
+c -- sh -c 'cat $HOME/.gitconfig; echo "[user]" >> $HOME/.gitconfig && echo changed'
+like "... .gitconfig trusts every repository inside (git's safe.directory), and is the sandbox's to change" "$out" "*safe*directory = \**changed"
 c -- "$PROBE" read /var/log/dpkg.log
 is "/var/log is hidden" "$out" ENOENT
 
