@@ -5,8 +5,10 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <termios.h>
 
 #include "capture.h"
 #include "output.h"
@@ -31,36 +33,90 @@ static void open_out(struct cd_capture_stream *s)
 	s->out_nb = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
+/* The caller's stdout is a terminal: the command's is a pseudo-terminal of cordon's, so that it
+ * sees a terminal, of the same size and modes, but for output processing (OPOST): bytes pass
+ * unchanged, and the caller's terminal does what it always does with them. */
+static int open_pty(struct cd_capture_stream *s, struct cordon_error *err)
+{
+	struct termios t;
+	struct winsize ws;
+
+	s->rd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s->rd < 0 || grantpt(s->rd) < 0 || unlockpt(s->rd) < 0)
+		return cd_fail_errno(err, errno, "capture", "make a pseudo-terminal");
+	s->wr = ioctl(s->rd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s->wr < 0)
+		return cd_fail_errno(err, errno, "capture", "open the pseudo-terminal");
+	if (tcgetattr(1, &t) == 0) {
+		t.c_oflag &= ~(tcflag_t)OPOST;
+		tcsetattr(s->wr, TCSANOW, &t);
+	}
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0)
+		ioctl(s->wr, TIOCSWINSZ, &ws);
+	fcntl(s->rd, F_SETFL, O_NONBLOCK);
+	s->pty = true;
+	return 0;
+}
+
+static int open_pipe(struct cd_capture_stream *s, struct cordon_error *err)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cd_fail_errno(err, errno, "capture", "pipe");
+	s->rd = p[0], s->wr = p[1];
+	fcntl(s->rd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* stdout and stderr are one file, pipe or terminal (2>&1): one channel carries both, in order */
+static bool same_file(void)
+{
+	struct stat a, b;
+
+	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && a.st_rdev == b.st_rdev;
+}
+
 int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
 		    struct cordon_error *err)
 {
 	static const char *const names[] = { "stdout", "stderr" };
 	_cleanup_close_ int dfd = -1;
+	int r;
 
 	for (int i = 0; i < 2; i++)
 		stream_init(&cap->s[i]);
 	cap->on = true;
+	cap->merged = same_file();
 	dfd = cd_output_mkdir(dir, "capture", ctx, err);
 	if (dfd < 0)
 		return dfd;
 	for (int i = 0; i < 2; i++) {
 		struct cd_capture_stream *s = &cap->s[i];
-		int p[2];
 
 		s->out = i + 1;
 		s->file = cd_hostpath_create(dfd, names[i], 0600, NULL);
 		if (s->file < 0)
 			return cd_fail_errno(err, -s->file, "capture", "%s/%s", dir, names[i]);
+		if (i == 1 && cap->merged)
+			break; /* stderr goes with stdout: its file stays empty */
 		s->buf = malloc(CD_CAPTURE_BUFFER);
 		if (!s->buf)
 			return cd_fail(err, ENOMEM, "capture", "out of memory");
-		if (pipe2(p, O_CLOEXEC) < 0)
-			return cd_fail_errno(err, errno, "capture", "pipe");
-		s->rd = p[0], s->wr = p[1];
-		fcntl(s->rd, F_SETFL, O_NONBLOCK);
+		r = isatty(s->out) ? open_pty(s, err) : open_pipe(s, err);
+		if (r < 0)
+			return r;
 		open_out(s);
 	}
 	return 0;
+}
+
+int cd_capture_fd(const struct cd_capture *cap, int i)
+{
+	if (!cap->on)
+		return -1;
+	return i == 1 && cap->merged ? cap->s[0].wr : cap->s[i].wr;
 }
 
 void cd_capture_started(struct cd_capture *cap)
@@ -123,6 +179,7 @@ static void fill(struct cd_capture_stream *s)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
+		/* (a pseudo-terminal whose every writer is gone says EIO: the end, as EOF) */
 		if (n <= 0) {
 			cd_closep(&s->rd);
 			s->rd = -1;

@@ -6,7 +6,12 @@
  * The copy is written as the bytes arrive; passing them on never blocks the supervisor, whose
  * loop is also the watchdog's: a caller that reads slowly (or never) holds at most
  * CD_CAPTURE_BUFFER bytes per stream in cordon, and then the sandbox's pipe fills and its
- * writes wait, as they would on the caller's own pipe. */
+ * writes wait, as they would on the caller's own pipe.
+ *
+ * What the caller sees stays what it would see without --capture: when its stdout is a terminal,
+ * the command's is a pseudo-terminal (it sees a terminal); when its stdout and stderr are one
+ * file, pipe or terminal (2>&1), one channel carries both, in the order written, and DIR/stdout
+ * holds both (DIR/stderr stays empty). */
 #pragma once
 
 #include <poll.h>
@@ -25,6 +30,7 @@ struct cd_capture_stream {
 	int out;   /* where it is passed on: 1 or 2 */
 	int out_nb; /* the same file, opened again non-blocking; -1: out never blocks (a file) */
 	bool out_gone; /* the caller's end is closed: the copy is still kept */
+	bool pty;   /* rd is a pseudo-terminal's master, wr its peer: the caller's is a terminal */
 	char *buf;  /* bytes read, not yet passed on */
 	size_t len;
 	uint64_t bytes;
@@ -32,12 +38,15 @@ struct cd_capture_stream {
 
 struct cd_capture {
 	bool on;
+	bool merged; /* the caller's stdout and stderr are one file: one channel, s[0], for both */
 	struct cd_capture_stream s[2]; /* stdout, stderr */
 };
 
 /* DIR made if missing, DIR/stdout and DIR/stderr created anew, outside the workdir (output.h). */
 int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
 		    struct cordon_error *err);
+/* What the sandbox gets as fd 1 (i 0) or 2 (i 1), or -1. */
+int cd_capture_fd(const struct cd_capture *cap, int i);
 /* After clone: the sandbox holds the write ends. */
 void cd_capture_started(struct cd_capture *cap);
 /* The poll entries of stream i: its pipe (while there is room to read into) and the caller's

@@ -148,6 +148,42 @@ like "--capture with a caller that never reads: the timeout fires and cordon exi
 between "... on time (2 s + 1 s, and at most 2 s passing on what is left)" "${res#* }" 2 9
 between "... and the copy holds what was read (the pipe and cordon's buffer, then the writes waited)" \
 	"$(stat -c %s "$o/slow/stdout")" 65536 2000000
+# what the caller sees does not change: 2>&1 keeps the order of the two streams ...
+cat >"$TEST_TMP/alternate.py" <<'PY'
+import sys
+for i in range(4000):
+    f = sys.stdout if i % 2 else sys.stderr
+    f.write("%d\n" % i)
+    f.flush()
+PY
+chmod 644 "$TEST_TMP/alternate.py"
+out=$(cd "$w" && as_caller "$CORDON" --workdir "$w" --ro-bind "$TEST_TMP/alternate.py:/a.py" --capture "$o/merged" -- python3 /a.py 2>&1 |
+	awk '{ if ($1 != NR - 1) bad++ } END { print NR, bad + 0 }')
+is "--capture with 2>&1: 4000 lines of stdout and stderr alternating come out in order" "$out" "4000 0"
+is "... and DIR/stdout holds them in that order (DIR/stderr empty)" \
+	"$(awk '{ if ($1 != NR - 1) bad++ } END { print NR, bad + 0 }' "$o/merged/stdout"):$(wc -c <"$o/merged/stderr")" "4000 0:0"
+# ... and on a terminal, the command sees one
+res=$(as_caller python3 - "$CORDON" "$w" "$o/tty" <<'PY'
+import os, pty, subprocess, sys, time, select
+m, s = pty.openpty()
+cmd = "import os, sys; print('tty', os.isatty(1), os.isatty(2), flush=True); sys.stderr.write('err\\n'); print('out')"
+p = subprocess.Popen([sys.argv[1], "--workdir", sys.argv[2], "--capture", sys.argv[3], "--",
+                      "python3", "-c", cmd], stdin=s, stdout=s, stderr=s)
+os.close(s)
+out = b""
+end = time.time() + 20
+while time.time() < end:
+    if select.select([m], [], [], 0.1)[0]:
+        try: out += os.read(m, 4096)
+        except OSError: break
+    elif p.poll() is not None:
+        break
+p.wait()
+print(p.returncode, out.decode().replace("\r", "").replace("\n", "|"))
+PY
+)
+is "--capture on a terminal: the command's stdout and stderr are a terminal, in order" "$res" "0 tty True True|err|out|"
+is "... DIR/stdout holds what was shown" "$(tr '\n' '|' <"$o/tty/stdout")" "tty True True|err|out|"
 c --capture /nonexistent/x/y -- true
 is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 
