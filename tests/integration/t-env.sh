@@ -35,5 +35,23 @@ c --hostname build-42 -- "$PROBE" hostname
 is "--hostname" "$out" build-42
 c -- "$PROBE" sethostname evil
 is "the sandbox cannot change its hostname" "$out" EPERM
+c --hostname build-42 -- sh -c 'hostname -i; hostname -f; python3 -c "import socket; print(socket.gethostbyname(socket.gethostname()))"; grep -c . /etc/hosts'
+is "the hostname resolves on loopback (hostname -i, -f, gethostbyname), the host's /etc/hosts kept" \
+	"$(echo $out)" "127.0.1.1 build-42 127.0.1.1 $(($(grep -c . /etc/hosts) + 1))"
+
+# PATH: the directories the sandbox does not have are dropped (not taken from the next one)
+hidden=$TEST_TMP/pybin
+mkdir -p "$hidden" && printf '#!/bin/sh\necho shim\n' >"$hidden/python3" && chmod -R a+rx "$hidden"
+out=$(env PATH="/home/nobody-here/.pyenv/shims:/usr/bin:/bin" "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" -v -- sh -c 'echo $PATH' 2>"$TEST_TMP/v.err")
+is "PATH inside drops what is hidden (a directory below /home)" "$out" /usr/bin:/bin
+like "... and -v says so" "$(cat "$TEST_TMP/v.err")" "*PATH: /home/nobody-here/.pyenv/shims is not in the sandbox, dropped*"
+out=$(env PATH="$hidden:/usr/bin:/bin" "$CORDON" --ro-bind "$PROBE_DIR" --ro-bind "$hidden" --workdir "$w" -- sh -c 'echo $PATH; python3' 2>&1)
+is "... what is bound in stays, and is used" "$(echo $out)" "$hidden:/usr/bin:/bin shim"
+
+# git has an identity inside when given one
+c --git-identity 'Ann Example <ann@example.com>' -- sh -c 'rm -rf g && git init -q g && cd g && git commit -q --allow-empty -m m && git log --format="%an|%ae|%cn|%ce"'
+is "--git-identity: git's author and committer" "$out" "Ann Example|ann@example.com|Ann Example|ann@example.com"
+rejects "--git-identity without an email" 'cordon: --git-identity: "Ann" is not "Name <email>"' -- --git-identity Ann -- true
+rejects "--git-identity with an empty email" 'cordon: --git-identity: "Ann <>" is not "Name <email>"' -- --git-identity 'Ann <>' -- true
 
 done_testing

@@ -62,6 +62,12 @@ else
 	c --ro-bind /root/.cordon-test-secret:/secret -- cat /secret
 	unlike "root: a root-only file bound in explicitly stays unreadable" "$rc:$out" "0:top"
 	rm -f /root/.cordon-test-secret
+	# a toolchain of root's, below /root (which the sandbox's host uid cannot enter): bound
+	tool=/root/.cordon-test-tool.$$
+	mkdir -p "$tool/bin" && printf '#!/bin/sh\necho tool-ran\n' >"$tool/bin/t" && chmod 755 "$tool" "$tool/bin" "$tool/bin/t"
+	c --ro-bind "$tool:/opt/tool" -- /opt/tool/bin/t
+	is "root: --ro-bind of a source below /root (a toolchain of root's) works" "$rc:$out" "0:tool-ran"
+	rm -rf "$tool"
 	chmod 640 /etc/shadow 2>/dev/null
 	c -- "$PROBE" read /etc/shadow
 	is "root: /etc/shadow (0640 root:shadow) is unreadable" "$out" EACCES
