@@ -72,6 +72,21 @@ static int become_sandbox_ids(const struct cd_identity *id, struct cordon_error 
 	return 0;
 }
 
+/* No user namespace below the sandbox's, whatever the seccomp policy (none, a learning mode, a
+ * file without the rule): the root of a nested one holds CAP_SETFCAP over the files its mapped
+ * ids own, and through the id-mapped workdir those are root's on the host: a file capability
+ * written there would be a host one. The limit is per user namespace and ours is 0; only pid 1,
+ * with the capabilities it is about to drop, can set it. */
+static int no_nested_userns(struct cordon_error *err)
+{
+	int r = cd_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "0\n");
+
+	if (r < 0)
+		return cd_fail_errno(err, -r, "init", "forbid nested user namespaces "
+						      "(user.max_user_namespaces = 0 in the sandbox's)");
+	return 0;
+}
+
 static int join_net(void *data, struct cordon_error *err)
 {
 	return cd_netns_join(data, err);
@@ -118,6 +133,9 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	 * socket's EOF would end pid 1 too, but only where it reads the socket) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
+	r = no_nested_userns(err);
+	if (r < 0)
+		return r;
 	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
 	if (r >= 0 && net.proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */

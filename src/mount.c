@@ -299,7 +299,7 @@ static int open_checked(const struct cd_mnt *m, bool rw, int *ret, struct cordon
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof(how));
-	uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rw ? 0 : MOUNT_ATTR_RDONLY);
+	struct mount_attr top = { .attr_clr = MOUNT_ATTR_RDONLY };
 	struct stat st;
 
 	if (fd < 0 && errno == ELOOP)
@@ -314,8 +314,11 @@ static int open_checked(const struct cd_mnt *m, bool rw, int *ret, struct cordon
 					     AT_EMPTY_PATH);
 	if (*ret < 0)
 		return mount_fail(err, errno, "clone the mount of", m->src);
-	if (set_attr(*ret, attr, true) < 0)
-		return mount_fail(err, errno, rw ? "set nosuid,nodev on" : "make read-only", m->src);
+	/* every mount below the workdir stays read-only: it is the one writable place */
+	if (set_attr(*ret, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
+		return mount_fail(err, errno, "make read-only", m->src);
+	if (rw && mount_setattr(*ret, "", AT_EMPTY_PATH, &top, sizeof(top)) < 0)
+		return mount_fail(err, errno, "make writable", m->src);
 	return 0;
 }
 

@@ -253,19 +253,32 @@ static int clone_tree(int fd, const char *path, const char *step, int *ret,
 	return 0;
 }
 
+/* Every mount of the tree read-only, nosuid, nodev; with rw, its top mount writable again: the
+ * workdir is the one writable place, not the mounts below it (a bind of /etc in a build tree) */
+static int lock_tree(int tree, bool rw, struct cordon_error *err, const char *step,
+		     const char *path)
+{
+	struct mount_attr all = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					      MOUNT_ATTR_NODEV };
+	struct mount_attr top = { .attr_clr = MOUNT_ATTR_RDONLY };
+
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &all, sizeof(all)) < 0)
+		return cd_fail_errno(err, errno, step, "make %s read-only", path);
+	if (rw && mount_setattr(tree, "", AT_EMPTY_PATH, &top, sizeof(top)) < 0)
+		return cd_fail_errno(err, errno, step, "make %s writable", path);
+	return 0;
+}
+
 int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon_error *err)
 {
 	const char *step = ro ? "ro-bind" : "workdir";
 	_cleanup_close_ int tree = -1;
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					       (ro ? MOUNT_ATTR_RDONLY : 0) };
 	int r = clone_tree(fd, path, step, &tree, err);
 
+	if (r >= 0)
+		r = lock_tree(tree, !ro, err, step, path);
 	if (r < 0)
 		return r;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		return cd_fail_errno(err, errno, step, "make %s %s", path,
-				     ro ? "read-only" : "nosuid,nodev");
 	*ret_fd = CD_TAKE_FD(tree);
 	return 0;
 }
@@ -274,8 +287,7 @@ int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int wo
 			       const char *path_str, int *ret_fd, struct cordon_error *err)
 {
 	_cleanup_close_ int nsfd = -1, tree = -1;
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
-					       MOUNT_ATTR_NODEV };
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
 	char path[64];
 	int r;
 
@@ -293,8 +305,13 @@ int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int wo
 	r = clone_tree(workdir, path_str, "workdir", &tree, err);
 	if (r < 0)
 		return r;
+	r = lock_tree(tree, true, err, "workdir", path_str);
+	if (r < 0)
+		return r;
+	/* the id mapping on the top mount only: what is mounted below it stays as it is, and
+	 * read-only (a bind of root's /etc there must not become the sandbox's to write) */
 	attr.userns_fd = (uint64_t)nsfd;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
 		int e = errno;
 
 		if (e == EINVAL || e == EPERM || e == EOPNOTSUPP)

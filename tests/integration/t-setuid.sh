@@ -82,6 +82,16 @@ except OSError as e: print(e.errno)'
 is "a file capability (security.capability) cannot be set: EPERM" "$out" 1
 is "... and the file has none on the host" "$(getfattr -n security.capability --only-values "$w/cap" 2>/dev/null | od -An -tx1 | tr -d ' ')" ""
 
+# --- no nested user namespace, whatever the policy: its root would hold CAP_SETFCAP over
+# the files of ids mapped into it, root's through the id-mapped workdir (a host file capability)
+for mode in "" "--seccomp-policy none" "--seccomp-log"; do
+	c $mode -- sh -c 'cat /proc/sys/user/max_user_namespaces; unshare -Ur true 2>/dev/null && echo nested || echo refused'
+	is "no nested user namespace (${mode:-default policy}): the sandbox's limit is 0, unshare -Ur fails" \
+		"$(echo $out)" "0 refused"
+done
+out=$(unshare -Ur true 2>/dev/null && echo nested)
+is "(control: on the host, unshare -Ur works)" "$out" nested
+
 # --- the id-mapped mode: root runs it in a root-owned workdir, and what it writes is root's
 if [ "$(id -u)" = 0 ] && ! is_user_mode; then
 	rw=$(mktemp -d "$TEST_TMP/rootwork.XXXXXX")

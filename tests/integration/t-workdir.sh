@@ -215,4 +215,24 @@ is "race: every run ran in the real directory or was refused with one of cordon'
 is "race: every run that ran left its marker in the real directory" \
 	"$(find "$real" -name 'm.*' | wc -l)" "$ok"
 
+# --- a mount below the workdir stays read-only inside (the workdir is the one writable place):
+# a bind of root's files there would otherwise be written as root through the id-mapped workdir
+if [ "$(id -u)" = 0 ]; then
+	sw=$(mktemp -d "$TEST_TMP/subm.XXXXXX")
+	victim=$(mktemp -d "$TEST_TMP/subm-victim.XXXXXX")
+	mkdir "$sw/etc" && chmod 755 "$sw" "$victim" && echo precious >"$victim/file"
+	mine "$sw"
+	if mount --bind "$victim" "$sw/etc"; then
+		cordon_bare -w "$sw" -- sh -c 'echo pwned > etc/file; echo pwned > etc/new; echo ok > top'
+		is "a mount below the workdir is read-only inside: the bound files stay untouched" \
+			"$(cat "$victim/file"):$([ -e "$victim/new" ] && echo new)" "precious:"
+		is "... while the workdir itself is writable" "$(cat "$sw/top" 2>/dev/null)" ok
+		umount "$sw/etc"
+	else
+		skip "a mount below the workdir is read-only inside" "cannot bind-mount here"
+	fi
+else
+	skip "a mount below the workdir is read-only inside" "needs root to make the mount"
+fi
+
 done_testing
