@@ -348,6 +348,9 @@ struct init {
 	int sigfd;     /* SIGCHLD */
 	int timerfd;   /* the timeout, enforced here too: nothing inside can stop pid 1 */
 	int phase;     /* 0, then 1 once SIGTERM went to everything, 2 once SIGKILL did */
+	bool stop_told; /* a STOPPED the supervisor has not answered (CONT) yet: one at a time, so
+			 * that a command stopping itself over and over cannot fill the socket and
+			 * block pid 1, the deadline's keeper */
 	pid_t command;
 };
 
@@ -388,10 +391,12 @@ static void reap(struct init *in)
 	while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
 		if (pid != in->command)
 			continue;
-		if (WIFSTOPPED(status)) /* job control: the supervisor follows it */
-			cd_msg_send(in->a->sock, CD_MSG_STOPPED, WSTOPSIG(status), NULL, -1);
-		else
+		if (!WIFSTOPPED(status))
 			end_sandbox(in->a->sock, status);
+		if (!in->stop_told) { /* job control: the supervisor follows it */
+			in->stop_told = true;
+			cd_msg_send(in->a->sock, CD_MSG_STOPPED, WSTOPSIG(status), NULL, -1);
+		}
 	}
 }
 
@@ -405,6 +410,7 @@ static void on_message(struct init *in, const struct cd_msg *m)
 		kill(-1, m->value); /* every process in the namespace but pid 1 */
 		break;
 	case CD_MSG_CONT:
+		in->stop_told = false;
 		if (m->value && in->a->tty_fd >= 0)
 			give_terminal(in->a->tty_fd, in->command);
 		kill(-in->command, SIGCONT);
@@ -423,10 +429,10 @@ _Noreturn static void pid1_loop(struct init *in)
 
 		if (poll(p, 3, -1) < 0)
 			continue;
+		if (p[2].revents) /* the deadline first, whatever else is going on */
+			on_deadline(in);
 		if (p[0].revents)
 			reap(in);
-		if (p[2].revents)
-			on_deadline(in);
 		if (!p[1].revents)
 			continue;
 		if (cd_msg_recv(in->a->sock, &m, NULL) <= 0)

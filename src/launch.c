@@ -797,10 +797,14 @@ static void suspend(struct run *run, int sig)
 	bool fg;
 
 	run_log(run, "job control: the command was stopped (%s)", strsignal(sig));
-	if (run->term.fd < 0)
-		return; /* no terminal, no shell to report to: it stays stopped */
+	/* only as a job of a shell with job control (a process group of its own in a session led
+	 * by another): without a terminal, or as a session's leader (ssh -t, script, a CI's pty),
+	 * nobody would continue cordon, and the command stays stopped until the deadline */
+	if (run->term.fd < 0 || getpgrp() == getsid(0))
+		return;
 	cd_terminal_reclaim(&run->term);
-	kill(getpid(), sig == SIGSTOP ? SIGSTOP : sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
+	/* a stop signal the kernel drops in an orphaned process group: never SIGSTOP */
+	kill(getpid(), sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
 	/* continued */
 	fg = cd_terminal_ours(&run->term);
 	run->term.lent = fg && run->baseline.blocks_tiocsti;

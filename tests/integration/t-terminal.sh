@@ -153,4 +153,52 @@ sh.wait(timeout=10)
 like "a command that stops its own group: the shell shows the job stopped" "$res" "*stopped True*"
 like "... and after fg, the run ends as timed out (the deadline passed while cordon was stopped)" "$res" "*rc124 True*"
 
+# the same with a command that stops and continues itself in a loop: pid 1 tells cordon of one
+# stop at a time, so its socket never fills and the deadline still ends the sandbox on time
+cat >"$TEST_TMP/flood.py" <<'PY'
+import os, pty, select, subprocess, sys, time, fcntl, termios, re
+master, slave = pty.openpty()
+def ctty():
+    os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+sh = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave,
+                      stderr=slave, preexec_fn=ctty)
+buf = b""
+def read_until(pat, secs=10):
+    global buf
+    end = time.time() + secs
+    while time.time() < end:
+        m = re.search(pat.encode(), buf)
+        if m:
+            buf = buf[m.end():]
+            return True
+        if select.select([master], [], [], 0.1)[0]:
+            try: buf += os.read(master, 65536)
+            except OSError: return False
+    return False
+w = os.environ["W"]
+os.write(master, b"PS1=PROMPT-; cd " + w.encode() + b"\n")
+read_until("PROMPT-")
+flood = ("me=$$; ( while :; do date +%s > alive; sleep 0.3; done ) & "
+         "( while :; do kill -CONT $me; kill -STOP $me || exit; done ) 2>/dev/null & "
+         "while :; do sleep 1; done")
+os.write(master, ("%s -t 2s --kill-after 1s -- sh -c '%s'\n" % (os.environ["CORDON"], flood)).encode())
+print("stopped", read_until("Stopped", 10))
+time.sleep(5)
+alive = os.path.join(w, "alive")
+age = time.time() - int(open(alive).read().strip() or 0) if os.path.exists(alive) else -1
+print("dead", age >= 2)
+os.write(master, b"fg\n")
+read_until("PROMPT-", 10)
+os.write(master, b"echo rc=$?\n")
+print("rc124", read_until("rc=124", 10))
+os.write(master, b"exit\n")
+sh.wait(timeout=10)
+PY
+chmod 644 "$TEST_TMP/flood.py"
+rm -f "$w/alive"
+res=$("${ttyrun[@]}" python3 "$TEST_TMP/flood.py" 2>&1)
+like "a command stopping and continuing itself in a loop: the job shows stopped" "$res" "*stopped True*"
+like "... the sandbox is gone by its deadline while cordon is stopped" "$res" "*dead True*"
+like "... and after fg the run ends as timed out" "$res" "*rc124 True*"
+
 done_testing
