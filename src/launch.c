@@ -1164,6 +1164,8 @@ static void finish(struct run *run)
 	struct cordon_result *res = run->res;
 	uint64_t now = cd_now_ns();
 
+	/* the terminal first: what follows may write to it (-v), and must find it as it was */
+	cd_terminal_restore(&run->term);
 	set_outcome(run);
 	cgroup_end(run);
 	res->startup_ns = (run->running ? run->t_running : now) - run->t_start;

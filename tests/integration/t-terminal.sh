@@ -81,17 +81,22 @@ import fcntl, os, termios, tty, struct
 tty.setraw(0)
 try: fcntl.ioctl(0, termios.TIOCSETD, struct.pack(\"i\", 27)); print(\"setd-ok\", flush=True)
 except OSError as e: print(\"setd\", e.errno, flush=True)
-termios.tcflow(1, termios.TCOOFF)
+try: termios.tcflow(1, termios.TCOOFF); print(\"tcooff-ok\", flush=True)
+except termios.error as e: print(\"tcooff\", e.args[0], flush=True)
 \"\"\"])
 p.wait(timeout=20)
+drain()
+seen = buf
 after = termios.tcgetattr(slave)
 print(\"rc=%d\" % p.returncode, \"modes-restored\" if after == before else \"modes-changed\")
 print(\"ldisc\", struct.unpack(\"i\", fcntl.ioctl(slave, termios.TIOCGETD, b\"\\0\" * 4))[0])
 os.write(slave, b\"flows\\n\")
 print(\"output\", \"flows\" if read_until(\"flows\", 3) else \"stopped\")
+print(\"tcooff\", 1 if b\"tcooff 1\" in seen else 0)
 '" 2>&1)
-like "the command set raw mode and stopped the output: cordon puts the modes back" "$res" "*rc=0 modes-restored*"
-like "... and the output flows again (TCOOFF undone)" "$res" "*output flows*"
+like "the command set raw mode: cordon puts the modes back" "$res" "*rc=0 modes-restored*"
+like "tcflow(TCOOFF), which would stop the terminal's output for every writer, is refused" "$res" "*tcooff 1*"
+like "... and the output flows" "$res" "*output flows*"
 like "TIOCSETD (a null line discipline) is refused, and the discipline is still N_TTY" "$res" "*ldisc 0*"
 
 # the foreground: the command's own group while it runs, the caller's again after
