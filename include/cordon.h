@@ -101,6 +101,11 @@ struct cordon_result {
 	uint64_t cgroup_system_ns;
 	uint64_t pids_peak;         /* pids.peak (0 where the kernel lacks it) */
 	uint64_t oom_kills;         /* memory.events oom_kill */
+	/* --capture, when on (has_capture): bytes kept in DIR/stdout and DIR/stderr; truncated: a
+	 * copy reached its bound (README "Limits"), while the caller still got everything */
+	int has_capture;
+	uint64_t capture_bytes[2];
+	int capture_truncated;
 	/* the egress proxy (--allow-net), when it ran (has_proxy) */
 	int has_proxy;
 	struct cordon_proxy_counts {

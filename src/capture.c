@@ -78,8 +78,8 @@ static bool same_file(void)
 	       a.st_ino == b.st_ino && a.st_rdev == b.st_rdev;
 }
 
-int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
-		    struct cordon_error *err)
+int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, uint64_t max,
+		    struct cd_capture *cap, struct cordon_error *err)
 {
 	static const char *const names[] = { "stdout", "stderr" };
 	_cleanup_close_ int dfd = -1;
@@ -88,6 +88,7 @@ int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_
 	for (int i = 0; i < 2; i++)
 		stream_init(&cap->s[i]);
 	cap->on = true;
+	cap->max = max;
 	cap->merged = same_file();
 	dfd = cd_output_mkdir(dir, "capture", ctx, err);
 	if (dfd < 0)
@@ -169,8 +170,19 @@ static void flush(struct cd_capture_stream *s)
 		s->len = 0;
 }
 
+/* The copy of what was just read, up to the bound: beyond it the caller still gets it all. */
+static void keep(uint64_t max, struct cd_capture_stream *s, size_t n)
+{
+	size_t room = s->bytes >= max ? 0 : max - s->bytes < n ? (size_t)(max - s->bytes) : n;
+
+	if (room)
+		cd_write_all(s->file, s->buf + s->len, room);
+	s->bytes += room;
+	s->truncated = s->truncated || room < n;
+}
+
 /* Read what fits in the buffer; the copy is written at once. */
-static void fill(struct cd_capture_stream *s)
+static void fill(uint64_t cap_max, struct cd_capture_stream *s)
 {
 	while (s->rd >= 0 && s->len < CD_CAPTURE_BUFFER) {
 		ssize_t n = read(s->rd, s->buf + s->len, CD_CAPTURE_BUFFER - s->len);
@@ -185,8 +197,7 @@ static void fill(struct cd_capture_stream *s)
 			s->rd = -1;
 			return;
 		}
-		cd_write_all(s->file, s->buf + s->len, (size_t)n);
-		s->bytes += (uint64_t)n;
+		keep(cap_max, s, (size_t)n);
 		s->len += (size_t)n;
 		if (!s->out_gone)
 			return; /* pass it on before reading more */
@@ -201,7 +212,7 @@ void cd_capture_pump(struct cd_capture *cap, int i)
 	if (!cap->on)
 		return;
 	flush(s);
-	fill(s);
+	fill(cap->max, s);
 	flush(s);
 }
 

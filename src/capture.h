@@ -22,6 +22,7 @@
 #include "util.h"
 
 #define CD_CAPTURE_BUFFER (256u << 10)
+#define CD_CAPTURE_MAX    (1ull << 30) /* kept per stream, unless --fsize says less */
 
 struct cd_capture_stream {
 	int rd;    /* our end of the pipe; -1 at EOF */
@@ -33,18 +34,20 @@ struct cd_capture_stream {
 	bool pty;   /* rd is a pseudo-terminal's master, wr its peer: the caller's is a terminal */
 	char *buf;  /* bytes read, not yet passed on */
 	size_t len;
-	uint64_t bytes;
+	uint64_t bytes;   /* kept in the file */
+	bool truncated;   /* the file reached max: the rest was only passed on */
 };
 
 struct cd_capture {
 	bool on;
+	uint64_t max;  /* bytes kept per stream */
 	bool merged; /* the caller's stdout and stderr are one file: one channel, s[0], for both */
 	struct cd_capture_stream s[2]; /* stdout, stderr */
 };
 
 /* DIR made if missing, DIR/stdout and DIR/stderr created anew, outside the workdir (output.h). */
-int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, struct cd_capture *cap,
-		    struct cordon_error *err);
+int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, uint64_t max,
+		    struct cd_capture *cap, struct cordon_error *err);
 /* What the sandbox gets as fd 1 (i 0) or 2 (i 1), or -1. */
 int cd_capture_fd(const struct cd_capture *cap, int i);
 /* After clone: the sandbox holds the write ends. */

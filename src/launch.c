@@ -272,6 +272,28 @@ static int build_env(struct run *run, struct cordon_error *err)
 }
 
 
+static int marks_outside(struct run *run, struct cordon_error *err)
+{
+	_cleanup_free_ char *dir = run->marks.path ? strdup(run->marks.path) : NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!dir)
+		return 0;
+	/* the list's directory, or the nearest of its parents that exists: it is made there */
+	do {
+		*strrchr(dir, '/') = '\0';
+		fd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} while (fd < 0 && errno == ENOENT && strchr(dir, '/'));
+	r = fd < 0 ? 0 : cd_hostpath_within(fd, &run->wd);
+	if (r > 0)
+		return cd_fail(err, 0, "workdir",
+			       "%s: holds %s, cordon's list of earlier workdirs, which the sandbox "
+			       "must not reach (set XDG_STATE_HOME elsewhere)",
+			       run->workdir, run->marks.path);
+	return 0;
+}
+
 static int resolve_paths(struct run *run, struct cordon_error *err)
 {
 	struct cordon_config *c = run->c;
@@ -283,10 +305,14 @@ static int resolve_paths(struct run *run, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	run->workdir = run->wd.path;
+	/* the list of earlier workdirs must be out of the sandbox's reach (XDG_STATE_HOME) */
+	r = marks_outside(run, err);
+	if (r < 0)
+		return r;
 	/* remembered before anything runs in it: no later run follows a symlink in it */
 	r = cd_mark_of(run->wd.fd, &mark);
 	if (r >= 0)
-		r = cd_marks_add(&run->marks, &mark);
+		r = cd_marks_add(&run->marks, &mark, run->wd.path);
 	if (r < 0)
 		run_log(run, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: a "
 			"later run given a path through it would follow the symlinks it holds",
@@ -484,6 +510,14 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	return 0;
 }
 
+/* What --capture keeps per stream: CD_CAPTURE_MAX, or less if --fsize says so */
+static uint64_t capture_max(const struct cordon_config *c)
+{
+	const struct cd_rlimit *f = &c->rlimits[RLIMIT_FSIZE];
+
+	return f->set && f->soft < CD_CAPTURE_MAX ? f->soft : CD_CAPTURE_MAX;
+}
+
 /* --report, --audit, --capture: created before anything starts, out of the sandbox's reach */
 static int open_outputs(struct run *run, struct cordon_error *err)
 {
@@ -503,7 +537,7 @@ static int open_outputs(struct run *run, struct cordon_error *err)
 			return r;
 	}
 	if (c->capture_dir) {
-		r = cd_capture_open(c->capture_dir, &ctx, &run->capture, err);
+		r = cd_capture_open(c->capture_dir, &ctx, capture_max(c), &run->capture, err);
 		if (r < 0)
 			return r;
 	}
@@ -1180,6 +1214,15 @@ static void finish(struct run *run)
 		res->user_ns = tv_ns(run->ru.ru_utime);
 		res->system_ns = tv_ns(run->ru.ru_stime);
 		res->max_rss_kb = (uint64_t)run->ru.ru_maxrss;
+	}
+	if (run->capture.on) {
+		res->has_capture = 1;
+		res->capture_bytes[0] = run->capture.s[0].bytes;
+		res->capture_bytes[1] = run->capture.s[1].bytes;
+		res->capture_truncated = run->capture.s[0].truncated || run->capture.s[1].truncated;
+		if (res->capture_truncated)
+			run_log(run, "capture: a copy reached its bound (%llu bytes), the rest was only "
+				"passed on", (unsigned long long)run->capture.max);
 	}
 	if (run->proxy) {
 		res->has_proxy = 1;

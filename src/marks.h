@@ -7,8 +7,9 @@
  * id-mapped mode): the owners hostpath.c otherwise trusts. A later run given a path through that
  * directory (its subdirectory as the next workdir, an output, a bind source) must not follow
  * them. So every workdir is recorded (device and inode) in a file of the caller's, out of any
- * sandbox's reach: /var/lib/cordon/workdirs for root, $XDG_STATE_HOME/cordon/workdirs (default
- * ~/.local/state) for others; the walk refuses a symlink once it is below one of them.
+ * sandbox's reach: /var/lib/cordon/workdirs for root (readable by every user, whose runs consult
+ * it too: root may have run a sandbox in a user's directory), $XDG_STATE_HOME/cordon/workdirs
+ * (default ~/.local/state) for others; the walk refuses a symlink once it is below one of them.
  */
 #pragma once
 
@@ -17,7 +18,8 @@
 
 #include "util.h"
 
-#define CD_MARKS_MAX 8192 /* the newest half is kept when the file grows past it */
+/* Past this many, the list drops the directories that are gone, then the oldest (to 3/4). */
+#define CD_MARKS_MAX 65536
 
 /* A directory: device, inode, and its birth time where the filesystem keeps one (an inode
  * number is reused once the directory is gone; its birth time tells the new one apart). */
@@ -30,6 +32,7 @@ struct cd_mark {
 
 struct cd_marks {
 	struct cd_mark *v;
+	char **paths;   /* where each was: to tell, when the list is too long, which are gone */
 	size_t n;
 	char *path;     /* the file; NULL: no place to keep it (the reason in why) */
 	char why[160];
@@ -40,6 +43,7 @@ void cd_marks_load(struct cd_marks *m);
 /* The mark of the directory fd: 0 or -errno. */
 int cd_mark_of(int fd, struct cd_mark *ret);
 bool cd_marks_has(const struct cd_marks *m, const struct cd_mark *d);
-/* Record a workdir: 0, or -errno (the run goes on; the log says it could not be recorded). */
-int cd_marks_add(struct cd_marks *m, const struct cd_mark *d);
+/* Record a workdir (its mark and canonical path) in the caller's list, under a lock, read again
+ * under it: 0, or -errno (the run goes on; the log says it could not be recorded). */
+int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *path);
 void cd_marks_done(struct cd_marks *m);

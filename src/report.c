@@ -91,6 +91,21 @@ static void render_proxy(struct cd_json *j, const struct cordon_result *res)
 	cd_json_object_end(j);
 }
 
+/* --capture's copies; null when it was off */
+static void render_capture(struct cd_json *j, const struct cordon_result *res)
+{
+	cd_json_key(j, "capture");
+	if (!res->has_capture) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	cd_json_kv_uint(j, "stdout_bytes", res->capture_bytes[0]);
+	cd_json_kv_uint(j, "stderr_bytes", res->capture_bytes[1]);
+	cd_json_kv_bool(j, "truncated", res->capture_truncated);
+	cd_json_object_end(j);
+}
+
 void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 {
 	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
@@ -112,6 +127,7 @@ void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 	cd_json_kv_uint(j, "max_rss_kb", res->max_rss_kb);
 	render_cgroup_usage(j, res);
 	render_proxy(j, res);
+	render_capture(j, res);
 	cd_json_key(j, "error");
 	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
 		cd_json_null(j);

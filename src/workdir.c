@@ -163,6 +163,22 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 	return 0;
 }
 
+/* The current directory, by the path the caller's shell took to it ($PWD, when it names the
+ * same directory): a `cd` through a symlink a sandbox planted is then seen and refused as a
+ * path would be (a cd into a symlink of one's own is fine: no rule on the last name here). */
+static int open_cwd(const struct cd_marks *marks, struct cd_hostpath *ret,
+		    struct cordon_error *err)
+{
+	const char *pwd = getenv("PWD");
+	struct stat a, b;
+
+	if (pwd && pwd[0] == '/' && stat(pwd, &a) == 0 && stat(".", &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return cd_hostpath_open(pwd, CD_HOSTPATH_DIR, "workdir", marks, ret, err);
+	return cd_hostpath_from_fd(open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), "workdir", ret,
+				   err);
+}
+
 int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_hostpath *ret,
 		    struct cordon_error *err)
 {
@@ -173,8 +189,7 @@ int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_h
 		r = cd_hostpath_open(given, CD_HOSTPATH_DIR | CD_HOSTPATH_NOFOLLOW, "workdir", marks,
 				     &hp, err);
 	else
-		r = cd_hostpath_from_fd(open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), "workdir",
-					&hp, err);
+		r = open_cwd(marks, &hp, err);
 	if (r >= 0)
 		r = check(&hp, err);
 	if (r < 0) {

@@ -184,6 +184,13 @@ PY
 )
 is "--capture on a terminal: the command's stdout and stderr are a terminal, in order" "$res" "0 tty True True|err|out|"
 is "... DIR/stdout holds what was shown" "$(tr '\n' '|' <"$o/tty/stdout")" "tty True True|err|out|"
+# the copy is bounded (1 GiB a stream, or --fsize): the caller still gets everything
+out=$(cd "$w" && as_caller "$CORDON" --workdir "$w" --fsize 1M --capture "$o/big" --report "$o/big.json" -- \
+	sh -c 'head -c 3000000 /dev/zero' | wc -c)
+is "--capture with --fsize 1M: the caller gets all 3000000 bytes" "$out" 3000000
+is "... DIR/stdout keeps 1 MiB, and the report says the copy was cut" \
+	"$(stat -c %s "$o/big/stdout"):$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["capture"]; print(c["stdout_bytes"], c["truncated"])' "$o/big.json")" \
+	"1048576:1048576 True"
 c --capture /nonexistent/x/y -- true
 is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 

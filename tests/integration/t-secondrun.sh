@@ -143,4 +143,48 @@ if [ -n "$root_run" ]; then
 	unlike "root: --ro-bind through one does not show the victim" "$rc:$out" "0:precious"
 fi
 
+# --- the default workdir reached by `cd` through a planted symlink ($PWD says so)
+out=$(cd "$f/link" && as_caller env PWD="$f/link" "$CORDON" -- sh -c 'echo "$PWD"' 2>&1)
+is "cd first/link && cordon: the planted symlink in the current path is refused" "$out" \
+	"cordon: --workdir: $f/link: $f/link is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)"
+
+# --- root ran a sandbox in a user's directory (it ran as that user, whose symlinks it left):
+# the user's own later run refuses them too (root's list is every user's to read)
+if [ -n "$host_root" ]; then
+	x=$(mktemp -d "$TEST_TMP/xuser.XXXXXX")
+	mkdir "$x/proj" "$x/other" "$x/other/sub" && chown -R "$TEST_USER:" "$x" && chmod -R 755 "$x"
+	"$CORDON" -w "$x/proj" -- ln -s "$x/other" link
+	out=$(setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
+		env HOME=/nonexistent XDG_STATE_HOME="$TEST_TMP/xuser-state" \
+		"$CORDON" -w "$x/proj/link/sub" -- pwd 2>&1)
+	is "a symlink a root-run sandbox left in a user's directory is refused to that user's run" "$out" \
+		"cordon: --workdir: $x/proj/link/sub: $x/proj/link is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)"
+fi
+
+# --- the list itself: kept out of the sandbox's reach, and pruned of what is gone when long
+st=$(mkwork)
+mine "$st/state"
+if is_user_mode; then
+	out=$(as_caller env XDG_STATE_HOME="$st/state" "$CORDON" -w "$st" -- true 2>&1)
+	is "a list of earlier workdirs inside the workdir (XDG_STATE_HOME) is refused" "$out" \
+		"cordon: --workdir: $st: holds $st/state/cordon/workdirs, cordon's list of earlier workdirs, which the sandbox must not reach (set XDG_STATE_HOME elsewhere)"
+	list=$USER_STATE/cordon/workdirs
+	python3 - "$list" <<'PY'
+import sys
+with open(sys.argv[1], "a") as f:
+    for i in range(70000):  # directories long gone: their paths do not exist
+        f.write("1 %x 1.0 %s\n" % (0x100000 + i, ("/nonexistent/%d" % i).encode().hex()))
+PY
+	chown "$TEST_USER:" "$list"
+	n=$(mktemp -d "$TEST_TMP/newest.XXXXXX") && mine "$n"
+	cordon_bare -w "$n" -- true
+	between "past 65536 entries the list drops the directories that are gone" "$(wc -l <"$list")" 1 1000
+	second "$f/link/sub"
+	is "... and keeps those still there: the first workdir's symlink is still refused" "$rc" 125
+else
+	skip "a list of earlier workdirs inside the workdir is refused" "root's list is /var/lib/cordon"
+	skip "past 65536 entries the list drops the directories that are gone" "root's list is the machine's"
+	skip "... and keeps those still there" "root's list is the machine's"
+fi
+
 done_testing
