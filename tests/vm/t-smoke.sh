@@ -55,7 +55,8 @@ c -- "$PROBE" whoami
 if is_user_mode; then
 	is "the probe runs inside, as the user" "$out" "uid=999 euid=999 suid=999 gid=995 egid=995 sgid=995 groups="
 else
-	is "the probe runs inside, as root" "$out" "uid=0 euid=0 suid=0 gid=0 egid=0 sgid=0 groups="
+	is "the probe runs inside, for root, as the ordinary uid 65532 (a root-owned workdir)" "$out" \
+		"uid=65532 euid=65532 suid=65532 gid=65532 egid=65532 sgid=65532 groups="
 fi
 c -- sh -c 'echo hi > f'
 is "the workdir is writable inside" "$rc:$(cat "$w/f" 2>/dev/null)" "0:hi"
