@@ -294,13 +294,36 @@ const char *cd_addr_special(const struct sockaddr *addr)
 void cd_addr_list_free(struct cd_addr_list *l)
 {
 	free(l->addrs);
+	free(l->bits);
 	*l = (struct cd_addr_list){ 0 };
+}
+
+/* The first `bits` bits of two byte strings alike? */
+static bool same_prefix(const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+
+	return memcmp(a, b, whole) == 0 &&
+	       (!rest || ((a[whole] ^ b[whole]) & (uint8_t)(0xff << (8 - rest))) == 0);
+}
+
+static bool in_prefix(const struct sockaddr_storage *net, unsigned bits, const struct sockaddr *a)
+{
+	if (net->ss_family != a->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return bits <= 32 &&
+		       same_prefix((const uint8_t *)&((const struct sockaddr_in *)net)->sin_addr,
+				   (const uint8_t *)&((const struct sockaddr_in *)a)->sin_addr, bits);
+	return bits <= 128 && same_prefix(((const struct sockaddr_in6 *)net)->sin6_addr.s6_addr,
+					  ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr, bits);
 }
 
 static bool in_list(const struct cd_addr_list *l, const struct sockaddr *addr)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (same_addr(&l->addrs[i], addr))
+		if (l->bits ? in_prefix(&l->addrs[i], l->bits[i], addr)
+			    : same_addr(&l->addrs[i], addr))
 			return true;
 	return false;
 }

@@ -42,10 +42,12 @@ const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n
  * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
 const char *cd_addr_special(const struct sockaddr *addr);
 
-/* A set of addresses, port 0: the host's own (hostaddr.h reads them). */
+/* A set of addresses, port 0: the host's own (hostaddr.h reads them). bits: the prefix length
+ * of each (a local route covers a whole prefix), or NULL: each address alone. */
 struct cd_addr_list {
 	struct sockaddr_storage *addrs;
 	size_t n;
+	uint8_t *bits;
 };
 void cd_addr_list_free(struct cd_addr_list *l);
 /* addr is in l; an IPv4-mapped, NAT64 or 6to4 IPv6 address is also in l when the IPv4 address it

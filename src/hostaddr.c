@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * hostaddr.c - the host's own addresses, over rtnetlink with libmnl (an RTM_GETADDR dump, IPv4
- * and IPv6). Runs in the supervisor when the egress proxy starts, in the host's network
- * namespace: a name that resolves to one of them would reach the host's services bound to
- * 0.0.0.0 or ::, as 127.0.0.1 would.
+ * hostaddr.c - the host's own addresses, over rtnetlink with libmnl: the local routing table
+ * (RTM_GETROUTE dump, IPv4 and IPv6), which holds every interface address and also the prefixes
+ * routed to the host itself ("AnyIP": ip route add local 192.0.2.0/24 dev lo). Runs in the
+ * supervisor when the egress proxy starts, in the host's network namespace: a name that resolves
+ * to one of them would reach the host's services bound to 0.0.0.0 or ::, as 127.0.0.1 would.
  */
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
@@ -26,9 +27,10 @@ static void mnl_socket_closep(struct mnl_socket **nl)
 		mnl_socket_close(*nl);
 }
 
-static int add(struct cd_addr_list *l, const struct sockaddr_storage *ss)
+static int add(struct cd_addr_list *l, const struct sockaddr_storage *ss, unsigned bits)
 {
 	struct sockaddr_storage *a;
+	uint8_t *b;
 
 	/* room for 4, then for twice as many each time n reaches a power of two */
 	if (l->n == 0 || (l->n >= 4 && (l->n & (l->n - 1)) == 0)) {
@@ -36,7 +38,12 @@ static int add(struct cd_addr_list *l, const struct sockaddr_storage *ss)
 		if (!a)
 			return -ENOMEM;
 		l->addrs = a;
+		b = reallocarray(l->bits, l->n ? 2 * l->n : 4, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		l->bits = b;
 	}
+	l->bits[l->n] = (uint8_t)bits;
 	l->addrs[l->n++] = *ss;
 	return 0;
 }
@@ -45,35 +52,34 @@ static int attr_cb(const struct nlattr *attr, void *data)
 {
 	const struct nlattr **tb = data;
 
-	if (mnl_attr_type_valid(attr, IFA_MAX) > 0)
+	if (mnl_attr_type_valid(attr, RTA_MAX) > 0)
 		tb[mnl_attr_get_type(attr)] = attr;
 	return MNL_CB_OK;
 }
 
-static int addr_cb(const struct nlmsghdr *nlh, void *data)
+/* One route: a local one (the host's own address, or a prefix routed to the host) is kept. */
+static int route_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct nlattr *tb[IFA_MAX + 1] = { 0 }, *a;
-	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
-	struct sockaddr_storage ss = { .ss_family = ifa->ifa_family };
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 }, *a;
+	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
+	struct sockaddr_storage ss = { .ss_family = rt->rtm_family };
 	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 
-	if (nlh->nlmsg_type != RTM_NEWADDR || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa) ||
-	    mnl_attr_parse(nlh, sizeof(*ifa), attr_cb, tb) < 0)
+	if (nlh->nlmsg_type != RTM_NEWROUTE || mnl_nlmsg_get_payload_len(nlh) < sizeof(*rt) ||
+	    rt->rtm_type != RTN_LOCAL || mnl_attr_parse(nlh, sizeof(*rt), attr_cb, tb) < 0)
 		return MNL_CB_OK;
-	/* IFA_LOCAL is the interface's own address; on a point-to-point link IFA_ADDRESS is the
-	 * peer's (without a peer both are the own one) */
-	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+	a = tb[RTA_DST];
 	if (!a)
 		return MNL_CB_OK;
-	if (ifa->ifa_family == AF_INET && mnl_attr_get_payload_len(a) == sizeof(in->sin_addr))
+	if (rt->rtm_family == AF_INET && mnl_attr_get_payload_len(a) == sizeof(in->sin_addr))
 		memcpy(&in->sin_addr, mnl_attr_get_payload(a), sizeof(in->sin_addr));
-	else if (ifa->ifa_family == AF_INET6 &&
+	else if (rt->rtm_family == AF_INET6 &&
 		 mnl_attr_get_payload_len(a) == sizeof(in6->sin6_addr))
 		memcpy(&in6->sin6_addr, mnl_attr_get_payload(a), sizeof(in6->sin6_addr));
 	else
 		return MNL_CB_OK;
-	if (add(data, &ss) < 0) {
+	if (add(data, &ss, rt->rtm_dst_len) < 0) {
 		errno = ENOMEM;
 		return MNL_CB_ERROR;
 	}
@@ -84,15 +90,15 @@ static int dump(struct mnl_socket *nl, char *buf, struct cd_addr_list *l, struct
 {
 	unsigned seq = (unsigned)time(NULL), portid = mnl_socket_get_portid(nl);
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifaddrmsg *ifa;
+	struct rtmsg *rt;
 	ssize_t n;
 	int r;
 
-	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = seq;
-	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
-	ifa->ifa_family = AF_UNSPEC; /* IPv4 and IPv6 */
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtm_family = AF_UNSPEC; /* IPv4 and IPv6, every table: local routes are in "local" */
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		return cd_fail_errno(err, errno, "net", "ask for the host's addresses");
 	do {
@@ -100,7 +106,7 @@ static int dump(struct mnl_socket *nl, char *buf, struct cd_addr_list *l, struct
 		if (n < 0)
 			return cd_fail_errno(err, errno, "net", "read the host's addresses");
 		/* MNL_CB_STOP (0) at NLMSG_DONE; an error ack or our ENOMEM is -1 with errno */
-		r = mnl_cb_run(buf, (size_t)n, seq, portid, addr_cb, l);
+		r = mnl_cb_run(buf, (size_t)n, seq, portid, route_cb, l);
 		if (r < 0)
 			return cd_fail_errno(err, errno, "net", "read the host's addresses");
 	} while (r > 0);

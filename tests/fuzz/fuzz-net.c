@@ -94,7 +94,7 @@ static void check_rebinding(const uint8_t *d, size_t n)
 	struct sockaddr_storage a4 = { .ss_family = AF_INET }, a6 = { .ss_family = AF_INET6 };
 	struct sockaddr_storage mapped = { .ss_family = AF_INET6 };
 	struct in6_addr *m = &((struct sockaddr_in6 *)&mapped)->sin6_addr;
-	struct cd_addr_list own4 = { &a4, 1 }, own6 = { &a6, 1 };
+	struct cd_addr_list own4 = { &a4, 1, NULL }, own6 = { &a6, 1, NULL };
 
 	if (n < 16)
 		return;

@@ -143,7 +143,7 @@ like "an allowed address where nothing listens: 502 with the reason" "$out" "cor
 # interface, names for it in its /etc/hosts (ip netns exec binds /etc/netns/NS/hosts there, and
 # c-ares reads it), servers on 0.0.0.0 and ::, and cordon run in it. A name leads there only with
 # the address allowed too, as for loopback.
-HA=1.2.3.4 HA6=2a00:1234::1 # public: refused for being the host's, not for their class
+HA=1.2.3.4 HA6=2a00:1234::1 ANYIP=5.6.7 # public: refused for being the host's, not for their class
 hc() { # cordon in the host's namespace, as the chosen identity (tap.sh's as_caller)
 	out=$(ip netns exec "$hns" bash -c '. "$TAP_LIB"; as_caller "$@"' hc "$CORDON" \
 		--ro-bind "$PROBE_DIR" --workdir "$w" "$@" 2>"$TEST_TMP/stderr")
@@ -164,7 +164,8 @@ make_host_ns() {
 		mkdir -p "/etc/netns/$hns" &&
 		printf '%s\n' "127.0.0.1 localhost" "$HA hostaddr.cordon-test" \
 			"::ffff:$HA mapped.cordon-test" "0.0.0.0 zero.cordon-test" ":: zero6.cordon-test" \
-			"$HA6 hostaddr6.cordon-test" >"/etc/netns/$hns/hosts"
+			"$HA6 hostaddr6.cordon-test" "$ANYIP.9 anyip.cordon-test" >"/etc/netns/$hns/hosts" &&
+		ip -n "$hns" route add local "$ANYIP.0/24" dev lo table local
 }
 own_v4=("control, without cordon: the server on 0.0.0.0 answers on $HA in the namespace"
 	"a name allowed alone that resolves to the host's own address is refused: 403"
@@ -174,7 +175,8 @@ own_v4=("control, without cordon: the server on 0.0.0.0 answers on $HA in the na
 	"... and its IPv4-mapped form (::ffff:$HA)"
 	"with $HA allowed too it is reached (a server on 0.0.0.0)"
 	"a name that resolves to 0.0.0.0 (which connects to the host) is refused"
-	"... or to ::")
+	"... or to ::"
+	"an address of a prefix routed to the host itself (AnyIP: a local route, no interface address) is the host's own too")
 own_v6=("IPv6 control, without cordon: the server on :: answers on [$HA6] in the namespace"
 	"IPv6: a name allowed alone that resolves to the host's own $HA6 is refused"
 	"... with $HA6 allowed too it is reached (a server on ::)")
@@ -207,6 +209,8 @@ else
 	like "${own_v4[7]}" "$out" "cordon: zero.cordon-test resolves to 0.0.0.0, an unspecified address, *"
 	hc --allow-net "zero6.cordon-test:$PH" -- curl -sS "http://zero6.cordon-test:$PH/index.txt"
 	like "${own_v4[8]}" "$out" "cordon: zero6.cordon-test resolves to ::, an unspecified address, *"
+	hc --allow-net "anyip.cordon-test:$PH" -- curl -sS "http://anyip.cordon-test:$PH/index.txt"
+	is "${own_v4[9]}" "$out" "cordon: anyip.cordon-test resolves to one of this host's own addresses ($ANYIP.9), which is not on the allow-list itself (DNS rebinding protection: allow $ANYIP.9 too to reach it)"
 	if ip -n "$hns" -6 addr add "$HA6/128" dev ha0 nodad 2>/dev/null; then
 		server_ns=$hns
 		start_server PH6 http :::0 "$site"

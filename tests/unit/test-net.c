@@ -189,7 +189,7 @@ static const char *rebinding(const char *addr, const char *const *allow, const c
 	static char why[32];
 	struct cordon_error err = { 0 };
 	struct sockaddr_storage ss, own_ss[8];
-	struct cd_addr_list l = { own_ss, 0 };
+	struct cd_addr_list l = { own_ss, 0, NULL };
 	struct cd_allow a[8];
 	size_t n = 0;
 	const char *w;
@@ -438,8 +438,34 @@ static void test_socks(void)
 	ok(memcmp(reply, "\x05\x02\x00\x01\x00\x00\x00\x00\x00\x00", 10) == 0, "the reply");
 }
 
+
+/* a local route covers a prefix: every address in it is the host's own */
+static void test_own_prefixes(void)
+{
+	struct sockaddr_storage nets[2];
+	uint8_t bits[2] = { 24, 64 };
+	struct cd_addr_list l = { nets, 2, bits };
+	struct sockaddr_storage a;
+
+	ok(cd_addr_parse("5.6.7.0", &nets[0]) && cd_addr_parse("2a00:1234::", &nets[1]),
+	   "prefixes parse");
+	ok(cd_addr_parse("5.6.7.200", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "5.6.7.200 is in a local 5.6.7.0/24");
+	ok(cd_addr_parse("5.6.8.1", &a) && !cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "5.6.8.1 is not");
+	ok(cd_addr_parse("::ffff:5.6.7.3", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "its IPv4-mapped form is");
+	ok(cd_addr_parse("2a00:1234::ffff:1", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "2a00:1234::ffff:1 is in a local 2a00:1234::/64");
+	ok(cd_addr_parse("2a00:1234:0:1::1", &a) && !cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "2a00:1234:0:1::1 is not");
+	ok(cd_allow_rebinding(NULL, 0, &l, (struct sockaddr *)&nets[0], 80) != NULL,
+	   "the rebinding rule refuses the prefix's addresses");
+}
+
 int main(void)
 {
+	test_own_prefixes();
 	test_entries();
 	test_matching();
 	test_special();
