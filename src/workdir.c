@@ -49,6 +49,20 @@ static bool has_secret_component(const char *path)
 	return false;
 }
 
+/* ~/.anything (and below it): where programs keep what they trust or run, credentials and
+ * plugins (~/.m2/settings.xml, ~/.vim/plugin) */
+static bool in_home_dotdir(const char *path, char *const *homes)
+{
+	for (; homes && *homes; homes++) {
+		size_t n = strlen(*homes);
+
+		if (cd_path_startswith(path, *homes) && path[n] == '/' &&
+		    path[n + 1 + (strcmp(*homes, "/") == 0 ? -1 : 0)] == '.')
+			return true;
+	}
+	return false;
+}
+
 /* /var holds the system's state (spool, cron, databases, services' homes): refused, but for
  * directories below /var/tmp and below the caller's own home when it lives there (a CI
  * service's running cordon); another account's home there is that service's data. */
@@ -78,15 +92,18 @@ const char *cd_workdir_refusal(const char *path, char *const *own, char *const *
 	if (cd_path_startswith(path, "/var") && !var_allowed(path, own))
 		return "a system directory (/var holds the system's state; use a directory below "
 		       "/var/tmp or your home)";
-	for (; homes && *homes; homes++)
-		if (cd_path_startswith(*homes, path))
+	for (char *const *h = homes; h && *h; h++)
+		if (cd_path_startswith(*h, path))
 			return "a home directory, or one that holds home directories: they hold "
 			       "~/.ssh and other secrets (use a project directory below one)";
 	if (has_secret_component(path))
 		return "a store of credentials or configuration (.ssh, .gnupg, .aws, .config, "
 		       ".local, ...)";
-	for (; path_dirs && *path_dirs; path_dirs++)
-		if (cd_path_startswith(*path_dirs, path))
+	if (in_home_dotdir(path, homes))
+		return "a hidden directory of a home (.vim, .m2, .npm, ...: configuration and "
+		       "credentials that programs trust or run)";
+	for (char *const *d = path_dirs; d && *d; d++)
+		if (cd_path_startswith(*d, path))
 			return "a directory on your PATH, or one that holds it: what the sandbox "
 			       "wrote there would run as you";
 	return NULL;

@@ -141,7 +141,10 @@ static void test_workdir_rules(void)
 		{ "/home/ann/.config/app", "a store of credentials" },
 		{ "/home/ann/.local/share", "a store of credentials" },
 		{ "/home/ann/proj/.aws", "a store of credentials" },
-		{ "/home/ann/.sshx", NULL },
+		{ "/home/ann/.sshx", "a hidden directory of a home" },
+		{ "/home/ann/.m2/repository", "a hidden directory of a home" },
+		{ "/home/ann/.vim", "a hidden directory of a home" },
+		{ "/home/ann/proj/.venv", NULL },
 		{ "/home/ann/bin", "a directory on your PATH" },
 		{ "/home/ann/go", "a directory on your PATH, or one that holds it" },
 		{ "/home/ann/go/src/x", NULL },
@@ -718,9 +721,32 @@ static void conf_hide_workdir(struct cordon_config *c)
 
 static void conf_tmpfs_home(struct cordon_config *c)
 {
-	if (cordon_config_add_tmpfs(c, "/home/x", 0, fresh_err()) < 0)
+	if (cordon_config_add_tmpfs(c, "/home/x", 32ull << 20, fresh_err()) < 0)
 		diag("configure: %s", err.msg);
 }
+
+/* a --tmpfs on HOME is HOME itself, of that size and mode 0700, not a second mount there */
+static void plan_home_tmpfs(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = { 0 };
+	size_t n = 0;
+
+	conf_tmpfs_home(c);
+	is_int(cd_mount_plan_build(c, dir_a, &dir_st, "/w", &id, NULL, &p, fresh_err()), 0,
+	       "plan --tmpfs on HOME: accepted");
+	for (size_t i = 0; i < p.n; i++)
+		if (strcmp(p.m[i].dst, id.home) == 0) {
+			n++;
+			ok(p.m[i].kind == CD_MNT_TMPFS && p.m[i].mode == 0700 &&
+			   p.m[i].size == 32ull << 20, "... HOME is that tmpfs: 32M, 0700");
+		}
+	is_int((int)n, 1, "... one mount on HOME");
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+}
+
 
 static void conf_nothing(struct cordon_config *c)
 {
@@ -739,8 +765,7 @@ static void test_plan_conflicts(void)
 		      "/w", conf_two_hides);
 	plan_conflict("--hide /w with the workdir on /w",
 		      "--workdir-target and --hide both mount on /w", "/w", conf_hide_workdir);
-	plan_conflict("--tmpfs /home/x over HOME", "HOME and --tmpfs both mount on /home/x", "/w",
-		      conf_tmpfs_home);
+	plan_home_tmpfs();
 	plan_conflict("workdir on HOME", "HOME and --workdir-target both mount on /home/x",
 		      "/home/x", conf_nothing);
 }
@@ -763,7 +788,7 @@ static void test_plan_order(void)
 	struct cd_identity id = test_identity();
 	struct cd_mount_plan p = {0};
 	bool depth_ok = true, parents_ok = true, root_ok = true;
-	size_t start, n_proc = 0;
+	size_t start, all, n_proc = 0;
 	int r;
 
 	/* given children first, so that only the sort can put parents first */
@@ -783,7 +808,19 @@ static void test_plan_order(void)
 	if (!is_int(r, 0, "plan: built"))
 		diag("plan: %s", err.msg);
 	start = user_start(&p);
+	/* cordon's own files (/etc/hosts, HOME's .gitconfig) moved past the end: the options'
+	 * mounts, in their order, are what is checked (all is given back to be freed) */
+	all = p.n;
+	for (size_t i = start, k = start; i < all; i++)
+		if (p.m[i].kind != CD_MNT_FILE) {
+			struct cd_mnt t = p.m[k];
+
+			p.m[k++] = p.m[i];
+			p.m[i] = t;
+			p.n = k;
+		}
 	if (!is_uint(p.n - start, CD_ELEMENTSOF(want), "plan: HOME, the workdir and 5 options")) {
+		p.n = all;
 		cd_mount_plan_done(&p);
 		cordon_config_free(c);
 		return;
@@ -807,9 +844,9 @@ static void test_plan_order(void)
 	/* the details the sort must carry along */
 	ok(p.m[start + 2].size == 1 << 20 && p.m[start + 2].user && p.m[start + 2].mode == 0755,
 	   "plan: --tmpfs /opt/a keeps its size, mode and user flag");
-	ok(p.m[start + 1].size == 64ull << 20 && !p.m[start + 1].user &&
+	ok(p.m[start + 1].size == 1ull << 30 && !p.m[start + 1].user &&
 	       p.m[start + 1].mode == 0700,
-	   "plan: HOME is a private 64M tmpfs");
+	   "plan: HOME is a private 1G tmpfs");
 	ok(p.m[start + 4].ro && p.m[start + 4].is_dir && p.m[start + 4].user &&
 	       p.m[start + 4].src && strcmp(p.m[start + 4].src, dir_a) == 0,
 	   "plan: --ro-bind is read-only, a directory, from its source");
@@ -834,6 +871,7 @@ static void test_plan_order(void)
 	}
 	is_uint(n_proc, 1, "plan: one /proc");
 	ok(root_ok, "plan: /home and /root hidden, /etc bound read-only, nothing user-made");
+	p.n = all;
 	cd_mount_plan_done(&p);
 	ok(p.m == NULL && p.n == 0, "cd_mount_plan_done resets the plan");
 
