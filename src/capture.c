@@ -69,13 +69,18 @@ static int open_pipe(struct cd_capture_stream *s, struct cordon_error *err)
 	return 0;
 }
 
-/* stdout and stderr are one file, pipe or terminal (2>&1): one channel carries both, in order */
+/* stdout and stderr are one file, pipe, socket or terminal (2>&1): one channel carries both, in
+ * order. Not a device that is not a terminal (/dev/null): no one sees an order there, and the
+ * captured files stay apart. */
 static bool same_file(void)
 {
 	struct stat a, b;
 
-	return fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino && a.st_rdev == b.st_rdev;
+	if (fstat(1, &a) < 0 || fstat(2, &b) < 0)
+		return false;
+	if (S_ISCHR(a.st_mode) && !isatty(1))
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_rdev == b.st_rdev;
 }
 
 int cd_capture_open(const char *dir, const struct cd_output_ctx *ctx, uint64_t max,

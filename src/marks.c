@@ -48,18 +48,33 @@ static int make_dirs(const char *dir)
 	}
 }
 
-static int push(struct cd_marks *m, const struct cd_mark *d, const char *path)
+/* Room for one more: doubled when full (a list of 65536 is read whole at every run). */
+static int grow(struct cd_marks *m)
 {
-	struct cd_mark *v = reallocarray(m->v, m->n + 1, sizeof(*v));
+	size_t cap = m->cap ? 2 * m->cap : 64;
+	struct cd_mark *v;
 	char **p;
 
+	if (m->n < m->cap)
+		return 0;
+	v = reallocarray(m->v, cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	m->v = v;
-	p = reallocarray(m->paths, m->n + 1, sizeof(*p));
+	p = reallocarray(m->paths, cap, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	m->paths = p;
+	m->cap = cap;
+	return 0;
+}
+
+static int push(struct cd_marks *m, const struct cd_mark *d, const char *path)
+{
+	int r = grow(m);
+
+	if (r < 0)
+		return r;
 	m->paths[m->n] = strdup(path ? path : "");
 	if (!m->paths[m->n])
 		return -ENOMEM;
@@ -88,9 +103,10 @@ static int parse(FILE *f, struct cd_marks *m)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long dev, ino, sec;
 		unsigned nsec;
-		char hex[2 * 4096 + 1] = "";
+		char hex[2 * 4096 + 1];
 		int r;
 
+		hex[0] = '\0';
 		if (sscanf(line, "%llx %llx %llx.%x %8192s", &dev, &ino, &sec, &nsec, hex) < 4)
 			continue;
 		unhex(hex);

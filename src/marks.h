@@ -34,6 +34,7 @@ struct cd_marks {
 	struct cd_mark *v;
 	char **paths;   /* where each was: to tell, when the list is too long, which are gone */
 	size_t n;
+	size_t cap;     /* room in v and paths */
 	char *path;     /* the file; NULL: no place to keep it (the reason in why) */
 	char why[160];
 };
