@@ -455,7 +455,7 @@ static const struct opt opts[] = {
 	{ "pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's" },
 	{ "hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)" },
 	{ "git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside" },
-	{ "uid", 0, "UID", h_uid, "uid inside (default: yours)" },
+	{ "uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)" },
 	{ "gid", 0, "GID", h_gid, "gid inside (default: yours)" },
 	{ "report", 0, "FILE", h_report, "write a JSON report (atomically)" },
 	{ "report-fd", 0, "FD", h_report_fd, "write the JSON report to an open fd" },
