@@ -596,9 +596,14 @@ static int block_signals(struct run *run, struct cordon_error *err)
 	sigemptyset(&set);
 	for (size_t i = 0; i < CD_ELEMENTSOF(forwarded); i++)
 		sigaddset(&set, forwarded[i]);
+	/* and SIGTTOU, in every thread for the whole run, as a shell blocks it: a write to the
+	 * terminal from the background (a notice, -v, --capture's copy) must not stop cordon while
+	 * the sandbox goes on (the command can set TOSTOP) */
+	sigaddset(&set, SIGTTOU);
 	if (pthread_sigmask(SIG_BLOCK, &set, &run->old_mask) != 0)
 		return cd_fail(err, EINVAL, "signals", "cannot block signals");
 	run->mask_set = true;
+	sigdelset(&set, SIGTTOU);
 	run->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (run->sigfd < 0)
 		return cd_fail_errno(err, errno, "signals", "signalfd");
@@ -826,6 +831,17 @@ static void audit_limit(struct run *run, const char *limit, const char *what);
  * and it stops itself with the same kind of signal, so that the caller's shell sees the job
  * stopped; once continued, the command is too, with the terminal if we are its foreground.
  * Meanwhile pid 1 keeps the deadline: stopping cordon does not stop the clock. */
+static void stop_self(int sig)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	kill(getpid(), sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, &old); /* delivered here: stopped until continued */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void suspend(struct run *run, int sig)
 {
 	bool fg;
@@ -837,8 +853,9 @@ static void suspend(struct run *run, int sig)
 	if (run->term.fd < 0 || getpgrp() == getsid(0))
 		return;
 	cd_terminal_reclaim(&run->term);
-	/* a stop signal the kernel drops in an orphaned process group: never SIGSTOP */
-	kill(getpid(), sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
+	/* a stop signal the kernel drops in an orphaned process group: never SIGSTOP; SIGTTOU,
+	 * blocked for the run, is let through for this one stop */
+	stop_self(sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
 	/* continued */
 	fg = cd_terminal_ours(&run->term);
 	run->term.lent = fg && run->baseline.blocks_tiocsti;

@@ -137,6 +137,24 @@ like "interactive bash: the command starts in the foreground" "$res" "*ready Tru
 like "... Ctrl-Z stops it: the shell reports the job stopped" "$res" "*stopped True*"
 like "... fg continues it with the terminal, and Ctrl-C then ends it (130)" "$res" "*after-fg True*"
 
+# TOSTOP set on the terminal by the command: cordon, in the background while the command has the
+# terminal, still writes there (--capture's copy) and must not be stopped by SIGTTOU
+capdir=$(mkwork)
+res=$("${ttyrun[@]}" env CAP="$capdir/cap" bash -c "$(declare -f pty); pty '
+import os
+sh = spawn([\"bash\", \"--norc\", \"--noprofile\", \"-i\"])
+os.write(master, b\"PS1=PROMPT-; cd \" + os.environ[\"W\"].encode() + b\"\\n\")
+read_until(\"PROMPT-\")
+os.write(master, os.environ[\"CORDON\"].encode() + b\" -t 20 --capture \" + os.environ[\"CAP\"].encode() + b\" -- sh -c \\\"stty tostop; echo tick-a; sleep 0.2; echo tick-b; sleep 0.2; echo tick-c | tr - _; stty -tostop\\\"\\n\")
+print(\"ticks\", read_until(\"tick_c\", 10))
+os.write(master, b\"echo rc=\$?\\n\")
+print(\"rc0\", read_until(\"rc=0\", 10))
+os.write(master, b\"exit\\n\")
+sh.wait(timeout=10)
+'" 2>&1)
+like "the command sets TOSTOP: cordon's copy of its output (--capture) still reaches the terminal" "$res" "*ticks True*"
+like "... and cordon is not stopped by SIGTTOU: the run ends (0)" "$res" "*rc0 True*"
+
 # a stop inside, in an interactive shell: cordon follows it (the job shows stopped), and the
 # deadline still ends the sandbox while cordon is stopped
 res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
