@@ -10,6 +10,8 @@ modules=(test_os test_subprocess test_socket test_signal test_posix test_shutil 
 # Debian's testsuite package does not ship test_sqlite3: sqlite.py covers sqlite3 instead
 /usr/bin/python3 -m test -j2 --timeout 600 --junit-xml results.xml "${modules[@]}" >regrtest.log 2>&1
 echo "regrtest: exit $?"
+# what went wrong, for the suite's diagnostics
+grep -E 'failed|crashed|[Tt]imeout|[Kk]illed|Error' regrtest.log | head -20 >&2
 /usr/bin/python3 - results.xml <<'PY'
 import sys
 import xml.etree.ElementTree as ET
