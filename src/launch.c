@@ -159,17 +159,19 @@ static bool keep_from_caller(const char *kv)
  * route anyway). Loopback is the sandbox's own (a dev server the command started): exempt, in
  * the forms clients read (names, addresses, CIDR), unless the host's loopback was allowed,
  * which only the proxy reaches. --env and --pass-env come later and may change it. */
-#define CD_NO_PROXY "localhost,.localhost,127.0.0.1,127.0.0.0/8,::1"
+#define CD_NO_PROXY "localhost,.localhost,127.0.0.1,127.0.1.1,127.0.0.0/8,::1"
 
-static int proxy_env(char ***envp, bool host_loopback)
+/* the sandbox's own hostname is on its loopback too (/etc/hosts: 127.0.1.1) */
+static int proxy_env(char ***envp, bool host_loopback, const char *hostname)
 {
 	static const char *const vars[] = {
 		"http_proxy=" CD_PROXY_URL, "HTTP_PROXY=" CD_PROXY_URL, "https_proxy=" CD_PROXY_URL,
 		"HTTPS_PROXY=" CD_PROXY_URL, "all_proxy=" CD_PROXY_URL, "ALL_PROXY=" CD_PROXY_URL,
 	};
-	const char *no_proxy = host_loopback ? "" : CD_NO_PROXY;
-	_cleanup_free_ char *lower = cd_strdup_printf("no_proxy=%s", no_proxy);
-	_cleanup_free_ char *upper = cd_strdup_printf("NO_PROXY=%s", no_proxy);
+	_cleanup_free_ char *no_proxy = host_loopback ? strdup("") :
+		cd_strdup_printf("%s,%s", CD_NO_PROXY, hostname);
+	_cleanup_free_ char *lower = no_proxy ? cd_strdup_printf("no_proxy=%s", no_proxy) : NULL;
+	_cleanup_free_ char *upper = no_proxy ? cd_strdup_printf("NO_PROXY=%s", no_proxy) : NULL;
 	int r = lower && upper ? 0 : -ENOMEM;
 
 	for (size_t i = 0; r == 0 && i < CD_ELEMENTSOF(vars); i++)
@@ -252,7 +254,8 @@ static int build_env(struct run *run, struct cordon_error *err)
 	if (r == 0)
 		r = env_set(&run->envp, logname);
 	if (r == 0 && run->c->n_allow)
-		r = proxy_env(&run->envp, cd_allow_has_loopback(run->c->allow, run->c->n_allow));
+		r = proxy_env(&run->envp, cd_allow_has_loopback(run->c->allow, run->c->n_allow),
+			      run->c->hostname ? run->c->hostname : CD_DEFAULT_HOSTNAME);
 	if (r == 0 && run->c->git_identity[0])
 		r = git_env(&run->envp, run->c->git_identity);
 	if (r == 0)

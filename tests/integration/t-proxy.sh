@@ -74,15 +74,16 @@ is "the proxy variables, both cases; the host's loopback allowed: NO_PROXY empty
 	"$out" "http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 [] []"
 c --allow-net example.com -- sh -c 'echo "[$NO_PROXY] [$no_proxy]"'
 is "otherwise loopback is the sandbox's own: NO_PROXY and no_proxy exempt it" "$out" \
-	"[localhost,.localhost,127.0.0.1,127.0.0.0/8,::1] [localhost,.localhost,127.0.0.1,127.0.0.0/8,::1]"
+	"[localhost,.localhost,127.0.0.1,127.0.1.1,127.0.0.0/8,::1,cordon] [localhost,.localhost,127.0.0.1,127.0.1.1,127.0.0.0/8,::1,cordon]"
 # a dev server the command started itself, reached by curl and urllib by address and by name
-c --allow-net example.com -- sh -c 'python3 -m http.server 18080 --bind 127.0.0.1 >/dev/null 2>&1 &
+c --allow-net example.com -- sh -c 'python3 -m http.server 18080 --bind 0.0.0.0 >/dev/null 2>&1 &
 	for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:18080/ && break; sleep 0.05; done
 	curl -s -o /dev/null -w "curl %{http_code} " http://127.0.0.1:18080/
 	curl -s -o /dev/null -w "curl-name %{http_code} " http://localhost:18080/
-	python3 -c "import urllib.request as u; print(\"urllib\", u.urlopen(\"http://127.0.0.1:18080/\").status, u.urlopen(\"http://localhost:18080/\").status)"'
-is "under --allow-net, a server the command started on its loopback answers curl and urllib" "$out" \
-	"curl 200 curl-name 200 urllib 200 200"
+	curl -s -o /dev/null -w "curl-hostname %{http_code} " http://$(hostname):18080/
+	python3 -c "import urllib.request as u; print(\"urllib\", *(u.urlopen(\"http://%s:18080/\" % h).status for h in (\"127.0.0.1\", \"localhost\", \"127.0.1.1\", \"cordon\")))"'
+is "under --allow-net, a server the command started on its loopback answers curl and urllib, by address, localhost and the hostname" "$out" \
+	"curl 200 curl-name 200 curl-hostname 200 urllib 200 200 200 200"
 # a refusal is told on cordon's stderr, once per host and port, unless -q
 c --allow-net "127.0.0.1:$P1" -- sh -c "curl -s -o /dev/null http://127.0.0.2:$P2/; curl -s -o /dev/null http://127.0.0.2:$P2/x; curl -s -o /dev/null -p http://refused.example:443/"
 is "each refused host and port is told once on cordon's stderr" "$err" \
