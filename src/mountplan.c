@@ -292,11 +292,23 @@ static bool has_id(const char *text, unsigned id)
 	return false;
 }
 
-static bool user_mount_on(const struct cd_mount_plan *p, const char *dst)
+/* Is dst the place of an option's mount, or below one (--hide /etc, --tmpfs /etc, --ro-bind
+ * DIR:/etc: a file cordon would make there is not cordon's to make)? A writable tmpfs above
+ * (--tmpfs $HOME) still takes a seeded file, when seeded. */
+static bool user_mount_over(const struct cd_mount_plan *p, const char *dst, bool seeded)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (p->m[i].user && strcmp(p->m[i].dst, dst) == 0)
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cd_mnt *m = &p->m[i];
+		size_t n = strlen(m->dst);
+
+		if (!m->user)
+			continue;
+		if (strcmp(m->dst, dst) == 0)
 			return true;
+		if (strncmp(m->dst, dst, n) == 0 && (dst[n] == '/' || strcmp(m->dst, "/") == 0) &&
+		    !(seeded && m->kind == CD_MNT_TMPFS))
+			return true;
+	}
 	return false;
 }
 
@@ -335,7 +347,7 @@ static int add_line(struct cd_mount_plan *p, const char *root, const char *rel, 
 
 	if (!dst)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
-	if (user_mount_on(p, dst))
+	if (user_mount_over(p, dst, false))
 		return 0; /* hidden or bound by an option: that wins */
 	r = read_root_file(root, rel, &text, &len, err);
 	if (r < 0 || !text || known(text, arg))
@@ -387,8 +399,8 @@ static int plan_gitconfig(struct cd_mount_plan *p, const struct cd_identity *id,
 
 	if (!dst)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
-	if (user_mount_on(p, dst))
-		return 0; /* the caller's own .gitconfig, bound in: that wins */
+	if (user_mount_over(p, dst, true))
+		return 0; /* the caller's own .gitconfig, or HOME, bound in: that wins */
 	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
 	if (r < 0)
 		return r;

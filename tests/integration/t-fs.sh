@@ -210,4 +210,16 @@ else
 	skip "node works" "node not installed"
 fi
 
+# an option's mount on /etc (or above a file cordon makes there) wins over cordon's files
+etc=$(mkwork) && echo "10.9.9.9 mine" >"$etc/hosts" && chmod 644 "$etc/hosts"
+c --hide /etc -- sh -c 'ls -A /etc | wc -l'
+is "--hide /etc: the run goes on, /etc empty (no /etc/hosts of cordon's)" "$rc:$out" "0:0"
+c --tmpfs /etc -- sh -c 'ls -A /etc | wc -l'
+is "--tmpfs /etc: the run goes on, /etc empty" "$rc:$out" "0:0"
+c --ro-bind "$etc:/etc" -- cat /etc/hosts
+is "--ro-bind DIR:/etc: the bound directory's hosts file, not the host's with cordon's line" "$rc:$out" "0:10.9.9.9 mine"
+c -- sh -c 'echo "$HOME"' && home_in=$out
+c --tmpfs "$home_in:32M" -- sh -c 'cat "$HOME/.gitconfig" | grep -c directory'
+is "--tmpfs \$HOME: HOME still gets cordon's .gitconfig" "$rc:$out" "0:1"
+
 done_testing
