@@ -27,6 +27,9 @@
 #include "sysinfo.h"
 
 #define EMPTY_FILE ".cordon-empty"   /* mask sources in the new root; removed in phase 4 */
+/* the new root holds directories, mount points and the files cordon makes (each at most 1 MiB:
+ * passwd, group, hosts) */
+#define CD_ROOT_TMPFS_SIZE (4u << 20)
 #define EMPTY_DIR  ".cordon-empty.d"
 
 /* /proc entries that let a process read kernel memory or state, or poke the kernel. */
@@ -375,7 +378,7 @@ static int attach_root(struct mount_ctx *ctx, struct cordon_error *err)
 	/* nothing we mount may propagate back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return mount_fail(err, errno, "make private", "/");
-	r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &ctx->root, err);
+	r = tmpfs_new(ctx, CD_ROOT_TMPFS_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &ctx->root, err);
 	if (r < 0)
 		return r;
 	if (move_mount(ctx->root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)

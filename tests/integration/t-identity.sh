@@ -102,4 +102,18 @@ c -- sh -c 'id -un; echo $USER $LOGNAME'
 if is_user_mode; then me=$TEST_USER; else me=cordon; fi
 is "USER and LOGNAME name the inside user" "$(echo $out)" "$me $me $me"
 
+# account and hosts files near cordon's 1 MiB bound each still get their lines (root: a private
+# mount namespace binds large ones over the host's)
+if [ "$(id -u)" = 0 ] && ! is_user_mode; then
+	big=$(mkwork)
+	python3 -c "import sys; sys.stdout.write(open('/etc/passwd').read() + ''.join('u%d:x:%d:%d::/nonexistent:/bin/false\\n' % (i, 300000 + i, 300000 + i) for i in range(13000)))" >"$big/passwd"
+	python3 -c "import sys; sys.stdout.write(open('/etc/group').read() + ''.join('g%d:x:%d:\\n' % (i, 300000 + i) for i in range(30000)))" >"$big/group"
+	python3 -c "import sys; sys.stdout.write(open('/etc/hosts').read() + ''.join('10.%d.%d.1 h%d\\n' % (i // 250, i % 250, i) for i in range(40000)))" >"$big/hosts"
+	w=$(mkwork)
+	out=$(unshare -m sh -c 'for f in passwd group hosts; do mount --bind "$1/$f" "/etc/$f"; done; cd "$2" && "$3" -q -- sh -c "id -un; hostname -i"' sh "$big" "$w" "$CORDON" 2>&1)
+	is "host account and hosts files of ~600-900 KiB: the sandbox user and the hostname still resolve" "$out" "$(printf 'cordon\n127.0.1.1')"
+else
+	skip "large account and hosts files" "needs root for a private mount namespace"
+fi
+
 done_testing
