@@ -537,18 +537,27 @@ int cordon_config_set_home_size(struct cordon_config *c, uint64_t size, struct c
 	return 0;
 }
 
-/* "Name <email>": both parts non-empty, no newline (git refuses those) */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* "Name <email>": a name, then one <email> at the end with no space, < or > in it; no control
+ * byte anywhere (git would strip or refuse what these would smuggle) */
 int cordon_config_set_git_identity(struct cordon_config *c, const char *spec,
 				   struct cordon_error *err)
 {
-	const char *lt = spec ? strrchr(spec, '<') : NULL;
+	const char *lt = spec ? strchr(spec, '<') : NULL;
 	size_t name_len = lt ? (size_t)(lt - spec) : 0;
 	_cleanup_free_ char *name = NULL, *email = NULL;
 
 	while (name_len && spec[name_len - 1] == ' ')
 		name_len--;
-	if (!lt || !name_len || lt[1] == '>' || lt[strlen(lt) - 1] != '>' || strchr(lt + 1, '<') ||
-	    strpbrk(spec, "\n\r"))
+	if (!lt || !name_len || has_control(spec) || strchr(spec, '>') != spec + strlen(spec) - 1 ||
+	    lt[1] == '>' || strcspn(lt + 1, "< \t>") != strlen(lt + 1) - 1)
 		return cd_fail(err, 0, "git-identity", "\"%s\" is not \"Name <email>\"",
 			       spec ? spec : "");
 	name = strndup(spec, name_len);

@@ -509,10 +509,30 @@ static bool is_option(const char *step)
 	return false;
 }
 
+/* One line on stderr, "cordon: " and the text, its control bytes shown as \xNN: a value from
+ * the command line (or a name from the sandbox) can neither end the line, and forge another
+ * that looks like cordon's, nor reach the terminal as an escape sequence. */
+static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fputs("cordon: ", stderr);
+	for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	fputc('\n', stderr);
+}
+
 static void log_line(void *userdata, const char *line)
 {
 	(void)userdata;
-	fprintf(stderr, "cordon: %s\n", line);
+	say("%s", line);
 }
 
 /* getopt_long's tables, built from opts[] */
@@ -545,7 +565,7 @@ static const struct opt *find_short(int c)
 
 static _Noreturn void die(const char *what, const char *msg)
 {
-	fprintf(stderr, "cordon: %s: %s\n", what, msg);
+	say("%s: %s", what, msg);
 	exit(CORDON_EXIT_FAILURE);
 }
 
@@ -584,10 +604,9 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 static void print_error(const struct cordon_error *err)
 {
 	if (strcmp(err->step, "policy") == 0) /* "file:line:col: message" */
-		fprintf(stderr, "cordon: %s\n", err->msg);
+		say("%s", err->msg);
 	else
-		fprintf(stderr, "cordon: %s%s: %s\n", is_option(err->step) ? "--" : "", err->step,
-			err->msg);
+		say("%s%s: %s", is_option(err->step) ? "--" : "", err->step, err->msg);
 }
 
 /* cordon policy check|show NAME|PATH */

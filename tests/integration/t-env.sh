@@ -53,5 +53,9 @@ c --git-identity 'Ann Example <ann@example.com>' -- sh -c 'rm -rf g && git init 
 is "--git-identity: git's author and committer" "$out" "Ann Example|ann@example.com|Ann Example|ann@example.com"
 rejects "--git-identity without an email" 'cordon: --git-identity: "Ann" is not "Name <email>"' -- --git-identity Ann -- true
 rejects "--git-identity with an empty email" 'cordon: --git-identity: "Ann <>" is not "Name <email>"' -- --git-identity 'Ann <>' -- true
+rejects "--git-identity with a blank email" 'cordon: --git-identity: "Ann < >" is not "Name <email>"' -- --git-identity 'Ann < >' -- true
+rejects "--git-identity with a > inside" 'cordon: --git-identity: "Ann <a>b>" is not "Name <email>"' -- --git-identity 'Ann <a>b>' -- true
+rejects "--git-identity with an escape byte: refused, and shown as \\x1b" 'cordon: --git-identity: "Ann\x1b[31m <a@b>" is not "Name <email>"' -- --git-identity $'Ann\e[31m <a@b>' -- true
+rejects "a value with a newline is shown on one line (no forged second line)" 'cordon: --hostname: "a\x0acordon: forged" is not a hostname (1-64 of a-z 0-9 - .)' -- --hostname $'a\ncordon: forged' -- true
 
 done_testing
