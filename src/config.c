@@ -540,7 +540,7 @@ int cordon_config_set_home_size(struct cordon_config *c, uint64_t size, struct c
 static bool has_control(const char *s)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+		if (iscntrl((unsigned char)*s))
 			return true;
 	return false;
 }

@@ -522,7 +522,7 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 	va_end(ap);
 	fputs("cordon: ", stderr);
 	for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
+		if (iscntrl(*p))
 			fprintf(stderr, "\\x%02x", *p);
 		else
 			fputc(*p, stderr);

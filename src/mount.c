@@ -378,7 +378,8 @@ static int attach_root(struct mount_ctx *ctx, struct cordon_error *err)
 	/* nothing we mount may propagate back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return mount_fail(err, errno, "make private", "/");
-	r = tmpfs_new(ctx, CD_ROOT_TMPFS_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &ctx->root, err);
+	r = tmpfs_new(ctx, CD_ROOT_TMPFS_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		      &ctx->root, err);
 	if (r < 0)
 		return r;
 	if (move_mount(ctx->root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)

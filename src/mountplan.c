@@ -299,14 +299,9 @@ static bool user_mount_over(const struct cd_mount_plan *p, const char *dst, bool
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_mnt *m = &p->m[i];
-		size_t n = strlen(m->dst);
 
-		if (!m->user)
-			continue;
-		if (strcmp(m->dst, dst) == 0)
-			return true;
-		if (strncmp(m->dst, dst, n) == 0 && (dst[n] == '/' || strcmp(m->dst, "/") == 0) &&
-		    !(seeded && m->kind == CD_MNT_TMPFS))
+		if (m->user && (strcmp(m->dst, dst) == 0 ||
+				(cd_path_startswith(dst, m->dst) && !(seeded && m->kind == CD_MNT_TMPFS))))
 			return true;
 	}
 	return false;
