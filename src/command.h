@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * command.h - a command run in a sandbox, seen from the supervisor: its environment and
+ * directory, its standard streams (--capture), the caller's terminal lent to it, the signals
+ * passed on to it, its deadline, and its outcome.
+ *
+ * Lifecycle: cd_command_prepare() once the sandbox is prepared (the environment depends on its
+ * identity and mounts), cd_command_start() (starts the sandbox with it as pid 1's command),
+ * cd_command_watch() until the sandbox ends, cd_command_finish() (the outcome into the result),
+ * and cd_command_done() always.
+ */
+#pragma once
+
+#include <signal.h>
+
+#include "capture.h"
+#include "sandbox.h"
+#include "terminal.h"
+
+struct cd_command {
+	const struct cordon_config *c;
+	struct cordon_result *res;
+	struct cd_sandbox *sb;      /* the sandbox it runs in, once started (borrowed) */
+	char *const *argv;          /* borrowed from the config */
+	char **envp;
+	char *chdir;
+	struct cd_capture capture;
+	struct cd_terminal term;    /* the caller's controlling terminal: lent to the command */
+	sigset_t old_mask;
+	bool mask_set;
+	int sigfd;
+	int timerfd;
+	uint64_t t_start;           /* cordon_run() began: the deadline counts setup too */
+	uint64_t t_running;
+	bool running;               /* sync 3 passed */
+	bool failed;                /* its start failed (the sandbox's own failures: sb->failed) */
+	bool timed_out;
+	bool killed;                /* SIGKILL sent after the grace period */
+	bool backstop;              /* the timer now waits for pid 1 to have ended the sandbox */
+	bool got_exit;
+	int exit_status;            /* the command's wait status, from EXIT */
+	struct cd_usage usage;      /* from EXIT: every process of the sandbox */
+};
+
+#define CD_COMMAND_INIT(cfg, r) \
+	{ .c = (cfg), .res = (r), .term = { .fd = -1 }, .sigfd = -1, .timerfd = -1 }
+
+/* Open the capture files, build the environment, decide the directory; nothing runs yet. */
+int cd_command_prepare(struct cd_command *cmd, const struct cordon_config *c,
+		       const struct cd_sandbox *sb, uint64_t t_start, struct cordon_error *err);
+/* Block the signals passed on, borrow the terminal, arm the deadline, start the sandbox with
+ * this command. */
+int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordon_error *err);
+/* sync 3 and 4: serve the sandbox and the command until pid 1 is gone. */
+void cd_command_watch(struct cd_command *cmd, struct cd_sandbox *sb);
+/* The terminal as it was, the outcome, times, usage and capture figures into the result. */
+void cd_command_finish(struct cd_command *cmd, const struct cd_sandbox *sb);
+void cd_command_done(struct cd_command *cmd);

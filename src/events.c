@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* events.c - the audit trail's events of a sandbox and its command. Runs in the supervisor. */
+#include <signal.h>
+#include <string.h>
+
+#include "events.h"
+#include "cordon.h"
+
+void cd_event_start(const struct cd_audit *a, char *const *argv, size_t workdir_entries,
+		    const struct cd_report_info *applied)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "start");
+	cd_json_kv_string(&j, "cordon", cordon_version());
+	cd_json_key(&j, "command");
+	cd_json_array_begin(&j);
+	for (char *const *s = argv; *s; s++)
+		cd_json_string(&j, *s);
+	cd_json_array_end(&j);
+	cd_json_kv_uint(&j, "workdir_entries", workdir_entries);
+	cd_report_render_applied(&j, applied);
+	cd_audit_end(a, &j);
+}
+
+void cd_event_signal(const struct cd_audit *a, int sig, int from_pid)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "signal");
+	cd_json_kv_int(&j, "signal", sig);
+	cd_json_kv_string(&j, "name", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	cd_json_kv_int(&j, "from_pid", from_pid);
+	cd_json_kv_string(&j, "action", "forwarded to the command");
+	cd_audit_end(a, &j);
+}
+
+void cd_event_limit(const struct cd_audit *a, const char *limit, const char *action,
+		    uint64_t count)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "limit");
+	cd_json_kv_string(&j, "limit", limit);
+	cd_json_kv_string(&j, "action", action);
+	if (count)
+		cd_json_kv_uint(&j, "count", count);
+	cd_audit_end(a, &j);
+}
+
+static void file_event(enum cd_change what, const struct cd_fentry *e, void *data)
+{
+	static const char *const names[] = { "created", "modified", "deleted" };
+	const struct cd_audit *a = data;
+	bool lossy = false;
+	struct cd_json j;
+
+	cd_audit_begin(a, &j, "file");
+	cd_json_kv_string(&j, "change", names[what]);
+	cd_json_key(&j, "path");
+	cd_audit_string(&j, e->path, strlen(e->path), &lossy);
+	cd_json_kv_string(&j, "type", cd_fentry_type(e->mode));
+	cd_json_kv_uint(&j, "size", e->size);
+	cd_json_kv_uint(&j, "mode", e->mode & 07777);
+	cd_json_key(&j, "sha256");
+	if (e->hashed && what != CD_DELETED)
+		cd_json_string(&j, e->sha256);
+	else
+		cd_json_null(&j);
+	if (e->link) {
+		cd_json_key(&j, "target");
+		cd_audit_string(&j, e->link, strlen(e->link), &lossy);
+	}
+	if (lossy) {
+		cd_json_key(&j, "path_hex");
+		cd_audit_hex(&j, e->path, strlen(e->path));
+	}
+	cd_audit_end(a, &j);
+}
+
+void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
+		    const struct cd_snapshot *after)
+{
+	if (cd_audit_on(a))
+		cd_snapshot_diff(before, after, file_event, (void *)a);
+}
+
+void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
+		   uint64_t exec_events_dropped)
+{
+	struct cd_json j;
+
+	if (!cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "exit");
+	cd_report_render_result(&j, res);
+	cd_json_kv_uint(&j, "exec_events_dropped", exec_events_dropped);
+	cd_audit_end(a, &j);
+}

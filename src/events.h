@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* events.h - the audit trail's events of a sandbox and its command (docs/audit.md): start,
+ * signal, limit, file, exit. The exec and net events are written by execlog.c and proxy.c.
+ * Supervisor side; each does nothing when the audit is off. */
+#pragma once
+
+#include "audit.h"
+#include "report.h"
+#include "snapshot.h"
+
+/* "start": cordon's version, the command, the workdir's entries and what is applied. */
+void cd_event_start(const struct cd_audit *a, char *const *argv, size_t workdir_entries,
+		    const struct cd_report_info *applied);
+/* "signal": a signal cordon received and passed on. */
+void cd_event_signal(const struct cd_audit *a, int sig, int from_pid);
+/* "limit": a bound that fired and what was done; count 0 is left out. */
+void cd_event_limit(const struct cd_audit *a, const char *limit, const char *action,
+		    uint64_t count);
+/* "file": one per change of the workdir between two snapshots. */
+void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
+		    const struct cd_snapshot *after);
+/* "exit": the result; the last line. */
+void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
+		   uint64_t exec_events_dropped);

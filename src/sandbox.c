@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sandbox.c - a sandbox, from the supervisor's side. Runs in the caller's process.
+ *
+ * Everything is prepared before clone() (paths, identity, the mount plan, the policy, the
+ * report file), so that bad input fails before anything starts. Then (see sync.h):
+ *   sync 1  clone3() into new user, mount, pid, ipc, uts, cgroup (and net) namespaces
+ *   sync 2  write the id maps, send GO (with the id-mapped workdir when there is one), compile
+ *           and send the seccomp programs
+ *   sync 3  RUNNING once the command's execve() worked, or ERROR from any setup step
+ *   sync 4  the poll loop (command.c) until pid 1 is gone
+ * pid 1 is held by cd_sandbox_done(): any early return kills it through its pidfd.
+ */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "events.h"
+#include "proxy.h"
+#include "rlimits.h"
+#include "sandbox.h"
+#include "sysinfo.h"
+#include "workdir.h"
+
+/* --- preparation: nothing runs yet --- */
+
+static int marks_outside(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	_cleanup_free_ char *dir = sb->marks.path ? strdup(sb->marks.path) : NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!dir)
+		return 0;
+	/* the list's directory, or the nearest of its parents that exists: it is made there */
+	do {
+		*strrchr(dir, '/') = '\0';
+		fd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} while (fd < 0 && errno == ENOENT && strchr(dir, '/'));
+	r = fd < 0 ? 0 : cd_hostpath_within(fd, &sb->wd);
+	if (r > 0)
+		return cd_fail(err, 0, "workdir",
+			       "%s: holds %s, cordon's list of earlier workdirs, which the sandbox "
+			       "must not reach (set XDG_STATE_HOME elsewhere)",
+			       sb->wd.path, sb->marks.path);
+	return 0;
+}
+
+static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	struct cd_mark mark;
+	int r;
+
+	cd_marks_load(&sb->marks);
+	r = cd_workdir_open(c->workdir, &sb->marks, &sb->wd, err);
+	if (r < 0)
+		return r;
+	/* the list of earlier workdirs must be out of the sandbox's reach (XDG_STATE_HOME) */
+	r = marks_outside(sb, err);
+	if (r < 0)
+		return r;
+	/* remembered before anything runs in it: no later run follows a symlink in it */
+	r = cd_mark_of(sb->wd.fd, &mark);
+	if (r >= 0)
+		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
+	if (r < 0)
+		cd_config_log(c, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: "
+			      "a later run given a path through it would follow the symlinks it "
+			      "holds", sb->wd.path, sb->marks.why[0] ? sb->marks.why : strerror(-r));
+	sb->workdir_target = strdup(c->workdir_target ? c->workdir_target : sb->wd.path);
+	if (!sb->workdir_target)
+		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	return 0;
+}
+
+/* --report and --audit: created before anything starts, out of the sandbox's reach */
+static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
+	int r;
+
+	if (sb->c->report_path) {
+		r = cd_report_open(sb->c->report_path, &ctx, &sb->report, err);
+		if (r < 0)
+			return r;
+	}
+	if (sb->c->audit_path)
+		return cd_audit_open(sb->c->audit_path, &ctx, &sb->audit, err);
+	return 0;
+}
+
+static void log_cgroup(const struct cd_sandbox *sb)
+{
+	const struct cd_cgroup *cg = &sb->cg;
+
+	if (cg->path)
+		cd_config_log(sb->c, "cgroup: %s: memory.max %s, memory.swap.max %s, cpu.max %s, "
+			      "pids.max %s", cg->path, cg->memory_max ? cg->memory_max : "-",
+			      cg->swap_max ? cg->swap_max : "-", cg->cpu_max ? cg->cpu_max : "-",
+			      cg->pids_max ? cg->pids_max : "-");
+	for (char **m = cg->missing; m && *m; m++)
+		cd_config_log(sb->c, "cgroup: not applied: %s", *m);
+	for (char **f = cg->fallbacks; f && *f; f++)
+		cd_config_log(sb->c, "cgroup: fallback: %s", *f);
+}
+
+static void log_plan(const struct cd_sandbox *sb)
+{
+	const struct cd_identity *id = &sb->id;
+
+	cd_config_log(sb->c, "identity: uid %u gid %u inside, host uid %u gid %u%s",
+		      id->inside_uid, id->inside_gid, id->host_uid, id->host_gid,
+		      id->idmap_workdir ? ", workdir id-mapped (host 0 <-> sandbox)" : "");
+	for (size_t i = 0; i < sb->plan.n; i++) {
+		const struct cd_mnt *m = &sb->plan.m[i];
+
+		cd_config_log(sb->c, "mount: %-8s %s%s%s", cd_mnt_kind_name(m->kind), m->dst,
+			      m->src ? (m->kind == CD_MNT_SYMLINK ? " -> " : " <- ") : "",
+			      m->src ? m->src : "");
+	}
+}
+
+/* Parse the policy before anything starts: a bad policy costs nothing. It is compiled later,
+ * while pid 1 sets up its mounts (compile_filters). */
+static int load_policy(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	_cleanup_free_ char *found = NULL;
+	const char *path = c->seccomp_path;
+	int r;
+
+	r = cd_policy_parse_baseline(&sb->baseline_policy, err);
+	if (r < 0)
+		return r;
+	if (c->seccomp_none) {
+		cd_config_log(c, "seccomp: none (no policy: only cordon's baseline)");
+		return 0;
+	}
+	if (!path) {
+		found = cd_policy_find("default", cd_policy_search_path(), err);
+		if (!found)
+			return -ENOENT;
+		path = found;
+	}
+	r = cd_policy_load(&sb->policy, path,
+			   c->seccomp_display ? c->seccomp_display : "default.policy", err);
+	if (r < 0)
+		return r;
+	sb->have_policy = true;
+	sb->policy_path = found ? CD_TAKE_PTR(found) : strdup(path);
+	return sb->policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
+}
+
+int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
+		       struct cordon_error *err)
+{
+	int r;
+
+	sb->c = c;
+	if (c->n_allow && c->net == CORDON_NET_HOST)
+		return cd_fail(err, 0, "allow-net", "an allow-list needs the sandbox's own network "
+				   "(the host's network has no allow-list)");
+	r = resolve_workdir(sb, err);
+	if (r < 0)
+		return r;
+	/* the outputs next, so that a failure of a later step is reported in them */
+	r = open_outputs(sb, err);
+	if (r < 0)
+		return r;
+	r = cd_limits_check(c->rlimits, err);
+	if (r < 0)
+		return r;
+	r = cd_identity_resolve(c, &sb->wd.st, sb->workdir_target, &sb->id, err);
+	if (r < 0)
+		return r;
+	sb->have_id = true;
+	memcpy(sb->rlimits, c->rlimits, sizeof(sb->rlimits));
+	r = cd_cgroup_setup(c, sb->res->id, sb->id.host_uid, &sb->cg, sb->rlimits, err);
+	if (r < 0)
+		return r;
+	log_cgroup(sb);
+	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
+				&sb->marks, &sb->plan, err);
+	if (r < 0)
+		return r;
+	r = load_policy(sb, err);
+	if (r < 0)
+		return r;
+	log_plan(sb);
+	return 0;
+}
+
+void cd_sandbox_child_args(const struct cd_sandbox *sb, struct cd_child_args *a)
+{
+	a->plan = (struct cd_mount_plan *)&sb->plan; /* pid 1 works on its own copy */
+	a->id = &sb->id;
+	a->hostname = sb->c->hostname ? sb->c->hostname : CD_DEFAULT_HOSTNAME;
+	a->own_net = sb->c->net != CORDON_NET_HOST;
+	a->proxy_port = sb->c->n_allow ? CD_PROXY_PORT : 0;
+	a->rlimits = sb->rlimits;
+	a->policy_coming = sb->have_policy;
+}
+
+/* --- start --- */
+
+static int clone_fail(int e, struct cordon_error *err)
+{
+	const char *hint = cd_sysinfo_userns_hint();
+
+	if (hint)
+		return cd_fail(err, e, "namespaces", "cannot create the sandbox's namespaces: %s (%s)",
+			       strerror(e), hint);
+	if (e == ENOSPC || e == EUSERS)
+		return cd_fail(err, e, "namespaces",
+			       "cannot create the sandbox's namespaces: %s (a namespace limit is "
+			       "reached: see /proc/sys/user/max_*_namespaces)",
+			       strerror(e));
+	if (e == EPERM)
+		return cd_fail(err, e, "namespaces",
+			       "cannot create the sandbox's namespaces: %s (inside a container? "
+			       "its seccomp profile or missing privileges forbid user namespaces; "
+			       "cordon refuses to run less isolated)",
+			       strerror(e));
+	return cd_fail(err, e, "namespaces", "cannot create the sandbox's namespaces: %s",
+		       strerror(e));
+}
+
+/* sync 1 */
+static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_template,
+		 struct cordon_error *err)
+{
+	/* the cgroup namespace is made by pid 1 once it is in its cgroup (child.c) */
+	uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			 CLONE_PIDFD;
+	struct clone_args ca = { .exit_signal = SIGCHLD };
+	bool in_cgroup = sb->cg.fd >= 0;
+	int sv[2], pidfd = -1;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return cd_fail_errno(err, errno, "sync", "socketpair");
+	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.cgroup = in_cgroup ? (uint64_t)sb->cg.fd : 0;
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0 && in_cgroup && (errno == E2BIG || errno == EINVAL)) {
+		/* before 5.7: no CLONE_INTO_CGROUP; moved before GO instead (go()) */
+		ca.flags = flags;
+		ca.cgroup = 0;
+		sb->attach_cgroup = true;
+		pid = (pid_t)syscall(SYS_clone3, &ca, CLONE_ARGS_SIZE_VER0);
+	}
+	if (pid < 0 && errno == ENOSYS) { /* before 5.3: clone() stores the pidfd at parent_tid */
+		sb->attach_cgroup = in_cgroup;
+		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, &pidfd, NULL, 0);
+	}
+	if (pid == 0) {
+		struct cd_child_args args = *args_template;
+
+		close(sv[0]);
+		args.sock = sv[1];
+		cd_child_main(&args);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		int e = errno;
+
+		close(sv[0]);
+		return clone_fail(e, err);
+	}
+	sb->pid = pid;
+	sb->pidfd = pidfd;
+	sb->sock = sv[0];
+	if (fcntl(sb->sock, F_SETFL, O_NONBLOCK) < 0)
+		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
+	/* the network namespace comes from pid 1's helper (net.c), in parallel */
+	cd_config_log(sb->c, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
+		      sb->c->net != CORDON_NET_HOST ? " net" : "");
+	return 0;
+}
+
+/* Root clones each read-only bind source from the descriptor it checked, read-only, nosuid,
+ * nodev, and hands the trees to pid 1: pid 1 (the sandbox's host uid) looks up nothing by
+ * name, and sources below directories only root may enter (/root/.cargo) can be bound. */
+static int send_bind_trees(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	if (geteuid() != 0)
+		return 0;
+	for (size_t i = 0; i < sb->plan.n; i++) {
+		const struct cd_mnt *m = &sb->plan.m[i];
+		_cleanup_close_ int tree = -1;
+		int r;
+
+		if (m->kind != CD_MNT_BIND || m->host_fd < 0)
+			continue;
+		r = cd_userns_tree(m->host_fd, m->src, true, &tree, err);
+		if (r < 0)
+			return r;
+		r = cd_msg_send(sb->sock, CD_MSG_TREE, (int32_t)i, NULL, tree);
+		if (r < 0)
+			return cd_fail_errno(err, -r, "sync", "hand the tree of %s to the sandbox",
+					     m->src);
+	}
+	return 0;
+}
+
+/* sync 2 */
+static int go(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	_cleanup_close_ int workdir_fd = -1;
+	int r;
+
+	if (sb->attach_cgroup) {
+		r = cd_cgroup_attach(&sb->cg, sb->pid, err);
+		if (r < 0)
+			return r;
+	}
+	r = cd_userns_write_maps(sb->pid, &sb->id, err);
+	if (r < 0)
+		return r;
+	/* the tree of the directory that was checked, never looked up again by name; without
+	 * the privilege to clone it here, pid 1 looks it up and checks it is the same (mount.c) */
+	if (sb->id.idmap_workdir)
+		r = cd_userns_idmapped_workdir(sb->pid, &sb->id, sb->wd.fd, sb->wd.path,
+					       &workdir_fd, err);
+	else if (geteuid() == 0)
+		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &workdir_fd, err);
+	if (r < 0)
+		return r;
+	r = send_bind_trees(sb, err);
+	if (r < 0)
+		return r;
+	r = cd_msg_send(sb->sock, CD_MSG_GO, 0, NULL, workdir_fd);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
+	cd_config_log(sb->c, "sandbox: id maps written, GO");
+	return 0;
+}
+
+static void log_filters(const struct cd_sandbox *sb)
+{
+	const struct cordon_config *c = sb->c;
+
+	cd_config_log(c, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
+		      sb->baseline.n_rules, sb->baseline.len);
+	if (sb->have_filter)
+		cd_config_log(c, "seccomp: %s (%s), %u rules, %u BPF instructions%s",
+			      sb->policy_path, c->seccomp_log ? "log mode" : "enforced",
+			      sb->filter.n_rules, sb->filter.len,
+			      sb->filter.optimized ? " (binary tree)" : "");
+	cd_config_log(c, "seccomp: TIOCSTI %s", sb->baseline.blocks_tiocsti
+			      ? "denied" : "not proven denied: new session instead");
+}
+
+/* sync 2, the supervisor's half: compile what load_policy() parsed, and the baseline. The exec
+ * notifications of the audit trail go in the policy's program, or the baseline's without one. */
+static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	bool audit = cd_audit_on(&sb->audit);
+	int r;
+
+	r = cd_filter_compile_audit(&sb->baseline_policy, false, true, audit && !sb->have_policy,
+				    &sb->baseline, err);
+	if (r < 0)
+		return r;
+	sb->baseline.baseline = true;
+	sb->have_baseline = true;
+	if (sb->have_policy) {
+		r = cd_filter_compile_audit(&sb->policy, c->seccomp_log, !c->seccomp_unoptimized,
+					    audit, &sb->filter, err);
+		if (r < 0)
+			return r;
+		sb->have_filter = true;
+	}
+	/* a property of the two programs installed together: either may deny */
+	sb->baseline.blocks_tiocsti = sb->filter.blocks_tiocsti = cd_filter_set_blocks_tiocsti(
+		(const struct cd_filter *[]){ &sb->baseline, sb->have_filter ? &sb->filter : NULL },
+		2);
+	log_filters(sb);
+	return 0;
+}
+
+static int send_one_filter(struct cd_sandbox *sb, const struct cd_filter *f,
+			   struct cordon_error *err)
+{
+	_cleanup_close_ int fd = cd_filter_export_fd(f);
+	int r;
+
+	if (fd < 0)
+		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
+	r = cd_msg_send(sb->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(f), NULL, fd);
+	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
+	 * for the poll loop to report); without the filters no command can have started */
+	if (r == -EPIPE || r == -ECONNRESET)
+		return 0;
+	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
+}
+
+static int send_filters(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	int r = send_one_filter(sb, &sb->baseline, err);
+
+	if (r >= 0 && sb->have_filter)
+		r = send_one_filter(sb, &sb->filter, err);
+	return r;
+}
+
+/* cordon's own outputs are never in the workdir (output.h), but an fd the caller gave may be */
+static void own_files(struct cd_sandbox *sb)
+{
+	struct stat st;
+
+	if (sb->c->report_fd >= 0 && fstat(sb->c->report_fd, &st) == 0)
+		sb->own_files[sb->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
+}
+
+/* The workdir for the walks: the descriptor that was checked, reopened for reading. */
+static const char *workdir_fd_path(struct cd_sandbox *sb)
+{
+	snprintf(sb->wd_proc, sizeof(sb->wd_proc), "/proc/self/fd/%d", sb->wd.fd);
+	return sb->wd_proc;
+}
+
+/* The start event, and the workdir as it is before anything runs. */
+static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
+		       struct cordon_error *err)
+{
+	struct cd_report_info info = cd_sandbox_report_info(sb, args->chdir, args->envp);
+	int r;
+
+	if (!cd_audit_on(&sb->audit))
+		return 0;
+	own_files(sb);
+	r = cd_snapshot_take(workdir_fd_path(sb), sb->own_files, sb->n_own_files, &sb->before);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "audit", "read the workdir %s", sb->wd.path);
+	sb->have_before = true;
+	cd_event_start(&sb->audit, args->argv, sb->before.n, &info);
+	cd_audit_walk_limits(&sb->audit, "before", &sb->before);
+	cd_config_log(sb->c, "audit: %s, %zu workdir entries", sb->c->audit_path, sb->before.n);
+	return 0;
+}
+
+int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
+		     struct cordon_error *err)
+{
+	int r;
+
+	r = spawn(sb, args, err);
+	if (r < 0)
+		return r;
+	r = go(sb, err);
+	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before the filter, which
+	 * pid 1 waits for before the command */
+	if (r >= 0)
+		r = compile_filters(sb, err);
+	if (r >= 0)
+		r = audit_start(sb, args, err);
+	return r < 0 ? r : send_filters(sb, err);
+}
+
+/* --- sync 3 and 4: the poll loop --- */
+
+void cd_sandbox_kill(struct cd_sandbox *sb)
+{
+	/* until pid 1 is reaped its pid cannot be reused, so kill() is a safe fallback where
+	 * pidfds are not supported (valgrind) */
+	if (pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0) < 0 && sb->pid > 0)
+		kill(sb->pid, SIGKILL);
+}
+
+void cd_sandbox_kill_cgroup(struct cd_sandbox *sb)
+{
+	cd_cgroup_kill(&sb->cg);
+}
+
+void cd_sandbox_send(struct cd_sandbox *sb, uint32_t type, int32_t value)
+{
+	if (sb->sock >= 0)
+		cd_msg_send(sb->sock, type, value, NULL, -1);
+}
+
+static void start_proxy(struct cd_sandbox *sb, int fd)
+{
+	const struct cordon_config *c = sb->c;
+	const struct cd_proxy_opts o = {
+		.allow = c->allow, .n_allow = c->n_allow, .idle_ns = c->net_idle_ns,
+		.max_conns = c->net_max_conns, .audit = &sb->audit,
+		.log = c->log, .log_data = c->log_data,
+		.notice = c->notice, .notice_data = c->notice_data,
+	};
+
+	if (c->n_allow && cd_proxy_new(fd, &o, &sb->proxy, &sb->res->error) < 0) {
+		sb->failed = true; /* no proxy: no sandbox */
+		cd_sandbox_kill(sb);
+		return;
+	}
+	cd_config_log(c, "net: the egress proxy listens on %s inside, for %zu allowed host(s)",
+		      CD_PROXY_URL, c->n_allow);
+}
+
+static void take_listener(struct cd_sandbox *sb, int fd, const struct cd_msg *m)
+{
+	sb->listener = fd;
+	snprintf(sb->execlog.first.path, sizeof(sb->execlog.first.path), "%s", m->err.msg);
+	sb->execlog.first.argv = sb->c->argv;
+	sb->execlog.first.known = true;
+}
+
+static void on_message(struct cd_sandbox *sb, const struct cd_msg *m)
+{
+	if (m->type == CD_MSG_ERROR) {
+		sb->failed = true;
+		sb->res->error = m->err;
+		cd_sandbox_kill(sb);
+	}
+	if (sb->on_msg)
+		sb->on_msg(sb->on_msg_data, m);
+}
+
+void cd_sandbox_drain(struct cd_sandbox *sb)
+{
+	struct cd_msg m;
+
+	while (sb->sock >= 0) {
+		int fd = -1, r = cd_msg_recv(sb->sock, &m, &fd);
+
+		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy)
+			start_proxy(sb, CD_TAKE_FD(fd));
+		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->listener < 0)
+			take_listener(sb, CD_TAKE_FD(fd), &m);
+		cd_closep(&fd);
+		if (r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			cd_closep(&sb->sock);
+			sb->sock = -1;
+			return;
+		}
+		on_message(sb, &m);
+	}
+}
+
+void cd_sandbox_poll(const struct cd_sandbox *sb, struct pollfd p[CD_SANDBOX_NPOLL])
+{
+	p[CD_SANDBOX_POLL_PIDFD] = (struct pollfd){ sb->pidfd, POLLIN, 0 };
+	p[CD_SANDBOX_POLL_SOCK] = (struct pollfd){ sb->sock, POLLIN, 0 }; /* -1: ignored */
+	p[CD_SANDBOX_POLL_LISTENER] = (struct pollfd){ sb->listener, POLLIN, 0 };
+	p[CD_SANDBOX_POLL_PROXY] =
+		(struct pollfd){ sb->proxy ? cd_proxy_fd(sb->proxy) : -1, POLLIN, 0 };
+}
+
+void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NPOLL])
+{
+	if (p[CD_SANDBOX_POLL_SOCK].revents)
+		cd_sandbox_drain(sb);
+	if (p[CD_SANDBOX_POLL_LISTENER].revents & POLLIN)
+		cd_execlog_handle(sb->listener, &sb->audit, &sb->execlog);
+	else if (p[CD_SANDBOX_POLL_LISTENER].revents) /* every filtered process is gone */
+		cd_closep(&sb->listener), sb->listener = -1;
+	if (p[CD_SANDBOX_POLL_PROXY].revents && sb->proxy)
+		cd_proxy_run(sb->proxy);
+}
+
+void cd_sandbox_reap(struct cd_sandbox *sb)
+{
+	while (wait4(sb->pid, &sb->init_status, 0, &sb->ru) < 0 && errno == EINTR)
+		;
+	sb->pid = 0;
+}
+
+void cd_sandbox_leave(struct cd_sandbox *sb)
+{
+	sb->pid = 0;
+}
+
+/* --- the end --- */
+
+/* Everything in the cgroup dies, its figures go to the result, and it goes. An OOM kill of
+ * the sandbox (memory.oom.group) is the outcome "oom". */
+static void cgroup_end(struct cd_sandbox *sb)
+{
+	struct cordon_result *res = sb->res;
+	struct cd_cgroup_usage u;
+
+	if (!sb->cg.path)
+		return;
+	cd_cgroup_kill(&sb->cg);
+	cd_cgroup_usage(&sb->cg, &u);
+	res->has_cgroup_usage = u.valid;
+	res->memory_peak_bytes = u.memory_peak;
+	res->cgroup_user_ns = u.user_us * NSEC_PER_USEC;
+	res->cgroup_system_ns = u.system_us * NSEC_PER_USEC;
+	res->pids_peak = u.pids_peak;
+	res->oom_kills = u.oom_kills;
+	sb->pids_limit_hits = u.pids_max_hits;
+	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
+		res->outcome = CORDON_OUTCOME_OOM;
+		cd_config_log(sb->c, "cgroup: the memory limit (%s) killed the sandbox",
+			      sb->cg.memory_max ? sb->cg.memory_max : "?");
+	}
+	if (sb->c->fast_exit && !sb->pid)
+		cd_cgroup_release(&sb->cg);
+	else
+		cd_cgroup_remove(&sb->cg);
+}
+
+/* file events (the workdir's changes), limits that fired, and the exit event: the last line. */
+static void audit_end(struct cd_sandbox *sb)
+{
+	struct cd_snapshot after;
+
+	if (!cd_audit_on(&sb->audit))
+		return;
+	if (sb->have_before &&
+	    cd_snapshot_take(workdir_fd_path(sb), sb->own_files, sb->n_own_files, &after) >= 0) {
+		cd_audit_walk_limits(&sb->audit, "after", &after);
+		cd_event_files(&sb->audit, &sb->before, &after);
+		cd_snapshot_done(&after);
+	}
+	if (sb->res->outcome == CORDON_OUTCOME_OOM)
+		cd_event_limit(&sb->audit, "memory", "the memory limit killed the sandbox", 0);
+	if (sb->pids_limit_hits)
+		cd_event_limit(&sb->audit, "pids", "fork refused at pids.max", sb->pids_limit_hits);
+	cd_event_exit(&sb->audit, sb->res, sb->execlog.dropped);
+}
+
+void cd_sandbox_end(struct cd_sandbox *sb)
+{
+	cgroup_end(sb);
+	if (sb->proxy) {
+		sb->res->has_proxy = 1;
+		/* its net events go to the audit before the exit event */
+		cd_proxy_free(CD_TAKE_PTR(sb->proxy), &sb->res->proxy);
+	}
+	audit_end(sb);
+}
+
+struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
+					     char *const *envp)
+{
+	return (struct cd_report_info){
+		.c = sb->c,
+		.workdir = sb->wd.path,
+		.workdir_target = sb->workdir_target,
+		.chdir = chdir,
+		.id = sb->have_id ? &sb->id : NULL,
+		.plan = &sb->plan,
+		.envp = envp,
+		.res = sb->res,
+		.filter = sb->have_filter ? &sb->filter : NULL,
+		.baseline = sb->have_baseline ? &sb->baseline : NULL,
+		.cg = &sb->cg,
+	};
+}
+
+void cd_sandbox_done(struct cd_sandbox *sb)
+{
+	cd_closep(&sb->sock); /* a child still waiting for GO sees EOF and exits */
+	if (sb->pid > 0) {    /* an early return: the sandbox must not outlive us */
+		cd_sandbox_kill(sb);
+		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	cd_closep(&sb->pidfd);
+	cd_report_discard(&sb->report);
+	cd_mount_plan_done(&sb->plan);
+	cd_filter_done(&sb->filter);
+	cd_filter_done(&sb->baseline);
+	cd_policy_free(&sb->baseline_policy);
+	cd_policy_free(&sb->policy); /* also what a failed load left */
+	free(sb->policy_path);
+	cd_cgroup_done(&sb->cg);
+	cd_audit_close(&sb->audit);
+	cd_closep(&sb->listener);
+	cd_proxy_free(sb->proxy, NULL);
+	if (sb->have_before)
+		cd_snapshot_done(&sb->before);
+	if (sb->have_id)
+		cd_identity_done(&sb->id);
+	cd_hostpath_done(&sb->wd);
+	cd_marks_done(&sb->marks);
+	free(sb->workdir_target);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sandbox.h - a sandbox, seen from the supervisor: the workdir it was given, its identity and
+ * mounts, its seccomp programs, its cgroup, pid 1 (namespaces and the sync socket), the egress
+ * proxy and the audit sink. A command runs in it (command.h); the sandbox outlives nothing of
+ * the caller's: its destructor kills pid 1 if it still runs.
+ *
+ * Lifecycle: cd_sandbox_prepare() (nothing runs yet: bad input costs nothing), then
+ * cd_sandbox_start() with the first command's half of pid 1's arguments, the poll loop
+ * (cd_sandbox_poll/serve) while the command runs, cd_sandbox_reap(), cd_sandbox_end(), and
+ * cd_sandbox_done() always.
+ */
+#pragma once
+
+#include <poll.h>
+#include <sys/resource.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "child.h"
+#include "execlog.h"
+#include "filter.h"
+#include "hostpath.h"
+#include "marks.h"
+#include "mount.h"
+#include "policy.h"
+#include "report.h"
+#include "snapshot.h"
+#include "sync.h"
+#include "userns.h"
+
+struct cd_proxy;
+
+/* What a message of pid 1 that is not the sandbox's own (sync.h) is handed to. */
+typedef void (*cd_sandbox_msg_fn)(void *data, const struct cd_msg *m);
+
+struct cd_sandbox {
+	const struct cordon_config *c;
+	struct cordon_result *res;  /* the id; errors from pid 1; cgroup and proxy figures */
+	struct cd_hostpath wd;      /* the workdir, opened once: every later step uses wd.fd */
+	struct cd_marks marks;      /* the earlier workdirs (and this one) */
+	char *workdir_target;
+	struct cd_identity id;
+	bool have_id;
+	struct cd_mount_plan plan;
+	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
+	struct cd_policy policy;    /* parsed in prepare, compiled after clone */
+	bool have_policy;
+	char *policy_path;
+	struct cd_policy baseline_policy; /* cordon's own rules (baseline.policy): every sandbox */
+	struct cd_filter filter, baseline;
+	bool have_filter, have_baseline;
+	struct cd_cgroup cg;
+	bool attach_cgroup;         /* clone could not place pid 1 in its cgroup: move it before GO */
+	uint64_t pids_limit_hits;   /* pids.events max */
+	struct cd_report_file report;
+	struct cd_audit audit;
+	struct cd_snapshot before;  /* the workdir at start, for the audit's file events */
+	bool have_before;
+	struct cd_file_id own_files[1]; /* what cordon writes: not the sandbox's changes */
+	size_t n_own_files;
+	char wd_proc[64];
+	int listener;               /* seccomp notifications of execve (audit); -1 */
+	struct cd_execlog execlog;  /* the exec events and their budget */
+	struct cd_proxy *proxy;     /* the egress proxy, once pid 1 sent its socket */
+	int sock;                   /* our end of the sync socket; -1 once pid 1 closed it */
+	int pidfd;
+	pid_t pid;                  /* pid 1, as we see it; 0 once reaped or left */
+	int init_status;            /* pid 1's wait status */
+	struct rusage ru;
+	bool failed;                /* a setup error came from pid 1, or the proxy could not start */
+	cd_sandbox_msg_fn on_msg;
+	void *on_msg_data;
+};
+
+#define CD_SANDBOX_INIT(cfg, r)                                                             \
+	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .report = { .dirfd = -1, .fd = -1 },             \
+	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1,        \
+	  .sock = -1, .pidfd = -1 }
+
+/* Resolve the workdir, open the report and audit files, decide the identity, make the cgroup,
+ * plan the mounts, parse the seccomp policy. */
+int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
+		       struct cordon_error *err);
+/* The sandbox's half of pid 1's arguments (the command fills the rest). */
+void cd_sandbox_child_args(const struct cd_sandbox *sb, struct cd_child_args *a);
+/* sync 1 and 2: clone pid 1 with args, write its id maps, hand it the workdir, compile and send
+ * the seccomp programs, write the audit's start event. */
+int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
+		     struct cordon_error *err);
+
+/* The poll loop: the sandbox's descriptors (pidfd first: POLLIN once pid 1 ended). */
+enum { CD_SANDBOX_POLL_PIDFD, CD_SANDBOX_POLL_SOCK, CD_SANDBOX_POLL_LISTENER,
+       CD_SANDBOX_POLL_PROXY, CD_SANDBOX_NPOLL };
+void cd_sandbox_poll(const struct cd_sandbox *sb, struct pollfd p[CD_SANDBOX_NPOLL]);
+/* What poll found: messages of pid 1, exec notifications, proxy connections. */
+void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NPOLL]);
+/* Every message pid 1 has sent: it sends EXIT before it exits. */
+void cd_sandbox_drain(struct cd_sandbox *sb);
+/* A message to pid 1 (signals, job control); nothing once it is gone. */
+void cd_sandbox_send(struct cd_sandbox *sb, uint32_t type, int32_t value);
+
+/* SIGKILL to pid 1, which takes the whole pid namespace down. */
+void cd_sandbox_kill(struct cd_sandbox *sb);
+/* SIGKILL to every process of the sandbox's cgroup, if it has one. */
+void cd_sandbox_kill_cgroup(struct cd_sandbox *sb);
+/* Wait for pid 1 (its status and usage), or leave it to finish exiting on its own. */
+void cd_sandbox_reap(struct cd_sandbox *sb);
+void cd_sandbox_leave(struct cd_sandbox *sb);
+
+/* Teardown, once the command's outcome is in res: the cgroup's figures (an OOM kill makes the
+ * outcome "oom") and its removal, the proxy's figures, the audit's file, limit and exit events. */
+void cd_sandbox_end(struct cd_sandbox *sb);
+/* What the report shows of the sandbox; chdir and envp are the command's. */
+struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
+					     char *const *envp);
+/* Release everything; pid 1, if it still runs, is killed and reaped. */
+void cd_sandbox_done(struct cd_sandbox *sb);
