@@ -17,9 +17,36 @@
 #ifndef CORDON_POLICY_DIR
 #define CORDON_POLICY_DIR "/usr/local/share/cordon/seccomp-policies"
 #endif
-#ifndef CORDON_SOURCE_POLICY_DIR
-#define CORDON_SOURCE_POLICY_DIR "seccomp-policies"
-#endif
+
+/* The named policies of seccomp-policies/, compiled into the binary (meson: embed-policy.py):
+ * where the installed directory does not have a name (an uninstalled build, a copied binary),
+ * the binary's own copy is used. Never the source tree it was built from. */
+extern const char cd_policy_default[], cd_policy_strict[], cd_policy_groups[];
+extern const size_t cd_policy_default_len, cd_policy_strict_len, cd_policy_groups_len;
+
+static const struct builtin {
+	const char *name;
+	const char *text;
+	const size_t *len;
+} builtins[] = {
+	{ "default", cd_policy_default, &cd_policy_default_len },
+	{ "strict", cd_policy_strict, &cd_policy_strict_len },
+	{ "groups", cd_policy_groups, &cd_policy_groups_len },
+};
+
+/* "built-in:NAME": what cd_policy_find() returns for a built-in policy. No name or path given by
+ * a user looks like it (a name has no ':', a path has a '/' or ends in ".policy"). */
+#define BUILTIN_PREFIX "built-in:"
+
+static const struct builtin *builtin_of(const char *path)
+{
+	if (strncmp(path, BUILTIN_PREFIX, strlen(BUILTIN_PREFIX)) != 0)
+		return NULL;
+	for (size_t i = 0; i < CD_ELEMENTSOF(builtins); i++)
+		if (strcmp(path + strlen(BUILTIN_PREFIX), builtins[i].name) == 0)
+			return &builtins[i];
+	return NULL;
+}
 
 #define TOKEN_MAX 128
 
@@ -52,7 +79,7 @@ static int parse_text(struct parser *ps, const char *text, size_t len);
 
 const char *const *cd_policy_search_path(void)
 {
-	static const char *const dirs[] = { CORDON_POLICY_DIR, CORDON_SOURCE_POLICY_DIR, NULL };
+	static const char *const dirs[] = { CORDON_POLICY_DIR, NULL };
 
 	return dirs;
 }
@@ -843,7 +870,7 @@ static char *include_path(struct parser *ps, const char *name, bool quoted)
 	_cleanup_free_ char *dir = NULL;
 	char *path;
 
-	if (ps->real) {
+	if (ps->real && !builtin_of(ps->real)) {
 		dir = strdup(ps->real);
 		if (!dir)
 			return NULL;
@@ -938,6 +965,24 @@ static int parse_text(struct parser *ps, const char *text, size_t len)
 	}
 }
 
+/* A policy's identity: its real path, or "built-in:NAME" as it is. NULL: errno set. */
+static char *source_real(const char *path)
+{
+	return builtin_of(path) ? strdup(path) : realpath(path, NULL);
+}
+
+/* A policy's text, by its identity: -errno (read_file's). */
+static int source_read(const char *real, char **ret, size_t *ret_len)
+{
+	const struct builtin *b = builtin_of(real);
+
+	if (!b)
+		return read_file(real, ret, ret_len);
+	*ret = strndup(b->text, *b->len);
+	*ret_len = *b->len;
+	return *ret ? 0 : -ENOMEM;
+}
+
 static bool including(const struct parser *ps, const char *real)
 {
 	for (; ps; ps = ps->parent)
@@ -950,7 +995,7 @@ static int parse_file(struct parser *parent, const struct token *at, const char 
 		      const char *display)
 {
 	struct cd_policy *p = parent->pol;
-	_cleanup_free_ char *real = realpath(path, NULL), *text = NULL;
+	_cleanup_free_ char *real = source_real(path), *text = NULL;
 	struct parser ps = { .pol = p, .parent = parent, .depth = parent->depth + 1,
 			     .err = parent->err };
 	size_t len;
@@ -965,7 +1010,7 @@ static int parse_file(struct parser *parent, const struct token *at, const char 
 	if (ps.depth > CD_POLICY_MAX_DEPTH)
 		return perr(parent, at, "includes nested too deep (at most %d)",
 			    CD_POLICY_MAX_DEPTH);
-	r = read_file(real, &text, &len);
+	r = source_read(real, &text, &len);
 	if (r < 0)
 		return perr(parent, at, "cannot read %s: %s", path,
 			    r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
@@ -1006,7 +1051,7 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 		   struct cordon_error *err)
 {
 	struct parser top = { .pol = p, .file = display, .err = err };
-	_cleanup_free_ char *real = realpath(path, NULL), *text = NULL;
+	_cleanup_free_ char *real = source_real(path), *text = NULL;
 	size_t len;
 	int r;
 
@@ -1014,7 +1059,7 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 		p->search = cd_policy_search_path();
 	if (!real)
 		return cd_fail_errno(err, errno, "seccomp-policy", "%s", path);
-	r = read_file(real, &text, &len);
+	r = source_read(real, &text, &len);
 	if (r < 0)
 		return cd_fail(err, -r, "seccomp-policy", "%s: %s", path,
 			       r == -EFBIG ? "larger than 1 MiB" :
@@ -1087,11 +1132,15 @@ char *cd_policy_find(const char *name, const char *const *search, struct cordon_
 			return path;
 		free(path);
 	}
+	for (size_t i = 0; i < CD_ELEMENTSOF(builtins); i++)
+		if (strcmp(name, builtins[i].name) == 0)
+			return cd_strdup_printf(BUILTIN_PREFIX "%s", name);
 	if (!search || !search[0])
-		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\": no policy directory", name);
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\": no policy directory, and "
+			"none built in by that name", name);
 	else
-		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s%s%s (give a path to "
-						      "use your own file)", name, search[0],
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s%s%s, and none built in "
+			"by that name (give a path to use your own file)", name, search[0],
 			search[1] ? " or " : "", search[1] ? search[1] : "");
 	return NULL;
 }

@@ -71,12 +71,13 @@ struct cd_policy {
 	const char *const *search; /* directories for `include NAME` and for names, in order */
 };
 
-/* Where named policies are looked for (NULL-terminated): the installed directory, then the
- * source tree's seccomp-policies/. */
+/* Where named policies are looked for (NULL-terminated): the installed directory. A name it
+ * does not have is the binary's own copy of seccomp-policies/NAME.policy, if there is one. */
 const char *const *cd_policy_search_path(void);
 
-/* Find a policy by NAME (a file NAME.policy in the search path) or PATH (anything with a '/' or
- * ending in ".policy"). Returns a malloc'd path, or NULL with *err filled. */
+/* Find a policy by NAME (a file NAME.policy in the search path, else the built-in one, returned
+ * as "built-in:NAME", which cd_policy_load() reads from the binary) or PATH (anything with a '/'
+ * or ending in ".policy"). Returns a malloc'd path, or NULL with *err filled. */
 char *cd_policy_find(const char *name_or_path, const char *const *search,
 		     struct cordon_error *err);
 

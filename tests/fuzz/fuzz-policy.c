@@ -37,8 +37,8 @@
 #include "filter.h"
 #include "policy.h"
 
-#ifndef CORDON_SOURCE_POLICY_DIR
-#error "build with -DCORDON_SOURCE_POLICY_DIR=\"/abs/path/seccomp-policies\""
+#ifndef CORDON_TEST_POLICY_DIR
+#error "build with -DCORDON_TEST_POLICY_DIR=\"/abs/path/seccomp-policies\""
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -94,7 +94,7 @@ int __wrap_open64(const char *path, int flags, ...)
 
 /* --- the oracles --- */
 
-static const char *const search[] = {CORDON_SOURCE_POLICY_DIR, NULL};
+static const char *const search[] = {CORDON_TEST_POLICY_DIR, NULL};
 
 _printf_(1, 2) static void _Noreturn broken(const char *fmt, ...)
 {

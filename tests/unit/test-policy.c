@@ -27,8 +27,8 @@
 
 #include "../lib/tap.h"
 
-#ifndef CORDON_SOURCE_POLICY_DIR
-#error "the build defines CORDON_SOURCE_POLICY_DIR (the source tree's seccomp-policies/)"
+#ifndef CORDON_TEST_POLICY_DIR
+#error "the build defines CORDON_TEST_POLICY_DIR (the source tree's seccomp-policies/)"
 #endif
 
 #define RET_ERRNO(e) (SECCOMP_RET_ERRNO | (uint32_t)(e))
@@ -41,7 +41,7 @@
 	"them disjoint)"
 #define TOKEN_MAX_TEST 128 /* policy.c: tokens are at most 127 characters */
 
-static const char *const search[] = {CORDON_SOURCE_POLICY_DIR, NULL};
+static const char *const search[] = {CORDON_TEST_POLICY_DIR, NULL};
 
 static struct cd_policy P;    /* the policy of the last parse() */
 static struct cordon_error E; /* its error */
@@ -332,24 +332,60 @@ static void test_names(void)
 	is_str(cd_policy_cmp_str((enum cd_cmp)42), "?", "cmp_str of something else");
 }
 
+/* Where the installed directory lacks a name, the binary's own copy: the same rules as the
+ * source tree's file, read from memory, includes too; nothing else looks like a built-in. */
+static void built_in(void)
+{
+	static const char *const nowhere[] = { "/nonexistent-cordon-policies", NULL };
+	struct cd_policy mem = { .search = nowhere }, file = { .search = search };
+	struct cordon_error err = { 0 };
+	char *path = cd_policy_find("strict", nowhere, &err);
+
+	is_str(path, "built-in:strict", "a name not installed: the built-in one");
+	ok(path && cd_policy_load(&mem, path, "strict.policy", &err) == 0, "built-in strict loads: %s",
+	   err.msg);
+	ok(cd_policy_load(&file, CORDON_TEST_POLICY_DIR "/strict.policy", "strict.policy", &err) == 0,
+	   "the source tree's strict loads");
+	ok(mem.n_rules == file.n_rules && mem.n_groups == file.n_groups && mem.n_rules > 0 &&
+		   mem.default_action == file.default_action,
+	   "built-in strict has the file's rules (%zu), groups (%zu) and default", file.n_rules,
+	   file.n_groups);
+	ok(cd_strv_len(mem.files) == 2 && strcmp(mem.files_real[1], "built-in:groups") == 0,
+	   "its include of groups is the built-in groups");
+	cd_policy_free(&mem);
+	cd_policy_free(&file);
+	free(path);
+	memset(&err, 0, sizeof(err));
+	path = cd_policy_find("built-in:strict", nowhere, &err);
+	ok(!path && err.code == EINVAL, "\"built-in:strict\" given as a name is refused");
+	free(path);
+	memset(&err, 0, sizeof(err));
+	path = cd_policy_find("nosuch", nowhere, &err);
+	ok(!path && err.code == ENOENT, "a name neither installed nor built in: ENOENT");
+	like_str(err.msg, "no policy \"nosuch\" in /nonexistent-cordon-policies, and none built in",
+		 "... and the message says both");
+	free(path);
+}
+
 static void test_find(void)
 {
 	struct cordon_error err = {0};
 	char *path;
 
 	path = cd_policy_find("default", search, &err);
-	is_str(path, CORDON_SOURCE_POLICY_DIR "/default.policy", "find default in the search path");
+	is_str(path, CORDON_TEST_POLICY_DIR "/default.policy", "find default in the search path");
 	free(path);
-	path = cd_policy_find(CORDON_SOURCE_POLICY_DIR "/strict.policy", search, &err);
-	is_str(path, CORDON_SOURCE_POLICY_DIR "/strict.policy", "find a path as given");
+	path = cd_policy_find(CORDON_TEST_POLICY_DIR "/strict.policy", search, &err);
+	is_str(path, CORDON_TEST_POLICY_DIR "/strict.policy", "find a path as given");
 	free(path);
-	ok(cd_strv_len((char *const *)cd_policy_search_path()) == 2 &&
-	       strcmp(cd_policy_search_path()[1], CORDON_SOURCE_POLICY_DIR) == 0,
-	   "search path: installed directory, then the source tree");
+	ok(cd_strv_len((char *const *)cd_policy_search_path()) == 1 &&
+	       strcmp(cd_policy_search_path()[0], CORDON_POLICY_DIR) == 0,
+	   "search path: the installed directory only, never the source tree");
+	built_in();
 
 	path = cd_policy_find("nosuch", search, &err);
 	ok(!path && err.code == ENOENT, "find nosuch: ENOENT");
-	like_str(err.msg, "no policy \"nosuch\" in " CORDON_SOURCE_POLICY_DIR,
+	like_str(err.msg, "no policy \"nosuch\" in " CORDON_TEST_POLICY_DIR ", and none built in",
 		 "find nosuch: message");
 	free(path);
 	memset(&err, 0, sizeof(err));
@@ -591,7 +627,7 @@ static void test_includes(void)
 	       strcmp(P.files[1], "groups.policy") == 0,
 	   "files: t.policy groups.policy");
 	is_str(cd_strv_len(P.files_real) == 2 ? P.files_real[1] : NULL,
-	       CORDON_SOURCE_POLICY_DIR "/groups.policy", "files_real: the real path");
+	       CORDON_TEST_POLICY_DIR "/groups.policy", "files_real: the real path");
 
 	parses("include default\n", "include default (which includes groups)");
 	ok(P.default_set && P.default_action == SCMP_ACT_ALLOW, "include default: default allow");
@@ -605,7 +641,7 @@ static void test_includes(void)
 	is_uint(P.default_action, SCMP_ACT_ERRNO(ENOSYS), "strict: default errno ENOSYS");
 
 	/* include once */
-	parses("include groups\ninclude groups\ninclude \"" CORDON_SOURCE_POLICY_DIR
+	parses("include groups\ninclude groups\ninclude \"" CORDON_TEST_POLICY_DIR
 	       "/groups.policy\"\ninclude default\n",
 	       "include groups three times, and default which includes it too");
 	is_uint(cd_strv_len(P.files), 3, "each file read once");
@@ -686,7 +722,7 @@ static void test_includes(void)
 	      "cannot open /nonexistent/x.policy: No such file or directory",
 	      "include of a missing path");
 	fails("default allow\ninclude nosuch\n", "t.policy:2:9",
-	      "cannot find policy \"nosuch\" next to t.policy or in " CORDON_SOURCE_POLICY_DIR,
+	      "cannot find policy \"nosuch\" next to t.policy or in " CORDON_TEST_POLICY_DIR,
 	      "include of a missing name");
 	snprintf(text, sizeof(text), "default allow\ninclude \"%s\"\n", in_scratch("dir"));
 	snprintf(where, sizeof(where), "cannot read %s: Invalid argument", in_scratch("dir"));
@@ -1018,12 +1054,15 @@ static void test_fixed_bugs(void)
 	}
 	fails("default allow\ninclude \"/dev/null\"\n", "t.policy:2:1", "cannot read",
 	      "include of a device: refused without opening it");
-	found = cd_policy_find("default", no_dirs, &e);
+	found = cd_policy_find("nosuch", no_dirs, &e);
 	ok(!found && like_str(e.msg, "no policy directory", "empty search path: says so"),
 	   "cd_policy_find with an empty search path: NULL, no overread");
 	free(found);
-	found = cd_policy_find("default", NULL, &e);
+	found = cd_policy_find("nosuch", NULL, &e);
 	ok(!found, "cd_policy_find with no search path: NULL");
+	free(found);
+	found = cd_policy_find("default", NULL, &e);
+	is_str(found, "built-in:default", "cd_policy_find with no search path: a built-in name still");
 	f.insns = far_load;
 	f.len = 2;
 	is_uint(cd_filter_eval(&f, AUDIT_ARCH_X86_64, 0, (uint64_t[6]){ 0 }), SECCOMP_RET_ALLOW,
@@ -1154,7 +1193,7 @@ static void test_filter_default(void)
 		skip("no seccomp() system call", "default.policy: compiled filter");
 		return;
 	}
-	if (!is_int(load(CORDON_SOURCE_POLICY_DIR "/default.policy", "default.policy"), 0,
+	if (!is_int(load(CORDON_TEST_POLICY_DIR "/default.policy", "default.policy"), 0,
 		    "load default.policy"))
 		diag("error: %s", E.msg);
 	if (compile(&P, false, true, &f, "default.policy") < 0)
@@ -1239,7 +1278,7 @@ static void test_filter_strict(void)
 		skip("no seccomp() system call", "strict.policy: compiled filter");
 		return;
 	}
-	if (!is_int(load(CORDON_SOURCE_POLICY_DIR "/strict.policy", "strict.policy"), 0,
+	if (!is_int(load(CORDON_TEST_POLICY_DIR "/strict.policy", "strict.policy"), 0,
 		    "load strict.policy"))
 		diag("error: %s", E.msg);
 	if (compile(&P, false, false, &f, "strict.policy") < 0)
@@ -1469,9 +1508,9 @@ static void test_filter_sweep(void)
 		skip("no seccomp() system call", "linear and binary tree agree");
 		return;
 	}
-	if (load(CORDON_SOURCE_POLICY_DIR "/default.policy", "default.policy") == 0)
+	if (load(CORDON_TEST_POLICY_DIR "/default.policy", "default.policy") == 0)
 		sweep(&P, "default.policy");
-	if (load(CORDON_SOURCE_POLICY_DIR "/strict.policy", "strict.policy") == 0)
+	if (load(CORDON_TEST_POLICY_DIR "/strict.policy", "strict.policy") == 0)
 		sweep(&P, "strict.policy");
 	if (parse(ops_policy) == 0)
 		sweep(&P, "comparisons");
