@@ -87,6 +87,12 @@ static void test_million(void)
 	cd_sha256_final(&h, d);
 	cd_sha256_hex(d, hex);
 	is_str(hex, MILLION_A, "one million 'a' in uneven chunks (%zu updates)", step);
+
+	/* final leaves a fresh context (sha256.h): the next message does not carry the last one */
+	cd_sha256_update(&h, "abc", 3);
+	cd_sha256_final(&h, d);
+	cd_sha256_hex(d, hex);
+	is_str(hex, vectors[1].digest, "after final, the context starts a new message");
 }
 
 static int write_file(int dirfd, const char *name, const char *s, size_t n)
