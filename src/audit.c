@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "output.h"
+#include "utf8.h"
 
 int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
 		  struct cordon_error *err)
@@ -68,25 +69,9 @@ void cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 	cd_write_all(a->fd, s, n + 1);
 }
 
-static bool valid_utf8(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-
-		if (!len || i + len > n || (len == 2 && c < 0xc2))
-			return false;
-		for (size_t k = 1; k < len; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += len;
-	}
-	return true;
-}
-
 void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy)
 {
-	if (!valid_utf8((const unsigned char *)s, n))
+	if (!cd_utf8_valid(s, n))
 		*lossy = true;
 	cd_json_string_len(j, s, n);
 }

@@ -31,7 +31,9 @@ void cd_audit_begin(const struct cd_audit *a, struct cd_json *j, const char *eve
 void cd_audit_end(const struct cd_audit *a, struct cd_json *j);
 
 /* A string that may not be UTF-8 (paths, arguments): as a JSON string, where a byte that is not
- * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. */
+ * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. The
+ * JSON writer and this test use the same validator (utf8.h): *lossy is set exactly when the
+ * JSON string does not give the bytes back. */
 void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy);
 void cd_audit_hex(struct cd_json *j, const char *s, size_t n);
 
