@@ -1,22 +1,44 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* audit.c - the audit log writer: JSON Lines, one write() per event, O_APPEND. */
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "audit.h"
 #include "output.h"
+#include "utf8.h"
+
+/* The events that did not reach the log; the first failure is the one reported. */
+struct cd_audit_loss {
+	int code; /* positive errno */
+	uint64_t events;
+};
 
 int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
 		  struct cordon_error *err)
 {
-	a->fd = cd_output_file(path, "audit", ctx, 0600, err);
-	if (a->fd < 0)
-		return a->fd;
+	int fd = cd_output_file(path, "audit", ctx, 0600, err);
+
+	if (fd < 0)
+		return fd;
+	return cd_audit_open_fd(fd, path, a, err);
+}
+
+int cd_audit_open_fd(int fd, const char *name, struct cd_audit *a, struct cordon_error *err)
+{
+	_cleanup_close_ int owned = fd;
+
+	a->loss = calloc(1, sizeof(*a->loss));
+	if (!a->loss)
+		return cd_fail(err, ENOMEM, "audit", "out of memory");
 	/* one write per event: with O_APPEND a reader never sees half a line */
-	if (fcntl(a->fd, F_SETFL, O_APPEND) < 0)
-		return cd_fail_errno(err, errno, "audit", "%s", path);
+	if (fcntl(owned, F_SETFL, O_APPEND) < 0)
+		return cd_fail_errno(err, errno, "audit", "%s", name);
+	a->fd = CD_TAKE_FD(owned);
 	return 0;
 }
 
@@ -24,6 +46,17 @@ void cd_audit_close(struct cd_audit *a)
 {
 	cd_closep(&a->fd);
 	a->fd = -1;
+	free(a->loss);
+	a->loss = NULL;
+}
+
+int cd_audit_check(const struct cd_audit *a, struct cordon_error *err)
+{
+	if (!a->loss || !a->loss->events)
+		return 0;
+	return cd_fail_errno(err, a->loss->code, "audit",
+			     "the log lacks %" PRIu64 " event%s, not written or cut short",
+			     a->loss->events, a->loss->events == 1 ? "" : "s");
 }
 
 static void put_time(struct cd_json *j)
@@ -48,45 +81,44 @@ void cd_audit_begin(const struct cd_audit *a, struct cd_json *j, const char *eve
 	put_time(j);
 }
 
-void cd_audit_end(const struct cd_audit *a, struct cd_json *j)
+/* An event that is not in the log, or only in part: remembered for cd_audit_check(). */
+static int lost(const struct cd_audit *a, int r)
+{
+	if (a->loss) {
+		if (!a->loss->events)
+			a->loss->code = -r;
+		a->loss->events++;
+	}
+	return r;
+}
+
+int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 {
 	_cleanup_free_ char *s = NULL;
 	char *line;
 	size_t n;
+	int r;
 
 	cd_json_object_end(j);
 	s = cd_json_steal(j);
-	if (!s || a->fd < 0)
-		return;
+	if (a->fd < 0)
+		return 0;
+	if (!s)
+		return lost(a, -ENOMEM);
 	n = strlen(s);
 	line = realloc(s, n + 2);
 	if (!line)
-		return;
+		return lost(a, -ENOMEM);
 	s = line;
 	s[n] = '\n';
 	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
-	cd_write_all(a->fd, s, n + 1);
-}
-
-static bool valid_utf8(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-
-		if (!len || i + len > n || (len == 2 && c < 0xc2))
-			return false;
-		for (size_t k = 1; k < len; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += len;
-	}
-	return true;
+	r = cd_write_all(a->fd, s, n + 1);
+	return r < 0 ? lost(a, r) : 0;
 }
 
 void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy)
 {
-	if (!valid_utf8((const unsigned char *)s, n))
+	if (!cd_utf8_valid(s, n))
 		*lossy = true;
 	cd_json_string_len(j, s, n);
 }

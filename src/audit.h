@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* audit.h - the audit trail (docs/audit.md): a JSON Lines log of the whole session, one event
- * per line, each line written whole with one write(). Supervisor side. */
+ * per line, each line written whole with one write(). An event that cannot be written does not
+ * stop the run (the sandbox never waits on the log) but is remembered: cd_audit_check() says
+ * whether the log is complete. Supervisor side. */
 #pragma once
 
 #include <sys/stat.h>
@@ -10,15 +12,24 @@
 #include "snapshot.h"
 #include "util.h"
 
+struct cd_audit_loss;
+
 struct cd_audit {
 	int fd; /* -1: no audit */
 	const char *id;
+	/* the events that did not reach the log: behind a pointer, because the writers of events
+	 * (the exec log, the proxy) hold the log const; allocated by open */
+	struct cd_audit_loss *loss;
 };
 
 /* Create the log before anything starts, anew, outside the workdir (output.h): failing here
- * fails the run. */
+ * fails the run. a->id is the caller's, set before or after. */
 int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
 		  struct cordon_error *err);
+/* The same on a descriptor the caller opened, which it takes (closed on failure too); name is
+ * for messages. */
+int cd_audit_open_fd(int fd, const char *name, struct cd_audit *a, struct cordon_error *err);
+/* Accepts a log never opened, or half-opened. */
 void cd_audit_close(struct cd_audit *a);
 static inline bool cd_audit_on(const struct cd_audit *a)
 {
@@ -26,12 +37,19 @@ static inline bool cd_audit_on(const struct cd_audit *a)
 }
 
 /* An event: begin() opens the object with "event", "id", "time"; the caller adds its keys;
- * end() closes it and writes the line. */
+ * end() closes it and writes the line: 0, or -errno when the event is not in the log or only in
+ * part (-ENOMEM: it could not be composed), which the log remembers for cd_audit_check(). */
 void cd_audit_begin(const struct cd_audit *a, struct cd_json *j, const char *event);
-void cd_audit_end(const struct cd_audit *a, struct cd_json *j);
+int cd_audit_end(const struct cd_audit *a, struct cd_json *j);
+
+/* 0 when every event so far is in the log whole (or there is no log); else -errno of the first
+ * that is not, *err saying how many are missing: the log is incomplete. */
+int cd_audit_check(const struct cd_audit *a, struct cordon_error *err);
 
 /* A string that may not be UTF-8 (paths, arguments): as a JSON string, where a byte that is not
- * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. */
+ * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. The
+ * JSON writer and this test use the same validator (utf8.h): *lossy is set exactly when the
+ * JSON string does not give the bytes back. */
 void cd_audit_string(struct cd_json *j, const char *s, size_t n, bool *lossy);
 void cd_audit_hex(struct cd_json *j, const char *s, size_t n);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8.h"
 
 static void put(struct cd_json *j, const char *s, size_t n)
 {
@@ -89,36 +90,6 @@ void cd_json_array_end(struct cd_json *j)
 	close_(j, "]");
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void cd_json_string_len(struct cd_json *j, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -127,7 +98,7 @@ void cd_json_string_len(struct cd_json *j, const char *s, size_t n)
 	put(j, "\"", 1);
 	for (size_t i = 0; i < n;) {
 		char esc[8];
-		size_t len = utf8_len(p + i, n - i);
+		size_t len = cd_utf8_seq_len(p + i, n - i);
 
 		if (len == 1 && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\') {
 			put(j, (const char *)p + i, 1);

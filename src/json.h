@@ -23,8 +23,11 @@ void cd_json_object_end(struct cd_json *j);
 void cd_json_array_begin(struct cd_json *j);
 void cd_json_array_end(struct cd_json *j);
 void cd_json_key(struct cd_json *j, const char *key);
-/* Strings are escaped per RFC 8259; a byte that is not part of valid UTF-8 is written as
- * \u00XX, XX being the byte's value. NULL writes null. */
+/* Strings are escaped per RFC 8259: '"', '\\' and the control bytes below 0x20 (\n, \t, \r, else
+ * \u00XX), which a reader turns back into the same bytes. A byte that is not part of well-formed
+ * UTF-8 (cd_utf8_seq_len) is written as \u00XX too, XX being the byte's value: a reader gets
+ * U+00XX instead, so such a string is not given exactly (cd_utf8_valid tells). NULL writes
+ * null. */
 void cd_json_string(struct cd_json *j, const char *s);
 void cd_json_string_len(struct cd_json *j, const char *s, size_t len);
 void cd_json_int(struct cd_json *j, int64_t v);
