@@ -167,8 +167,8 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
 
 	sb->c = c;
 	if (c->n_allow && c->net == CORDON_NET_HOST)
-		return cd_fail(err, 0, "allow-net", "an allow-list needs the sandbox's own network "
-				   "(the host's network has no allow-list)");
+		return cd_fail(err, 0, "allow-net", "cannot be combined with the host's network, "
+				   "which has no allow-list");
 	r = resolve_workdir(sb, err);
 	if (r < 0)
 		return r;

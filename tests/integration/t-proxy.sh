@@ -391,7 +391,7 @@ rejects "--allow-net 'a.*.com'" "cordon: --allow-net: \"a.*.com\": '*' is allowe
 rejects "--allow-net with a bad name" 'cordon: --allow-net: "exa mple.com": "exa mple.com" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)' -- --allow-net 'exa mple.com' -- true
 rejects "--allow-net with a bad address" 'cordon: --allow-net: "300.1.1.1": "300.1.1.1" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)' -- --allow-net 300.1.1.1 -- true
 rejects "--allow-net with a bad IPv6 address" 'cordon: --allow-net: "[::g]:80": "::g" is not an IPv6 address' -- --allow-net '[::g]:80' -- true
-rejects "--allow-net with --net host" "cordon: --allow-net: cannot be combined with --net host (the host's network has no allow-list)" -- --allow-net example.com --net host -- true
+rejects "--allow-net with --net host" "cordon: --allow-net: cannot be combined with the host's network, which has no allow-list" -- --allow-net example.com --net host -- true
 rejects "--net-idle-timeout 0" 'cordon: --net-idle-timeout: must be at least 0.1s' -- --net-idle-timeout 0 -- true
 rejects "--net-max-connections abc" 'cordon: --net-max-connections: "abc" is not a number in 1-65536' -- --net-max-connections abc -- true
 c --allow-net example.com --allow-net '*.example.org:8443' --allow-net '[2001:db8::1]:443' --allow-net 2001:db8::2 --allow-net 192.0.2.1 -- true
