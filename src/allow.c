@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,6 +376,108 @@ void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, co
 	else
 		snprintf(buf, size, "%s resolves to %s, %s %s address, " REBINDING_TAIL, name, a,
 			 strchr("aeiou", why[0]) ? "an" : "a", why, a);
+}
+
+static void set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+}
+
+/* The one line of a refusal; cut at the size of the line the proxy sends and audits. */
+static void reasonf(struct cd_decision *d, const char *fmt, ...) _printf_(2, 3);
+static void reasonf(struct cd_decision *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+	va_end(ap);
+}
+
+static enum cd_verdict refuse_unlisted(struct cd_decision *d)
+{
+	snprintf(d->notice, sizeof(d->notice), "not on the allow-list");
+	return CD_VERDICT_REFUSE;
+}
+
+/* An address the client named itself: it asked for that address, so the rebinding rule has
+ * nothing to add (an address entry is the only way in). */
+static enum cd_verdict decide_literal(const struct cd_allow *list, size_t n, const char *host,
+				      bool host_is_v6, uint16_t port, struct sockaddr_storage *a,
+				      struct cd_decision *d)
+{
+	snprintf(d->host, sizeof(d->host), "%s", host);
+	if (!cd_allow_match_addr(list, n, (struct sockaddr *)a, port)) {
+		reasonf(d, "%s%s%s:%u is not on the allow-list", host_is_v6 ? "[" : "", host,
+			host_is_v6 ? "]" : "", port);
+		return refuse_unlisted(d);
+	}
+	set_port(a, port);
+	d->addrs[d->n_addrs++] = *a;
+	return CD_VERDICT_DIAL;
+}
+
+/* The addresses an allowed name resolved to: those the rebinding rule lets it reach, or the
+ * rule's reason for the first one refused when it refuses them all. */
+static enum cd_verdict decide_addrs(const struct cd_allow *list, size_t n,
+				    const struct cd_addr_list *own, uint16_t port,
+				    const struct cd_addr_list *resolved, struct cd_decision *d)
+{
+	const struct sockaddr *first = NULL;
+
+	for (size_t i = 0; i < resolved->n && d->n_addrs < CD_ALLOW_MAX_DIAL; i++) {
+		const struct sockaddr *a = (const struct sockaddr *)&resolved->addrs[i];
+		const char *why;
+
+		if (a->sa_family != AF_INET && a->sa_family != AF_INET6)
+			continue;
+		/* a name that leads to the host's or the local network's own services only with
+		 * that address allowed too: DNS rebinding */
+		why = cd_allow_rebinding(list, n, own, a, port);
+		if (why) {
+			if (!first) {
+				first = a;
+				d->why = why;
+			}
+			continue;
+		}
+		d->addrs[d->n_addrs] = resolved->addrs[i];
+		set_port(&d->addrs[d->n_addrs++], port);
+	}
+	if (d->n_addrs)
+		return CD_VERDICT_DIAL;
+	if (!first)
+		return CD_VERDICT_NO_ADDRESS;
+	cd_allow_rebinding_reason(d->host, first, d->why, d->reason, sizeof(d->reason));
+	snprintf(d->notice, sizeof(d->notice), "%s", d->reason);
+	return CD_VERDICT_REFUSE;
+}
+
+enum cd_verdict cd_allow_decide(const struct cd_allow *list, size_t n,
+				const struct cd_addr_list *own, const char *host, bool host_is_v6,
+				uint16_t port, const struct cd_addr_list *resolved,
+				struct cd_decision *ret)
+{
+	struct sockaddr_storage a;
+
+	*ret = (struct cd_decision){ 0 };
+	if (cd_addr_parse(host, &a))
+		return decide_literal(list, n, host, host_is_v6, port, &a, ret);
+	if (host_is_v6 || cd_allow_normalize_name(host, ret->host, sizeof(ret->host)) < 0) {
+		snprintf(ret->host, sizeof(ret->host), "%s", host);
+		reasonf(ret, "\"%s\" is not a host name", host);
+		return CD_VERDICT_BAD_NAME;
+	}
+	if (!cd_allow_match_name(list, n, ret->host, port)) {
+		reasonf(ret, "%s:%u is not on the allow-list", ret->host, port);
+		return refuse_unlisted(ret);
+	}
+	if (!resolved)
+		return CD_VERDICT_RESOLVE; /* nothing is looked up for a name the list refuses */
+	return decide_addrs(list, n, own, port, resolved, ret);
 }
 
 const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size)

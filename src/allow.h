@@ -67,6 +67,39 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
 			       char *buf, size_t size);
 
+/* What the proxy does with a request, as cd_allow_decide says. */
+enum cd_verdict {
+	CD_VERDICT_DIAL,       /* connect to the decision's addresses, in turn */
+	CD_VERDICT_RESOLVE,    /* an allowed name: look it up, then decide again with its addresses */
+	CD_VERDICT_REFUSE,     /* not on the allow-list, or the name leads where it may not (403) */
+	CD_VERDICT_BAD_NAME,   /* neither an address nor a host name (400) */
+	CD_VERDICT_NO_ADDRESS, /* the name has no IPv4 or IPv6 address: a failed lookup (502) */
+};
+
+#define CD_ALLOW_MAX_DIAL 8 /* a name's addresses tried, in the resolver's order */
+
+struct cd_decision {
+	char host[256];   /* the host judged: a name normalized, an address or a bad name as sent */
+	char reason[256]; /* REFUSE, BAD_NAME: the one line the client gets and the audit keeps */
+	char notice[256]; /* REFUSE: the why of the "egress refused: HOST:PORT: why" notice */
+	const char *why;  /* REFUSE by the rebinding rule: the class of the first address refused
+			   * (cd_addr_special) or CD_ADDR_OWN; NULL for a refusal by the list */
+	struct sockaddr_storage addrs[CD_ALLOW_MAX_DIAL]; /* DIAL: each with port set */
+	size_t n_addrs;
+};
+
+/* The one decision on where a request for host:port may go. host is as the client sent it (an
+ * IPv6 address without brackets; host_is_v6: it was in brackets). An address goes where it says
+ * only when an address entry takes it and port (DIAL); a name only when a name entry covers it
+ * and port: RESOLVE while resolved is NULL, then, called again with the name's addresses, DIAL
+ * to those the DNS-rebinding rule lets it reach (the first CD_ALLOW_MAX_DIAL of them): public
+ * addresses that are none of the host's own (own, may be NULL), and address entries that take
+ * port. Addresses other than IPv4 and IPv6 are skipped; resolved->bits is ignored. Pure. */
+enum cd_verdict cd_allow_decide(const struct cd_allow *list, size_t n,
+				const struct cd_addr_list *own, const char *host, bool host_is_v6,
+				uint16_t port, const struct cd_addr_list *resolved,
+				struct cd_decision *ret);
+
 /* Does the list reach the host's loopback (a "localhost" entry, or a loopback address)? Then
  * loopback requests must go through the proxy; otherwise loopback is the sandbox's own. */
 bool cd_allow_has_loopback(const struct cd_allow *list, size_t n);
