@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * allow.c - the egress allow-list: parsing "HOST[:PORT]" entries, matching a request's host
- * and port against them, and classifying addresses for the DNS-rebinding rule.
+ * allow.c - the egress allow-list: parsing "HOST[:PORT]" entries, classifying addresses, and
+ * the decision on a request (cd_allow_decide): its host and port against the entries, and a
+ * name's addresses against the DNS-rebinding rule. Pure: the proxy (supervisor) calls it, and so
+ * do the unit tests and the fuzzers.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -170,8 +172,9 @@ static bool port_ok(const struct cd_allow *a, uint16_t port)
 	return a->port ? a->port == port : port == 80 || port == 443;
 }
 
-const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
-					   uint16_t port)
+/* The entry that lets name:port through, or NULL. name is normalized. */
+static const struct cd_allow *match_name(const struct cd_allow *list, size_t n, const char *name,
+					 uint16_t port)
 {
 	size_t len = strlen(name);
 
@@ -202,8 +205,9 @@ static bool same_addr(const struct sockaddr_storage *e, const struct sockaddr *a
 		      &((const struct sockaddr_in6 *)addr)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
-const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
-					   const struct sockaddr *addr, uint16_t port)
+/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
+static const struct cd_allow *match_addr(const struct cd_allow *list, size_t n,
+					 const struct sockaddr *addr, uint16_t port)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!list[i].name && port_ok(&list[i], port) && same_addr(&list[i].addr, addr))
@@ -346,9 +350,12 @@ bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr)
 	return in_list(l, (const struct sockaddr *)&v4);
 }
 
-const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
-			       const struct cd_addr_list *own, const struct sockaddr *addr,
-			       uint16_t port)
+/* The DNS-rebinding rule: why a name may not lead to addr on port. The address's class
+ * (cd_addr_special), or CD_ADDR_OWN for one of the host's own addresses (own may be NULL);
+ * NULL when it may: a public address that is not the host's, or an address entry on the list
+ * that takes port. */
+static const char *rebinding(const struct cd_allow *list, size_t n, const struct cd_addr_list *own,
+			     const struct sockaddr *addr, uint16_t port)
 {
 	const char *why = cd_addr_special(addr);
 
@@ -356,7 +363,7 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 	 * 127.0.0.1 would */
 	if (!why && cd_addr_list_has(own, addr))
 		why = CD_ADDR_OWN;
-	if (why && cd_allow_match_addr(list, n, addr, port))
+	if (why && match_addr(list, n, addr, port))
 		return NULL;
 	return why;
 }
@@ -364,8 +371,10 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 #define REBINDING_TAIL                                                                             \
 	"which is not on the allow-list itself (DNS rebinding protection: allow %s too to reach it)"
 
-void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
-			       char *buf, size_t size)
+/* The reason a name is refused when every address it resolves to is (why: what rebinding()
+ * said of the first of them, addr). */
+static void rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
+			     char *buf, size_t size)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -410,7 +419,7 @@ static enum cd_verdict decide_literal(const struct cd_allow *list, size_t n, con
 				      struct cd_decision *d)
 {
 	snprintf(d->host, sizeof(d->host), "%s", host);
-	if (!cd_allow_match_addr(list, n, (struct sockaddr *)a, port)) {
+	if (!match_addr(list, n, (struct sockaddr *)a, port)) {
 		reasonf(d, "%s%s%s:%u is not on the allow-list", host_is_v6 ? "[" : "", host,
 			host_is_v6 ? "]" : "", port);
 		return refuse_unlisted(d);
@@ -436,7 +445,7 @@ static enum cd_verdict decide_addrs(const struct cd_allow *list, size_t n,
 			continue;
 		/* a name that leads to the host's or the local network's own services only with
 		 * that address allowed too: DNS rebinding */
-		why = cd_allow_rebinding(list, n, own, a, port);
+		why = rebinding(list, n, own, a, port);
 		if (why) {
 			if (!first) {
 				first = a;
@@ -451,7 +460,7 @@ static enum cd_verdict decide_addrs(const struct cd_allow *list, size_t n,
 		return CD_VERDICT_DIAL;
 	if (!first)
 		return CD_VERDICT_NO_ADDRESS;
-	cd_allow_rebinding_reason(d->host, first, d->why, d->reason, sizeof(d->reason));
+	rebinding_reason(d->host, first, d->why, d->reason, sizeof(d->reason));
 	snprintf(d->notice, sizeof(d->notice), "%s", d->reason);
 	return CD_VERDICT_REFUSE;
 }
@@ -471,7 +480,7 @@ enum cd_verdict cd_allow_decide(const struct cd_allow *list, size_t n,
 		reasonf(ret, "\"%s\" is not a host name", host);
 		return CD_VERDICT_BAD_NAME;
 	}
-	if (!cd_allow_match_name(list, n, ret->host, port)) {
+	if (!match_name(list, n, ret->host, port)) {
 		reasonf(ret, "%s:%u is not on the allow-list", ret->host, port);
 		return refuse_unlisted(ret);
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * allow.h - the egress allow-list (--allow-net): entries, matching, and the addresses that a
- * name may not resolve to unless the address itself is on the list (DNS rebinding): the special
- * address classes and the host's own addresses. Pure: no I/O (hostaddr.h reads the host's).
+ * allow.h - the egress allow-list (--allow-net): entries, the special address classes, and the
+ * one decision on where a proxy request may go (cd_allow_decide): names, ports, address literals,
+ * and the addresses that a name may not resolve to unless the address itself is on the list (DNS
+ * rebinding). Pure: no I/O (hostaddr.h reads the host's own addresses, proxy.c carries out the
+ * decision).
  */
 #pragma once
 
@@ -30,20 +32,13 @@ void cd_allow_free(struct cd_allow *a);
  * DNS name (then it cannot match any entry). */
 int cd_allow_normalize_name(const char *in, char *out, size_t size);
 
-/* The entry that lets name:port through, or NULL. name is normalized. */
-const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
-					   uint16_t port);
-/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
-const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
-					   const struct sockaddr *addr, uint16_t port);
-
 /* What kind of address a name must not reach without being allowed explicitly: "loopback",
  * "private", "link-local", "unspecified", "multicast", "reserved", ... or NULL for a public
  * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
 const char *cd_addr_special(const struct sockaddr *addr);
 
-/* A set of addresses, port 0: the host's own (hostaddr.h reads them). bits: the prefix length
- * of each (a local route covers a whole prefix), or NULL: each address alone. */
+/* A set of addresses: the host's own (hostaddr.h reads them), or what a name resolved to. bits:
+ * the prefix length of each (a local route covers a whole prefix), or NULL: each address alone. */
 struct cd_addr_list {
 	struct sockaddr_storage *addrs;
 	size_t n;
@@ -54,18 +49,9 @@ void cd_addr_list_free(struct cd_addr_list *l);
  * leads to is. */
 bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr);
 
-/* The DNS-rebinding rule: why a name may not lead to addr on port. The address's class
- * (cd_addr_special), or CD_ADDR_OWN for one of the host's own addresses (own may be NULL);
- * NULL when it may: a public address that is not the host's, or an address entry on the list
- * that takes port. */
+/* The class cd_allow_decide gives one of the host's own addresses (cd_addr_list_has) that is
+ * no special address. */
 #define CD_ADDR_OWN "own"
-const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
-			       const struct cd_addr_list *own, const struct sockaddr *addr,
-			       uint16_t port);
-/* The reason a name is refused when every address it resolves to is (why: what
- * cd_allow_rebinding said of the first of them, addr). */
-void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
-			       char *buf, size_t size);
 
 /* What the proxy does with a request, as cd_allow_decide says. */
 enum cd_verdict {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-allow.c - the egress allow-list (allow.h): the one decision on where a request may go,
- * cd_allow_decide (names, wildcards, ports, address literals, and the DNS-rebinding rule on a
- * name's addresses), and its reasons. TAP.
+ * test-allow.c - the egress allow-list (allow.h): entries, address classes, the host's own
+ * addresses, and the one decision on where a request may go, cd_allow_decide (names, wildcards,
+ * ports, address literals, and the DNS-rebinding rule on a name's addresses), with its reasons.
+ * TAP.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -109,6 +110,257 @@ static const char *decide(const char *const *allow, const char *const *own, cons
 		snprintf(line, sizeof(line), "(verdict %d)", (int)v);
 	}
 	return line;
+}
+
+static void entry_ok(const char *spec, const char *name, bool wildcard, unsigned port)
+{
+	struct cordon_error err = { 0 };
+	struct cd_allow a;
+	int r = cd_allow_parse(spec, &a, &err);
+
+	if (!ok(r == 0, "entry %s is accepted", spec)) {
+		diag("%s", err.msg);
+		return;
+	}
+	is_str(a.name ? a.name : "(address)", name, "... %s: name", spec);
+	ok(a.wildcard == wildcard, "... %s: wildcard %d", spec, wildcard);
+	is_uint(a.port, port, "... %s: port", spec);
+	cd_allow_free(&a);
+}
+
+static void entry_bad(const char *spec, const char *msg)
+{
+	struct cordon_error err = { 0 };
+	struct cd_allow a;
+	int r = cd_allow_parse(spec, &a, &err);
+
+	ok(r < 0, "entry \"%s\" is refused", spec);
+	is_str(err.step, "allow-net", "... step");
+	is_str(err.msg, msg, "... message");
+}
+
+static void test_entries(void)
+{
+	entry_ok("example.com", "example.com", false, 0);
+	entry_ok("Example.COM.", "example.com", false, 0);
+	entry_ok("example.com:8080", "example.com", false, 8080);
+	entry_ok("*.example.com", "example.com", true, 0);
+	entry_ok("*.example.com:443", "example.com", true, 443);
+	entry_ok("192.0.2.1", "(address)", false, 0);
+	entry_ok("192.0.2.1:65535", "(address)", false, 65535);
+	entry_ok("[2001:db8::1]:8443", "(address)", false, 8443);
+	entry_ok("[::1]", "(address)", false, 0);
+	entry_ok("2001:db8::1", "(address)", false, 0);
+	entry_ok("_srv.example.com", "_srv.example.com", false, 0);
+	entry_ok("localhost", "localhost", false, 0);
+
+	entry_bad("", "empty entry (HOST[:PORT])");
+	entry_bad(":80", "\":80\": no host name");
+	entry_bad("a.com:", "\"a.com:\": empty port after ':'");
+	entry_bad("a.com:0", "\"a.com:0\": port 0 is not in 1-65535");
+	entry_bad("a.com:65536", "\"a.com:65536\": port 65536 is not in 1-65535");
+	entry_bad("a.com:99999999999999999999", "\"a.com:99999999999999999999\": port 99999999999999999999 is not in 1-65535");
+	entry_bad("a.com:8o", "\"a.com:8o\": \"8o\" is not a port number");
+	entry_bad("a.com:-1", "\"a.com:-1\": \"-1\" is not a port number");
+	entry_bad("*", "\"*\": a wildcard must name a domain, as in *.example.com (all of the network: --net host)");
+	entry_bad("*.com", "\"*.com\": a wildcard over a whole top-level domain is too broad");
+	entry_bad("a.*.com", "\"a.*.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("*a.com", "\"*a.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("**.a.com", "\"**.a.com\": '*' is allowed only as a leading \"*.\"");
+	entry_bad("a..com", "\"a..com\": \"a..com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("-a.com", "\"-a.com\": \"-a.com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("a-.com", "\"a-.com\": \"a-.com\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("1.2.3", "\"1.2.3\": \"1.2.3\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("256.1.1.1", "\"256.1.1.1\": \"256.1.1.1\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("a_b.com/x", "\"a_b.com/x\": \"a_b.com/x\" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)");
+	entry_bad("[::1", "\"[::1\": no ']' after the IPv6 address");
+	entry_bad("[::1]x", "\"[::1]x\": only \":PORT\" may follow ']'");
+	entry_bad("[1.2.3.4]", "\"[1.2.3.4]\": \"1.2.3.4\" is not an IPv6 address");
+	entry_bad("::g", "\"::g\": \"::g\" is not an IPv6 address");
+}
+
+/* Does the entry spec let the name through on port (the decision: look it up)? */
+static bool matches(const char *spec, const char *name, uint16_t port)
+{
+	struct cd_decision d;
+
+	return strncmp(decide(LIST(spec), NULL, name, false, port, NULL, &d), "resolve ", 8) == 0;
+}
+
+/* Does the entry spec let the address literal addr through on port (the decision: dial it)? */
+static bool addr_matches(const char *spec, const char *addr, uint16_t port)
+{
+	struct cd_decision d;
+
+	return strncmp(decide(LIST(spec), NULL, addr, false, port, NULL, &d), "dial ", 5) == 0;
+}
+
+static void test_matching(void)
+{
+	ok(matches("example.com", "example.com", 443), "exact name, port 443 by default");
+	ok(matches("example.com", "example.com", 80), "... and 80");
+	ok(!matches("example.com", "example.com", 8080), "... not 8080");
+	ok(matches("example.com:8080", "example.com", 8080), "a given port");
+	ok(!matches("example.com:8080", "example.com", 443), "... and only it");
+	ok(!matches("example.com", "www.example.com", 443), "an exact name does not cover subdomains");
+	ok(!matches("example.com", "example.com.evil.net", 443), "... nor a longer name");
+	ok(!matches("example.com", "xexample.com", 443), "... nor a name ending like it");
+	ok(matches("*.example.com", "www.example.com", 443), "a wildcard covers a subdomain");
+	ok(matches("*.example.com", "a.b.example.com", 443), "... at any depth");
+	ok(!matches("*.example.com", "example.com", 443), "... but not the domain itself");
+	ok(!matches("*.example.com", "xexample.com", 443), "... nor a name ending like it");
+	ok(!matches("*.example.com", "example.com.evil.net", 443), "... nor a longer name");
+	ok(!matches("192.0.2.1", "192.0.2.1", 443), "an address entry is no name entry");
+	ok(addr_matches("192.0.2.1", "192.0.2.1", 443), "an address entry matches its address");
+	ok(!addr_matches("192.0.2.1", "192.0.2.2", 443), "... not another");
+	ok(!addr_matches("192.0.2.1:8080", "192.0.2.1", 443), "... on its port only");
+	ok(addr_matches("[2001:db8::1]:8443", "2001:db8::1", 8443), "IPv6 address entry");
+	ok(!addr_matches("[2001:db8::1]", "2001:db8::2", 443), "... not another");
+	ok(!addr_matches("example.com", "192.0.2.1", 443), "a name entry matches no address");
+}
+
+static void special_is(const char *addr, const char *want)
+{
+	struct sockaddr_storage ss = { 0 };
+	const char *got;
+
+	if (!ok(cd_addr_parse(addr, &ss), "%s is an address", addr))
+		return;
+	got = cd_addr_special((struct sockaddr *)&ss);
+	is_str(got ? got : "public", want, "address class of %s", addr);
+}
+
+static void test_special(void)
+{
+	special_is("127.0.0.1", "loopback");
+	special_is("127.255.0.9", "loopback");
+	special_is("10.1.2.3", "private");
+	special_is("172.16.0.1", "private");
+	special_is("172.31.255.255", "private");
+	special_is("172.32.0.1", "public");
+	special_is("192.168.1.1", "private");
+	special_is("100.64.0.1", "private");
+	special_is("169.254.169.254", "link-local");
+	special_is("0.0.0.0", "unspecified");
+	special_is("224.0.0.1", "multicast");
+	special_is("255.255.255.255", "reserved");
+	special_is("8.8.8.8", "public");
+	special_is("93.184.216.34", "public");
+	special_is("::1", "loopback");
+	special_is("::", "unspecified");
+	special_is("fe80::1", "link-local");
+	special_is("fd00::1", "private");
+	special_is("fc00::1", "private");
+	special_is("ff02::1", "multicast");
+	special_is("::ffff:127.0.0.1", "loopback");
+	special_is("::ffff:10.0.0.1", "private");
+	special_is("::ffff:8.8.8.8", "public");
+	special_is("64:ff9b::a9fe:a9fe", "link-local");
+	special_is("2001:db8::1", "reserved");
+	special_is("64:ff9b:1::a00:1", "private");
+	special_is("2002:7f00:1::1", "loopback");
+	special_is("2002:a00:1::1", "private");
+	special_is("2002:808:808::1", "public");
+	special_is("2606:4700::1111", "public");
+}
+
+/* The rebinding rule for an allowed name, name.test, that resolves to addr alone on port, with the
+ * allow-list allow (and the entry for name.test) and the host's addresses own: "ok" when the name
+ * may lead there, else the class of addr the decision gives. */
+static const char *rebinding(const char *addr, const char *const *allow, const char *const *own,
+			     uint16_t port)
+{
+	static char why[64];
+	const char *entries[MAX_ENTRIES + 1] = { 0 }, *addrs[] = { addr, NULL };
+	char self[32];
+	struct cd_decision d;
+	const char *line;
+	size_t n = 0;
+
+	for (; allow && allow[n]; n++)
+		if (n == MAX_ENTRIES - 1)
+			return "(too many entries in the test)";
+		else
+			entries[n] = allow[n];
+	snprintf(self, sizeof(self), "name.test:%u", port);
+	entries[n] = self;
+	line = decide(entries, own, "name.test", false, port, addrs, &d);
+	if (strncmp(line, "dial ", 5) == 0)
+		snprintf(why, sizeof(why), "ok");
+	else
+		snprintf(why, sizeof(why), "%s", d.why ? d.why : line);
+	return why;
+}
+
+static void test_own_addresses(void)
+{
+	const char *const *own = LIST("1.2.3.4", "2a00:1234::1", "10.0.0.5", "2002:102:305::1");
+
+	is_str(rebinding("1.2.3.4", NULL, NULL, 443), "ok",
+	       "a public address: a name may lead there");
+	is_str(rebinding("1.2.3.4", NULL, own, 443), CD_ADDR_OWN,
+	       "... not when it is one of the host's own addresses");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.4"), own, 443), "ok",
+	       "... unless that address is allowed itself");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.4:8080"), own, 443), CD_ADDR_OWN,
+	       "... on the port asked for");
+	is_str(rebinding("1.2.3.4", LIST("1.2.3.5", "[::ffff:1.2.3.4]"), own, 443), CD_ADDR_OWN,
+	       "... the exact address, not a neighbour nor another form of it");
+	is_str(rebinding("1.2.3.5", NULL, own, 443), "ok", "another public address is no own one");
+	is_str(rebinding("2a00:1234::1", NULL, own, 443), CD_ADDR_OWN, "IPv6: an own address");
+	is_str(rebinding("2a00:1234::1", LIST("[2a00:1234::1]:443"), own, 443), "ok",
+	       "... allowed itself");
+	is_str(rebinding("2a00:1234::2", NULL, own, 443), "ok", "... another one is no own one");
+	is_str(rebinding("::ffff:1.2.3.4", NULL, own, 443), CD_ADDR_OWN,
+	       "the IPv4-mapped IPv6 form of an own IPv4 address");
+	is_str(rebinding("::ffff:1.2.3.4", LIST("::ffff:1.2.3.4"), own, 443), "ok",
+	       "... allowed in that form");
+	is_str(rebinding("64:ff9b::102:304", NULL, own, 443), CD_ADDR_OWN, "... its NAT64 form");
+	is_str(rebinding("2002:102:304::1", NULL, own, 443), CD_ADDR_OWN, "... its 6to4 form");
+	is_str(rebinding("::ffff:1.2.3.5", NULL, own, 443), "ok",
+	       "the IPv4-mapped form of another public address");
+	is_str(rebinding("2002:102:305::1", NULL, own, 443), CD_ADDR_OWN,
+	       "an own 6to4 address itself (its IPv4 address is no own one)");
+	is_str(rebinding("10.0.0.5", NULL, own, 443), "private",
+	       "an own private address is told as private");
+	is_str(rebinding("127.0.0.1", NULL, own, 443), "loopback", "loopback, as before");
+	is_str(rebinding("127.0.0.1", LIST("127.0.0.1"), own, 443), "ok", "... allowed itself");
+}
+
+static void test_unspecified(void)
+{
+	/* connect() to 0.0.0.0 or :: reaches this host */
+	is_str(rebinding("0.0.0.0", NULL, NULL, 443), "unspecified",
+	       "a name may not lead to 0.0.0.0");
+	is_str(rebinding("0.1.2.3", NULL, NULL, 443), "unspecified", "... nor to 0.0.0.0/8");
+	is_str(rebinding("::", NULL, NULL, 443), "unspecified", "... nor to ::");
+	is_str(rebinding("::ffff:0.0.0.0", NULL, NULL, 443), "unspecified",
+	       "... nor to ::ffff:0.0.0.0");
+	is_str(rebinding("0.0.0.0", LIST("0.0.0.0"), NULL, 443), "ok",
+	       "... unless 0.0.0.0 is allowed itself");
+	is_str(rebinding("::", LIST("::"), NULL, 443), "ok", "... or :: is");
+}
+
+/* a local route covers a prefix: every address in it is the host's own */
+static void test_own_prefixes(void)
+{
+	struct sockaddr_storage nets[2];
+	uint8_t bits[2] = { 24, 64 };
+	struct cd_addr_list l = { nets, 2, bits };
+	struct sockaddr_storage a;
+
+	ok(cd_addr_parse("5.6.7.0", &nets[0]) && cd_addr_parse("2a00:1234::", &nets[1]),
+	   "prefixes parse");
+	ok(cd_addr_parse("5.6.7.200", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "5.6.7.200 is in a local 5.6.7.0/24");
+	ok(cd_addr_parse("5.6.8.1", &a) && !cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "5.6.8.1 is not");
+	ok(cd_addr_parse("::ffff:5.6.7.3", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "its IPv4-mapped form is");
+	ok(cd_addr_parse("2a00:1234::ffff:1", &a) && cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "2a00:1234::ffff:1 is in a local 2a00:1234::/64");
+	ok(cd_addr_parse("2a00:1234:0:1::1", &a) && !cd_addr_list_has(&l, (struct sockaddr *)&a),
+	   "2a00:1234:0:1::1 is not");
 }
 
 struct dcase {
@@ -466,6 +718,12 @@ static void test_reasons(void)
 
 int main(void)
 {
+	test_entries();
+	test_matching();
+	test_special();
+	test_own_addresses();
+	test_unspecified();
+	test_own_prefixes();
 	test_names();
 	test_literals();
 	test_rebinding();
