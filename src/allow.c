@@ -113,7 +113,8 @@ static int parse_host(const char *host, bool v6, const char *spec, struct cd_all
 		return 0; /* IPv4: no colon, so never IPv6 here */
 	if (strcmp(host, "*") == 0)
 		return cd_fail(err, 0, STEP, "\"%s\": a wildcard must name a domain, as in "
-				   "*.example.com (all of the network: --net host)", spec);
+				   "*.example.com (for all of the network, use the host's network)",
+			       spec);
 	if (strchr(host + (wildcard ? 1 : 0), '*'))
 		return cd_fail(err, 0, STEP, "\"%s\": '*' is allowed only as a leading \"*.\"", spec);
 	if (cd_allow_normalize_name(host + (wildcard ? 2 : 0), name, sizeof(name)) < 0)

@@ -786,12 +786,13 @@ static void on_conn_event(struct conn *c, bool server, uint32_t events)
 /* Over the cap: answer 503 and close at once (nothing read yet: the answer is not reset). */
 static void over_cap(struct cd_proxy *p, int fd, const char *client)
 {
-	static const char body[] = "cordon: more connections at once than --net-max-connections\n";
-	char msg[256];
+	char body[96], msg[256];
+	int b = snprintf(body, sizeof(body),
+			 "cordon: more connections at once than the proxy allows (%u)\n", p->cap);
 	int n = snprintf(msg, sizeof(msg),
 			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			 sizeof(body) - 1, body);
+			 "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+			 b, body);
 	struct conn c = { .p = p, .decision = "over-cap", .status = 503 };
 
 	send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -162,7 +162,7 @@ static void test_entries(void)
 	entry_bad("a.com:99999999999999999999", "\"a.com:99999999999999999999\": port 99999999999999999999 is not in 1-65535");
 	entry_bad("a.com:8o", "\"a.com:8o\": \"8o\" is not a port number");
 	entry_bad("a.com:-1", "\"a.com:-1\": \"-1\" is not a port number");
-	entry_bad("*", "\"*\": a wildcard must name a domain, as in *.example.com (all of the network: --net host)");
+	entry_bad("*", "\"*\": a wildcard must name a domain, as in *.example.com (for all of the network, use the host's network)");
 	entry_bad("*.com", "\"*.com\": a wildcard over a whole top-level domain is too broad");
 	entry_bad("a.*.com", "\"a.*.com\": '*' is allowed only as a leading \"*.\"");
 	entry_bad("*a.com", "\"*a.com\": '*' is allowed only as a leading \"*.\"");
