@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * allow.c - the egress allow-list: parsing "HOST[:PORT]" entries, matching a request's host
- * and port against them, and classifying addresses for the DNS-rebinding rule.
+ * allow.c - the egress allow-list: parsing "HOST[:PORT]" entries, classifying addresses, and
+ * the decision on a request (cd_allow_decide): its host and port against the entries, and a
+ * name's addresses against the DNS-rebinding rule. Pure: the proxy (supervisor) calls it, and so
+ * do the unit tests and the fuzzers.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,7 +113,8 @@ static int parse_host(const char *host, bool v6, const char *spec, struct cd_all
 		return 0; /* IPv4: no colon, so never IPv6 here */
 	if (strcmp(host, "*") == 0)
 		return cd_fail(err, 0, STEP, "\"%s\": a wildcard must name a domain, as in "
-				   "*.example.com (all of the network: --net host)", spec);
+				   "*.example.com (for all of the network, use the host's network)",
+			       spec);
 	if (strchr(host + (wildcard ? 1 : 0), '*'))
 		return cd_fail(err, 0, STEP, "\"%s\": '*' is allowed only as a leading \"*.\"", spec);
 	if (cd_allow_normalize_name(host + (wildcard ? 2 : 0), name, sizeof(name)) < 0)
@@ -168,8 +173,9 @@ static bool port_ok(const struct cd_allow *a, uint16_t port)
 	return a->port ? a->port == port : port == 80 || port == 443;
 }
 
-const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
-					   uint16_t port)
+/* The entry that lets name:port through, or NULL. name is normalized. */
+static const struct cd_allow *match_name(const struct cd_allow *list, size_t n, const char *name,
+					 uint16_t port)
 {
 	size_t len = strlen(name);
 
@@ -200,8 +206,9 @@ static bool same_addr(const struct sockaddr_storage *e, const struct sockaddr *a
 		      &((const struct sockaddr_in6 *)addr)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
-const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
-					   const struct sockaddr *addr, uint16_t port)
+/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
+static const struct cd_allow *match_addr(const struct cd_allow *list, size_t n,
+					 const struct sockaddr *addr, uint16_t port)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!list[i].name && port_ok(&list[i], port) && same_addr(&list[i].addr, addr))
@@ -344,9 +351,12 @@ bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr)
 	return in_list(l, (const struct sockaddr *)&v4);
 }
 
-const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
-			       const struct cd_addr_list *own, const struct sockaddr *addr,
-			       uint16_t port)
+/* The DNS-rebinding rule: why a name may not lead to addr on port. The address's class
+ * (cd_addr_special), or CD_ADDR_OWN for one of the host's own addresses (own may be NULL);
+ * NULL when it may: a public address that is not the host's, or an address entry on the list
+ * that takes port. */
+static const char *rebinding(const struct cd_allow *list, size_t n, const struct cd_addr_list *own,
+			     const struct sockaddr *addr, uint16_t port)
 {
 	const char *why = cd_addr_special(addr);
 
@@ -354,7 +364,7 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 	 * 127.0.0.1 would */
 	if (!why && cd_addr_list_has(own, addr))
 		why = CD_ADDR_OWN;
-	if (why && cd_allow_match_addr(list, n, addr, port))
+	if (why && match_addr(list, n, addr, port))
 		return NULL;
 	return why;
 }
@@ -362,8 +372,10 @@ const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
 #define REBINDING_TAIL                                                                             \
 	"which is not on the allow-list itself (DNS rebinding protection: allow %s too to reach it)"
 
-void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
-			       char *buf, size_t size)
+/* The reason a name is refused when every address it resolves to is (why: what rebinding()
+ * said of the first of them, addr). */
+static void rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
+			     char *buf, size_t size)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -374,6 +386,108 @@ void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, co
 	else
 		snprintf(buf, size, "%s resolves to %s, %s %s address, " REBINDING_TAIL, name, a,
 			 strchr("aeiou", why[0]) ? "an" : "a", why, a);
+}
+
+static void set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+}
+
+/* The one line of a refusal; cut at the size of the line the proxy sends and audits. */
+static void reasonf(struct cd_decision *d, const char *fmt, ...) _printf_(2, 3);
+static void reasonf(struct cd_decision *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+	va_end(ap);
+}
+
+static enum cd_verdict refuse_unlisted(struct cd_decision *d)
+{
+	snprintf(d->notice, sizeof(d->notice), "not on the allow-list");
+	return CD_VERDICT_REFUSE;
+}
+
+/* An address the client named itself: it asked for that address, so the rebinding rule has
+ * nothing to add (an address entry is the only way in). */
+static enum cd_verdict decide_literal(const struct cd_allow *list, size_t n, const char *host,
+				      bool host_is_v6, uint16_t port, struct sockaddr_storage *a,
+				      struct cd_decision *d)
+{
+	snprintf(d->host, sizeof(d->host), "%s", host);
+	if (!match_addr(list, n, (struct sockaddr *)a, port)) {
+		reasonf(d, "%s%s%s:%u is not on the allow-list", host_is_v6 ? "[" : "", host,
+			host_is_v6 ? "]" : "", port);
+		return refuse_unlisted(d);
+	}
+	set_port(a, port);
+	d->addrs[d->n_addrs++] = *a;
+	return CD_VERDICT_DIAL;
+}
+
+/* The addresses an allowed name resolved to: those the rebinding rule lets it reach, or the
+ * rule's reason for the first one refused when it refuses them all. */
+static enum cd_verdict decide_addrs(const struct cd_allow *list, size_t n,
+				    const struct cd_addr_list *own, uint16_t port,
+				    const struct cd_addr_list *resolved, struct cd_decision *d)
+{
+	const struct sockaddr *first = NULL;
+
+	for (size_t i = 0; i < resolved->n && d->n_addrs < CD_ALLOW_MAX_DIAL; i++) {
+		const struct sockaddr *a = (const struct sockaddr *)&resolved->addrs[i];
+		const char *why;
+
+		if (a->sa_family != AF_INET && a->sa_family != AF_INET6)
+			continue;
+		/* a name that leads to the host's or the local network's own services only with
+		 * that address allowed too: DNS rebinding */
+		why = rebinding(list, n, own, a, port);
+		if (why) {
+			if (!first) {
+				first = a;
+				d->why = why;
+			}
+			continue;
+		}
+		d->addrs[d->n_addrs] = resolved->addrs[i];
+		set_port(&d->addrs[d->n_addrs++], port);
+	}
+	if (d->n_addrs)
+		return CD_VERDICT_DIAL;
+	if (!first)
+		return CD_VERDICT_NO_ADDRESS;
+	rebinding_reason(d->host, first, d->why, d->reason, sizeof(d->reason));
+	snprintf(d->notice, sizeof(d->notice), "%s", d->reason);
+	return CD_VERDICT_REFUSE;
+}
+
+enum cd_verdict cd_allow_decide(const struct cd_allow *list, size_t n,
+				const struct cd_addr_list *own, const char *host, bool host_is_v6,
+				uint16_t port, const struct cd_addr_list *resolved,
+				struct cd_decision *ret)
+{
+	struct sockaddr_storage a;
+
+	*ret = (struct cd_decision){ 0 };
+	if (cd_addr_parse(host, &a))
+		return decide_literal(list, n, host, host_is_v6, port, &a, ret);
+	if (host_is_v6 || cd_allow_normalize_name(host, ret->host, sizeof(ret->host)) < 0) {
+		snprintf(ret->host, sizeof(ret->host), "%s", host);
+		reasonf(ret, "\"%s\" is not a host name", host);
+		return CD_VERDICT_BAD_NAME;
+	}
+	if (!match_name(list, n, ret->host, port)) {
+		reasonf(ret, "%s:%u is not on the allow-list", ret->host, port);
+		return refuse_unlisted(ret);
+	}
+	if (!resolved)
+		return CD_VERDICT_RESOLVE; /* nothing is looked up for a name the list refuses */
+	return decide_addrs(list, n, own, port, resolved, ret);
 }
 
 const char *cd_addr_str(const struct sockaddr *addr, char *buf, size_t size)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * allow.h - the egress allow-list (--allow-net): entries, matching, and the addresses that a
- * name may not resolve to unless the address itself is on the list (DNS rebinding): the special
- * address classes and the host's own addresses. Pure: no I/O (hostaddr.h reads the host's).
+ * allow.h - the egress allow-list (--allow-net): entries, the special address classes, and the
+ * one decision on where a proxy request may go (cd_allow_decide): names, ports, address literals,
+ * and the addresses that a name may not resolve to unless the address itself is on the list (DNS
+ * rebinding). Pure: no I/O (hostaddr.h reads the host's own addresses, proxy.c carries out the
+ * decision).
  */
 #pragma once
 
@@ -30,20 +32,13 @@ void cd_allow_free(struct cd_allow *a);
  * DNS name (then it cannot match any entry). */
 int cd_allow_normalize_name(const char *in, char *out, size_t size);
 
-/* The entry that lets name:port through, or NULL. name is normalized. */
-const struct cd_allow *cd_allow_match_name(const struct cd_allow *list, size_t n, const char *name,
-					   uint16_t port);
-/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
-const struct cd_allow *cd_allow_match_addr(const struct cd_allow *list, size_t n,
-					   const struct sockaddr *addr, uint16_t port);
-
 /* What kind of address a name must not reach without being allowed explicitly: "loopback",
  * "private", "link-local", "unspecified", "multicast", "reserved", ... or NULL for a public
  * address. IPv4-mapped IPv6 addresses are judged as IPv4. */
 const char *cd_addr_special(const struct sockaddr *addr);
 
-/* A set of addresses, port 0: the host's own (hostaddr.h reads them). bits: the prefix length
- * of each (a local route covers a whole prefix), or NULL: each address alone. */
+/* A set of addresses: the host's own (hostaddr.h reads them), or what a name resolved to. bits:
+ * the prefix length of each (a local route covers a whole prefix), or NULL: each address alone. */
 struct cd_addr_list {
 	struct sockaddr_storage *addrs;
 	size_t n;
@@ -54,18 +49,42 @@ void cd_addr_list_free(struct cd_addr_list *l);
  * leads to is. */
 bool cd_addr_list_has(const struct cd_addr_list *l, const struct sockaddr *addr);
 
-/* The DNS-rebinding rule: why a name may not lead to addr on port. The address's class
- * (cd_addr_special), or CD_ADDR_OWN for one of the host's own addresses (own may be NULL);
- * NULL when it may: a public address that is not the host's, or an address entry on the list
- * that takes port. */
+/* The class cd_allow_decide gives one of the host's own addresses (cd_addr_list_has) that is
+ * no special address. */
 #define CD_ADDR_OWN "own"
-const char *cd_allow_rebinding(const struct cd_allow *list, size_t n,
-			       const struct cd_addr_list *own, const struct sockaddr *addr,
-			       uint16_t port);
-/* The reason a name is refused when every address it resolves to is (why: what
- * cd_allow_rebinding said of the first of them, addr). */
-void cd_allow_rebinding_reason(const char *name, const struct sockaddr *addr, const char *why,
-			       char *buf, size_t size);
+
+/* What the proxy does with a request, as cd_allow_decide says. */
+enum cd_verdict {
+	CD_VERDICT_DIAL,       /* connect to the decision's addresses, in turn */
+	CD_VERDICT_RESOLVE,    /* an allowed name: look it up, then decide again with its addresses */
+	CD_VERDICT_REFUSE,     /* not on the allow-list, or the name leads where it may not (403) */
+	CD_VERDICT_BAD_NAME,   /* neither an address nor a host name (400) */
+	CD_VERDICT_NO_ADDRESS, /* the name has no IPv4 or IPv6 address: a failed lookup (502) */
+};
+
+#define CD_ALLOW_MAX_DIAL 8 /* a name's addresses tried, in the resolver's order */
+
+struct cd_decision {
+	char host[256];   /* the host judged: a name normalized, an address or a bad name as sent */
+	char reason[256]; /* REFUSE, BAD_NAME: the one line the client gets and the audit keeps */
+	char notice[256]; /* REFUSE: the why of the "egress refused: HOST:PORT: why" notice */
+	const char *why;  /* REFUSE by the rebinding rule: the class of the first address refused
+			   * (cd_addr_special) or CD_ADDR_OWN; NULL for a refusal by the list */
+	struct sockaddr_storage addrs[CD_ALLOW_MAX_DIAL]; /* DIAL: each with port set */
+	size_t n_addrs;
+};
+
+/* The one decision on where a request for host:port may go. host is as the client sent it (an
+ * IPv6 address without brackets; host_is_v6: it was in brackets). An address goes where it says
+ * only when an address entry takes it and port (DIAL); a name only when a name entry covers it
+ * and port: RESOLVE while resolved is NULL, then, called again with the name's addresses, DIAL
+ * to those the DNS-rebinding rule lets it reach (the first CD_ALLOW_MAX_DIAL of them): public
+ * addresses that are none of the host's own (own, may be NULL), and address entries that take
+ * port. Addresses other than IPv4 and IPv6 are skipped; resolved->bits is ignored. Pure. */
+enum cd_verdict cd_allow_decide(const struct cd_allow *list, size_t n,
+				const struct cd_addr_list *own, const char *host, bool host_is_v6,
+				uint16_t port, const struct cd_addr_list *resolved,
+				struct cd_decision *ret);
 
 /* Does the list reach the host's loopback (a "localhost" entry, or a loopback address)? Then
  * loopback requests must go through the proxy; otherwise loopback is the sandbox's own. */

@@ -7,7 +7,9 @@
  *   TUNNEL   bytes both ways with splice() through a pipe per direction (bounded, no copies)
  *   LINGER   a refusal was sent: read and drop what the client still sends, so that closing
  *            does not reset the connection before the client has read the answer
- * Refusals answer one line, "cordon: <why>". Each connection ends in one audit event.
+ * Both decisions, before the lookup and on its addresses, are cd_allow_decide's (allow.c, pure):
+ * this file only carries them out. Refusals answer one line, "cordon: <why>". Each connection
+ * ends in one audit event.
  */
 #include <ares.h>
 #include <arpa/inet.h>
@@ -32,7 +34,6 @@
 
 #define PIPE_SIZE   (256 << 10)
 #define CLIENT_SNDBUF (256 << 10)
-#define MAX_ADDRS   8
 #define MAX_ARES_FD 16
 #define TICK_NS     (NSEC_PER_SEC / 4)
 #define LINGER_NS   (NSEC_PER_SEC)
@@ -74,7 +75,7 @@ struct conn {
 	char name[256];
 	char *out; /* bytes for the server before the tunnel: the rewritten head, early data */
 	size_t out_len, out_off;
-	struct sockaddr_storage addrs[MAX_ADDRS];
+	struct sockaddr_storage addrs[CD_ALLOW_MAX_DIAL];
 	size_t n_addrs, next_addr;
 	int connect_errno;
 	struct dir up, down;
@@ -559,69 +560,90 @@ static void on_connected(struct conn *c)
 
 /* --- deciding --- */
 
-static void set_port(struct sockaddr_storage *a, uint16_t port)
+static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res);
+
+/* Carry out what cd_allow_decide (the one place that decides) said, before the lookup or on its
+ * addresses. */
+static void act(struct conn *c, enum cd_verdict v, const struct cd_decision *d)
 {
-	if (a->ss_family == AF_INET)
-		((struct sockaddr_in *)a)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	struct ares_addrinfo_hints hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+
+	switch (v) {
+	case CD_VERDICT_DIAL:
+		memcpy(c->addrs, d->addrs, d->n_addrs * sizeof(d->addrs[0]));
+		c->n_addrs = d->n_addrs;
+		connect_next(c);
+		break;
+	case CD_VERDICT_RESOLVE:
+		snprintf(c->name, sizeof(c->name), "%s", d->host);
+		c->st = ST_RESOLVE;
+		c->resolving = true;
+		c->p->n_lookups++;
+		/* may call back now */
+		ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c);
+		break;
+	case CD_VERDICT_REFUSE:
+		notice_refusal(c->p, d->host, c->req.host_is_v6, c->req.port, d->notice);
+		refuse(c, 403, "%s", d->reason);
+		break;
+	case CD_VERDICT_BAD_NAME:
+		refuse(c, 400, "%s", d->reason);
+		break;
+	case CD_VERDICT_NO_ADDRESS:
+		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
+		break;
+	}
 }
 
+/* The lookup's IPv4 and IPv6 addresses, in its order, for the decision (NULL: out of memory). */
+static struct sockaddr_storage *gather(const struct ares_addrinfo *res, size_t *ret_n)
+{
+	struct sockaddr_storage *v;
+	size_t n = 0, max = 1;
+
+	for (const struct ares_addrinfo_node *a = res ? res->nodes : NULL; a; a = a->ai_next)
+		max++;
+	v = calloc(max, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (const struct ares_addrinfo_node *a = res ? res->nodes : NULL; a; a = a->ai_next)
+		if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) &&
+		    a->ai_addrlen <= sizeof(*v))
+			memcpy(&v[n++], a->ai_addr, a->ai_addrlen);
+	*ret_n = n;
+	return v;
+}
+
+/* c-ares calls back with the name's addresses: they are gathered, and decided on. */
 static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
 	struct conn *c = arg;
 	const struct cd_proxy_opts *o = &c->p->o;
-	struct sockaddr_storage first;
-	const char *why = NULL;
+	_cleanup_free_ struct sockaddr_storage *addrs = NULL;
+	struct cd_addr_list l = { 0 };
+	struct cd_decision d;
 
 	(void)timeouts;
 	c->resolving = false;
 	c->p->n_lookups--;
 	if (busy(c->p) < c->p->cap)
 		pause_accept(c->p, false);
-	if (c->closed) {
+	if (c->closed || status != ARES_SUCCESS) {
 		ares_freeaddrinfo(res);
+		if (!c->closed)
+			refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(status));
 		return;
 	}
-	if (status != ARES_SUCCESS) {
-		ares_freeaddrinfo(res);
-		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(status));
-		return;
-	}
-	for (struct ares_addrinfo_node *n = res->nodes; n && c->n_addrs < MAX_ADDRS; n = n->ai_next) {
-		const char *w;
-
-		if ((n->ai_family != AF_INET && n->ai_family != AF_INET6) ||
-		    n->ai_addrlen > sizeof(first))
-			continue;
-		/* a name that leads to the host's or the local network's own services only with
-		 * that address allowed too: DNS rebinding */
-		w = cd_allow_rebinding(o->allow, o->n_allow, &c->p->own, n->ai_addr, c->req.port);
-		if (w) {
-			if (!why) {
-				why = w;
-				memcpy(&first, n->ai_addr, n->ai_addrlen);
-			}
-			continue;
-		}
-		memcpy(&c->addrs[c->n_addrs], n->ai_addr, n->ai_addrlen);
-		set_port(&c->addrs[c->n_addrs++], c->req.port);
-	}
+	addrs = gather(res, &l.n);
 	ares_freeaddrinfo(res);
-	if (c->n_addrs) {
-		connect_next(c);
+	if (!addrs) {
+		refuse(c, 502, "out of memory");
 		return;
 	}
-	if (why) {
-		char reason[sizeof(c->reason)];
-
-		cd_allow_rebinding_reason(c->name, (struct sockaddr *)&first, why, reason,
-					  sizeof(reason));
-		notice_refusal(c->p, c->name, false, c->req.port, reason);
-		refuse(c, 403, "%s", reason);
-	} else {
-		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
-	}
+	l.addrs = addrs;
+	act(c, cd_allow_decide(o->allow, o->n_allow, &c->p->own, c->req.host, c->req.host_is_v6,
+			       c->req.port, &l, &d),
+	    &d);
 }
 
 /* Bytes the server gets before the tunnel: the rewritten head for plain HTTP, and whatever
@@ -646,41 +668,16 @@ static int prepare_out(struct conn *c)
 static void decide(struct conn *c)
 {
 	const struct cd_proxy_opts *o = &c->p->o;
-	struct ares_addrinfo_hints hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct sockaddr_storage a;
+	struct cd_decision d;
 
 	set_mask(c->p, c->cfd, &c->cev, &c->cmask, 0); /* nothing more from the client for now */
 	if (prepare_out(c) < 0) {
 		refuse(c, 502, "out of memory");
 		return;
 	}
-	if (cd_addr_parse(c->req.host, &a)) {
-		if (!cd_allow_match_addr(o->allow, o->n_allow, (struct sockaddr *)&a, c->req.port)) {
-			notice_refusal(c->p, c->req.host, c->req.host_is_v6, c->req.port,
-				       "not on the allow-list");
-			refuse(c, 403, "%s%s%s:%u is not on the allow-list", c->req.host_is_v6 ? "[" : "",
-			       c->req.host, c->req.host_is_v6 ? "]" : "", c->req.port);
-			return;
-		}
-		set_port(&a, c->req.port);
-		c->addrs[0] = a;
-		c->n_addrs = 1;
-		connect_next(c);
-		return;
-	}
-	if (c->req.host_is_v6 || cd_allow_normalize_name(c->req.host, c->name, sizeof(c->name)) < 0) {
-		refuse(c, 400, "\"%s\" is not a host name", c->req.host);
-		return;
-	}
-	if (!cd_allow_match_name(o->allow, o->n_allow, c->name, c->req.port)) {
-		notice_refusal(c->p, c->name, false, c->req.port, "not on the allow-list");
-		refuse(c, 403, "%s:%u is not on the allow-list", c->name, c->req.port);
-		return;
-	}
-	c->st = ST_RESOLVE;
-	c->resolving = true;
-	c->p->n_lookups++;
-	ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c); /* may call back now */
+	act(c, cd_allow_decide(o->allow, o->n_allow, &c->p->own, c->req.host, c->req.host_is_v6,
+			       c->req.port, NULL, &d),
+	    &d);
 }
 
 /* SOCKS5: the greeting (answered at once), then the request. */
@@ -789,12 +786,13 @@ static void on_conn_event(struct conn *c, bool server, uint32_t events)
 /* Over the cap: answer 503 and close at once (nothing read yet: the answer is not reset). */
 static void over_cap(struct cd_proxy *p, int fd, const char *client)
 {
-	static const char body[] = "cordon: more connections at once than --net-max-connections\n";
-	char msg[256];
+	char body[96], msg[256];
+	int b = snprintf(body, sizeof(body),
+			 "cordon: more connections at once than the proxy allows (%u)\n", p->cap);
 	int n = snprintf(msg, sizeof(msg),
 			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			 sizeof(body) - 1, body);
+			 "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+			 b, body);
 	struct conn c = { .p = p, .decision = "over-cap", .status = 503 };
 
 	send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -2,7 +2,8 @@
 /*
  * fuzz-net.c - libFuzzer target for what the egress proxy parses from the sandbox and from the
  * command line: the request head (httpreq.c), SOCKS5 (socks.c), the allow-list entries and names
- * (allow.c); and the DNS-rebinding rule (allow.c) for the addresses the input's bytes make.
+ * (allow.c); and the DNS-rebinding rule of cd_allow_decide (allow.c) for the addresses the input's
+ * bytes make.
  * Checks the invariants the proxy relies on, not only the absence of crashes.
  */
 #include <stdlib.h>
@@ -62,6 +63,14 @@ static void check_socks(const uint8_t *d, size_t n)
 		abort();
 }
 
+/* The decision on name:port with the single entry a, before the lookup. */
+static enum cd_verdict decide_name(const struct cd_allow *a, const char *name, uint16_t port)
+{
+	struct cd_decision d;
+
+	return cd_allow_decide(a, 1, NULL, name, false, port, NULL, &d);
+}
+
 static void check_entry(const char *s)
 {
 	struct cordon_error err = { 0 };
@@ -74,16 +83,29 @@ static void check_entry(const char *s)
 	} else {
 		uint16_t port = a.port ? a.port : 443;
 
-		if (a.name && (strchr(a.name, '*') || cd_allow_match_name(&a, 1, a.name, port) ==
-							       (a.wildcard ? &a : NULL)))
+		if (a.name && (strchr(a.name, '*') || (decide_name(&a, a.name, port) ==
+							CD_VERDICT_RESOLVE) == a.wildcard))
 			abort(); /* a wildcard never covers its own domain; an exact name does */
-		if (a.name && !a.wildcard && !a.port && !cd_allow_match_name(&a, 1, a.name, 80))
+		if (a.name && !a.wildcard && !a.port &&
+		    decide_name(&a, a.name, 80) != CD_VERDICT_RESOLVE)
 			abort();
 		cd_allow_free(&a);
 	}
 	if (cd_allow_normalize_name(s, name, sizeof(name)) == 0 &&
 	    (strlen(name) > 253 || strpbrk(name, ".") == name))
 		abort();
+}
+
+/* The rebinding rule's decision for an allowed name, x.test, that resolves to addr alone. */
+static const char *rebinding(const struct cd_addr_list *own, const struct sockaddr_storage *addr)
+{
+	static struct cd_allow name = { .name = "x.test" };
+	struct cd_addr_list res = { (struct sockaddr_storage *)addr, 1, NULL };
+	struct cd_decision d;
+
+	if (cd_allow_decide(&name, 1, own, "x.test", false, 443, &res, &d) == CD_VERDICT_DIAL)
+		return NULL;
+	return d.why ? d.why : "?";
 }
 
 /* The first 16 bytes as an IPv6 address, the first 4 as an IPv4 one: no special address, and
@@ -102,12 +124,9 @@ static void check_rebinding(const uint8_t *d, size_t n)
 	memcpy(&((struct sockaddr_in6 *)&a6)->sin6_addr, d, 16);
 	m->s6_addr[10] = m->s6_addr[11] = 0xff;
 	memcpy(&m->s6_addr[12], d, 4);
-	if (cd_addr_special((struct sockaddr *)&a6) &&
-	    !cd_allow_rebinding(NULL, 0, NULL, (struct sockaddr *)&a6, 443))
+	if (cd_addr_special((struct sockaddr *)&a6) && !rebinding(NULL, &a6))
 		abort();
-	if (!cd_allow_rebinding(NULL, 0, &own4, (struct sockaddr *)&a4, 443) ||
-	    !cd_allow_rebinding(NULL, 0, &own4, (struct sockaddr *)&mapped, 443) ||
-	    !cd_allow_rebinding(NULL, 0, &own6, (struct sockaddr *)&a6, 443))
+	if (!rebinding(&own4, &a4) || !rebinding(&own4, &mapped) || !rebinding(&own6, &a6))
 		abort();
 }
 

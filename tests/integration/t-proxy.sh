@@ -379,13 +379,25 @@ s = [socket.create_connection(('127.0.0.1', 3128)) for _ in range(3)]
 s[2].settimeout(5)
 print(s[2].recv(100).split(b'\r\n')[0].decode())"
 is "over --net-max-connections: 503" "$out" "HTTP/1.1 503 Service Unavailable"
+c --allow-net "127.0.0.1:$P1" --net-max-connections 2 -- python3 -c "
+import socket
+s = [socket.create_connection(('127.0.0.1', 3128)) for _ in range(3)]
+s[2].settimeout(5)
+a = b''
+while True:
+    d = s[2].recv(1000)
+    if not d:
+        break
+    a += d
+print(a.split(b'\\r\\n\\r\\n', 1)[1].decode(), end='')"
+is "... saying why in plain words, with the cap" "$out" "cordon: more connections at once than the proxy allows (2)"
 
 # --- bad entries, before anything runs
 rejects "--allow-net empty" 'cordon: --allow-net: empty entry (HOST[:PORT])' -- --allow-net '' -- true
 rejects "--allow-net with a bad port" 'cordon: --allow-net: "example.com:99999": port 99999 is not in 1-65535' -- --allow-net example.com:99999 -- true
 rejects "--allow-net with port 0" 'cordon: --allow-net: "example.com:0": port 0 is not in 1-65535' -- --allow-net example.com:0 -- true
 rejects "--allow-net with an empty port" "cordon: --allow-net: \"example.com:\": empty port after ':'" -- --allow-net example.com: -- true
-rejects "--allow-net '*'" 'cordon: --allow-net: "*": a wildcard must name a domain, as in *.example.com (all of the network: --net host)' -- --allow-net '*' -- true
+rejects "--allow-net '*'" "cordon: --allow-net: \"*\": a wildcard must name a domain, as in *.example.com (for all of the network, use the host's network)" -- --allow-net '*' -- true
 rejects "--allow-net '*.com'" 'cordon: --allow-net: "*.com": a wildcard over a whole top-level domain is too broad' -- --allow-net '*.com' -- true
 rejects "--allow-net 'a.*.com'" "cordon: --allow-net: \"a.*.com\": '*' is allowed only as a leading \"*.\"" -- --allow-net 'a.*.com' -- true
 rejects "--allow-net with a bad name" 'cordon: --allow-net: "exa mple.com": "exa mple.com" is neither a host name nor an IPv4 address (IPv6: [2001:db8::1]:443)' -- --allow-net 'exa mple.com' -- true
