@@ -438,17 +438,7 @@ static int send_filter(struct run *run, struct cordon_error *err)
 
 static void log_cgroup(struct run *run)
 {
-	const struct cd_cgroup *cg = &run->cg;
-
-	if (cg->path)
-		run_log(run, "cgroup: %s: memory.max %s, memory.swap.max %s, cpu.max %s, pids.max %s",
-			cg->path, cg->memory_max ? cg->memory_max : "-",
-			cg->swap_max ? cg->swap_max : "-", cg->cpu_max ? cg->cpu_max : "-",
-			cg->pids_max ? cg->pids_max : "-");
-	for (char **m = cg->missing; m && *m; m++)
-		run_log(run, "cgroup: not applied: %s", *m);
-	for (char **f = cg->fallbacks; f && *f; f++)
-		run_log(run, "cgroup: fallback: %s", *f);
+	cd_cgroup_log(&run->cg, run->c);
 }
 
 static struct cd_report_info report_info(struct run *run)
@@ -1145,7 +1135,7 @@ static void cgroup_end(struct run *run)
 	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
 		res->outcome = CORDON_OUTCOME_OOM;
 		run_log(run, "cgroup: the memory limit (%s) killed the sandbox",
-			run->cg.memory_max ? run->cg.memory_max : "?");
+			run->cg.applied[CD_CG_MEMORY] ? run->cg.applied[CD_CG_MEMORY] : "?");
 	}
 	if (run->c->fast_exit && !run->pid)
 		cd_cgroup_release(&run->cg);

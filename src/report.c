@@ -243,11 +243,17 @@ static void kv_string_or_null(struct cd_json *j, const char *key, const char *v)
 		cd_json_null(j);
 }
 
-static void render_limit(struct cd_json *j, const char *key, const char *v)
+/* a limit as its file read back after writing: a number (null for "max"), or the file's text
+ * for cpu.max; null when not applied */
+static void render_limit(struct cd_json *j, const struct cd_limit_def *d, const char *text)
 {
-	cd_json_key(j, key);
-	if (v && strcmp(v, "max") != 0)
-		cd_json_uint(j, strtoull(v, NULL, 10));
+	uint64_t v;
+
+	cd_json_key(j, d->report_key);
+	if (text && d->report_text)
+		cd_json_string(j, text);
+	else if (text && cd_limit_parse_cgroup(d, text, &v) && v != CORDON_UNLIMITED)
+		cd_json_uint(j, v);
 	else
 		cd_json_null(j);
 }
@@ -261,10 +267,9 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_object_begin(j);
 	cd_json_kv_string(j, "mode", modes[in->c->cgroup_mode]);
 	kv_string_or_null(j, "path", cg ? cg->path_reported : NULL);
-	render_limit(j, "memory_max", cg ? cg->memory_max : NULL);
-	render_limit(j, "swap_max", cg ? cg->swap_max : NULL);
-	kv_string_or_null(j, "cpu_max", cg ? cg->cpu_max : NULL);
-	render_limit(j, "pids_max", cg ? cg->pids_max : NULL);
+	for (size_t i = 0; i < CD_CG_N; i++)
+		render_limit(j, &cd_limits[i], cg ? cg->applied[i] : NULL);
+	cd_json_kv_bool(j, "oom_group", cg && cg->oom_group);
 	render_strv(j, "missing", cg ? cg->missing : NULL);
 	render_strv(j, "fallbacks", cg ? cg->fallbacks : NULL);
 	cd_json_object_end(j);
