@@ -82,6 +82,7 @@ struct run {
 	struct cd_execlog execlog; /* the exec events and their budget */
 	struct cd_capture capture;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
+	struct cd_rlimits_got rlimits_got; /* what the command got (RLIMITS), for the report */
 	struct cd_terminal term; /* the caller's controlling terminal: lent to the command */
 	bool attach_cgroup; /* clone could not place pid 1 in its cgroup: move it before GO */
 	uint64_t pids_limit_hits; /* pids.events max */
@@ -455,6 +456,7 @@ static struct cd_report_info report_info(struct run *run)
 		.filter = run->have_filter ? &run->filter : NULL,
 		.baseline = run->have_baseline ? &run->baseline : NULL,
 		.cg = &run->cg,
+		.rlimits = &run->rlimits_got,
 	};
 }
 
@@ -893,6 +895,9 @@ static void on_message(struct run *run, const struct cd_msg *m)
 		break;
 	case CD_MSG_STOPPED:
 		suspend(run, m->value);
+		break;
+	case CD_MSG_RLIMITS:
+		cd_limits_got(&run->rlimits_got, m);
 		break;
 	case CD_MSG_TIMEOUT:
 		timed_out(run, m->value);

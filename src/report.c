@@ -162,25 +162,34 @@ static void render_mounts(struct cd_json *j, const struct cd_mount_plan *p)
 	cd_json_array_end(j);
 }
 
-static void render_rlimits(struct cd_json *j, const struct cordon_config *c)
+static void render_rlim(struct cd_json *j, const char *key, rlim_t v)
+{
+	cd_json_key(j, key);
+	if (v == RLIM_INFINITY)
+		cd_json_string(j, "unlimited");
+	else
+		cd_json_uint(j, v);
+}
+
+/* every rlimit as the command's process read it back before exec; null when it never got
+ * that far (setup failed before) */
+static void render_rlimits(struct cd_json *j, const struct cd_rlimits_got *got)
 {
 	cd_json_key(j, "rlimits");
+	if (!got || !got->valid) {
+		cd_json_null(j);
+		return;
+	}
 	cd_json_object_begin(j);
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
-		if (!c->rlimits[i].set || !cd_rlimit_name(i))
+		const struct rlimit *r = &got->r[i];
+
+		if (!cd_rlimit_name(i))
 			continue;
 		cd_json_key(j, cd_rlimit_name(i));
 		cd_json_object_begin(j);
-		cd_json_key(j, "soft");
-		if (c->rlimits[i].soft == RLIM_INFINITY)
-			cd_json_string(j, "unlimited");
-		else
-			cd_json_uint(j, c->rlimits[i].soft);
-		cd_json_key(j, "hard");
-		if (c->rlimits[i].hard == RLIM_INFINITY)
-			cd_json_string(j, "unlimited");
-		else
-			cd_json_uint(j, c->rlimits[i].hard);
+		render_rlim(j, "soft", r->rlim_cur);
+		render_rlim(j, "hard", r->rlim_max);
 		cd_json_object_end(j);
 	}
 	cd_json_object_end(j);
@@ -317,7 +326,7 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	render_identity(j, in->id);
 	cd_json_kv_uint(j, "timeout_ms", c->timeout_ns / NSEC_PER_MSEC);
 	cd_json_kv_uint(j, "kill_after_ms", c->kill_after_ns / NSEC_PER_MSEC);
-	render_rlimits(j, c);
+	render_rlimits(j, in->rlimits);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
 	cd_json_kv_bool(j, "new_session", !in->baseline || !in->baseline->blocks_tiocsti);

@@ -8,6 +8,7 @@
 #include "mount.h"
 #include "filter.h"
 #include "userns.h"
+#include "rlimits.h"
 
 /* What the report describes besides the result. */
 struct cd_report_info {
@@ -22,6 +23,7 @@ struct cd_report_info {
 	const struct cd_filter *filter; /* the policy's program; NULL: none */
 	const struct cd_filter *baseline; /* cordon's own rules; NULL: not compiled (setup failed) */
 	const struct cd_cgroup *cg;
+	const struct cd_rlimits_got *rlimits; /* what the command got; NULL: not known */
 };
 
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.
