@@ -1247,21 +1247,11 @@ static void finish(struct run *run)
 	run_log(run, "sandbox: ended, exit code %d", res->exit_code);
 }
 
-static void write_reports(struct run *run)
+static int write_reports(struct run *run, struct cordon_error *err)
 {
 	struct cd_report_info info = report_info(run);
-	_cleanup_free_ char *json = NULL;
-	struct cordon_error ignored = { 0 };
 
-	if (run->report.fd < 0 && run->c->report_fd < 0)
-		return;
-	json = cd_report_render(&info);
-	if (!json)
-		return;
-	if (run->report.fd >= 0)
-		cd_report_commit(&run->report, json, &ignored);
-	if (run->c->report_fd >= 0)
-		cd_write_all(run->c->report_fd, json, strlen(json));
+	return cd_report_write(&info, &run->report, run->c->report_fd, err);
 }
 
 static void run_done(struct run *run)
@@ -1323,6 +1313,7 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 		.report = { .dirfd = -1, .fd = -1 }, .cg = { .fd = -1 }, .audit = { .fd = -1, .id = res->id },
 		.listener = -1, .term = { .fd = -1 },
 	};
+	struct cordon_error report_err = { 0 };
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -1339,11 +1330,21 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	else
 		run.failed = true;
 	finish(&run);
-	write_reports(&run);
+	/* a report asked for and not written fails the run (cordon.h): the command's outcome stays
+	 * in res, the exit code becomes 125 */
+	r = write_reports(&run, &report_err);
 	if (res->outcome == CORDON_OUTCOME_SETUP_ERROR) {
+		if (r < 0)
+			cd_error_append(&res->error, "; no report: %s", report_err.msg);
 		if (err)
 			*err = res->error;
 		return -(res->error.code ? res->error.code : EINVAL);
+	}
+	if (r < 0) {
+		res->exit_code = CORDON_EXIT_FAILURE;
+		if (err)
+			*err = report_err;
+		return r;
 	}
 	return 0;
 }

@@ -591,6 +591,22 @@ static void print_error(const struct cordon_error *err)
 		say("%s%s: %s", is_option(err->step) ? "--" : "", err->step, err->msg);
 }
 
+/* The command ran, but the report asked for was not written: cordon failed (125), whatever
+ * the command did, which the line says too. A run whose report is missing (or an older one is
+ * left at its path) must not look like a success to whoever reads the exit status. */
+static void report_lost(const struct cordon_error *err, const struct cordon_result *res)
+{
+	char what[64];
+
+	if (res->outcome == CORDON_OUTCOME_EXITED)
+		snprintf(what, sizeof(what), "exited with status %d", res->status);
+	else if (res->outcome == CORDON_OUTCOME_TIMEOUT)
+		snprintf(what, sizeof(what), "timed out");
+	else
+		snprintf(what, sizeof(what), "died of signal %d", res->signal);
+	say("%s: %s (the command %s)", err->step, err->msg, what);
+}
+
 /* cordon policy check|show NAME|PATH */
 static int policy_command(int argc, char **argv)
 {
@@ -636,7 +652,9 @@ int main(int argc, char **argv)
 	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);
-	if (r < 0)
+	if (r < 0 && res.outcome != CORDON_OUTCOME_SETUP_ERROR)
+		report_lost(&err, &res);
+	else if (r < 0)
 		print_error(&err);
 	else if (res.outcome == CORDON_OUTCOME_TIMEOUT && !cli.quiet)
 		fprintf(stderr, "cordon: timeout: the command ran past %.3gs and was killed\n",

@@ -391,7 +391,7 @@ int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_
 	if (r == 0 && renameat(rf->dirfd, rf->tmp, rf->dirfd, rf->name) < 0)
 		r = -errno;
 	if (r < 0) {
-		cd_fail_errno(err, -r, "report", "write %s/%s", rf->path, rf->name);
+		cd_fail_errno(err, -r, "report", "%s/%s", rf->path, rf->name);
 		cd_report_discard(rf);
 		return r;
 	}
@@ -410,4 +410,28 @@ void cd_report_discard(struct cd_report_file *rf)
 	free(rf->name);
 	free(rf->path);
 	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+}
+
+int cd_report_write(const struct cd_report_info *info, struct cd_report_file *rf, int fd,
+		    struct cordon_error *err)
+{
+	_cleanup_free_ char *json = NULL;
+	int r = 0, r2;
+
+	if (rf->fd < 0 && fd < 0)
+		return 0;
+	json = cd_report_render(info);
+	if (!json) {
+		cd_report_discard(rf); /* no half report: the temp file goes */
+		return cd_fail(err, ENOMEM, "report", "out of memory");
+	}
+	if (rf->fd >= 0)
+		r = cd_report_commit(rf, json, err);
+	/* both are tried: the fd's reader may be waiting for it whatever became of the file */
+	if (fd >= 0) {
+		r2 = cd_write_all(fd, json, strlen(json));
+		if (r2 < 0)
+			r = r < 0 ? r : cd_fail_errno(err, -r2, "report", "file descriptor %d", fd);
+	}
+	return r;
 }

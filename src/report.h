@@ -50,3 +50,8 @@ int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_
 		   struct cordon_error *err);
 int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
 void cd_report_discard(struct cd_report_file *rf);
+/* Render and write the report to the file (when rf is open) and to fd (when >= 0). A report
+ * that was asked for and not written is an error {step "report", msg "PATH: why"}: the caller
+ * must not be left believing it exists (or reading an older one at that path). */
+int cd_report_write(const struct cd_report_info *info, struct cd_report_file *rf, int fd,
+		    struct cordon_error *err);
