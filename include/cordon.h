@@ -293,7 +293,8 @@ enum cordon_cgroup_mode {
 };
 
 /* memory.max of the sandbox, bytes (at least 1 MiB); CORDON_UNLIMITED: none. Default 4 GiB.
- * The sandbox is one OOM unit (memory.oom.group). */
+ * The sandbox is one OOM unit (memory.oom.group): where that cannot be set, an explicit memory
+ * limit fails like the limit itself (unless best-effort); a default one runs, recorded. */
 CORDON_PUBLIC int cordon_config_set_memory(struct cordon_config *c, uint64_t bytes,
 					   struct cordon_error *err);
 /* memory.swap.max; default 0: the sandbox does not swap. */
@@ -369,8 +370,11 @@ CORDON_PUBLIC int cordon_parse_limit(const char *name, const char *s, uint64_t *
 				     uint64_t *ret_hard, struct cordon_error *err);
 
 /* Run the configured command in a new sandbox and wait for the sandbox to end.
- * Returns 0 when the command ran (whatever its status), negative when cordon failed; in both
- * cases *res is filled and the report, if any, written. */
+ * Returns 0 when the command ran (whatever its status) and the report, if any, was written;
+ * negative when cordon failed. In both cases *res is filled and the report written if it can
+ * be. A report that cannot be written is a failure (err->step "report", err->msg "PATH: why"):
+ * res then keeps the command's outcome, status and signal, and res->exit_code is
+ * CORDON_EXIT_FAILURE. */
 CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
 			     struct cordon_error *err);
 
