@@ -483,6 +483,7 @@ static int audit_start(struct run *run, struct cordon_error *err)
 	struct cd_json j;
 	int r;
 
+	info.rlimits = NULL; /* no command yet: the configured ones */
 	if (!cd_audit_on(&run->audit))
 		return 0;
 	own_files(run);

@@ -171,12 +171,34 @@ static void render_rlim(struct cd_json *j, const char *key, rlim_t v)
 		cd_json_uint(j, v);
 }
 
+/* before the command exists (the audit trail's start event): the limits configured */
+static void render_configured_rlimits(struct cd_json *j, const struct cordon_config *c)
+{
+	cd_json_object_begin(j);
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		if (!c->rlimits[i].set || !cd_rlimit_name(i))
+			continue;
+		cd_json_key(j, cd_rlimit_name(i));
+		cd_json_object_begin(j);
+		render_rlim(j, "soft", c->rlimits[i].soft);
+		render_rlim(j, "hard", c->rlimits[i].hard);
+		cd_json_object_end(j);
+	}
+	cd_json_object_end(j);
+}
+
 /* every rlimit as the command's process read it back before exec; null when it never got
  * that far (setup failed before) */
-static void render_rlimits(struct cd_json *j, const struct cd_rlimits_got *got)
+static void render_rlimits(struct cd_json *j, const struct cd_report_info *in)
 {
+	const struct cd_rlimits_got *got = in->rlimits;
+
 	cd_json_key(j, "rlimits");
-	if (!got || !got->valid) {
+	if (!got) {
+		render_configured_rlimits(j, in->c);
+		return;
+	}
+	if (!got->valid) {
 		cd_json_null(j);
 		return;
 	}
@@ -326,7 +348,7 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	render_identity(j, in->id);
 	cd_json_kv_uint(j, "timeout_ms", c->timeout_ns / NSEC_PER_MSEC);
 	cd_json_kv_uint(j, "kill_after_ms", c->kill_after_ns / NSEC_PER_MSEC);
-	render_rlimits(j, in->rlimits);
+	render_rlimits(j, in);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
 	cd_json_kv_bool(j, "new_session", !in->baseline || !in->baseline->blocks_tiocsti);

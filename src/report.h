@@ -23,7 +23,9 @@ struct cd_report_info {
 	const struct cd_filter *filter; /* the policy's program; NULL: none */
 	const struct cd_filter *baseline; /* cordon's own rules; NULL: not compiled (setup failed) */
 	const struct cd_cgroup *cg;
-	const struct cd_rlimits_got *rlimits; /* what the command got; NULL: not known */
+	/* what the command got (invalid: it never got that far, null in the report); NULL: before
+	 * the command exists (the audit's start event), the configured ones */
+	const struct cd_rlimits_got *rlimits;
 };
 
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.

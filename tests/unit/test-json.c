@@ -425,7 +425,7 @@ static void test_report(void)
 	    .user = user,
 	    .home = home,
 	};
-	struct cd_rlimits_got got = {.valid = true};
+	struct cd_rlimits_got got = {.valid = true}, none = {.valid = false};
 	const struct report_case cases[] = {
 	    {
 		.name = "exited",
@@ -478,7 +478,9 @@ static void test_report(void)
 			   "\"size\": 1024, \"type\": \"tmpfs\"}, {\"path\": \"/w\", "
 			   "\"read_only\": false, \"source\": \"/host/w\", "
 			   "\"type\": \"workdir\"}]\n",
-		.contains = {"\"signal\":15", "\"status\":null"},
+		.contains = {"\"signal\":15", "\"status\":null",
+			     "\"rlimits\":{\"core\":{\"soft\":0,\"hard\":0},"
+			     "\"nofile\":{\"soft\":\"unlimited\",\"hard\":\"unlimited\"}},"},
 	    },
 	    {
 		.name = "setup-error",
@@ -503,6 +505,7 @@ static void test_report(void)
 		.contains = {"\"error\":{\"step\":\"mount\",\"errno\":13,\"message\":"
 			     "\"bind \\\"/a\\\" on /b:\\tPermission denied\\n\"}",
 			     "\"rlimits\":null,"},
+		.rlimits = &none,
 	    },
 	};
 
