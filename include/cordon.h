@@ -293,7 +293,8 @@ enum cordon_cgroup_mode {
 };
 
 /* memory.max of the sandbox, bytes (at least 1 MiB); CORDON_UNLIMITED: none. Default 4 GiB.
- * The sandbox is one OOM unit (memory.oom.group). */
+ * The sandbox is one OOM unit (memory.oom.group): where that cannot be set, an explicit memory
+ * limit fails like the limit itself (unless best-effort); a default one runs, recorded. */
 CORDON_PUBLIC int cordon_config_set_memory(struct cordon_config *c, uint64_t bytes,
 					   struct cordon_error *err);
 /* memory.swap.max; default 0: the sandbox does not swap. */
@@ -314,6 +315,41 @@ CORDON_PUBLIC int cordon_config_set_cgroup_mode(struct cordon_config *c,
 CORDON_PUBLIC int cordon_config_set_cgroup_parent(struct cordon_config *c, const char *path,
 						  struct cordon_error *err);
 
+/* --- the table of limits: every cgroup limit and every RLIMIT_* (README "Limits") --- */
+enum cordon_limit_kind {
+	CORDON_LIMIT_CGROUP = 0, /* a file of the sandbox's cgroup: one value, for the sandbox */
+	CORDON_LIMIT_RLIMIT,     /* setrlimit() in the command's process: soft and hard */
+};
+
+enum cordon_limit_unit {
+	CORDON_UNIT_BYTES = 0,
+	CORDON_UNIT_COUNT,
+	CORDON_UNIT_MILLICPU,     /* thousandths of a CPU */
+	CORDON_UNIT_SECONDS,
+	CORDON_UNIT_MICROSECONDS,
+};
+
+/* One limit, as a front end shows it. Static storage; fields may be added at the end. */
+struct cordon_limit_info {
+	const char *name; /* "memory", "nofile": for cordon_config_set_limit() */
+	enum cordon_limit_kind kind;
+	enum cordon_limit_unit unit;
+	const char *file;    /* CGROUP: the cgroup file ("memory.max"); else NULL */
+	int resource;        /* RLIMIT: RLIMIT_*; else -1 */
+	const char *option;  /* the cordon tool's option for it ("cpu-time"); NULL: none */
+	char short_option;   /* 0: none */
+	const char *metavar; /* "SIZE" */
+	const char *help;    /* one line for --help */
+};
+
+/* The i-th limit (0, 1, ...); NULL past the last. The cgroup limits come first. */
+CORDON_PUBLIC const struct cordon_limit_info *cordon_limit_info(size_t i);
+/* Set the limit called name (case-insensitive; RLIMIT_NOFILE and nofile alike). A cgroup limit
+ * has one value: soft, and hard equal to it; CORDON_UNLIMITED (== RLIM_INFINITY): none. The same
+ * checks as the setters above and cordon_config_set_rlimit(). */
+CORDON_PUBLIC int cordon_config_set_limit(struct cordon_config *c, const char *name,
+					  uint64_t soft, uint64_t hard, struct cordon_error *err);
+
 /* Parsers for the command line's values; pure functions.
  * Sizes: 4096, 512K, 64M, 1.5G, 2T (powers of 1024; optional B or iB).
  * Durations: 10 (seconds), 500ms, 30s, 1.5s, 2m, 1h, 1d, 100us, 20ns. */
@@ -327,10 +363,19 @@ CORDON_PUBLIC int cordon_parse_cpus(const char *s, uint64_t *ret_millicpus,
 				    struct cordon_error *err);
 CORDON_PUBLIC int cordon_parse_rlimit(const char *spec, int *ret_resource, uint64_t *ret_soft,
 				      uint64_t *ret_hard, struct cordon_error *err);
+/* The value of the limit called name as its own option takes it: cgroup limits one value or
+ * "unlimited"/"max"; rlimits "SOFT[:HARD]" as in cordon_parse_rlimit(), except cpu, which takes
+ * one duration (more than 0) and gets a hard limit one second above it (SIGXCPU, then SIGKILL). */
+CORDON_PUBLIC int cordon_parse_limit(const char *name, const char *s, uint64_t *ret_soft,
+				     uint64_t *ret_hard, struct cordon_error *err);
 
 /* Run the configured command in a new sandbox and wait for the sandbox to end.
- * Returns 0 when the command ran (whatever its status), negative when cordon failed; in both
- * cases *res is filled and the report, if any, written. */
+ * Returns 0 when the command ran (whatever its status) and the report and audit trail, if any,
+ * were written whole; negative when cordon failed. In both cases *res is filled and the report
+ * written if it can be. A report that cannot be written (err->step "report", err->msg "PATH:
+ * why"), or an audit trail that lacks events (err->step "audit": a write failed, say the disk
+ * is full), is a failure: res then keeps the command's outcome, status and signal, and
+ * res->exit_code is CORDON_EXIT_FAILURE. */
 CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
 			     struct cordon_error *err);
 

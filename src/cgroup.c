@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * cgroup.c - the sandbox's cgroup v2. Where it lives: as root, "cordon" under the cgroup2
- * root (or --cgroup-parent); unprivileged, the caller's own cgroup when it was delegated
+ * root (or the parent given); unprivileged, the caller's own cgroup when it was delegated
  * (writable), after moving the caller into a leaf (cgroup v2's no-internal-processes rule). Each sandbox gets cordon-<id>, is born
  * in it (CLONE_INTO_CGROUP), and at the end everything in it is killed and it is removed;
  * cgroups of a cordon killed with SIGKILL are removed by the next run once empty.
@@ -22,7 +22,6 @@
 #include "cgroup.h"
 
 #define SUPERVISOR_LEAF "cordon-supervisors"
-#define PERIOD_US 100000ull
 #define STALE_AGE_NS (NSEC_PER_SEC / 2)
 
 static int read_text(const char *dir, const char *file, char *buf, size_t size)
@@ -172,86 +171,88 @@ static bool move_all(const char *from, const char *to)
 /* Unprivileged: move ourselves, and the other processes of our delegated cgroup (the
  * caller's shell, say: all the caller's own), into a leaf of it, so that it can have
  * children with controllers. What cannot be moved shows later as a missing controller. */
-static int adopt_own(const char *own, char **reason)
+static int adopt_own(const char *own, struct cordon_error *err)
 {
 	_cleanup_free_ char *leaf = cd_strdup_printf("%s/" SUPERVISOR_LEAF, own);
 	char pid[32];
+	int r;
 
 	if (!leaf)
-		return -ENOMEM;
+		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
 	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
-		return *reason = cd_strdup_printf("cannot make %s: %s", leaf, strerror(errno)), -1;
+		return cd_fail_errno(err, errno, "cgroup", "cannot make %s", leaf);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (write_text(leaf, "cgroup.procs", pid) < 0)
-		return *reason = cd_strdup_printf("cannot move into %s: %s", leaf, strerror(errno)), -1;
+	r = write_text(leaf, "cgroup.procs", pid);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cgroup", "cannot move into %s", leaf);
 	move_all(own, leaf);
 	return 0;
 }
 
-static char *choose_parent(const struct cordon_config *c, char **reason)
+/* Where the sandboxes' cgroups go, into *ret; what fails here means no cgroup, which the caller
+ * decides about (no_cgroup). */
+static int choose_parent(const struct cordon_config *c, char **ret, struct cordon_error *err)
 {
-	_cleanup_free_ char *mnt = NULL, *own = NULL;
-	char *p;
+	_cleanup_free_ char *mnt = NULL, *own = NULL, *p = NULL;
+	int r;
 
 	if (c->cgroup_parent)
-		return strdup(c->cgroup_parent);
-	mnt = cgroup2_mount();
-	if (!mnt)
-		return *reason = strdup("no cgroup2 file system is mounted"), NULL;
-	if (geteuid() == 0) {
+		p = strdup(c->cgroup_parent);
+	else if (!(mnt = cgroup2_mount()))
+		return cd_fail(err, ENOENT, "cgroup", "no cgroup2 file system is mounted");
+	else if (geteuid() == 0) {
 		p = cd_strdup_printf("%s/cordon", mnt);
-		if (p && mkdir(p, 0755) < 0 && errno != EEXIST) {
-			*reason = cd_strdup_printf("cannot make %s: %s", p, strerror(errno));
-			free(p);
-			return NULL;
-		}
-		return p;
+		if (p && mkdir(p, 0755) < 0 && errno != EEXIST)
+			return cd_fail_errno(err, errno, "cgroup", "cannot make %s", p);
+	} else {
+		/* unprivileged: the cgroup we run in, when it was delegated to us (systemd's
+		 * Delegate=yes hands a unit its own cgroup, never its siblings'): cordon moves
+		 * itself into a leaf there and makes the sandboxes next to that leaf */
+		own = own_cgroup(mnt);
+		if (!own)
+			return cd_fail(err, ENOENT, "cgroup", "no cgroup v2 entry in /proc/self/cgroup");
+		if (!writable_cgroup(own))
+			return cd_fail(err, EACCES, "cgroup",
+				       "no delegated cgroup v2 subtree: %s is not writable by uid %u "
+				       "(run cordon in a delegated scope, e.g. systemd-run --user "
+				       "--scope -p Delegate=yes, or give a parent cgroup)",
+				       own, getuid());
+		r = adopt_own(own, err);
+		if (r < 0)
+			return r;
+		p = CD_TAKE_PTR(own);
 	}
-	/* unprivileged: the cgroup we run in, when it was delegated to us (systemd's
-	 * Delegate=yes hands a unit its own cgroup, never its siblings'): cordon moves itself
-	 * into a leaf there and makes the sandboxes next to that leaf */
-	own = own_cgroup(mnt);
-	if (!own)
-		return *reason = strdup("no cgroup v2 entry in /proc/self/cgroup"), NULL;
-	if (writable_cgroup(own)) {
-		if (adopt_own(own, reason) < 0)
-			return NULL;
-		return CD_TAKE_PTR(own);
-	}
-	*reason = cd_strdup_printf("no delegated cgroup v2 subtree: %s is not writable by uid %u "
-				   "(run cordon in a delegated scope, e.g. systemd-run --user --scope "
-				   "-p Delegate=yes, or give --cgroup-parent)", own, getuid());
-	return NULL;
+	if (!p)
+		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
+	*ret = CD_TAKE_PTR(p);
+	return 0;
 }
 
-/* Make a controller available to the parent's children; false with *why if it cannot be. */
-static bool enable_controller(const char *parent, const char *ctl, char **why)
+/* Make a controller available to the parent's children. */
+static int enable_controller(const char *parent, const char *ctl, struct cordon_error *err)
 {
 	char buf[512], plus[32];
+	int r;
 
 	if (read_text(parent, "cgroup.subtree_control", buf, sizeof(buf)) >= 0 &&
 	    has_word(buf, ctl))
-		return true;
-	if (read_text(parent, "cgroup.controllers", buf, sizeof(buf)) < 0 || !has_word(buf, ctl)) {
-		*why = cd_strdup_printf("the %s controller is not available in cgroup v2 at %s", ctl,
-					parent);
-		return false;
-	}
+		return 0;
+	if (read_text(parent, "cgroup.controllers", buf, sizeof(buf)) < 0 || !has_word(buf, ctl))
+		return cd_fail(err, EOPNOTSUPP, "cgroup",
+			       "the %s controller is not available in cgroup v2 at %s", ctl, parent);
 	/* with processes of its own, enabling a controller would turn the parent "threaded"
 	 * (pids, cpu) and break it for every later run: never touch such a parent */
-	if (read_text(parent, "cgroup.procs", buf, sizeof(buf)) != 0) {
-		*why = cd_strdup_printf("cannot enable the %s controller in %s: it has processes of "
-					"its own (cgroup v2 allows controllers only below a cgroup "
-					"without processes)", ctl, parent);
-		return false;
-	}
+	if (read_text(parent, "cgroup.procs", buf, sizeof(buf)) != 0)
+		return cd_fail(err, EBUSY, "cgroup",
+			       "cannot enable the %s controller in %s: it has processes of its own "
+			       "(cgroup v2 allows controllers only below a cgroup without processes)",
+			       ctl, parent);
 	snprintf(plus, sizeof(plus), "+%s", ctl);
-	if (write_text(parent, "cgroup.subtree_control", plus) < 0) {
-		*why = cd_strdup_printf("cannot enable the %s controller in %s: %s", ctl, parent,
-					strerror(errno));
-		return false;
-	}
-	return true;
+	r = write_text(parent, "cgroup.subtree_control", plus);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cgroup", "cannot enable the %s controller in %s", ctl,
+				     parent);
+	return 0;
 }
 
 static bool is_sandbox_name(const char *name)
@@ -313,151 +314,158 @@ static void clean_stale(const char *parent)
 	closedir(d);
 }
 
-/* One limit: write it, or say why not. */
-struct limit {
-	const char *option;     /* for messages: "memory" */
-	const char *controller;
-	const char *file;
-	char *value;            /* what to write; NULL: nothing to apply */
-	bool explicit_;         /* the user asked for it */
-	char **applied;         /* where to record what was written */
-};
-
-/* NULL for no limit: nothing to write, no controller needed */
-static char *limit_value(uint64_t v)
+/* What a limit that cannot be applied does: an explicit one fails the run, unless the mode is
+ * best-effort; a default one (and best-effort's) is recorded in cg->missing. */
+static int fail_limit(const struct cordon_config *c, const struct cd_limit_def *d,
+		      const char *why, struct cd_cgroup *cg, struct cordon_error *err)
 {
-	return v == CORDON_UNLIMITED ? NULL : cd_strdup_printf("%llu", (unsigned long long)v);
+	if (c->cgroup_limits[d->index].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+		return cd_fail(err, EOPNOTSUPP, d->info.name, "cannot apply the limit: %s "
+				"(the cgroup mode best-effort runs without it)", why);
+	return note(&cg->missing, "%s: %s", d->info.file, why) < 0
+		       ? cd_fail(err, ENOMEM, "cgroup", "out of memory")
+		       : 0;
 }
 
-static char *swap_value(uint64_t v)
+/* Write file and read it back: what the kernel made of it (memory.max rounds down to a page) */
+static int write_read_back(const char *dir, const char *file, const char *value, char **ret,
+			   struct cordon_error *err)
 {
-	return v == CORDON_UNLIMITED ? strdup("max") : cd_strdup_printf("%llu", (unsigned long long)v);
+	char buf[128];
+	int r = write_text(dir, file, value);
+
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cgroup", "cannot write %s/%s", dir, file);
+	r = read_text(dir, file, buf, sizeof(buf));
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cgroup", "wrote %s/%s, cannot read it back", dir,
+				     file);
+	buf[strcspn(buf, "\n")] = '\0';
+	*ret = strdup(buf);
+	return *ret ? 0 : cd_fail(err, ENOMEM, "cgroup", "out of memory");
 }
 
-static int fail_limit(const struct cordon_config *c, const struct limit *l, const char *why,
-		      struct cd_cgroup *cg, struct cordon_error *err)
+static int apply_limit(const struct cordon_config *c, struct cd_cgroup *cg,
+		       const struct cd_limit_def *d, struct cordon_error *err)
 {
-	if (l->explicit_ && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
-		return cd_fail(err, EOPNOTSUPP, l->option, "cannot apply the limit: %s "
-				"(--cgroup=best-effort runs without it)", why);
-	return note(&cg->missing, "%s: %s", l->file, why) < 0 ? -ENOMEM : 0;
-}
-
-static int apply_limit(const struct cordon_config *c, struct cd_cgroup *cg, struct limit *l,
-		       struct cordon_error *err)
-{
-	_cleanup_free_ char *why = NULL;
+	struct cordon_error why = { 0 };
+	char value[64];
 	int r;
 
-	if (!l->value)
+	if (!d->format(d, c->cgroup_limits, value, sizeof(value)))
 		return 0;
-	if (!enable_controller(cg->parent, l->controller, &why))
-		return fail_limit(c, l, why ? why : "out of memory", cg, err);
-	r = write_text(cg->path, l->file, l->value);
-	if (r < 0) {
-		why = cd_strdup_printf("cannot write %s/%s: %s", cg->path, l->file, strerror(-r));
-		return fail_limit(c, l, why ? why : "out of memory", cg, err);
-	}
-	*l->applied = CD_TAKE_PTR(l->value);
-	return 0;
+	r = enable_controller(cg->parent, d->controller, &why);
+	if (r >= 0)
+		r = write_read_back(cg->path, d->info.file, value, &cg->applied[d->index], &why);
+	return r < 0 ? fail_limit(c, d, why.msg, cg, err) : 0;
 }
 
-static void free_limits(struct limit *l, size_t n)
+/* One OOM kills the whole sandbox, not one process of it: without it a memory limit is still a
+ * limit, but the command may go on with a part of it killed, so this counts as part of the
+ * memory limit (explicit: fail; default or best-effort: recorded). */
+static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
+			   struct cordon_error *err)
 {
-	for (size_t i = 0; i < n; i++)
-		free(l[i].value);
+	_cleanup_free_ char *back = NULL;
+	struct cordon_error why = { 0 };
+	int r;
+
+	if (!cg->applied[CD_CG_MEMORY])
+		return 0;
+	r = write_read_back(cg->path, "memory.oom.group", "1", &back, &why);
+	if (r >= 0 && strcmp(back, "1") != 0)
+		r = cd_fail(&why, EIO, "cgroup", "memory.oom.group reads back \"%s\"", back);
+	if (r >= 0) {
+		cg->oom_group = true;
+		return 0;
+	}
+	return fail_limit(c, cd_limit_of_cgroup(CD_CG_MEMORY), why.msg, cg, err);
 }
 
 /* Controllers are enabled in the parent before the child is made: a cgroup's own
- * subtree_control does not matter here, the files appear when the parent enables them. */
+ * subtree_control does not matter here, the files appear when the parent enables them.
+ * Limits come before any process is in the cgroup. */
 static int apply_limits(const struct cordon_config *c, struct cd_cgroup *cg,
 			struct cordon_error *err)
 {
-	bool mem = c->memory != CORDON_UNLIMITED;
-	struct limit l[] = {
-		{ "memory", "memory", "memory.max", limit_value(c->memory), c->memory_set,
-		  &cg->memory_max },
-		{ "memory-swap", "memory", "memory.swap.max",
-		  mem || c->memory_swap_set ? swap_value(c->memory_swap) : NULL,
-		  c->memory_swap_set, &cg->swap_max },
-		{ "cpus", "cpu", "cpu.max",
-		  c->millicpus == CORDON_UNLIMITED
-			  ? NULL
-			  : cd_strdup_printf("%llu %llu",
-					     (unsigned long long)(c->millicpus * PERIOD_US / 1000),
-					     PERIOD_US),
-		  c->cpus_set, &cg->cpu_max },
-		{ "pids", "pids", "pids.max", limit_value(c->pids), c->pids_set, &cg->pids_max },
-	};
-	int r = 0;
+	int r;
 
-	for (size_t i = 0; i < CD_ELEMENTSOF(l) && r >= 0; i++)
-		r = apply_limit(c, cg, &l[i], err);
-	free_limits(l, CD_ELEMENTSOF(l));
-	/* one OOM kills the whole sandbox, not one process of it */
-	if (r >= 0 && cg->memory_max)
-		write_text(cg->path, "memory.oom.group", "1");
-	return r;
+	for (size_t i = 0; i < CD_CG_N; i++) {
+		r = apply_limit(c, cg, cd_limit_of_cgroup(i), err);
+		if (r < 0)
+			return r;
+	}
+	return apply_oom_group(c, cg, err);
 }
 
 /* Without a cgroup: explicit limits fail, unless best-effort; record what is missing. */
 static int no_cgroup(const struct cordon_config *c, const char *why, struct cd_cgroup *cg,
 		     struct cordon_error *err)
 {
-	static const char *const names[] = { "memory", "memory-swap", "cpus", "pids" };
-	const bool explicit_[] = { c->memory_set, c->memory_swap_set, c->cpus_set, c->pids_set };
-
 	if (c->cgroup_mode == CORDON_CGROUP_REQUIRED)
 		return cd_fail(err, EOPNOTSUPP, "cgroup", "required, but %s", why);
-	for (size_t i = 0; i < CD_ELEMENTSOF(names); i++)
-		if (explicit_[i] && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
-			return cd_fail(err, EOPNOTSUPP, names[i], "cannot apply the limit: %s%s", why,
+	for (size_t i = 0; i < CD_CG_N; i++)
+		if (c->cgroup_limits[i].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+			return cd_fail(err, EOPNOTSUPP, cd_limits[i].info.name,
+				       "cannot apply the limit: %s%s", why,
 				       c->cgroup_mode == CORDON_CGROUP_OFF
 					       ? ""
-					       : " (--cgroup=best-effort runs without it)");
-	return note(&cg->missing, "cgroup: %s", why) < 0 ? -ENOMEM : 0;
+					       : " (the cgroup mode best-effort runs without it)");
+	return note(&cg->missing, "cgroup: %s", why) < 0
+		       ? cd_fail(err, ENOMEM, "cgroup", "out of memory")
+		       : 0;
 }
 
 /* best-effort: rlimits where they mean something. RLIMIT_AS for memory; RLIMIT_NPROC only for
  * the dedicated host uid, which nothing else uses (it counts per host uid). */
-static int fallbacks(const struct cordon_config *c, uid_t host_uid, struct cd_cgroup *cg,
-		     struct cd_rlimit *rl)
+static int fallback(struct cd_cgroup *cg, enum cd_cgroup_limit i, uint64_t want, int resource,
+		    struct cd_rlimit *rl, struct cordon_error *err)
 {
 	struct rlimit cur;
+	uint64_t v;
 
-	if (c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (cg->applied[i] || want == CORDON_UNLIMITED || rl[resource].set ||
+	    getrlimit(resource, &cur) < 0)
 		return 0;
-	if (!cg->memory_max && c->memory != CORDON_UNLIMITED && !rl[RLIMIT_AS].set &&
-	    getrlimit(RLIMIT_AS, &cur) == 0) {
-		uint64_t v = c->memory < cur.rlim_max ? c->memory : cur.rlim_max;
-
-		rl[RLIMIT_AS] = (struct cd_rlimit){ true, v, v };
-		if (note(&cg->fallbacks, "rlimit as=%llu", (unsigned long long)v) < 0)
-			return -ENOMEM;
-	}
-	if (!cg->pids_max && c->pids != CORDON_UNLIMITED && !rl[RLIMIT_NPROC].set &&
-	    host_uid == CORDON_ROOT_HOST_ID && getrlimit(RLIMIT_NPROC, &cur) == 0) {
-		uint64_t v = c->pids < cur.rlim_max ? c->pids : cur.rlim_max;
-
-		rl[RLIMIT_NPROC] = (struct cd_rlimit){ true, v, v };
-		if (note(&cg->fallbacks, "rlimit nproc=%llu", (unsigned long long)v) < 0)
-			return -ENOMEM;
-	}
+	v = want < cur.rlim_max ? want : cur.rlim_max;
+	rl[resource] = (struct cd_rlimit){ true, v, v };
+	if (note(&cg->fallbacks, "rlimit %s=%llu", cd_rlimit_name(resource),
+		 (unsigned long long)v) < 0)
+		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
 	return 0;
 }
 
+static int fallbacks(const struct cordon_config *c, uid_t host_uid, struct cd_cgroup *cg,
+		     struct cd_rlimit *rl, struct cordon_error *err)
+{
+	int r;
+
+	if (c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+		return 0;
+	r = fallback(cg, CD_CG_MEMORY, c->cgroup_limits[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
+	if (r < 0 || host_uid != CORDON_ROOT_HOST_ID)
+		return r;
+	return fallback(cg, CD_CG_PIDS, c->cgroup_limits[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
+}
+
+/* mkdir: what fails here means no cgroup, which no_cgroup() decides about */
 static int make_cgroup(struct cd_cgroup *cg, const char *id, struct cordon_error *err)
 {
-	cg->path = cd_strdup_printf("%s/" CD_CGROUP_PREFIX "%s", cg->parent, id);
-	if (!cg->path)
-		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
-	if (mkdir(cg->path, 0755) < 0) {
-		int e = errno;
+	_cleanup_free_ char *path = cd_strdup_printf("%s/" CD_CGROUP_PREFIX "%s", cg->parent, id);
 
-		free(CD_TAKE_PTR(cg->path));
-		return -e;
-	}
+	if (!path)
+		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
+	if (mkdir(path, 0755) < 0)
+		return cd_fail_errno(err, errno, "cgroup", "cannot make a cgroup in %s", cg->parent);
+	cg->path = CD_TAKE_PTR(path);
+	return 0;
+}
+
+static int open_cgroup(struct cd_cgroup *cg, struct cordon_error *err)
+{
 	cg->path_reported = strdup(cg->path);
+	if (!cg->path_reported)
+		return cd_fail(err, ENOMEM, "cgroup", "out of memory");
 	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->fd < 0)
 		return cd_fail_errno(err, errno, "cgroup", "open %s", cg->path);
@@ -466,34 +474,52 @@ static int make_cgroup(struct cd_cgroup *cg, const char *id, struct cordon_error
 	return 0;
 }
 
+/* Where it goes and the cgroup itself; without one, no_cgroup() decides. */
+static int place(const struct cordon_config *c, const char *id, struct cd_cgroup *cg,
+		 struct cordon_error *err)
+{
+	struct cordon_error why = { 0 };
+	int r;
+
+	if (c->cgroup_mode == CORDON_CGROUP_OFF)
+		return no_cgroup(c, "the cgroup mode is off", cg, err);
+	r = choose_parent(c, &cg->parent, &why);
+	if (r >= 0) {
+		clean_stale(cg->parent);
+		r = make_cgroup(cg, id, &why);
+	}
+	if (r < 0)
+		return no_cgroup(c, why.msg, cg, err);
+	r = open_cgroup(cg, err);
+	return r < 0 ? r : apply_limits(c, cg, err);
+}
+
 int cd_cgroup_setup(const struct cordon_config *c, const char *id, uid_t host_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err)
 {
-	_cleanup_free_ char *why = NULL;
 	int r;
 
 	*cg = (struct cd_cgroup){ .fd = -1 };
-	if (c->cgroup_mode == CORDON_CGROUP_OFF)
-		return no_cgroup(c, "--cgroup=off", cg, err);
-	cg->parent = choose_parent(c, &why);
-	if (!cg->parent)
-		r = no_cgroup(c, why ? why : "out of memory", cg, err);
-	else {
-		clean_stale(cg->parent);
-		r = make_cgroup(cg, id, err);
-		if (r < 0 && !err->msg[0]) {
-			why = cd_strdup_printf("cannot make a cgroup in %s: %s", cg->parent,
-					       strerror(-r));
-			r = no_cgroup(c, why ? why : "out of memory", cg, err);
-		} else if (r >= 0) {
-			r = apply_limits(c, cg, err);
-		}
-	}
-	if (r < 0)
-		return r;
-	return fallbacks(c, host_uid, cg, rlimits) < 0
-		       ? cd_fail(err, ENOMEM, "cgroup", "out of memory")
-		       : 0;
+	r = place(c, id, cg, err);
+	return r < 0 ? r : fallbacks(c, host_uid, cg, rlimits, err);
+}
+
+void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c)
+{
+	char line[512];
+	size_t n = 0;
+
+	for (size_t i = 0; cg->path && i < CD_CG_N; i++)
+		n += (size_t)snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, "%s%s %s",
+				      i ? ", " : "", cd_limits[i].info.file,
+				      cg->applied[i] ? cg->applied[i] : "-");
+	if (cg->path)
+		cd_config_log(c, "cgroup: %s: %s%s", cg->path, line,
+			      cg->oom_group ? ", memory.oom.group 1" : "");
+	for (char **m = cg->missing; m && *m; m++)
+		cd_config_log(c, "cgroup: not applied: %s", *m);
+	for (char **f = cg->fallbacks; f && *f; f++)
+		cd_config_log(c, "cgroup: fallback: %s", *f);
 }
 
 int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err)
@@ -618,10 +644,8 @@ void cd_cgroup_done(struct cd_cgroup *cg)
 	cd_cgroup_remove(cg);
 	free(cg->parent);
 	free(cg->path_reported);
-	free(cg->memory_max);
-	free(cg->swap_max);
-	free(cg->cpu_max);
-	free(cg->pids_max);
+	for (size_t i = 0; i < CD_CG_N; i++)
+		free(cg->applied[i]);
 	cd_strv_free(cg->missing);
 	cd_strv_free(cg->fallbacks);
 	*cg = (struct cd_cgroup){ .fd = -1 };

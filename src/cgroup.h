@@ -15,10 +15,10 @@ struct cd_cgroup {
 	char *parent;    /* where it was made */
 	char *path_reported; /* path, kept after the cgroup is removed, for the report */
 	int fd;          /* O_DIRECTORY fd of path, for CLONE_INTO_CGROUP; -1 */
-	char *memory_max;   /* what was written ("33554432", "max"), NULL: not applied */
-	char *swap_max;
-	char *cpu_max;
-	char *pids_max;
+	/* each limit's file as read back after writing it ("33554432", "50000 100000"), by enum
+	 * cd_cgroup_limit; NULL: not applied */
+	char *applied[CD_CG_N];
+	bool oom_group;  /* memory.oom.group reads back 1: an OOM kill ends the whole sandbox */
 	char **missing;     /* what could not be applied, and why */
 	char **fallbacks;   /* rlimits used instead (best-effort) */
 };
@@ -35,11 +35,15 @@ struct cd_cgroup_usage {
 	uint64_t pids_max_hits; /* pids.events max: forks refused at the limit */
 };
 
-/* Decide where the cgroup goes, clean stale ones, make it and write the limits. What cannot
- * be applied fails (explicit limits, --cgroup=required) or is recorded in cg->missing (defaults,
- * best-effort: then fallback rlimits are added to rlimits). id names it: cordon-<id>. */
+/* Decide where the cgroup goes, clean stale ones, make it and write the limits (the table's
+ * cgroup rows), each read back. What cannot be applied fails (explicit limits, the mode
+ * required) or is recorded in cg->missing (defaults, best-effort: then fallback rlimits are added
+ * to rlimits). So is memory.oom.group, which comes with a memory limit. id names it:
+ * cordon-<id>. */
 int cd_cgroup_setup(const struct cordon_config *c, const char *id, uid_t host_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err);
+/* -v: what was applied, what not, and why (through the config's log callback). */
+void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c);
 /* Move pid into the cgroup (where clone3 could not put it there at birth). */
 int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err);
 /* Kill every process in it (cgroup.kill; freeze and SIGKILL each where that is missing). */

@@ -262,6 +262,10 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	own_group(a, &err);
 	if (!err.msg[0])
 		cd_limits_apply(a->rlimits, &err);
+	/* sync 3: what the command gets, read back for the report (pid 1 is suspended in vfork:
+	 * the socket is ours alone); exec keeps them */
+	if (!err.msg[0])
+		cd_limits_send(a->sock, &err);
 	if (!err.msg[0] && chdir(a->chdir) < 0)
 		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
 	if (!err.msg[0] && (e = resolve_command(a, path, sizeof(path))) > 0)

@@ -16,6 +16,7 @@
 #include "command.h"
 #include "env.h"
 #include "events.h"
+#include "rlimits.h"
 
 /* Signals cordon passes on to the command. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -216,6 +217,9 @@ static void on_message(void *data, const struct cd_msg *m)
 		break;
 	case CD_MSG_STOPPED:
 		suspend(cmd, cmd->sb, m->value);
+		break;
+	case CD_MSG_RLIMITS:
+		cd_limits_got(&cmd->rlimits_got, m);
 		break;
 	case CD_MSG_TIMEOUT:
 		timed_out(cmd, cmd->sb, m->value);

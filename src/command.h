@@ -40,6 +40,7 @@ struct cd_command {
 	bool got_exit;
 	int exit_status;            /* the command's wait status, from EXIT */
 	struct cd_usage usage;      /* from EXIT: every process of the sandbox */
+	struct cd_rlimits_got rlimits_got; /* what the command's process got (RLIMITS) */
 };
 
 #define CD_COMMAND_INIT(cfg, r) \

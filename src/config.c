@@ -119,37 +119,11 @@ int cordon_parse_duration(const char *s, uint64_t *ret_ns, struct cordon_error *
 	return 0;
 }
 
-enum rlimit_kind { RL_COUNT, RL_SIZE, RL_SECONDS, RL_MICROSECONDS };
-
-static const struct {
-	const char *name;
-	int resource;
-	enum rlimit_kind kind;
-} rlimit_table[] = {
-	{ "as", RLIMIT_AS, RL_SIZE },
-	{ "core", RLIMIT_CORE, RL_SIZE },
-	{ "cpu", RLIMIT_CPU, RL_SECONDS },
-	{ "data", RLIMIT_DATA, RL_SIZE },
-	{ "fsize", RLIMIT_FSIZE, RL_SIZE },
-	{ "locks", RLIMIT_LOCKS, RL_COUNT },
-	{ "memlock", RLIMIT_MEMLOCK, RL_SIZE },
-	{ "msgqueue", RLIMIT_MSGQUEUE, RL_SIZE },
-	{ "nice", RLIMIT_NICE, RL_COUNT },
-	{ "nofile", RLIMIT_NOFILE, RL_COUNT },
-	{ "nproc", RLIMIT_NPROC, RL_COUNT },
-	{ "rss", RLIMIT_RSS, RL_SIZE },
-	{ "rtprio", RLIMIT_RTPRIO, RL_COUNT },
-	{ "rttime", RLIMIT_RTTIME, RL_MICROSECONDS },
-	{ "sigpending", RLIMIT_SIGPENDING, RL_COUNT },
-	{ "stack", RLIMIT_STACK, RL_SIZE },
-};
-
 const char *cd_rlimit_name(int resource)
 {
-	for (size_t i = 0; i < CD_ELEMENTSOF(rlimit_table); i++)
-		if (rlimit_table[i].resource == resource)
-			return rlimit_table[i].name;
-	return NULL;
+	const struct cd_limit_def *d = cd_limit_of_rlimit(resource);
+
+	return d ? d->info.name : NULL;
 }
 
 static int parse_count(const char *s, uint64_t *ret)
@@ -169,91 +143,158 @@ static int parse_count(const char *s, uint64_t *ret)
 	return 0;
 }
 
-static int parse_rlimit_value(const char *s, enum rlimit_kind kind, uint64_t *ret)
+static int parse_rlimit_value(const char *s, enum cordon_limit_unit unit, uint64_t *ret)
 {
-	uint64_t ns, unit;
+	uint64_t ns, div;
 	int r;
 
 	if (strcasecmp(s, "unlimited") == 0 || strcasecmp(s, "infinity") == 0) {
 		*ret = RLIM_INFINITY;
 		return 0;
 	}
-	switch (kind) {
-	case RL_SIZE:
+	switch (unit) {
+	case CORDON_UNIT_BYTES:
 		return parse_scaled(s, size_units, CD_ELEMENTSOF(size_units), ret);
-	case RL_SECONDS:
-	case RL_MICROSECONDS:
+	case CORDON_UNIT_SECONDS:
+	case CORDON_UNIT_MICROSECONDS:
 		r = parse_scaled(s, duration_units, CD_ELEMENTSOF(duration_units), &ns);
 		if (r < 0)
 			return r;
 		/* round up, without overflow: a limit never becomes 0 by rounding */
-		unit = kind == RL_SECONDS ? NSEC_PER_SEC : NSEC_PER_USEC;
-		*ret = ns / unit + (ns % unit != 0);
+		div = unit == CORDON_UNIT_SECONDS ? NSEC_PER_SEC : NSEC_PER_USEC;
+		*ret = ns / div + (ns % div != 0);
 		return 0;
-	case RL_COUNT:
+	case CORDON_UNIT_COUNT:
+	case CORDON_UNIT_MILLICPU:
 	default:
 		return parse_count(s, ret);
 	}
 }
 
-static const char *rlimit_hint(enum rlimit_kind kind)
+static const char *rlimit_hint(enum cordon_limit_unit unit)
 {
-	switch (kind) {
-	case RL_SIZE:
+	switch (unit) {
+	case CORDON_UNIT_BYTES:
 		return "a size such as 64M, or unlimited";
-	case RL_SECONDS:
-	case RL_MICROSECONDS:
+	case CORDON_UNIT_SECONDS:
+	case CORDON_UNIT_MICROSECONDS:
 		return "a duration such as 30s, or unlimited";
-	case RL_COUNT:
+	case CORDON_UNIT_COUNT:
+	case CORDON_UNIT_MILLICPU:
 	default:
 		return "a number, or unlimited";
 	}
 }
 
+/* "SOFT[:HARD]" of an rlimit row; messages name the limit when prefix is set */
+static int parse_soft_hard(const struct cd_limit_def *d, const char *value, bool prefix,
+			   uint64_t *ret_soft, uint64_t *ret_hard, struct cordon_error *err)
+{
+	const char *name = prefix ? d->info.name : "", *sep = prefix ? ": " : "";
+	char *soft_s = strdupa(value), *hard_s = strchr(soft_s, ':');
+	uint64_t soft, hard;
+
+	if (hard_s)
+		*hard_s++ = '\0';
+	if (parse_rlimit_value(soft_s, d->info.unit, &soft) < 0)
+		return cd_fail(err, 0, "rlimit", "%s%s\"%s\" is not %s", name, sep, soft_s,
+			       rlimit_hint(d->info.unit));
+	hard = soft;
+	if (hard_s && parse_rlimit_value(hard_s, d->info.unit, &hard) < 0)
+		return cd_fail(err, 0, "rlimit", "%s%s\"%s\" is not %s", name, sep, hard_s,
+			       rlimit_hint(d->info.unit));
+	if (soft > hard)
+		return cd_fail(err, 0, "rlimit", "%s%ssoft limit %s is above hard limit %s", name,
+			       sep, soft_s, hard_s);
+	*ret_soft = soft;
+	*ret_hard = hard;
+	return 0;
+}
+
 int cordon_parse_rlimit(const char *spec, int *ret_resource, uint64_t *ret_soft,
 			uint64_t *ret_hard, struct cordon_error *err)
 {
-	const char *eq = strchr(spec, '='), *name;
-	_cleanup_free_ char *copy = NULL;
-	char *soft_s, *hard_s;
-	uint64_t soft, hard;
-	size_t i;
+	const char *eq = strchr(spec, '=');
+	const struct cd_limit_def *d;
+	_cleanup_free_ char *name = NULL;
+	int r;
 
 	if (!eq)
 		return cd_fail(err, 0, "rlimit", "\"%s\" is not NAME=SOFT[:HARD] (e.g. nofile=1024)",
 			       spec);
-	copy = strndup(spec, (size_t)(eq - spec));
-	if (!copy)
+	name = strndup(spec, (size_t)(eq - spec));
+	if (!name)
 		return cd_fail(err, ENOMEM, "rlimit", "out of memory");
-	name = copy;
-	if (strncasecmp(name, "rlimit_", 7) == 0)
-		name += 7;
-	for (i = 0; i < CD_ELEMENTSOF(rlimit_table); i++)
-		if (strcasecmp(name, rlimit_table[i].name) == 0)
-			break;
-	if (i == CD_ELEMENTSOF(rlimit_table))
-		return cd_fail(err, 0, "rlimit",
-			       "unknown limit \"%s\" (as, core, cpu, data, fsize, locks, memlock, "
-			       "msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, "
-			       "stack)",
-			       copy);
-	soft_s = strdupa(eq + 1);
-	hard_s = strchr(soft_s, ':');
-	if (hard_s)
-		*hard_s++ = '\0';
-	if (parse_rlimit_value(soft_s, rlimit_table[i].kind, &soft) < 0)
-		return cd_fail(err, 0, "rlimit", "%s: \"%s\" is not %s", rlimit_table[i].name,
-			       soft_s, rlimit_hint(rlimit_table[i].kind));
-	hard = soft;
-	if (hard_s && parse_rlimit_value(hard_s, rlimit_table[i].kind, &hard) < 0)
-		return cd_fail(err, 0, "rlimit", "%s: \"%s\" is not %s", rlimit_table[i].name,
-			       hard_s, rlimit_hint(rlimit_table[i].kind));
-	if (soft > hard)
-		return cd_fail(err, 0, "rlimit", "%s: soft limit %s is above hard limit %s",
-			       rlimit_table[i].name, soft_s, hard_s);
-	*ret_resource = rlimit_table[i].resource;
-	*ret_soft = soft;
-	*ret_hard = hard;
+	d = cd_limit_find(name);
+	if (!d || d->info.kind != CORDON_LIMIT_RLIMIT)
+		return cd_fail(err, 0, "rlimit", "unknown limit \"%s\" (%s)", name,
+			       cd_limit_rlimit_names());
+	r = parse_soft_hard(d, eq + 1, true, ret_soft, ret_hard, err);
+	if (r < 0)
+		return r;
+	*ret_resource = d->index;
+	return 0;
+}
+
+static bool is_unlimited(const char *s)
+{
+	return strcmp(s, "unlimited") == 0 || strcmp(s, "max") == 0;
+}
+
+/* A cgroup row's one value, in its unit; every message as the value's own */
+static int parse_cgroup_value(const struct cd_limit_def *d, const char *s, uint64_t *ret,
+			      struct cordon_error *err)
+{
+	int r;
+
+	if (is_unlimited(s)) {
+		*ret = CORDON_UNLIMITED;
+		return 0;
+	}
+	switch (d->info.unit) {
+	case CORDON_UNIT_BYTES:
+		return cordon_parse_size(s, ret, err);
+	case CORDON_UNIT_MILLICPU:
+		return cordon_parse_cpus(s, ret, err);
+	default:
+		r = parse_count(s, ret);
+		if (r < 0)
+			return cd_fail(err, 0, d->info.name, "\"%s\" is not a number of processes", s);
+		return 0;
+	}
+}
+
+/* SIGXCPU at the limit, SIGKILL a second later (the kernel's hard limit). */
+static int parse_grace(const char *s, uint64_t *ret_soft, uint64_t *ret_hard,
+		       struct cordon_error *err)
+{
+	uint64_t ns;
+	int r = cordon_parse_duration(s, &ns, err);
+
+	if (r < 0)
+		return r;
+	if (ns == 0)
+		return cd_fail(err, 0, "cpu", "must be more than 0");
+	*ret_soft = ns / NSEC_PER_SEC + (ns % NSEC_PER_SEC != 0);
+	*ret_hard = *ret_soft + 1;
+	return 0;
+}
+
+int cordon_parse_limit(const char *name, const char *s, uint64_t *ret_soft, uint64_t *ret_hard,
+		       struct cordon_error *err)
+{
+	const struct cd_limit_def *d = cd_limit_find(name);
+	int r;
+
+	if (!d)
+		return cd_fail(err, 0, "limit", "unknown limit \"%s\"", name ? name : "");
+	if (d->info.kind == CORDON_LIMIT_RLIMIT)
+		return d->hard_plus_one ? parse_grace(s, ret_soft, ret_hard, err)
+					: parse_soft_hard(d, s, false, ret_soft, ret_hard, err);
+	r = parse_cgroup_value(d, s, ret_soft, err);
+	if (r < 0)
+		return r;
+	*ret_hard = *ret_soft;
 	return 0;
 }
 
@@ -363,9 +404,11 @@ struct cordon_config *cordon_config_new(void)
 	c->net = CORDON_NET_NONE;
 	c->net_idle_ns = CD_DEFAULT_NET_IDLE;
 	c->net_max_conns = CD_DEFAULT_NET_CONNS;
-	c->memory = CD_DEFAULT_MEMORY;
-	c->millicpus = CORDON_UNLIMITED;
-	c->pids = CD_DEFAULT_PIDS;
+	for (size_t i = 0; i < CD_CG_N; i++) {
+		uint64_t v = cd_limits[i].default_value;
+
+		c->cgroup_limits[i] = (struct cd_rlimit){ .soft = v, .hard = v };
+	}
 	/* core dumps off by default: a dump of the sandbox lands in its cwd, the workdir */
 	c->rlimits[RLIMIT_CORE] = (struct cd_rlimit){ .set = true, .soft = 0, .hard = 0 };
 	return c;
@@ -794,41 +837,53 @@ void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on)
 	c->seccomp_unoptimized = !on;
 }
 
+/* A cgroup row: one value, at least the row's minimum. */
+static int set_cgroup_limit(struct cordon_config *c, const struct cd_limit_def *d, uint64_t v,
+			    struct cordon_error *err)
+{
+	if (v < d->min && d->info.unit == CORDON_UNIT_BYTES)
+		return cd_fail(err, 0, d->info.name, "%llu bytes %s", (unsigned long long)v,
+			       d->too_small);
+	if (v < d->min)
+		return cd_fail(err, 0, d->info.name, "%s", d->too_small);
+	c->cgroup_limits[d->index] = (struct cd_rlimit){ .set = true, .soft = v, .hard = v };
+	return 0;
+}
+
+int cordon_config_set_limit(struct cordon_config *c, const char *name, uint64_t soft,
+			    uint64_t hard, struct cordon_error *err)
+{
+	const struct cd_limit_def *d = cd_limit_find(name);
+
+	if (!d)
+		return cd_fail(err, 0, "limit", "unknown limit \"%s\"", name ? name : "");
+	if (d->info.kind == CORDON_LIMIT_RLIMIT)
+		return cordon_config_set_rlimit(c, d->index, soft, hard, err);
+	if (soft != hard)
+		return cd_fail(err, 0, d->info.name, "a cgroup limit has one value, not a soft and a "
+						     "hard one");
+	return set_cgroup_limit(c, d, soft, err);
+}
+
 int cordon_config_set_memory(struct cordon_config *c, uint64_t bytes, struct cordon_error *err)
 {
-	if (bytes < CD_MIN_MEMORY)
-		return cd_fail(err, 0, "memory", "%llu bytes is too little (at least 1M; "
-						 "\"unlimited\" for no limit)", (unsigned long long)bytes);
-	c->memory = bytes;
-	c->memory_set = true;
-	return 0;
+	return set_cgroup_limit(c, cd_limit_of_cgroup(CD_CG_MEMORY), bytes, err);
 }
 
 int cordon_config_set_memory_swap(struct cordon_config *c, uint64_t bytes,
 				  struct cordon_error *err)
 {
-	(void)err;
-	c->memory_swap = bytes;
-	c->memory_swap_set = true;
-	return 0;
+	return set_cgroup_limit(c, cd_limit_of_cgroup(CD_CG_MEMORY_SWAP), bytes, err);
 }
 
 int cordon_config_set_cpus(struct cordon_config *c, uint64_t millicpus, struct cordon_error *err)
 {
-	if (millicpus == 0)
-		return cd_fail(err, 0, "cpus", "must be more than 0");
-	c->millicpus = millicpus;
-	c->cpus_set = true;
-	return 0;
+	return set_cgroup_limit(c, cd_limit_of_cgroup(CD_CG_CPUS), millicpus, err);
 }
 
 int cordon_config_set_pids(struct cordon_config *c, uint64_t n, struct cordon_error *err)
 {
-	if (n == 0)
-		return cd_fail(err, 0, "pids", "must be at least 1 (\"unlimited\" for no limit)");
-	c->pids = n;
-	c->pids_set = true;
-	return 0;
+	return set_cgroup_limit(c, cd_limit_of_cgroup(CD_CG_PIDS), n, err);
 }
 
 int cordon_config_set_cgroup_mode(struct cordon_config *c, enum cordon_cgroup_mode mode,

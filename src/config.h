@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/resource.h>
 
+#include "limit.h"
 #include "util.h"
 
 #define CD_DEFAULT_TMP_SIZE   (256ull << 20)
@@ -72,11 +73,9 @@ struct cordon_config {
 	bool seccomp_none;     /* --seccomp-policy none */
 	bool seccomp_log;
 	bool seccomp_unoptimized;
-	uint64_t memory;      /* CORDON_UNLIMITED: none */
-	uint64_t memory_swap;
-	uint64_t millicpus;   /* CORDON_UNLIMITED: none */
-	uint64_t pids;
-	bool memory_set, memory_swap_set, cpus_set, pids_set; /* given explicitly */
+	/* the cgroup rows of the limits table, by enum cd_cgroup_limit: soft is the value
+	 * (CORDON_UNLIMITED: none), set when given explicitly */
+	struct cd_rlimit cgroup_limits[CD_CG_N];
 	enum cordon_cgroup_mode cgroup_mode;
 	char *cgroup_parent;
 	char *audit_path;

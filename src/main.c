@@ -23,6 +23,7 @@ struct cli {
 	bool quiet;
 	bool verbose;
 	uint64_t timeout_ns;
+	const struct cordon_limit_info *limit; /* the option being handled is this limit's */
 };
 
 typedef int (*handler_fn)(struct cli *cli, const char *arg, struct cordon_error *err);
@@ -33,18 +34,23 @@ struct opt {
 	const char *arg; /* NULL: a flag */
 	handler_fn fn;
 	const char *help;
+	const struct cordon_limit_info *limit; /* an option of the limits table */
+	int limits;     /* a placeholder: 1 + the kind of limit whose options go here */
 };
 
+/* A bad value, as the library's errors are: 0 or -errno, the error filled (the option that
+ * failed names the step). */
 static int fail(struct cordon_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct cordon_error *err, const char *fmt, ...)
 {
 	va_list ap;
 
 	err->code = 0;
+	err->step[0] = '\0';
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 /* "A:B" split at the first colon, unless the whole of it names an existing path. */
@@ -210,58 +216,22 @@ static int h_kill_after(struct cli *cli, const char *arg, struct cordon_error *e
 	return r < 0 ? r : cordon_config_set_kill_after(cli->c, ns, err);
 }
 
-static int set_rlimit_spec(struct cli *cli, const char *spec, struct cordon_error *err)
+static int h_rlimit(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	uint64_t soft, hard;
 	int resource;
-	int r = cordon_parse_rlimit(spec, &resource, &soft, &hard, err);
+	int r = cordon_parse_rlimit(arg, &resource, &soft, &hard, err);
 
 	return r < 0 ? r : cordon_config_set_rlimit(cli->c, resource, soft, hard, err);
 }
 
-static int h_rlimit(struct cli *cli, const char *arg, struct cordon_error *err)
+/* --memory, --nofile, --cpu-time ...: an option of the limits table */
+static int h_limit(struct cli *cli, const char *arg, struct cordon_error *err)
 {
-	return set_rlimit_spec(cli, arg, err);
-}
+	uint64_t soft, hard;
+	int r = cordon_parse_limit(cli->limit->name, arg, &soft, &hard, err);
 
-static int h_shortcut(struct cli *cli, const char *name, const char *arg,
-		      struct cordon_error *err)
-{
-	char spec[256];
-	const char *eq;
-	int r;
-
-	snprintf(spec, sizeof(spec), "%s=%s", name, arg);
-	r = set_rlimit_spec(cli, spec, err);
-	/* "nofile: "x" is not ..." -> ""x" is not ...": the option already names it */
-	eq = strstr(err->msg, ": ");
-	if (r < 0 && eq && strncmp(err->msg, name, strlen(name)) == 0)
-		memmove(err->msg, eq + 2, strlen(eq + 2) + 1);
-	return r;
-}
-
-static int h_nofile(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	return h_shortcut(cli, "nofile", arg, err);
-}
-
-static int h_fsize(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	return h_shortcut(cli, "fsize", arg, err);
-}
-
-/* SIGXCPU at the limit, SIGKILL a second later (the kernel's hard limit). */
-static int h_cpu_time(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	uint64_t ns, s;
-	int r = cordon_parse_duration(arg, &ns, err);
-
-	if (r < 0)
-		return r;
-	if (ns == 0)
-		return fail(err, "must be more than 0");
-	s = (ns + 999999999) / 1000000000;
-	return cordon_config_set_rlimit(cli->c, RLIMIT_CPU, s, s + 1, err);
+	return r < 0 ? r : cordon_config_set_limit(cli->c, cli->limit->name, soft, hard, err);
 }
 
 static int h_env(struct cli *cli, const char *arg, struct cordon_error *err)
@@ -316,52 +286,6 @@ static int h_report_fd(struct cli *cli, const char *arg, struct cordon_error *er
 	if (parse_id(arg, &fd, err) < 0 || fd > INT_MAX)
 		return fail(err, "\"%s\" is not a file descriptor number", arg);
 	return cordon_config_set_report_fd(cli->c, (int)fd, err);
-}
-
-static bool is_unlimited(const char *arg)
-{
-	return strcmp(arg, "unlimited") == 0 || strcmp(arg, "max") == 0;
-}
-
-static int h_memory(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	uint64_t v = CORDON_UNLIMITED;
-
-	if (!is_unlimited(arg) && cordon_parse_size(arg, &v, err) < 0)
-		return -EINVAL;
-	return cordon_config_set_memory(cli->c, v, err);
-}
-
-static int h_memory_swap(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	uint64_t v = CORDON_UNLIMITED;
-
-	if (!is_unlimited(arg) && cordon_parse_size(arg, &v, err) < 0)
-		return -EINVAL;
-	return cordon_config_set_memory_swap(cli->c, v, err);
-}
-
-static int h_cpus(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	uint64_t v = CORDON_UNLIMITED;
-
-	if (!is_unlimited(arg) && cordon_parse_cpus(arg, &v, err) < 0)
-		return -EINVAL;
-	return cordon_config_set_cpus(cli->c, v, err);
-}
-
-static int h_pids(struct cli *cli, const char *arg, struct cordon_error *err)
-{
-	uint64_t v = CORDON_UNLIMITED;
-	char *end;
-
-	if (!is_unlimited(arg)) {
-		errno = 0;
-		v = strtoull(arg, &end, 10);
-		if (!isdigit((unsigned char)arg[0]) || *end || errno)
-			return fail(err, "\"%s\" is not a number of processes", arg);
-	}
-	return cordon_config_set_pids(cli->c, v, err);
 }
 
 static int h_cgroup(struct cli *cli, const char *arg, struct cordon_error *err)
@@ -431,52 +355,73 @@ static int h_version(struct cli *cli, const char *arg, struct cordon_error *err)
 	exit(0);
 }
 
-static const struct opt opts[] = {
-	{ "workdir", 'w', "DIR", h_workdir, "the one read-write host directory (default: .)" },
-	{ "workdir-target", 0, "PATH", h_workdir_target, "where it appears inside (default: same path)" },
-	{ "chdir", 'C', "PATH", h_chdir, "where the command starts (default: the workdir)" },
-	{ "rootfs", 0, "DIR", h_rootfs, "read-only root to use instead of the host's /" },
-	{ "ro-bind", 0, "SRC[:DST]", h_ro_bind, "extra read-only bind of a host path" },
-	{ "tmpfs", 0, "PATH[:SIZE]", h_tmpfs, "extra writable scratch (default size 64M)" },
-	{ "hide", 0, "PATH", h_hide, "hide a path: empty and read-only inside" },
-	{ "tmp-size", 0, "SIZE", h_tmp_size, "size cap of /tmp, /var/tmp, /dev/shm (default 256M)" },
-	{ "home-size", 0, "SIZE", h_home_size, "size cap of HOME, an empty tmpfs (default 1G)" },
-	{ "net", 0, "MODE", h_net, "none (default: loopback only) or host" },
-	{ "allow-net", 0, "HOST[:PORT]", h_allow_net, "reach this host through cordon's proxy (*.x.com, IPs; ports 80,443)" },
-	{ "net-idle-timeout", 0, "DURATION", h_net_idle_timeout, "close proxied connections idle this long (default 60s)" },
-	{ "net-max-connections", 0, "N", h_net_max_connections, "proxied connections at once (default 256)" },
-	{ "timeout", 't', "DURATION", h_timeout, "wall-clock limit; then SIGTERM to everything" },
-	{ "kill-after", 0, "DURATION", h_kill_after, "SIGKILL this long after the timeout (default 2s)" },
-	{ "rlimit", 0, "NAME=SOFT[:HARD]", h_rlimit, "any RLIMIT_* (nofile, as, cpu, nproc...)" },
-	{ "nofile", 0, "N", h_nofile, "open files limit" },
-	{ "fsize", 0, "SIZE", h_fsize, "largest file the command may write" },
-	{ "cpu-time", 0, "DURATION", h_cpu_time, "CPU time limit (SIGXCPU, then SIGKILL 1s later)" },
-	{ "env", 'e', "KEY=VALUE", h_env, "set a variable (the environment is cleared)" },
-	{ "pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's" },
-	{ "hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)" },
-	{ "git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside" },
-	{ "uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)" },
-	{ "gid", 0, "GID", h_gid, "gid inside (default: yours)" },
-	{ "report", 0, "FILE", h_report, "write a JSON report (atomically)" },
-	{ "report-fd", 0, "FD", h_report_fd, "write the JSON report to an open fd" },
-	{ "memory", 'm', "SIZE", h_memory, "memory limit of the whole sandbox (default 4G; unlimited)" },
-	{ "memory-swap", 0, "SIZE", h_memory_swap, "swap it may use (default 0)" },
-	{ "cpus", 0, "N", h_cpus, "CPU bandwidth, e.g. 0.5 or 2 (default: no limit)" },
-	{ "pids", 0, "N", h_pids, "most processes and threads at once (default 1024; unlimited)" },
-	{ "cgroup", 0, "MODE", h_cgroup, "auto (default), required, best-effort or off" },
-	{ "cgroup-parent", 0, "DIR", h_cgroup_parent, "the cgroup v2 directory to make the sandbox's in" },
-	{ "seccomp-policy", 0, "NAME|PATH", h_seccomp_policy, "seccomp policy (default: default; none: no filter)" },
-	{ "seccomp-log", 0, NULL, h_seccomp_log, "log what the policy would deny instead of denying" },
-	{ "seccomp-unoptimized", 0, NULL, h_seccomp_unoptimized, "linear filter instead of a binary tree (benchmarks)" },
-	{ "audit", 0, "FILE", h_audit, "JSON Lines log of every exec, file change, limit, signal" },
-	{ "capture", 0, "DIR", h_capture, "keep stdout and stderr in DIR while passing them on" },
-	{ "quiet", 'q', NULL, h_quiet, "no notices from cordon, only errors" },
-	{ "verbose", 'v', NULL, h_verbose, "show what is set up, step by step" },
-	{ "help", 'h', NULL, h_help, "this help" },
-	{ "version", 'V', NULL, h_version, "print the version" },
+#define OPT(n, s, a, f, h) { .name = n, .short_name = s, .arg = a, .fn = f, .help = h }
+
+/* The options in --help's order; the limits' come from the library's table (cordon_limit_info)
+ * where a placeholder stands. */
+static const struct opt base_opts[] = {
+	OPT("workdir", 'w', "DIR", h_workdir, "the one read-write host directory (default: .)"),
+	OPT("workdir-target", 0, "PATH", h_workdir_target, "where it appears inside (default: same path)"),
+	OPT("chdir", 'C', "PATH", h_chdir, "where the command starts (default: the workdir)"),
+	OPT("rootfs", 0, "DIR", h_rootfs, "read-only root to use instead of the host's /"),
+	OPT("ro-bind", 0, "SRC[:DST]", h_ro_bind, "extra read-only bind of a host path"),
+	OPT("tmpfs", 0, "PATH[:SIZE]", h_tmpfs, "extra writable scratch (default size 64M)"),
+	OPT("hide", 0, "PATH", h_hide, "hide a path: empty and read-only inside"),
+	OPT("tmp-size", 0, "SIZE", h_tmp_size, "size cap of /tmp, /var/tmp, /dev/shm (default 256M)"),
+	OPT("home-size", 0, "SIZE", h_home_size, "size cap of HOME, an empty tmpfs (default 1G)"),
+	OPT("net", 0, "MODE", h_net, "none (default: loopback only) or host"),
+	OPT("allow-net", 0, "HOST[:PORT]", h_allow_net, "reach this host through cordon's proxy (*.x.com, IPs; ports 80,443)"),
+	OPT("net-idle-timeout", 0, "DURATION", h_net_idle_timeout, "close proxied connections idle this long (default 60s)"),
+	OPT("net-max-connections", 0, "N", h_net_max_connections, "proxied connections at once (default 256)"),
+	OPT("timeout", 't', "DURATION", h_timeout, "wall-clock limit; then SIGTERM to everything"),
+	OPT("kill-after", 0, "DURATION", h_kill_after, "SIGKILL this long after the timeout (default 2s)"),
+	OPT("rlimit", 0, "NAME=SOFT[:HARD]", h_rlimit, "any RLIMIT_* (nofile, as, cpu, nproc...)"),
+	{ .limits = 1 + CORDON_LIMIT_RLIMIT }, /* --nofile, --fsize, --cpu-time */
+	OPT("env", 'e', "KEY=VALUE", h_env, "set a variable (the environment is cleared)"),
+	OPT("pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's"),
+	OPT("hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)"),
+	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside"),
+	OPT("uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)"),
+	OPT("gid", 0, "GID", h_gid, "gid inside (default: yours)"),
+	OPT("report", 0, "FILE", h_report, "write a JSON report (atomically)"),
+	OPT("report-fd", 0, "FD", h_report_fd, "write the JSON report to an open fd"),
+	{ .limits = 1 + CORDON_LIMIT_CGROUP }, /* --memory, --memory-swap, --cpus, --pids */
+	OPT("cgroup", 0, "MODE", h_cgroup, "auto (default), required, best-effort or off"),
+	OPT("cgroup-parent", 0, "DIR", h_cgroup_parent, "the cgroup v2 directory to make the sandbox's in"),
+	OPT("seccomp-policy", 0, "NAME|PATH", h_seccomp_policy, "seccomp policy (default: default; none: no filter)"),
+	OPT("seccomp-log", 0, NULL, h_seccomp_log, "log what the policy would deny instead of denying"),
+	OPT("seccomp-unoptimized", 0, NULL, h_seccomp_unoptimized, "linear filter instead of a binary tree (benchmarks)"),
+	OPT("audit", 0, "FILE", h_audit, "JSON Lines log of every exec, file change, limit, signal"),
+	OPT("capture", 0, "DIR", h_capture, "keep stdout and stderr in DIR while passing them on"),
+	OPT("quiet", 'q', NULL, h_quiet, "no notices from cordon, only errors"),
+	OPT("verbose", 'v', NULL, h_verbose, "show what is set up, step by step"),
+	OPT("help", 'h', NULL, h_help, "this help"),
+	OPT("version", 'V', NULL, h_version, "print the version"),
 };
 
-#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+#define MAX_OPTS 96
+
+static struct opt opts[MAX_OPTS];
+static size_t n_opts;
+
+/* opts[]: base_opts[] with each placeholder replaced by the options of its kind of limit */
+static void build_opts(void)
+{
+	const struct cordon_limit_info *l;
+
+	for (size_t i = 0; i < sizeof(base_opts) / sizeof(base_opts[0]); i++) {
+		if (!base_opts[i].limits) {
+			opts[n_opts++] = base_opts[i];
+			continue;
+		}
+		for (size_t k = 0; (l = cordon_limit_info(k)); k++)
+			if (l->option && (int)l->kind + 1 == base_opts[i].limits && n_opts < MAX_OPTS)
+				opts[n_opts++] = (struct opt){ .name = l->option,
+							       .short_name = l->short_option,
+							       .arg = l->metavar, .fn = h_limit,
+							       .help = l->help, .limit = l };
+	}
+}
 
 static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 {
@@ -485,7 +430,7 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 	       "       cordon policy check|show NAME|PATH\n"
 	       "Run COMMAND in a fresh sandbox: read-only root, one writable workdir, no network,\n"
 	       "no secrets, and exit with its status.\n\nOptions:\n");
-	for (size_t i = 0; i < N_OPTS; i++) {
+	for (size_t i = 0; i < n_opts; i++) {
 		char left[64];
 
 		snprintf(left, sizeof(left), "%c%c%s--%s%s%s", opts[i].short_name ? '-' : ' ',
@@ -503,10 +448,45 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 /* Errors found at run time about an option's value name the option, as at parse time. */
 static bool is_option(const char *step)
 {
-	for (size_t i = 0; i < N_OPTS; i++)
+	for (size_t i = 0; i < n_opts; i++)
 		if (strcmp(opts[i].name, step) == 0)
 			return true;
 	return false;
+}
+
+/* The library speaks of what it does; the tool names the option that does it. */
+static const struct {
+	const char *lib, *cli;
+} words[] = {
+	{ "a tmpfs mount", "--tmpfs" },
+	{ "the workdir target", "--workdir-target" },
+	{ "a hidden path", "--hide" },
+	{ "a read-only bind", "--ro-bind" },
+	{ "the cgroup mode best-effort", "--cgroup=best-effort" },
+	{ "the cgroup mode is off", "--cgroup=off" },
+	{ "give a parent cgroup", "give --cgroup-parent" },
+	{ "or no limit", "or \"unlimited\" for no limit" },
+};
+
+/* in into out, each of words[]'s library phrases replaced by the tool's */
+static void to_cli_words(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	while (*in && n + 1 < size) {
+		size_t i;
+
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strncmp(in, words[i].lib, strlen(words[i].lib)) == 0)
+				break;
+		if (i == sizeof(words) / sizeof(words[0])) {
+			out[n++] = *in++;
+			continue;
+		}
+		n += (size_t)snprintf(out + n, size - n, "%s", words[i].cli);
+		in += strlen(words[i].lib);
+	}
+	out[n < size ? n : size - 1] = '\0';
 }
 
 /* One line on stderr, "cordon: " and the text, its control bytes shown as \xNN: a value from
@@ -514,12 +494,13 @@ static bool is_option(const char *step)
  * that looks like cordon's, nor reach the terminal as an escape sequence. */
 static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 {
-	char buf[4096];
+	char text[4096], buf[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	to_cli_words(text, buf, sizeof(buf));
 	fputs("cordon: ", stderr);
 	for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
 		if (iscntrl(*p))
@@ -542,7 +523,7 @@ static void build_getopt(struct option *lo, char *so)
 
 	*so++ = '+'; /* stop at the command: its options are its own */
 	*so++ = ':'; /* report a missing value as ':' */
-	for (size_t i = 0; i < N_OPTS; i++) {
+	for (size_t i = 0; i < n_opts; i++) {
 		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
 					 NULL, (int)(256 + i) };
 		if (opts[i].short_name) {
@@ -551,13 +532,13 @@ static void build_getopt(struct option *lo, char *so)
 				so[n++] = ':';
 		}
 	}
-	lo[N_OPTS] = (struct option){ 0 };
+	lo[n_opts] = (struct option){ 0 };
 	so[n] = '\0';
 }
 
 static const struct opt *find_short(int c)
 {
-	for (size_t i = 0; i < N_OPTS; i++)
+	for (size_t i = 0; i < n_opts; i++)
 		if (opts[i].short_name == c)
 			return &opts[i];
 	return NULL;
@@ -571,8 +552,8 @@ static _Noreturn void die(const char *what, const char *msg)
 
 static void parse_args(struct cli *cli, int argc, char **argv)
 {
-	struct option lo[N_OPTS + 1];
-	char so[2 * N_OPTS + 4], what[64];
+	struct option lo[MAX_OPTS + 1];
+	char so[2 * MAX_OPTS + 4], what[64];
 	int c;
 
 	build_getopt(lo, so);
@@ -592,6 +573,7 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		}
 		if (!o)
 			die("options", "unexpected option");
+		cli->limit = o->limit;
 		if (o->fn(cli, optarg, &err) < 0) {
 			snprintf(what, sizeof(what), "--%s", o->name);
 			die(what, err.msg);
@@ -607,6 +589,23 @@ static void print_error(const struct cordon_error *err)
 		say("%s", err->msg);
 	else
 		say("%s%s: %s", is_option(err->step) ? "--" : "", err->step, err->msg);
+}
+
+/* The command ran, but the report asked for was not written, or the audit trail lacks events:
+ * cordon failed (125), whatever the command did, which the line says too. A run whose record is
+ * missing or incomplete (or an older report is left at its path) must not look like a success
+ * to whoever reads the exit status. */
+static void record_lost(const struct cordon_error *err, const struct cordon_result *res)
+{
+	char what[64];
+
+	if (res->outcome == CORDON_OUTCOME_EXITED)
+		snprintf(what, sizeof(what), "exited with status %d", res->status);
+	else if (res->outcome == CORDON_OUTCOME_TIMEOUT)
+		snprintf(what, sizeof(what), "timed out");
+	else
+		snprintf(what, sizeof(what), "died of signal %d", res->signal);
+	say("%s: %s (the command %s)", err->step, err->msg, what);
 }
 
 /* cordon policy check|show NAME|PATH */
@@ -638,6 +637,7 @@ int main(int argc, char **argv)
 	struct cordon_error err = { 0 };
 	int r;
 
+	build_opts();
 	if (argc > 1 && strcmp(argv[1], "policy") == 0)
 		return policy_command(argc, argv);
 	cli.c = cordon_config_new();
@@ -653,7 +653,9 @@ int main(int argc, char **argv)
 	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
 	r = cordon_run(cli.c, &res, &err);
 	cordon_config_free(cli.c);
-	if (r < 0)
+	if (r < 0 && res.outcome != CORDON_OUTCOME_SETUP_ERROR)
+		record_lost(&err, &res);
+	else if (r < 0)
 		print_error(&err);
 	else if (res.outcome == CORDON_OUTCOME_TIMEOUT && !cli.quiet)
 		fprintf(stderr, "cordon: timeout: the command ran past %.3gs and was killed\n",

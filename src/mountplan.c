@@ -425,17 +425,18 @@ static int plan_account(struct cd_mount_plan *p, const char *root, const struct 
 	return r < 0 ? r : add_line(p, root, "etc/group", gr, id_known, &id->inside_gid, err);
 }
 
+/* What a mount is, in the library's words (the CLI names its options for them) */
 static const char *option_of(const struct cd_mnt *m)
 {
 	if (m->kind == CD_MNT_TMPFS)
-		return m->user ? "--tmpfs" : "HOME";
+		return m->user ? "a tmpfs mount" : "HOME";
 	if (m->kind == CD_MNT_WORKDIR)
-		return "--workdir-target";
+		return "the workdir target";
 	if (m->kind == CD_MNT_HIDE)
-		return "--hide";
+		return "a hidden path";
 	if (m->kind == CD_MNT_FILE)
 		return "cordon's own file";
-	return "--ro-bind";
+	return "a read-only bind";
 }
 
 /* Two of the options' mounts on one path would silently shadow each other: refuse. */

@@ -162,25 +162,56 @@ static void render_mounts(struct cd_json *j, const struct cd_mount_plan *p)
 	cd_json_array_end(j);
 }
 
-static void render_rlimits(struct cd_json *j, const struct cordon_config *c)
+static void render_rlim(struct cd_json *j, const char *key, rlim_t v)
 {
-	cd_json_key(j, "rlimits");
+	cd_json_key(j, key);
+	if (v == RLIM_INFINITY)
+		cd_json_string(j, "unlimited");
+	else
+		cd_json_uint(j, v);
+}
+
+/* before the command exists (the audit trail's start event): the limits configured */
+static void render_configured_rlimits(struct cd_json *j, const struct cordon_config *c)
+{
 	cd_json_object_begin(j);
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
 		if (!c->rlimits[i].set || !cd_rlimit_name(i))
 			continue;
 		cd_json_key(j, cd_rlimit_name(i));
 		cd_json_object_begin(j);
-		cd_json_key(j, "soft");
-		if (c->rlimits[i].soft == RLIM_INFINITY)
-			cd_json_string(j, "unlimited");
-		else
-			cd_json_uint(j, c->rlimits[i].soft);
-		cd_json_key(j, "hard");
-		if (c->rlimits[i].hard == RLIM_INFINITY)
-			cd_json_string(j, "unlimited");
-		else
-			cd_json_uint(j, c->rlimits[i].hard);
+		render_rlim(j, "soft", c->rlimits[i].soft);
+		render_rlim(j, "hard", c->rlimits[i].hard);
+		cd_json_object_end(j);
+	}
+	cd_json_object_end(j);
+}
+
+/* every rlimit as the command's process read it back before exec; null when it never got
+ * that far (setup failed before) */
+static void render_rlimits(struct cd_json *j, const struct cd_report_info *in)
+{
+	const struct cd_rlimits_got *got = in->rlimits;
+
+	cd_json_key(j, "rlimits");
+	if (!got) {
+		render_configured_rlimits(j, in->c);
+		return;
+	}
+	if (!got->valid) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		const struct rlimit *r = &got->r[i];
+
+		if (!cd_rlimit_name(i))
+			continue;
+		cd_json_key(j, cd_rlimit_name(i));
+		cd_json_object_begin(j);
+		render_rlim(j, "soft", r->rlim_cur);
+		render_rlim(j, "hard", r->rlim_max);
 		cd_json_object_end(j);
 	}
 	cd_json_object_end(j);
@@ -243,11 +274,17 @@ static void kv_string_or_null(struct cd_json *j, const char *key, const char *v)
 		cd_json_null(j);
 }
 
-static void render_limit(struct cd_json *j, const char *key, const char *v)
+/* a limit as its file read back after writing: a number (null for "max"), or the file's text
+ * for cpu.max; null when not applied */
+static void render_limit(struct cd_json *j, const struct cd_limit_def *d, const char *text)
 {
-	cd_json_key(j, key);
-	if (v && strcmp(v, "max") != 0)
-		cd_json_uint(j, strtoull(v, NULL, 10));
+	uint64_t v;
+
+	cd_json_key(j, d->report_key);
+	if (text && d->report_text)
+		cd_json_string(j, text);
+	else if (text && cd_limit_parse_cgroup(d, text, &v) && v != CORDON_UNLIMITED)
+		cd_json_uint(j, v);
 	else
 		cd_json_null(j);
 }
@@ -261,10 +298,9 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_object_begin(j);
 	cd_json_kv_string(j, "mode", modes[in->c->cgroup_mode]);
 	kv_string_or_null(j, "path", cg ? cg->path_reported : NULL);
-	render_limit(j, "memory_max", cg ? cg->memory_max : NULL);
-	render_limit(j, "swap_max", cg ? cg->swap_max : NULL);
-	kv_string_or_null(j, "cpu_max", cg ? cg->cpu_max : NULL);
-	render_limit(j, "pids_max", cg ? cg->pids_max : NULL);
+	for (size_t i = 0; i < CD_CG_N; i++)
+		render_limit(j, &cd_limits[i], cg ? cg->applied[i] : NULL);
+	cd_json_kv_bool(j, "oom_group", cg && cg->oom_group);
 	render_strv(j, "missing", cg ? cg->missing : NULL);
 	render_strv(j, "fallbacks", cg ? cg->fallbacks : NULL);
 	cd_json_object_end(j);
@@ -312,7 +348,7 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	render_identity(j, in->id);
 	cd_json_kv_uint(j, "timeout_ms", c->timeout_ns / NSEC_PER_MSEC);
 	cd_json_kv_uint(j, "kill_after_ms", c->kill_after_ns / NSEC_PER_MSEC);
-	render_rlimits(j, c);
+	render_rlimits(j, in);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
 	cd_json_kv_bool(j, "new_session", !in->baseline || !in->baseline->blocks_tiocsti);
@@ -377,7 +413,7 @@ int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_
 	if (r == 0 && renameat(rf->dirfd, rf->tmp, rf->dirfd, rf->name) < 0)
 		r = -errno;
 	if (r < 0) {
-		cd_fail_errno(err, -r, "report", "write %s/%s", rf->path, rf->name);
+		cd_fail_errno(err, -r, "report", "%s/%s", rf->path, rf->name);
 		cd_report_discard(rf);
 		return r;
 	}
@@ -396,4 +432,28 @@ void cd_report_discard(struct cd_report_file *rf)
 	free(rf->name);
 	free(rf->path);
 	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+}
+
+int cd_report_write(const struct cd_report_info *info, struct cd_report_file *rf, int fd,
+		    struct cordon_error *err)
+{
+	_cleanup_free_ char *json = NULL;
+	int r = 0, r2;
+
+	if (rf->fd < 0 && fd < 0)
+		return 0;
+	json = cd_report_render(info);
+	if (!json) {
+		cd_report_discard(rf); /* no half report: the temp file goes */
+		return cd_fail(err, ENOMEM, "report", "out of memory");
+	}
+	if (rf->fd >= 0)
+		r = cd_report_commit(rf, json, err);
+	/* both are tried: the fd's reader may be waiting for it whatever became of the file */
+	if (fd >= 0) {
+		r2 = cd_write_all(fd, json, strlen(json));
+		if (r2 < 0)
+			r = r < 0 ? r : cd_fail_errno(err, -r2, "report", "file descriptor %d", fd);
+	}
+	return r;
 }

@@ -8,6 +8,7 @@
 #include "mount.h"
 #include "filter.h"
 #include "userns.h"
+#include "rlimits.h"
 
 /* What the report describes besides the result. */
 struct cd_report_info {
@@ -22,6 +23,9 @@ struct cd_report_info {
 	const struct cd_filter *filter; /* the policy's program; NULL: none */
 	const struct cd_filter *baseline; /* cordon's own rules; NULL: not compiled (setup failed) */
 	const struct cd_cgroup *cg;
+	/* what the command got (invalid: it never got that far, null in the report); NULL: before
+	 * the command exists (the audit's start event), the configured ones */
+	const struct cd_rlimits_got *rlimits;
 };
 
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.
@@ -48,3 +52,8 @@ int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_
 		   struct cordon_error *err);
 int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
 void cd_report_discard(struct cd_report_file *rf);
+/* Render and write the report to the file (when rf is open) and to fd (when >= 0). A report
+ * that was asked for and not written is an error {step "report", msg "PATH: why"}: the caller
+ * must not be left believing it exists (or reading an older one at that path). */
+int cd_report_write(const struct cd_report_info *info, struct cd_report_file *rf, int fd,
+		    struct cordon_error *err);

@@ -42,3 +42,30 @@ int cd_limits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error
 	}
 	return 0;
 }
+
+int cd_limits_send(int sock, struct cordon_error *err)
+{
+	struct cd_msg m = { .type = CD_MSG_RLIMITS };
+	int r;
+
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		struct rlimit cur;
+
+		if (getrlimit(i, &cur) < 0)
+			return cd_fail_errno(err, errno, "rlimit", "read %s back",
+					     cd_rlimit_name(i) ? cd_rlimit_name(i) : "?");
+		m.rlim[i][0] = cur.rlim_cur;
+		m.rlim[i][1] = cur.rlim_max;
+	}
+	r = cd_msg_send_msg(sock, &m, -1);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "sync", "send the command's rlimits to the supervisor");
+	return 0;
+}
+
+void cd_limits_got(struct cd_rlimits_got *got, const struct cd_msg *m)
+{
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		got->r[i] = (struct rlimit){ m->rlim[i][0], m->rlim[i][1] };
+	got->valid = true;
+}

@@ -9,21 +9,16 @@
 #include "report.h"
 #include "sandbox.h"
 
-static void write_reports(const struct cd_sandbox *sb, const struct cd_command *cmd)
+/* The records asked for: the report written, the audit trail complete. 0, or the first that
+ * is not, in *err. */
+static int write_records(struct cd_sandbox *sb, const struct cd_command *cmd,
+			 struct cordon_error *err)
 {
-	struct cd_report_info info = cd_sandbox_report_info(sb, cmd->chdir, cmd->envp);
-	_cleanup_free_ char *json = NULL;
-	struct cordon_error ignored = { 0 };
+	struct cd_report_info info =
+		cd_sandbox_report_info(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
+	int r = cd_report_write(&info, &sb->report, sb->c->report_fd, err);
 
-	if (sb->report.fd < 0 && sb->c->report_fd < 0)
-		return;
-	json = cd_report_render(&info);
-	if (!json)
-		return;
-	if (sb->report.fd >= 0)
-		cd_report_commit((struct cd_report_file *)&sb->report, json, &ignored);
-	if (sb->c->report_fd >= 0)
-		cd_write_all(sb->c->report_fd, json, strlen(json));
+	return r < 0 ? r : cd_audit_check(&sb->audit, err);
 }
 
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
@@ -31,6 +26,7 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	/* the sandbox goes first (declared last): pid 1 is killed before the signals unblock */
 	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res);
 	_cleanup_(cd_sandbox_done) struct cd_sandbox sb = CD_SANDBOX_INIT(c, res);
+	struct cordon_error record_err = { 0 };
 	uint64_t t_start = cd_now_ns();
 	int r;
 
@@ -54,11 +50,21 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	cd_command_finish(&cmd, &sb);
 	cd_sandbox_end(&sb);
 	cd_config_log(c, "sandbox: ended, exit code %d", res->exit_code);
-	write_reports(&sb, &cmd);
+	/* a record asked for and not written whole fails the run (cordon.h): the command's
+	 * outcome stays in res, the exit code becomes 125 */
+	r = write_records(&sb, &cmd, &record_err);
 	if (res->outcome == CORDON_OUTCOME_SETUP_ERROR) {
+		if (r < 0)
+			cd_error_append(&res->error, "; %s: %s", record_err.step, record_err.msg);
 		if (err)
 			*err = res->error;
 		return -(res->error.code ? res->error.code : EINVAL);
+	}
+	if (r < 0) {
+		res->exit_code = CORDON_EXIT_FAILURE;
+		if (err)
+			*err = record_err;
+		return r;
 	}
 	return 0;
 }

@@ -98,21 +98,6 @@ static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-static void log_cgroup(const struct cd_sandbox *sb)
-{
-	const struct cd_cgroup *cg = &sb->cg;
-
-	if (cg->path)
-		cd_config_log(sb->c, "cgroup: %s: memory.max %s, memory.swap.max %s, cpu.max %s, "
-			      "pids.max %s", cg->path, cg->memory_max ? cg->memory_max : "-",
-			      cg->swap_max ? cg->swap_max : "-", cg->cpu_max ? cg->cpu_max : "-",
-			      cg->pids_max ? cg->pids_max : "-");
-	for (char **m = cg->missing; m && *m; m++)
-		cd_config_log(sb->c, "cgroup: not applied: %s", *m);
-	for (char **f = cg->fallbacks; f && *f; f++)
-		cd_config_log(sb->c, "cgroup: fallback: %s", *f);
-}
-
 static void log_plan(const struct cd_sandbox *sb)
 {
 	const struct cd_identity *id = &sb->id;
@@ -187,7 +172,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
 	r = cd_cgroup_setup(c, sb->res->id, sb->id.host_uid, &sb->cg, sb->rlimits, err);
 	if (r < 0)
 		return r;
-	log_cgroup(sb);
+	cd_cgroup_log(&sb->cg, c);
 	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
 	if (r < 0)
@@ -435,7 +420,8 @@ static const char *workdir_fd_path(struct cd_sandbox *sb)
 static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 		       struct cordon_error *err)
 {
-	struct cd_report_info info = cd_sandbox_report_info(sb, args->chdir, args->envp);
+	/* no command's process yet: the configured rlimits */
+	struct cd_report_info info = cd_sandbox_report_info(sb, args->chdir, args->envp, NULL);
 	int r;
 
 	if (!cd_audit_on(&sb->audit))
@@ -607,7 +593,7 @@ static void cgroup_end(struct cd_sandbox *sb)
 	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
 		res->outcome = CORDON_OUTCOME_OOM;
 		cd_config_log(sb->c, "cgroup: the memory limit (%s) killed the sandbox",
-			      sb->cg.memory_max ? sb->cg.memory_max : "?");
+			      sb->cg.applied[CD_CG_MEMORY] ? sb->cg.applied[CD_CG_MEMORY] : "?");
 	}
 	if (sb->c->fast_exit && !sb->pid)
 		cd_cgroup_release(&sb->cg);
@@ -647,7 +633,8 @@ void cd_sandbox_end(struct cd_sandbox *sb)
 }
 
 struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
-					     char *const *envp)
+					     char *const *envp,
+					     const struct cd_rlimits_got *rlimits)
 {
 	return (struct cd_report_info){
 		.c = sb->c,
@@ -661,6 +648,7 @@ struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const 
 		.filter = sb->have_filter ? &sb->filter : NULL,
 		.baseline = sb->have_baseline ? &sb->baseline : NULL,
 		.cg = &sb->cg,
+		.rlimits = rlimits,
 	};
 }
 

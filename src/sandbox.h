@@ -111,8 +111,10 @@ void cd_sandbox_leave(struct cd_sandbox *sb);
 /* Teardown, once the command's outcome is in res: the cgroup's figures (an OOM kill makes the
  * outcome "oom") and its removal, the proxy's figures, the audit's file, limit and exit events. */
 void cd_sandbox_end(struct cd_sandbox *sb);
-/* What the report shows of the sandbox; chdir and envp are the command's. */
+/* What the report shows of the sandbox; chdir, envp and rlimits (as read back; NULL: the
+ * configured ones) are the command's. */
 struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
-					     char *const *envp);
+					     char *const *envp,
+					     const struct cd_rlimits_got *rlimits);
 /* Release everything; pid 1, if it still runs, is killed and reaped. */
 void cd_sandbox_done(struct cd_sandbox *sb);

@@ -10,6 +10,7 @@
  *    (--allow-net) accept on it            <-      PROXY + the listening socket's fd
  *    compile the policy; FILTER + memfd    ->      (waits for it before the command)
  *                                               3 fork the command; it execs
+ *    keeps them for the report            <-      RLIMITS: what the command got, before exec
  *  3 RUNNING or ERROR                     <-      RUNNING once exec succeeded, else ERROR
  *  4 SIGNAL n, KILL_ALL n                 ->    4 kill(command, n), kill(-1, n)
  *    EXIT status, usage                   <-      the command ended: pid 1 has killed and
@@ -18,6 +19,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "cordon.h"
 
@@ -35,6 +37,7 @@ enum cd_msg_type {
 	CD_MSG_CONT,     /* value: 1 when the command gets the terminal back; SIGCONT to it */
 	CD_MSG_TIMEOUT,  /* value: 1 SIGTERM sent to every process, 2 SIGKILL */
 	CD_MSG_TREE,     /* before GO: fd a --ro-bind source cloned by root; value: its plan index */
+	CD_MSG_RLIMITS,  /* rlim: every rlimit of the command's process, as it will exec */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */
@@ -48,6 +51,7 @@ struct cd_msg {
 	uint32_t type;
 	int32_t value;
 	struct cd_usage usage; /* EXIT */
+	uint64_t rlim[RLIM_NLIMITS][2]; /* RLIMITS: soft and hard of each RLIMIT_* */
 	struct cordon_error err;
 };
 

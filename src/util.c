@@ -40,6 +40,18 @@ int cd_fail_errno(struct cordon_error *err, int code, const char *step, const ch
 	return cd_fail(err, code, step, "%s: %s", what, strerror(code));
 }
 
+void cd_error_append(struct cordon_error *err, const char *fmt, ...)
+{
+	size_t n = err ? strlen(err->msg) : 0;
+	va_list ap;
+
+	if (!err || n + 1 >= sizeof(err->msg))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg + n, sizeof(err->msg) - n, fmt, ap);
+	va_end(ap);
+}
+
 void cd_error_clear(struct cordon_error *err)
 {
 	if (err)

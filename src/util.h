@@ -67,6 +67,8 @@ int cd_failv(struct cordon_error *err, int code, const char *step, const char *f
 int cd_fail_errno(struct cordon_error *err, int code, const char *step, const char *fmt, ...)
 	_printf_(4, 5);
 void cd_error_clear(struct cordon_error *err);
+/* Add to a filled error's message (a second failure the first must not hide), as room allows. */
+void cd_error_append(struct cordon_error *err, const char *fmt, ...) _printf_(2, 3);
 
 /* NULL-terminated string vectors. */
 void cd_strv_free(char **v);

@@ -194,4 +194,21 @@ is "... DIR/stdout keeps 1 MiB, and the report says the copy was cut" \
 c --capture /nonexistent/x/y -- true
 is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 
+# an audit trail that lacks events (its disk filled up) is a failed run: 125 and one line that
+# says how many events are missing and how the command ended; without the failure: 0
+full=$(mkwork)
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "$full" 2>/dev/null; then
+	as_caller dd if=/dev/zero of="$full/fill" bs=1k count=60 2>/dev/null
+	c --audit "$full/a.jsonl" -- sh -c 'for i in $(seq 100); do /bin/true; done; exit 3'
+	like "an audit trail the disk cannot hold: 125, the line says so and how the command ended" \
+		"$rc:$err" "125:cordon: audit: the log lacks * events, not written or cut short: No space left on device (the command exited with status 3)"
+	rm -f "$full/fill" "$full/a.jsonl"
+	c --audit "$full/a.jsonl" -- sh -c 'exit 3'
+	is "... with room for it: the command's status" "$rc:$err" "3:"
+	umount "$full"
+else
+	skip "an audit trail the disk cannot hold" "needs root to mount a small tmpfs"
+	skip "... with room for it" "needs root to mount a small tmpfs"
+fi
+
 done_testing

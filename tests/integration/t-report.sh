@@ -59,6 +59,19 @@ is "--report-fd: the report goes to the fd" "$(q "$r/fd.json" 'j["outcome"], j["
 c --report-fd 3 -- true 3>&-
 is "--report-fd: the fd does not leak into the sandbox" "$rc" 125
 
+# a report that cannot be written after the run: cordon failed (125), and says so, with how the
+# command ended; the command did run
+rm -f "$w/ran"
+err=$(as_caller "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" --report-fd 3 -- sh -c 'touch ran; exit 3' 2>&1 3>/dev/full)
+rc=$?
+is "--report-fd on a full device: 125" "$rc" 125
+like "... one line: report, where, why, and the command's status" "$err" \
+	"cordon: report: file descriptor 3: No space left on device (the command exited with status 3)"
+[ -e "$w/ran" ] && pass "... the command ran" || fail "... the command ran"
+
+# the cgroup part names what was read back; oom_group is a boolean
+is "cgroup: oom_group is reported" "$(q "$r/a.json" 'type(a["cgroup"]["oom_group"]).__name__')" "bool"
+
 # a report whose directory the caller cannot write fails before anything starts
 if is_user_mode && [ "$(id -u)" = 0 ]; then
 	c --report /root/r.json -- touch "$w/started"

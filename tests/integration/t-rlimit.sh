@@ -31,4 +31,45 @@ is "--cpu-time rounds up to seconds; hard = soft + 1" "$out" "2 3"
 c --rlimit cpu=2 --report "$o/r.json" -- true
 is "the report lists the limits" "$(python3 -c 'import json; print(json.load(open("'"$o/r.json"'"))["applied"]["rlimits"]["cpu"])')" "{'soft': 2, 'hard': 2}"
 
+# The report's rlimits are what the command got: every one, as /proc/self/limits shows it inside.
+# A soft nofile inherited from the caller (not configured), a configured stack, a --cpu-time
+# rounded up with its hard limit one second above, core off by default.
+limits_vs_report() { # REPORT LIMITS-FILE: "same" or the differences
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+names = {"Max cpu time": "cpu", "Max file size": "fsize", "Max data size": "data",
+         "Max stack size": "stack", "Max core file size": "core", "Max resident set": "rss",
+         "Max processes": "nproc", "Max open files": "nofile", "Max locked memory": "memlock",
+         "Max address space": "as", "Max file locks": "locks", "Max pending signals": "sigpending",
+         "Max msgqueue size": "msgqueue", "Max nice priority": "nice",
+         "Max realtime priority": "rtprio", "Max realtime timeout": "rttime"}
+got = json.load(open(sys.argv[1]))["applied"]["rlimits"]
+seen, diff = {}, []
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    name = next(n for n in names if line.startswith(n))
+    soft, hard = line[len(name):].split()[:2]
+    seen[names[name]] = {"soft": soft if soft == "unlimited" else int(soft),
+                         "hard": hard if hard == "unlimited" else int(hard)}
+for k in sorted(set(seen) | set(got)):
+    if seen.get(k) != got.get(k):
+        diff.append("%s: inside %s, report %s" % (k, seen.get(k), got.get(k)))
+print("; ".join(diff) or "same (%d)" % len(got))
+PY
+}
+soft=$(ulimit -Sn)
+ulimit -Sn 100 # inherited by cordon, and so by the command
+c --rlimit stack=8M --cpu-time 1500ms --report "$o/l.json" -- cat /proc/self/limits
+ulimit -Sn "$soft"
+printf '%s\n' "$out" >"$o/limits"
+is "every rlimit in the report is what /proc/self/limits shows inside" "$(limits_vs_report "$o/l.json" "$o/limits")" "same (16)"
+is "... the inherited nofile, the configured stack, the rounded cpu, core off" \
+	"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["applied"]["rlimits"]; print(r["nofile"]["soft"], r["stack"]["soft"], r["cpu"]["soft"], r["cpu"]["hard"], r["core"]["soft"])' "$o/l.json")" \
+	"100 8388608 2 3 0"
+c --rlimit nofile=notanumber --report "$o/bad.json" -- true
+is "a bad limit is refused before anything starts" "$rc" 125
+echo 'bogus' >"$o/bad.policy"
+c --seccomp-policy "$o/bad.policy" --report "$o/f.json" -- true
+is "setup failed before the command's process: rlimits null" \
+	"$rc:$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["applied"]["rlimits"])' "$o/f.json")" "125:None"
+
 done_testing

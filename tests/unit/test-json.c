@@ -350,6 +350,7 @@ struct report_case {
 	struct cordon_result res;
 	const struct cd_identity *id;
 	const struct cd_mount_plan *plan;
+	const struct cd_rlimits_got *rlimits; /* what the command got; NULL: never got that far */
 	const char *summary; /* what SUMMARY prints */
 	const char *contains[4];
 };
@@ -367,6 +368,7 @@ static void check_report(const struct cordon_config *c, char *const *envp,
 	    .plan = rc->plan ? rc->plan : &empty,
 	    .envp = envp,
 	    .res = &rc->res,
+	    .rlimits = rc->rlimits,
 	};
 	char *s = cd_report_render(&info);
 
@@ -423,6 +425,7 @@ static void test_report(void)
 	    .user = user,
 	    .home = home,
 	};
+	struct cd_rlimits_got got = {.valid = true}, none = {.valid = false};
 	const struct report_case cases[] = {
 	    {
 		.name = "exited",
@@ -443,10 +446,12 @@ static void test_report(void)
 			   "env [\"SECRET\", \"PATH\", \"EMPTY\", \"NOEQ\"]\n"
 			   "identity null\n"
 			   "mounts []\n",
+		.rlimits = &got,
 		.contains = {"\"wall_us\":1500,", "\"identity\":null",
-			     "\"rlimits\":{\"core\":{\"soft\":0,\"hard\":0},"
-			     "\"nofile\":{\"soft\":\"unlimited\",\"hard\":\"unlimited\"}}",
-			     "\"mounts\":[]"},
+			     "\"rlimits\":{\"cpu\":{\"soft\":\"unlimited\",\"hard\":\"unlimited\"},"
+			     "\"fsize\":{\"soft\":\"unlimited\",\"hard\":\"unlimited\"},",
+			     "\"core\":{\"soft\":0,\"hard\":0},\"rss\":{\"soft\":\"unlimited\","
+			     "\"hard\":\"unlimited\"},\"nproc\":{\"soft\":1,\"hard\":2},"},
 	    },
 	    {
 		.name = "timeout",
@@ -473,7 +478,9 @@ static void test_report(void)
 			   "\"size\": 1024, \"type\": \"tmpfs\"}, {\"path\": \"/w\", "
 			   "\"read_only\": false, \"source\": \"/host/w\", "
 			   "\"type\": \"workdir\"}]\n",
-		.contains = {"\"signal\":15", "\"status\":null"},
+		.contains = {"\"signal\":15", "\"status\":null",
+			     "\"rlimits\":{\"core\":{\"soft\":0,\"hard\":0},"
+			     "\"nofile\":{\"soft\":\"unlimited\",\"hard\":\"unlimited\"}},"},
 	    },
 	    {
 		.name = "setup-error",
@@ -496,10 +503,16 @@ static void test_report(void)
 			   "identity null\n"
 			   "mounts []\n",
 		.contains = {"\"error\":{\"step\":\"mount\",\"errno\":13,\"message\":"
-			     "\"bind \\\"/a\\\" on /b:\\tPermission denied\\n\"}"},
+			     "\"bind \\\"/a\\\" on /b:\\tPermission denied\\n\"}",
+			     "\"rlimits\":null,"},
+		.rlimits = &none,
 	    },
 	};
 
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		got.r[i] = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
+	got.r[RLIMIT_CORE] = (struct rlimit){0, 0};
+	got.r[RLIMIT_NPROC] = (struct rlimit){1, 2};
 	if (!ok(c != NULL, "cordon_config_new"))
 		return;
 	ok(cordon_config_set_command(c, argv, &err) == 0, "report: set_command");

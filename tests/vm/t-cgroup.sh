@@ -187,6 +187,11 @@ c --memory unlimited --pids unlimited --report "$r/unl.json" -- cat $lim/memory.
 rep "$r/unl.json"
 is "--memory unlimited --pids unlimited: max inside" "$rc:$(flat "$out")" "0:max max"
 is "... and null in the report" "$(cv memory_max):$(cv pids_max)" "null:null"
+c --memory 50000000 --report "$r/round.json" -- cat $lim/memory.max
+rep "$r/round.json"
+is "--memory 50000000: the kernel keeps whole pages, and the report says what it kept" \
+	"$rc:$out:$(cv memory_max)" "0:49999872:49999872"
+is "... memory.oom.group read back as 1: oom_group true" "$(cv oom_group)" "true"
 c --memory 48M -- sh -c "echo max > $lim/memory.max && echo written; echo max > $lim/pids.max && echo written;
 	mkdir $lim/sub && echo made; echo \$\$ > $lim/cgroup.procs && echo moved; cat $lim/memory.max"
 is "the sandbox cannot raise its limits, make sub-cgroups, or move" "$(flat "$out")" "50331648"
