@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-parse.c - the pure parsers: sizes, durations, resource limits (cordon.h) and the path
+ * test-config-parse.c - the pure parsers: sizes, durations, resource limits (cordon.h) and the path
  * helpers (config.h, util.h). TAP on stdout.
  */
 #include <errno.h>
