@@ -200,25 +200,25 @@ static int resolve_command(const struct cd_child_args *a, char *buf, size_t size
 
 /* Install a filter; with the audit trail, hand its notification listener to the supervisor
  * (pid 1 is suspended in vfork: the socket is ours alone) and keep no copy of it. */
-static void install_filter(const struct cd_child_args *a, const struct cd_filter *f,
-			   const char *path, struct cordon_error *err)
+static int install_filter(const struct cd_child_args *a, const struct cd_filter *f,
+			  const char *path, struct cordon_error *err)
 {
 	struct cd_msg m = { .type = CD_MSG_LISTENER };
+	_cleanup_close_ int listener = -1;
 	int r = cd_filter_install(f);
 
-	if (r < 0) {
-		cd_fail(err, -r, "seccomp", "install the %s filter: %s",
-			f->baseline ? "baseline" : "policy's", strerror(-r));
-		return;
-	}
+	if (r < 0)
+		return cd_fail(err, -r, "seccomp", "install the %s filter: %s",
+			       f->baseline ? "baseline" : "policy's", strerror(-r));
 	if (!f->notify)
-		return;
+		return 0;
+	listener = r;
 	/* the path the command is about to be executed from: the supervisor may not be able to
 	 * read it from our memory (pid 1's, not dumpable) */
 	snprintf(m.err.msg, sizeof(m.err.msg), "%.479s", path);
-	if (cd_msg_send_msg(a->sock, &m, r) < 0)
-		cd_fail(err, EIO, "audit", "cannot hand the exec listener to the supervisor");
-	close(r);
+	if (cd_msg_send_msg(a->sock, &m, listener) < 0)
+		return cd_fail(err, EIO, "audit", "cannot hand the exec listener to the supervisor");
+	return 0;
 }
 
 /* The terminal's foreground becomes pgrp (pid 1 and the command are in the background of it
@@ -252,33 +252,51 @@ static int own_group(const struct cd_child_args *a, struct cordon_error *err)
 
 /* The command's process, a vfork() child sharing pid 1's memory: last steps with system calls
  * only (no allocation), then exec. Failures go to errfd, read by pid 1. */
+/* The command's last steps before exec, a checklist: 0, or -errno with *err filled. */
+static int command_setup(const struct cd_child_args *a, char *path, size_t size, int *errfd,
+			 struct cordon_error *err)
+{
+	int r, e;
+
+	reset_signals();
+	r = own_group(a, err);
+	if (r < 0)
+		return r;
+	r = cd_limits_apply(a->rlimits, err);
+	if (r < 0)
+		return r;
+	/* sync 3: what the command gets, read back for the report (pid 1 is suspended in vfork:
+	 * the socket is ours alone); exec keeps them */
+	r = cd_limits_send(a->sock, err);
+	if (r < 0)
+		return r;
+	if (chdir(a->chdir) < 0)
+		return cd_fail_errno(err, errno, "chdir", "%s", a->chdir);
+	e = resolve_command(a, path, size);
+	if (e > 0)
+		return cd_fail(err, e, "exec", "%s: %s", a->argv[0], strerror(e));
+	/* the last steps before exec: from here on every syscall is filtered; the kernel runs
+	 * both programs and the strictest answer wins */
+	r = install_filter(a, a->baseline, path, err);
+	if (r < 0)
+		return r;
+	if (a->filter) {
+		r = install_filter(a, a->filter, path, err);
+		if (r < 0)
+			return r;
+	}
+	close_other_fds(errfd, 1);
+	return 0;
+}
+
 _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 {
 	struct cordon_error err = { 0 };
 	char path[4096];
-	int e;
 
-	reset_signals();
-	own_group(a, &err);
-	if (!err.msg[0])
-		cd_limits_apply(a->rlimits, &err);
-	/* sync 3: what the command gets, read back for the report (pid 1 is suspended in vfork:
-	 * the socket is ours alone); exec keeps them */
-	if (!err.msg[0])
-		cd_limits_send(a->sock, &err);
-	if (!err.msg[0] && chdir(a->chdir) < 0)
-		cd_fail_errno(&err, errno, "chdir", "%s", a->chdir);
-	if (!err.msg[0] && (e = resolve_command(a, path, sizeof(path))) > 0)
-		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
-	/* the last steps before exec: from here on every syscall is filtered; the kernel runs
-	 * both programs and the strictest answer wins */
-	if (!err.msg[0])
-		install_filter(a, a->baseline, path, &err);
-	if (!err.msg[0] && a->filter)
-		install_filter(a, a->filter, path, &err);
-	if (!err.msg[0])
-		close_other_fds(&errfd, 1);
-	if (!err.msg[0]) {
+	if (command_setup(a, path, sizeof(path), &errfd, &err) == 0) {
+		int e;
+
 		execve(path, a->argv, a->envp);
 		e = errno;
 		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
