@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-mountplan.c - the mount plan built from a config (mountplan.c): which option's mount wins
+ * over which, what is refused as a conflict, and the order of the mounts. Works in a scratch
+ * directory under /tmp. TAP on stdout.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "mount.h"
+#include "userns.h"
+
+#include "../lib/tap.h"
+
+static char scratch[PATH_MAX];	 /* resolved */
+static char dir_a[PATH_MAX + 8]; /* scratch/a, the workdir */
+static struct stat dir_st;       /* of dir_a */
+static struct cordon_error err;
+
+static struct cordon_error *fresh_err(void)
+{
+	memset(&err, 0, sizeof(err));
+	return &err;
+}
+
+static int setup_scratch(void)
+{
+	char tmpl[] = "/tmp/cordon-test-mountplan.XXXXXX";
+
+	if (!mkdtemp(tmpl) || !realpath(tmpl, scratch))
+		return -1;
+	snprintf(dir_a, sizeof(dir_a), "%s/a", scratch);
+	return mkdir(dir_a, 0755) < 0 || stat(dir_a, &dir_st) < 0 ? -1 : 0;
+}
+
+static char id_user[] = "x";
+static char id_home[] = "/home/x";
+
+static struct cd_identity test_identity(void)
+{
+	return (struct cd_identity){
+	    .inside_uid = getuid(),
+	    .inside_gid = getgid(),
+	    .host_uid = getuid(),
+	    .host_gid = getgid(),
+	    .user = id_user,
+	    .home = id_home,
+	};
+}
+
+/* Index of the first of the user part: after the managed /var/tmp. */
+static size_t user_start(const struct cd_mount_plan *p)
+{
+	size_t start = p->n;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->m[i].kind == CD_MNT_TMPFS && !p->m[i].user &&
+		    strcmp(p->m[i].dst, "/var/tmp") == 0)
+			start = i + 1;
+	return start;
+}
+
+static void plan_conflict(const char *what, const char *msg, const char *target,
+			  void (*configure)(struct cordon_config *c))
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = {.n = 12345};
+	int r;
+
+	configure(c);
+	r = cd_mount_plan_build(c, dir_a, &dir_st, target, &id, NULL, &p, fresh_err());
+	is_int(r, -EINVAL, "plan %s: refused", what);
+	is_str(err.msg, msg, "plan %s: message", what);
+	ok(strcmp(err.step, "mount") == 0 && err.code == 0 && p.n == 12345 && !p.m,
+	   "plan %s: step \"mount\", plan untouched", what);
+	cordon_config_free(c);
+}
+
+static void conf_tmpfs_hide(struct cordon_config *c)
+{
+	if (cordon_config_add_tmpfs(c, "/opt/x", 0, fresh_err()) < 0 ||
+	    cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_hide_tmpfs(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0 ||
+	    cordon_config_add_tmpfs(c, "/opt/x/", 0, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_tmpfs_bind(struct cordon_config *c)
+{
+	if (cordon_config_add_ro_bind(c, dir_a, "/opt/y", fresh_err()) < 0 ||
+	    cordon_config_add_tmpfs(c, "//opt/y", 0, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_two_hides(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/opt/x", fresh_err()) < 0 ||
+	    cordon_config_add_hide(c, "/opt/./x", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_hide_workdir(struct cordon_config *c)
+{
+	if (cordon_config_add_hide(c, "/w", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+static void conf_tmpfs_home(struct cordon_config *c)
+{
+	if (cordon_config_add_tmpfs(c, "/home/x", 32ull << 20, fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+}
+
+/* a --tmpfs on HOME is HOME itself, of that size and mode 0700, not a second mount there */
+static void plan_home_tmpfs(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = { 0 };
+	size_t n = 0;
+
+	conf_tmpfs_home(c);
+	is_int(cd_mount_plan_build(c, dir_a, &dir_st, "/w", &id, NULL, &p, fresh_err()), 0,
+	       "plan --tmpfs on HOME: accepted");
+	for (size_t i = 0; i < p.n; i++)
+		if (strcmp(p.m[i].dst, id.home) == 0) {
+			n++;
+			ok(p.m[i].kind == CD_MNT_TMPFS && p.m[i].mode == 0700 &&
+			   p.m[i].size == 32ull << 20, "... HOME is that tmpfs: 32M, 0700");
+		}
+	is_int((int)n, 1, "... one mount on HOME");
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+}
+
+
+static void conf_nothing(struct cordon_config *c)
+{
+	(void)c;
+}
+
+static void test_plan_conflicts(void)
+{
+	plan_conflict("--tmpfs /opt/x --hide /opt/x", "a hidden path and a tmpfs mount both mount on /opt/x",
+		      "/w", conf_tmpfs_hide);
+	plan_conflict("--hide /opt/x --tmpfs /opt/x/", "a hidden path and a tmpfs mount both mount on /opt/x",
+		      "/w", conf_hide_tmpfs);
+	plan_conflict("--ro-bind a /opt/y --tmpfs //opt/y",
+		      "a tmpfs mount and a read-only bind both mount on /opt/y", "/w", conf_tmpfs_bind);
+	plan_conflict("--hide /opt/x --hide /opt/./x", "a hidden path and a hidden path both mount on /opt/x",
+		      "/w", conf_two_hides);
+	plan_conflict("--hide /w with the workdir on /w",
+		      "the workdir target and a hidden path both mount on /w", "/w", conf_hide_workdir);
+	plan_home_tmpfs();
+	plan_conflict("workdir on HOME", "HOME and the workdir target both mount on /home/x",
+		      "/home/x", conf_nothing);
+}
+
+static void test_plan_order(void)
+{
+	static const struct {
+		const char *dst;
+		enum cd_mnt_kind kind;
+	} want[] = {
+	    {"/q", CD_MNT_HIDE},
+	    {"/home/x", CD_MNT_TMPFS},
+	    {"/opt/a", CD_MNT_TMPFS},
+	    {"/w/x/y", CD_MNT_WORKDIR},
+	    {"/opt/a/b", CD_MNT_BIND},
+	    {"/opt/a/b/c", CD_MNT_HIDE},
+	    {"/opt/a/b/c/d/e", CD_MNT_TMPFS},
+	};
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = {0};
+	bool depth_ok = true, parents_ok = true, root_ok = true;
+	size_t start, all, n_proc = 0;
+	int r;
+
+	/* given children first, so that only the sort can put parents first */
+	r = cordon_config_add_hide(c, "/opt/a/b/c", fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_hide(c, "/q", fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_tmpfs(c, "/opt/a/b/c/d/e", 0, fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_tmpfs(c, "/opt/a", 1 << 20, fresh_err());
+	if (r >= 0)
+		r = cordon_config_add_ro_bind(c, dir_a, "/opt/a/b", fresh_err());
+	if (!is_int(r, 0, "plan: configured"))
+		diag("configure: %s", err.msg);
+
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
+	if (!is_int(r, 0, "plan: built"))
+		diag("plan: %s", err.msg);
+	start = user_start(&p);
+	/* cordon's own files (/etc/hosts, HOME's .gitconfig) moved past the end: the options'
+	 * mounts, in their order, are what is checked (all is given back to be freed) */
+	all = p.n;
+	for (size_t i = start, k = start; i < all; i++)
+		if (p.m[i].kind != CD_MNT_FILE) {
+			struct cd_mnt t = p.m[k];
+
+			p.m[k++] = p.m[i];
+			p.m[i] = t;
+			p.n = k;
+		}
+	if (!is_uint(p.n - start, CD_ELEMENTSOF(want), "plan: HOME, the workdir and 5 options")) {
+		p.n = all;
+		cd_mount_plan_done(&p);
+		cordon_config_free(c);
+		return;
+	}
+	for (size_t i = start + 1; i < p.n; i++)
+		if (cd_path_depth(p.m[i - 1].dst) > cd_path_depth(p.m[i].dst))
+			depth_ok = false;
+	ok(depth_ok, "plan: depth never decreases over the user part");
+	for (size_t i = start; i < p.n; i++)
+		for (size_t j = i + 1; j < p.n; j++)
+			if (cd_path_startswith(p.m[i].dst, p.m[j].dst))
+				parents_ok = false;
+	ok(parents_ok, "plan: no mount comes after one of its children");
+	for (size_t i = 0; i < CD_ELEMENTSOF(want); i++) {
+		const struct cd_mnt *m = &p.m[start + i];
+
+		is_str(m->dst, want[i].dst, "plan: user mount %zu is on %s", i, want[i].dst);
+		is_str(cd_mnt_kind_name(m->kind), cd_mnt_kind_name(want[i].kind),
+		       "plan: user mount %zu is a %s", i, cd_mnt_kind_name(want[i].kind));
+	}
+	/* the details the sort must carry along */
+	ok(p.m[start + 2].size == 1 << 20 && p.m[start + 2].user && p.m[start + 2].mode == 0755,
+	   "plan: --tmpfs /opt/a keeps its size, mode and user flag");
+	ok(p.m[start + 1].size == 1ull << 30 && !p.m[start + 1].user &&
+	       p.m[start + 1].mode == 0700,
+	   "plan: HOME is a private 1G tmpfs");
+	ok(p.m[start + 4].ro && p.m[start + 4].is_dir && p.m[start + 4].user &&
+	       p.m[start + 4].src && strcmp(p.m[start + 4].src, dir_a) == 0,
+	   "plan: --ro-bind is read-only, a directory, from its source");
+	is_str(p.m[start + 3].src, dir_a, "plan: workdir source");
+	is_str(p.workdir_target, "/w/x/y", "plan: workdir_target");
+	ok(p.workdir_target == p.m[start + 3].dst, "plan: workdir_target points into the plan");
+	ok(p.uid == getuid() && p.gid == getgid() && p.tmp_size == 256ull << 20 && p.fresh_sysfs,
+	   "plan: ids, /tmp size, fresh sysfs");
+
+	/* the root part: the host's top level, then what cordon manages */
+	for (size_t i = 0; i < start; i++) {
+		const struct cd_mnt *m = &p.m[i];
+
+		if (m->kind == CD_MNT_PROC)
+			n_proc++;
+		if (m->user || !cd_path_is_normalized_absolute(m->dst))
+			root_ok = false;
+		if (strcmp(m->dst, "/home") == 0 || strcmp(m->dst, "/root") == 0)
+			root_ok = root_ok && m->kind == CD_MNT_DIR;
+		if (strcmp(m->dst, "/etc") == 0)
+			root_ok = root_ok && m->kind == CD_MNT_BIND && m->ro && m->is_dir;
+	}
+	is_uint(n_proc, 1, "plan: one /proc");
+	ok(root_ok, "plan: /home and /root hidden, /etc bound read-only, nothing user-made");
+	p.n = all;
+	cd_mount_plan_done(&p);
+	ok(p.m == NULL && p.n == 0, "cd_mount_plan_done resets the plan");
+
+	/* --net host: the host's sysfs */
+	cordon_config_set_net(c, CORDON_NET_HOST, fresh_err());
+	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
+	ok(r == 0 && !p.fresh_sysfs, "plan with --net host: no fresh sysfs");
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+}
+
+int main(void)
+{
+	if (setup_scratch() < 0) {
+		printf("Bail out! cannot create a scratch directory in /tmp: %s\n",
+		       strerror(errno));
+		return 1;
+	}
+	test_plan_conflicts();
+	test_plan_order();
+	rmdir(dir_a);
+	rmdir(scratch);
+	return done_testing();
+}
