@@ -1063,6 +1063,7 @@ static void test_fixed_bugs(void)
 	free(found);
 	found = cd_policy_find("default", NULL, &e);
 	is_str(found, "built-in:default", "cd_policy_find with no search path: a built-in name still");
+	free(found);
 	f.insns = far_load;
 	f.len = 2;
 	is_uint(cd_filter_eval(&f, AUDIT_ARCH_X86_64, 0, (uint64_t[6]){ 0 }), SECCOMP_RET_ALLOW,
