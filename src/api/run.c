@@ -24,10 +24,9 @@ static int write_records(struct cd_sandbox *sb, const struct cd_command *cmd,
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
 {
 	/* the sandbox goes first (declared last): pid 1 is killed before the signals unblock */
-	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res);
+	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res, cd_now_ns());
 	_cleanup_(cd_sandbox_done) struct cd_sandbox sb = CD_SANDBOX_INIT(c, res);
 	struct cordon_error record_err = { 0 };
-	uint64_t t_start = cd_now_ns();
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -37,10 +36,18 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 		return cd_fail_errno(err, -r, "id", "getrandom");
 	if (!c->argv)
 		r = cd_fail(&res->error, 0, "command", "no command given");
+	/* in this order, so that what fails first is what a user fixes first, and the report of a
+	 * failed run shows what was decided before */
 	if (r >= 0)
-		r = cd_sandbox_prepare(&sb, c, &res->error);
+		r = cd_sandbox_open(&sb, &res->error);
 	if (r >= 0)
-		r = cd_command_prepare(&cmd, c, &sb, t_start, &res->error);
+		r = cd_command_open(&cmd, &sb, &res->error);
+	if (r >= 0)
+		r = cd_sandbox_prepare(&sb, &res->error);
+	if (r >= 0)
+		r = cd_command_prepare(&cmd, &sb, &res->error);
+	if (r >= 0)
+		r = cd_sandbox_load_policy(&sb, &res->error);
 	if (r >= 0)
 		r = cd_command_start(&cmd, &sb, &res->error);
 	if (r >= 0)

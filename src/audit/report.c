@@ -250,6 +250,8 @@ static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
 		cd_json_kv_uint(j, "bpf_instructions", f->len);
 		cd_json_kv_bool(j, "optimized", f->optimized);
 		cd_json_kv_bool(j, "blocks_tiocsti", f->blocks_tiocsti);
+		if (in->policy_source)
+			cd_json_kv_string(j, "source", in->policy_source);
 	} else {
 		cd_json_kv_string(j, "mode", c->seccomp_none ? "off" : "not-applied");
 	}

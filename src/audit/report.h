@@ -21,6 +21,7 @@ struct cd_report_info {
 	char *const *envp;
 	const struct cordon_result *res;
 	const struct cd_filter *filter; /* the policy's program; NULL: none */
+	const char *policy_source; /* where it was read: a file's real path, or "built-in:NAME" */
 	const struct cd_filter *baseline; /* cordon's own rules; NULL: not compiled (setup failed) */
 	const struct cd_cgroup *cg;
 	/* what the command got (invalid: it never got that far, null in the report); NULL: before

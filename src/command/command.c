@@ -31,28 +31,30 @@ static uint64_t capture_max(const struct cordon_config *c)
 	return f->set && f->soft < CD_CAPTURE_MAX ? f->soft : CD_CAPTURE_MAX;
 }
 
-int cd_command_prepare(struct cd_command *cmd, const struct cordon_config *c,
-		       const struct cd_sandbox *sb, uint64_t t_start, struct cordon_error *err)
+int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb,
+		    struct cordon_error *err)
 {
+	const struct cordon_config *c = cmd->c;
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
-	const char *dir = c->chdir ? c->chdir : sb->workdir_target;
-	int r;
 
-	cmd->c = c;
-	cmd->argv = c->argv;
-	cmd->t_start = t_start;
-	if (c->capture_dir) {
-		r = cd_capture_open(c->capture_dir, &ctx, capture_max(c), &cmd->capture, err);
-		if (r < 0)
-			return r;
-	}
-	r = cd_env_build(c, &sb->id, &sb->plan, &cmd->envp, err);
+	cmd->chdir = strdup(c->chdir ? c->chdir : sb->workdir_target);
+	if (!cmd->chdir)
+		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	if (c->capture_dir)
+		return cd_capture_open(c->capture_dir, &ctx, capture_max(c), &cmd->capture, err);
+	return 0;
+}
+
+int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
+		       struct cordon_error *err)
+{
+	int r = cd_env_build(cmd->c, &sb->id, &sb->plan, &cmd->envp, err);
+
 	if (r < 0)
 		return r;
 	for (char **e = cmd->envp; *e; e++)
-		cd_config_log(c, "env: %.*s", (int)strcspn(*e, "="), *e);
-	cmd->chdir = strdup(dir);
-	return cmd->chdir ? 0 : cd_fail(err, ENOMEM, "workdir", "out of memory");
+		cd_config_log(cmd->c, "env: %.*s", (int)strcspn(*e, "="), *e);
+	return 0;
 }
 
 /* --- start --- */

@@ -4,8 +4,9 @@
  * directory, its standard streams (--capture), the caller's terminal lent to it, the signals
  * passed on to it, its deadline, and its outcome.
  *
- * Lifecycle: cd_command_prepare() once the sandbox is prepared (the environment depends on its
- * identity and mounts), cd_command_start() (starts the sandbox with it as pid 1's command),
+ * Lifecycle: cd_command_open() and cd_command_prepare() between the sandbox's steps (the
+ * directory depends on its workdir, the environment on its identity and mounts),
+ * cd_command_start() (starts the sandbox with it as pid 1's command),
  * cd_command_watch() until the sandbox ends, cd_command_finish() (the outcome into the result),
  * and cd_command_done() always.
  */
@@ -43,12 +44,17 @@ struct cd_command {
 	struct cd_rlimits_got rlimits_got; /* what the command's process got (RLIMITS) */
 };
 
-#define CD_COMMAND_INIT(cfg, r) \
-	{ .c = (cfg), .res = (r), .term = { .fd = -1 }, .sigfd = -1, .timerfd = -1 }
+#define CD_COMMAND_INIT(cfg, r, t0)                                                         \
+	{ .c = (cfg), .res = (r), .argv = (cfg)->argv, .term = { .fd = -1 }, .sigfd = -1,   \
+	  .timerfd = -1, .t_start = (t0) }
 
-/* Open the capture files, build the environment, decide the directory; nothing runs yet. */
-int cd_command_prepare(struct cd_command *cmd, const struct cordon_config *c,
-		       const struct cd_sandbox *sb, uint64_t t_start, struct cordon_error *err);
+/* Decide the directory and create the capture files, once the sandbox has its workdir and
+ * outputs (cd_sandbox_open); nothing runs yet. */
+int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb,
+		    struct cordon_error *err);
+/* Build the environment, once the sandbox has its identity and mounts (cd_sandbox_prepare). */
+int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
+		       struct cordon_error *err);
 /* Block the signals passed on, borrow the terminal, arm the deadline, start the sandbox with
  * this command. */
 int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordon_error *err);

@@ -116,7 +116,7 @@ static void log_plan(const struct cd_sandbox *sb)
 
 /* Parse the policy before anything starts: a bad policy costs nothing. It is compiled later,
  * while pid 1 sets up its mounts (compile_filters). */
-static int load_policy(struct cd_sandbox *sb, struct cordon_error *err)
+int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
 	_cleanup_free_ char *found = NULL;
@@ -145,12 +145,11 @@ static int load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 	return sb->policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
 }
 
-int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
-		       struct cordon_error *err)
+int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
 {
+	const struct cordon_config *c = sb->c;
 	int r;
 
-	sb->c = c;
 	if (c->n_allow && c->net == CORDON_NET_HOST)
 		return cd_fail(err, 0, "allow-net", "cannot be combined with the host's network, "
 				   "which has no allow-list");
@@ -158,9 +157,14 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
 	if (r < 0)
 		return r;
 	/* the outputs next, so that a failure of a later step is reported in them */
-	r = open_outputs(sb, err);
-	if (r < 0)
-		return r;
+	return open_outputs(sb, err);
+}
+
+int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	int r;
+
 	r = cd_limits_check(c->rlimits, err);
 	if (r < 0)
 		return r;
@@ -175,9 +179,6 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
 	cd_cgroup_log(&sb->cg, c);
 	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
-	if (r < 0)
-		return r;
-	r = load_policy(sb, err);
 	if (r < 0)
 		return r;
 	log_plan(sb);
@@ -646,6 +647,7 @@ struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const 
 		.envp = envp,
 		.res = sb->res,
 		.filter = sb->have_filter ? &sb->filter : NULL,
+		.policy_source = sb->have_filter ? sb->policy_path : NULL,
 		.baseline = sb->have_baseline ? &sb->baseline : NULL,
 		.cg = &sb->cg,
 		.rlimits = rlimits,

@@ -5,7 +5,8 @@
  * proxy and the audit sink. A command runs in it (command.h); the sandbox outlives nothing of
  * the caller's: its destructor kills pid 1 if it still runs.
  *
- * Lifecycle: cd_sandbox_prepare() (nothing runs yet: bad input costs nothing), then
+ * Lifecycle: cd_sandbox_open(), cd_sandbox_prepare() and cd_sandbox_load_policy() (nothing runs
+ * yet: bad input costs nothing; a command's own preparation goes between them), then
  * cd_sandbox_start() with the first command's half of pid 1's arguments, the poll loop
  * (cd_sandbox_poll/serve) while the command runs, cd_sandbox_reap(), cd_sandbox_end(), and
  * cd_sandbox_done() always.
@@ -78,10 +79,13 @@ struct cd_sandbox {
 	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1,        \
 	  .sock = -1, .pidfd = -1 }
 
-/* Resolve the workdir, open the report and audit files, decide the identity, make the cgroup,
- * plan the mounts, parse the seccomp policy. */
-int cd_sandbox_prepare(struct cd_sandbox *sb, const struct cordon_config *c,
-		       struct cordon_error *err);
+/* Resolve the workdir, create the report and audit files (so that a later failure is reported
+ * in them). */
+int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err);
+/* Check the rlimits, decide the identity, make the cgroup, plan the mounts. */
+int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err);
+/* Parse the seccomp policy (compiled after clone) and cordon's baseline. */
+int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err);
 /* The sandbox's half of pid 1's arguments (the command fills the rest). */
 void cd_sandbox_child_args(const struct cd_sandbox *sb, struct cd_child_args *a);
 /* sync 1 and 2: clone pid 1 with args, write its id maps, hand it the workdir, compile and send

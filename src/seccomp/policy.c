@@ -48,6 +48,22 @@ static const struct builtin *builtin_of(const char *path)
 	return NULL;
 }
 
+/* NAME's built-in copy, "built-in:NAME", or NULL with *err: no such name anywhere. */
+static char *builtin_name(const char *name, const char *const *search, struct cordon_error *err)
+{
+	for (size_t i = 0; i < CD_ELEMENTSOF(builtins); i++)
+		if (strcmp(name, builtins[i].name) == 0)
+			return cd_strdup_printf(BUILTIN_PREFIX "%s", name);
+	if (!search || !search[0])
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\": no policy directory, and "
+			"none built in by that name", name);
+	else
+		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s%s%s, and none built in "
+			"by that name (give a path to use your own file)", name, search[0],
+			search[1] ? " or " : "", search[1] ? search[1] : "");
+	return NULL;
+}
+
 #define TOKEN_MAX 128
 
 enum tok_kind { T_EOF, T_NL, T_WORD, T_NUM, T_GROUP, T_STR, T_PUNCT };
@@ -878,6 +894,9 @@ static char *include_path(struct parser *ps, const char *name, bool quoted)
 	}
 	if (quoted || strchr(name, '/'))
 		return file_in(dir, name);
+	/* a built-in policy includes built-ins: never a file of another version */
+	if (ps->real && builtin_of(ps->real))
+		return builtin_name(name, NULL, NULL);
 	path = cd_strdup_printf("%s/%s.policy", dir ? dir : ".", name);
 	if (path && (!dir || access(path, F_OK) < 0)) {
 		free(path);
@@ -1130,20 +1149,18 @@ char *cd_policy_find(const char *name, const char *const *search, struct cordon_
 
 		if (path && access(path, R_OK) == 0)
 			return path;
+		/* only a file that is not there falls back to the built-in one: an installed file
+		 * that cannot be read (a stricter one an administrator made) fails the run */
+		if (path && errno != ENOENT) {
+			cd_fail_errno(err, errno, "seccomp-policy", "%s", path);
+			free(path);
+			return NULL;
+		}
 		free(path);
 	}
-	for (size_t i = 0; i < CD_ELEMENTSOF(builtins); i++)
-		if (strcmp(name, builtins[i].name) == 0)
-			return cd_strdup_printf(BUILTIN_PREFIX "%s", name);
-	if (!search || !search[0])
-		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\": no policy directory, and "
-			"none built in by that name", name);
-	else
-		cd_fail(err, ENOENT, "seccomp-policy", "no policy \"%s\" in %s%s%s, and none built in "
-			"by that name (give a path to use your own file)", name, search[0],
-			search[1] ? " or " : "", search[1] ? search[1] : "");
-	return NULL;
+	return builtin_name(name, search, err);
 }
+
 
 const char *cd_policy_cmp_str(enum cd_cmp op)
 {

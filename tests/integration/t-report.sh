@@ -91,4 +91,14 @@ kill -TERM $bg
 wait $bg
 is "interrupted: the report says how the command ended" "$(q "$r/i.json" 'j["outcome"], j["status"]')" "('exited', 115)"
 
+# a run whose policy cannot be parsed: the report still shows what was decided before (the
+# directory, the environment's names), and a setup time, not the time since boot
+printf 'bogus_syscall allow\n' >"$r/bad.policy"
+chmod 644 "$r/bad.policy"
+c --report "$r/bad.json" --seccomp-policy "$r/bad.policy" -- /bin/true
+is "a bad policy: 125" "$rc" 125
+is "... the report has the directory and the environment's names" \
+	"$(q "$r/bad.json" 'a["chdir"] == "'"$w"'", "PATH" in a["env"], "HOME" in a["env"]')" "(True, True, True)"
+is "... and a setup time under a minute" "$(q "$r/bad.json" '0 < j["startup_us"] < 60000000')" True
+
 done_testing

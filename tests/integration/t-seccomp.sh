@@ -190,14 +190,21 @@ like "the report says log mode" "$(cat "$o/log.json")" '*"seccomp":{"policy":"de
 # --- choosing a policy
 c --report "$o/r.json" -- true
 like "the report names the policy and its size" "$(cat "$o/r.json")" \
-	'*"seccomp":{"policy":"default.policy","mode":"enforce","rules":*,"bpf_instructions":*,"optimized":true,"blocks_tiocsti":true,"baseline":{*}}*'
+	'*"seccomp":{"policy":"default.policy","mode":"enforce","rules":*,"bpf_instructions":*,"optimized":true,"blocks_tiocsti":true,"source":"*","baseline":{*}}*'
+src=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["applied"]["seccomp"]["source"])' "$o/r.json" 2>&1)
+inst=/usr/local/share/cordon/seccomp-policies/default.policy
+if [ -r "$inst" ]; then want=$(readlink -f "$inst"); else want=built-in:default; fi
+is "... where it was read: the installed file, else the copy built into cordon" "$src" "$want"
 c --seccomp-policy none --report "$o/r.json" -- true
 like "--seccomp-policy none: the report says so, and that the baseline still applies" "$(cat "$o/r.json")" \
 	'*"seccomp":{"policy":"none","mode":"off","baseline":{"rules":*,"bpf_instructions":*}}*'
 like "... and the command stays on the terminal (the baseline denies TIOCSTI)" "$(cat "$o/r.json")" '*"new_session":false*'
 cp "$POLICY_DIR/strict.policy" "$POLICY_DIR/groups.policy" "$w/"
-c --seccomp-policy "$w/strict.policy" -- sh -c 'echo by-path'
+c --seccomp-policy "$w/strict.policy" --report "$o/p.json" -- sh -c 'echo by-path'
 is "a policy by path" "$out" by-path
+is "... the report's source is its real path" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["applied"]["seccomp"]["source"])' "$o/p.json" 2>&1)" \
+	"$(readlink -f "$w/strict.policy")"
 cd "$w" && c --seccomp-policy ./strict.policy -- sh -c 'echo relative' && cd - >/dev/null
 is "a path relative to the current directory" "$out" relative
 

@@ -332,6 +332,44 @@ static void test_names(void)
 	is_str(cd_policy_cmp_str((enum cd_cmp)42), "?", "cmp_str of something else");
 }
 
+/* Only a name the installed directory does not have falls back: a file that is there but
+ * cannot be read fails (it may be an administrator's stricter one); a built-in includes
+ * built-ins, never a file of the directory (another version's groups). */
+static void built_in_fails_closed(void)
+{
+	static const char *const not_a_dir[] = { "/etc/passwd", NULL };
+	const char *const here[] = { scratch, NULL };
+	const char *const loops[] = { in_scratch("loops"), NULL };
+	struct cd_policy p = { .search = here };
+	struct cordon_error err = { 0 };
+	char *path;
+
+	path = cd_policy_find("default", not_a_dir, &err);
+	ok(!path && err.code == ENOTDIR, "an installed directory that cannot be searched: refused, "
+					  "not the built-in (%s)", err.msg);
+	free(path);
+	memset(&err, 0, sizeof(err));
+	if (mkdir(loops[0], 0755) == 0 && symlink("default.policy",
+						  in_scratch("loops/default.policy")) == 0) {
+		path = cd_policy_find("default", loops, &err);
+		ok(!path && err.code == ELOOP, "an installed file that cannot be read (a symlink "
+					       "loop): refused, not the built-in");
+		free(path);
+	} else {
+		skip("cannot make a symlink loop in the scratch directory", "an unreadable file");
+	}
+	unlink(in_scratch("loops/default.policy"));
+	rmdir(loops[0]);
+	memset(&err, 0, sizeof(err));
+	path = cd_policy_find("strict", here, &err); /* the scratch has a groups.policy */
+	ok(path && cd_policy_load(&p, path, "strict.policy", &err) == 0, "built-in strict: %s",
+	   err.msg);
+	ok(cd_strv_len(p.files_real) == 2 && strcmp(p.files_real[1], "built-in:groups") == 0,
+	   "... its include of groups is the built-in one, not the directory's file");
+	cd_policy_free(&p);
+	free(path);
+}
+
 /* Where the installed directory lacks a name, the binary's own copy: the same rules as the
  * source tree's file, read from memory, includes too; nothing else looks like a built-in. */
 static void built_in(void)
@@ -359,6 +397,7 @@ static void built_in(void)
 	path = cd_policy_find("built-in:strict", nowhere, &err);
 	ok(!path && err.code == EINVAL, "\"built-in:strict\" given as a name is refused");
 	free(path);
+	built_in_fails_closed();
 	memset(&err, 0, sizeof(err));
 	path = cd_policy_find("nosuch", nowhere, &err);
 	ok(!path && err.code == ENOENT, "a name neither installed nor built in: ENOENT");
