@@ -92,10 +92,27 @@ static int lost(const struct cd_audit *a, int r)
 	return r;
 }
 
+/* The log's size, -1 when it is not a regular file (a pipe, a device). */
+static off_t size_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+}
+
+/* A line cut short (the disk filled up mid-write) goes: the next event must not be appended to
+ * half of this one. cordon is the log's only writer. */
+static void cut_back(int fd, off_t size)
+{
+	if (size >= 0 && size_of(fd) > size && ftruncate(fd, size) < 0)
+		return; /* the event is counted lost all the same */
+}
+
 int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 {
 	_cleanup_free_ char *s = NULL;
 	char *line;
+	off_t before;
 	size_t n;
 	int r;
 
@@ -111,8 +128,11 @@ int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 		return lost(a, -ENOMEM);
 	s = line;
 	s[n] = '\n';
+	before = size_of(a->fd);
 	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
 	r = cd_write_all(a->fd, s, n + 1);
+	if (r < 0)
+		cut_back(a->fd, before);
 	return r < 0 ? lost(a, r) : 0;
 }
 

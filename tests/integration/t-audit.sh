@@ -205,10 +205,23 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "
 	rm -f "$full/fill" "$full/a.jsonl"
 	c --audit "$full/a.jsonl" -- sh -c 'exit 3'
 	is "... with room for it: the command's status" "$rc:$err" "3:"
+	# the disk fills up while the command runs (its workdir is on it) and has room again at
+	# the end: the events cut short are gone whole, and the later ones are lines of their own
+	rm -f "$full/a.jsonl"
+	mkdir "$full/w" && own "$full/w"
+	cordon --workdir "$full/w" --audit "$full/a.jsonl" -- sh -c \
+		'head -c 200000 /dev/zero >fill 2>/dev/null; /bin/true x; /bin/echo y >/dev/null; rm -f fill'
+	like "... a disk full for a while: 125, some events lost" "$rc:$err" "125:cordon: audit: the log lacks *"
+	is "... every line of the trail is whole JSON, the exit event last" \
+		"$(valid_jsonl "$full/a.jsonl"):$(tail -n1 "$full/a.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["event"])')" \
+		"$(wc -l <"$full/a.jsonl"):exit"
+	rm -rf "$full/w" "$full/a.jsonl"
 	umount "$full"
 else
 	skip "an audit trail the disk cannot hold" "needs root to mount a small tmpfs"
 	skip "... with room for it" "needs root to mount a small tmpfs"
+	skip "... a disk full for a while" "needs root to mount a small tmpfs"
+	skip "... every line of the trail is whole JSON" "needs root to mount a small tmpfs"
 fi
 
 done_testing
