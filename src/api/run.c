@@ -9,16 +9,27 @@
 #include "report.h"
 #include "sandbox.h"
 
-/* The records asked for: the report written, the audit trail complete. 0, or the first that
- * is not, in *err. */
+/* The records asked for: the audit trail complete (what it lacks goes in the report too), the
+ * report written. 0, or the first that failed, in *err. */
 static int write_records(struct cd_sandbox *sb, const struct cd_command *cmd,
 			 struct cordon_error *err)
 {
+	struct cordon_result *res = sb->res;
 	struct cd_report_info info =
 		cd_sandbox_report_info(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
-	int r = cd_report_write(&info, &sb->report, sb->c->report_fd, err);
+	struct cordon_error report_err = { 0 };
+	int r = cd_audit_check(&sb->audit, err), r2;
 
-	return r < 0 ? r : cd_audit_check(&sb->audit, err);
+	if (r < 0 && res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
+		res->error = *err;
+		res->exit_code = CORDON_EXIT_FAILURE;
+	}
+	r2 = cd_report_write(&info, &sb->report, sb->c->report_fd, &report_err);
+	if (r2 < 0 && r < 0)
+		cd_error_append(err, "; report: %s", report_err.msg);
+	else if (r2 < 0)
+		*err = report_err;
+	return r < 0 ? r : r2;
 }
 
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)

@@ -129,7 +129,8 @@ void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
 	render_proxy(j, res);
 	render_capture(j, res);
 	cd_json_key(j, "error");
-	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
+	/* after the command ran, an error is cordon's own failure since (the audit trail) */
+	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR && !res->error.step[0]) {
 		cd_json_null(j);
 		return;
 	}

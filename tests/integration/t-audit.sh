@@ -199,9 +199,12 @@ is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /none
 full=$(mkwork)
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "$full" 2>/dev/null; then
 	as_caller dd if=/dev/zero of="$full/fill" bs=1k count=60 2>/dev/null
-	c --audit "$full/a.jsonl" -- sh -c 'for i in $(seq 100); do /bin/true; done; exit 3'
+	c --audit "$full/a.jsonl" --report "$o/full.json" -- sh -c 'for i in $(seq 100); do /bin/true; done; exit 3'
 	like "an audit trail the disk cannot hold: 125, the line says so and how the command ended" \
 		"$rc:$err" "125:cordon: audit: the log lacks * events, not written or cut short: No space left on device (the command exited with status 3)"
+	is "... the report says so too: exit code 125, the command's outcome, the error" \
+		"$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["exit_code"], j["outcome"], j["status"], j["error"]["step"])' "$o/full.json" 2>&1)" \
+		"125 exited 3 audit"
 	rm -f "$full/fill" "$full/a.jsonl"
 	c --audit "$full/a.jsonl" -- sh -c 'exit 3'
 	is "... with room for it: the command's status" "$rc:$err" "3:"
@@ -219,6 +222,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "
 	umount "$full"
 else
 	skip "an audit trail the disk cannot hold" "needs root to mount a small tmpfs"
+	skip "... the report says so too" "needs root to mount a small tmpfs"
 	skip "... with room for it" "needs root to mount a small tmpfs"
 	skip "... a disk full for a while" "needs root to mount a small tmpfs"
 	skip "... every line of the trail is whole JSON" "needs root to mount a small tmpfs"
