@@ -639,8 +639,6 @@ static void test_command_and_scalars(void)
 	cordon_config_free(c);
 }
 
-/* Mount plans ------------------------------------------------------------------------------ */
-
 int main(void)
 {
 	if (setup_scratch() < 0) {
