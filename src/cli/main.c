@@ -445,6 +445,15 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 	exit(0);
 }
 
+/* "--STEP", for a step that is an option's name (static storage: one at a time). */
+static const char *what_of(const char *step)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "--%s", step);
+	return buf;
+}
+
 /* Errors found at run time about an option's value name the option, as at parse time. */
 static bool is_option(const char *step)
 {
@@ -467,19 +476,24 @@ static const struct {
 	{ "give a parent cgroup", "give --cgroup-parent" },
 	{ "or no limit", "or \"unlimited\" for no limit" },
 };
+#define CD_WORDS_N (sizeof(words) / sizeof(words[0]))
 
-/* in into out, each of words[]'s library phrases replaced by the tool's */
+/* in into out, each of words[]'s library phrases replaced by the tool's, outside the quoted
+ * values the library put in it (a path named "a tmpfs mount" stays as it is) */
 static void to_cli_words(const char *in, char *out, size_t size)
 {
+	bool quoted = false;
 	size_t n = 0;
 
 	while (*in && n + 1 < size) {
-		size_t i;
+		size_t i = CD_WORDS_N;
 
-		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-			if (strncmp(in, words[i].lib, strlen(words[i].lib)) == 0)
-				break;
-		if (i == sizeof(words) / sizeof(words[0])) {
+		if (!quoted)
+			for (i = 0; i < CD_WORDS_N; i++)
+				if (strncmp(in, words[i].lib, strlen(words[i].lib)) == 0)
+					break;
+		if (i == CD_WORDS_N) {
+			quoted = *in == '"' ? !quoted : quoted;
 			out[n++] = *in++;
 			continue;
 		}
@@ -494,20 +508,32 @@ static void to_cli_words(const char *in, char *out, size_t size)
  * that looks like cordon's, nor reach the terminal as an escape sequence. */
 static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 {
-	char text[4096], buf[4096];
+	char text[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	to_cli_words(text, buf, sizeof(buf));
 	fputs("cordon: ", stderr);
-	for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
 		if (iscntrl(*p))
 			fprintf(stderr, "\\x%02x", *p);
 		else
 			fputc(*p, stderr);
 	fputc('\n', stderr);
+}
+
+/* An error line: "WHAT: MSG" (or MSG alone), the library's message in the tool's words. Log
+ * lines and notices are passed on as they are (they may carry names from the sandbox). */
+static void say_error(const char *what, const char *msg)
+{
+	char mapped[4096];
+
+	to_cli_words(msg, mapped, sizeof(mapped));
+	if (what)
+		say("%s: %s", what, mapped);
+	else
+		say("%s", mapped);
 }
 
 static void log_line(void *userdata, const char *line)
@@ -546,7 +572,7 @@ static const struct opt *find_short(int c)
 
 static _Noreturn void die(const char *what, const char *msg)
 {
-	say("%s: %s", what, msg);
+	say_error(what, msg);
 	exit(CORDON_EXIT_FAILURE);
 }
 
@@ -586,9 +612,11 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 static void print_error(const struct cordon_error *err)
 {
 	if (strcmp(err->step, "policy") == 0) /* "file:line:col: message" */
-		say("%s", err->msg);
+		say_error(NULL, err->msg);
+	else if (is_option(err->step))
+		say_error(what_of(err->step), err->msg);
 	else
-		say("%s%s: %s", is_option(err->step) ? "--" : "", err->step, err->msg);
+		say_error(err->step, err->msg);
 }
 
 /* The command ran, but the report asked for was not written, or the audit trail lacks events:
@@ -597,7 +625,7 @@ static void print_error(const struct cordon_error *err)
  * to whoever reads the exit status. */
 static void record_lost(const struct cordon_error *err, const struct cordon_result *res)
 {
-	char what[64];
+	char what[64], msg[sizeof(err->msg) + sizeof(what) + 16];
 
 	if (res->outcome == CORDON_OUTCOME_EXITED)
 		snprintf(what, sizeof(what), "exited with status %d", res->status);
@@ -605,7 +633,8 @@ static void record_lost(const struct cordon_error *err, const struct cordon_resu
 		snprintf(what, sizeof(what), "timed out");
 	else
 		snprintf(what, sizeof(what), "died of signal %d", res->signal);
-	say("%s: %s (the command %s)", err->step, err->msg, what);
+	snprintf(msg, sizeof(msg), "%s (the command %s)", err->msg, what);
+	say_error(err->step, msg);
 }
 
 /* cordon policy check|show NAME|PATH */

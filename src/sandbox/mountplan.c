@@ -445,7 +445,7 @@ static int check_conflicts(const struct cd_mnt *m, size_t n, struct cordon_error
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
 			if (strcmp(m[i].dst, m[j].dst) == 0)
-				return cd_fail(err, 0, "mount", "%s and %s both mount on %s",
+				return cd_fail(err, 0, "mount", "%s and %s both mount on \"%s\"",
 					       option_of(&m[i]), option_of(&m[j]), m[i].dst);
 	return 0;
 }

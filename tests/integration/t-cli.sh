@@ -77,8 +77,9 @@ rejects "relative ro-bind destination" 'cordon: --ro-bind: "rel" is not an absol
 rejects "empty ro-bind destination" 'cordon: --ro-bind: "/etc:": empty destination after '"':'" -- --ro-bind /etc: $run
 rejects "ro-bind into /sys" 'cordon: --ro-bind: "/sys/x": /sys is managed by cordon' -- --ro-bind /etc:/sys/x $run
 rejects "relative hide" 'cordon: --hide: "etc" is not an absolute path without ".."' -- --hide etc $run
-rejects "two mounts on one path" 'cordon: mount: --tmpfs and --ro-bind both mount on /opt/x' -- --tmpfs /opt/x --ro-bind /etc:/opt/x $run
-rejects "hide and tmpfs on one path" 'cordon: mount: --hide and --tmpfs both mount on /srv/x' -- --hide /srv/x --tmpfs /srv/x $run
+rejects "two mounts on one path" 'cordon: mount: --tmpfs and --ro-bind both mount on "/opt/x"' -- --tmpfs /opt/x --ro-bind /etc:/opt/x $run
+rejects "hide and tmpfs on one path" 'cordon: mount: --hide and --tmpfs both mount on "/srv/x"' -- --hide /srv/x --tmpfs /srv/x $run
+rejects "... a path that reads like the library's words stays as given" 'cordon: mount: --hide and --tmpfs both mount on "/srv/a tmpfs mount"' -- --hide '/srv/a tmpfs mount' --tmpfs '/srv/a tmpfs mount' $run
 
 [ -e "$marker" ] && fail "nothing ran on bad input" || pass "nothing ran on bad input"
 

@@ -152,18 +152,18 @@ static void conf_nothing(struct cordon_config *c)
 
 static void test_plan_conflicts(void)
 {
-	plan_conflict("--tmpfs /opt/x --hide /opt/x", "a hidden path and a tmpfs mount both mount on /opt/x",
+	plan_conflict("--tmpfs /opt/x --hide /opt/x", "a hidden path and a tmpfs mount both mount on \"/opt/x\"",
 		      "/w", conf_tmpfs_hide);
-	plan_conflict("--hide /opt/x --tmpfs /opt/x/", "a hidden path and a tmpfs mount both mount on /opt/x",
+	plan_conflict("--hide /opt/x --tmpfs /opt/x/", "a hidden path and a tmpfs mount both mount on \"/opt/x\"",
 		      "/w", conf_hide_tmpfs);
 	plan_conflict("--ro-bind a /opt/y --tmpfs //opt/y",
-		      "a tmpfs mount and a read-only bind both mount on /opt/y", "/w", conf_tmpfs_bind);
-	plan_conflict("--hide /opt/x --hide /opt/./x", "a hidden path and a hidden path both mount on /opt/x",
+		      "a tmpfs mount and a read-only bind both mount on \"/opt/y\"", "/w", conf_tmpfs_bind);
+	plan_conflict("--hide /opt/x --hide /opt/./x", "a hidden path and a hidden path both mount on \"/opt/x\"",
 		      "/w", conf_two_hides);
 	plan_conflict("--hide /w with the workdir on /w",
-		      "the workdir target and a hidden path both mount on /w", "/w", conf_hide_workdir);
+		      "the workdir target and a hidden path both mount on \"/w\"", "/w", conf_hide_workdir);
 	plan_home_tmpfs();
-	plan_conflict("workdir on HOME", "HOME and the workdir target both mount on /home/x",
+	plan_conflict("workdir on HOME", "HOME and the workdir target both mount on \"/home/x\"",
 		      "/home/x", conf_nothing);
 }
 
