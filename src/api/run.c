@@ -9,27 +9,17 @@
 #include "report.h"
 #include "sandbox.h"
 
-/* The records asked for: the audit trail complete (what it lacks goes in the report too), the
- * report written. 0, or the first that failed, in *err. */
-static int write_records(struct cd_sandbox *sb, const struct cd_command *cmd,
-			 struct cordon_error *err)
+/* The records asked for: the audit trail checked complete (a loss goes in res, so that the
+ * report says so too), then the report written. Each: 0, or -errno and its error. */
+static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, int *ret_audit,
+			  struct cordon_error *audit_err, int *ret_report,
+			  struct cordon_error *report_err)
 {
-	struct cordon_result *res = sb->res;
 	struct cd_report_info info =
 		cd_sandbox_report_info(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
-	struct cordon_error report_err = { 0 };
-	int r = cd_audit_check(&sb->audit, err), r2;
 
-	if (r < 0 && res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
-		res->error = *err;
-		res->exit_code = CORDON_EXIT_FAILURE;
-	}
-	r2 = cd_report_write(&info, &sb->report, sb->c->report_fd, &report_err);
-	if (r2 < 0 && r < 0)
-		cd_error_append(err, "; report: %s", report_err.msg);
-	else if (r2 < 0)
-		*err = report_err;
-	return r < 0 ? r : r2;
+	*ret_audit = cd_sandbox_audit_check(sb, audit_err);
+	*ret_report = cd_report_write(&info, &sb->report, sb->c->report_fd, report_err);
 }
 
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
@@ -37,8 +27,8 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	/* the sandbox goes first (declared last): pid 1 is killed before the signals unblock */
 	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res, cd_now_ns());
 	_cleanup_(cd_sandbox_done) struct cd_sandbox sb = CD_SANDBOX_INIT(c, res);
-	struct cordon_error record_err = { 0 };
-	int r;
+	struct cordon_error audit_err = { 0 }, report_err = { 0 };
+	int r, ra, rr;
 
 	memset(res, 0, sizeof(*res));
 	cd_error_clear(err);
@@ -70,19 +60,21 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	cd_config_log(c, "sandbox: ended, exit code %d", res->exit_code);
 	/* a record asked for and not written whole fails the run (cordon.h): the command's
 	 * outcome stays in res, the exit code becomes 125 */
-	r = write_records(&sb, &cmd, &record_err);
+	write_records(&sb, &cmd, &ra, &audit_err, &rr, &report_err);
+	if (rr < 0 && ra < 0)
+		cd_error_append(&audit_err, "; report: %s", report_err.msg);
+	if (rr < 0 && res->outcome == CORDON_OUTCOME_SETUP_ERROR)
+		cd_error_append(&res->error, "; report: %s", report_err.msg);
 	if (res->outcome == CORDON_OUTCOME_SETUP_ERROR) {
-		if (r < 0)
-			cd_error_append(&res->error, "; %s: %s", record_err.step, record_err.msg);
 		if (err)
-			*err = res->error;
+			*err = res->error; /* with the audit's loss and the report's failure */
 		return -(res->error.code ? res->error.code : EINVAL);
 	}
-	if (r < 0) {
+	if (ra < 0 || rr < 0) {
 		res->exit_code = CORDON_EXIT_FAILURE;
 		if (err)
-			*err = record_err;
-		return r;
+			*err = ra < 0 ? audit_err : report_err;
+		return ra < 0 ? ra : rr;
 	}
 	return 0;
 }

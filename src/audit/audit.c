@@ -16,6 +16,7 @@
 struct cd_audit_loss {
 	int code; /* positive errno */
 	uint64_t events;
+	uint64_t marked; /* of those, the ones a "gap" event in the log already counts */
 };
 
 int cd_audit_open(const char *path, const struct cd_output_ctx *ctx, struct cd_audit *a,
@@ -48,6 +49,11 @@ void cd_audit_close(struct cd_audit *a)
 	a->fd = -1;
 	free(a->loss);
 	a->loss = NULL;
+}
+
+uint64_t cd_audit_lost(const struct cd_audit *a)
+{
+	return a->loss ? a->loss->events : 0;
 }
 
 int cd_audit_check(const struct cd_audit *a, struct cordon_error *err)
@@ -108,11 +114,40 @@ static void cut_back(int fd, off_t size)
 		return; /* the event is counted lost all the same */
 }
 
+/* One whole line, or nothing of it (cut back): 0 or -errno. */
+static int write_line(int fd, const char *line, size_t n)
+{
+	off_t before = size_of(fd);
+	int r = cd_write_all(fd, line, n);
+
+	if (r < 0)
+		cut_back(fd, before);
+	return r;
+}
+
+/* Before the first event written after some were lost: a "gap" event where they are missing,
+ * so that the log itself shows that something is, and where (not only cordon's exit status). */
+static void mark_gap(const struct cd_audit *a)
+{
+	_cleanup_free_ char *s = NULL, *line = NULL;
+	struct cd_json j;
+
+	if (!a->loss || a->loss->events == a->loss->marked)
+		return;
+	cd_audit_begin(a, &j, "gap");
+	cd_json_kv_uint(&j, "lost", a->loss->events - a->loss->marked);
+	cd_json_kv_int(&j, "errno", a->loss->code);
+	cd_json_object_end(&j);
+	s = cd_json_steal(&j);
+	line = s ? cd_strdup_printf("%s\n", s) : NULL;
+	if (line && write_line(a->fd, line, strlen(line)) == 0)
+		a->loss->marked = a->loss->events;
+}
+
 int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 {
 	_cleanup_free_ char *s = NULL;
 	char *line;
-	off_t before;
 	size_t n;
 	int r;
 
@@ -128,11 +163,9 @@ int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 		return lost(a, -ENOMEM);
 	s = line;
 	s[n] = '\n';
-	before = size_of(a->fd);
+	mark_gap(a);
 	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
-	r = cd_write_all(a->fd, s, n + 1);
-	if (r < 0)
-		cut_back(a->fd, before);
+	r = write_line(a->fd, s, n + 1);
 	return r < 0 ? lost(a, r) : 0;
 }
 

@@ -45,6 +45,8 @@ int cd_audit_end(const struct cd_audit *a, struct cd_json *j);
 /* 0 when every event so far is in the log whole (or there is no log); else -errno of the first
  * that is not, *err saying how many are missing: the log is incomplete. */
 int cd_audit_check(const struct cd_audit *a, struct cordon_error *err);
+/* How many events are not in the log (the "gap" events in it say where). */
+uint64_t cd_audit_lost(const struct cd_audit *a);
 
 /* A string that may not be UTF-8 (paths, arguments): as a JSON string, where a byte that is not
  * valid UTF-8 shows as \u00XX; *lossy is set then, so that the caller adds the exact bytes. The

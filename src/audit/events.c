@@ -101,5 +101,6 @@ void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
 	cd_audit_begin(a, &j, "exit");
 	cd_report_render_result(&j, res);
 	cd_json_kv_uint(&j, "exec_events_dropped", exec_events_dropped);
+	cd_json_kv_uint(&j, "events_lost", cd_audit_lost(a));
 	cd_audit_end(a, &j);
 }

@@ -602,6 +602,23 @@ static void cgroup_end(struct cd_sandbox *sb)
 		cd_cgroup_remove(&sb->cg);
 }
 
+int cd_sandbox_audit_check(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	struct cordon_result *res = sb->res;
+	int r = cd_audit_check(&sb->audit, err);
+
+	if (r >= 0)
+		return 0;
+	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
+		res->error = *err;
+		res->exit_code = CORDON_EXIT_FAILURE;
+	} else if (!sb->audit_loss_told) {
+		cd_error_append(&res->error, "; audit: %s", err->msg);
+	}
+	sb->audit_loss_told = true;
+	return r;
+}
+
 /* file events (the workdir's changes), limits that fired, and the exit event: the last line. */
 static void audit_end(struct cd_sandbox *sb)
 {
@@ -619,6 +636,8 @@ static void audit_end(struct cd_sandbox *sb)
 		cd_event_limit(&sb->audit, "memory", "the memory limit killed the sandbox", 0);
 	if (sb->pids_limit_hits)
 		cd_event_limit(&sb->audit, "pids", "fork refused at pids.max", sb->pids_limit_hits);
+	/* events lost so far fail the run: the exit event says so too */
+	cd_sandbox_audit_check(sb, &(struct cordon_error){ 0 });
 	cd_event_exit(&sb->audit, sb->res, sb->execlog.dropped);
 }
 

@@ -70,6 +70,7 @@ struct cd_sandbox {
 	int init_status;            /* pid 1's wait status */
 	struct rusage ru;
 	bool failed;                /* a setup error came from pid 1, or the proxy could not start */
+	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
 	cd_sandbox_msg_fn on_msg;
 	void *on_msg_data;
 };
@@ -115,6 +116,10 @@ void cd_sandbox_leave(struct cd_sandbox *sb);
 /* Teardown, once the command's outcome is in res: the cgroup's figures (an OOM kill makes the
  * outcome "oom") and its removal, the proxy's figures, the audit's file, limit and exit events. */
 void cd_sandbox_end(struct cd_sandbox *sb);
+/* An audit trail that lacks events fails the run (cordon.h): the result says so (exit code 125,
+ * the command's outcome kept; after a setup error, its message says it too), so that the exit
+ * event and the report written after this say so as well. 0, or -errno with *err. */
+int cd_sandbox_audit_check(struct cd_sandbox *sb, struct cordon_error *err);
 /* What the report shows of the sandbox; chdir, envp and rlimits (as read back; NULL: the
  * configured ones) are the command's. */
 struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,

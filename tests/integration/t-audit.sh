@@ -218,6 +218,10 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "
 	is "... every line of the trail is whole JSON, the exit event last" \
 		"$(valid_jsonl "$full/a.jsonl"):$(tail -n1 "$full/a.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["event"])')" \
 		"$(wc -l <"$full/a.jsonl"):exit"
+	gaps=$(events "$full/a.jsonl" '("gap" if e["lost"] > 0 and e["errno"] == 28 else "a bad gap") if e["event"] == "gap" else None' | sort -u)
+	exitl=$(events "$full/a.jsonl" '(e["exit_code"], e["error"]["step"], e["events_lost"] > 0) if e["event"] == "exit" else None')
+	is "... the trail itself shows the gap where events are missing, and the exit event the loss" \
+		"$gaps|$exitl" "gap|(125, 'audit', True)"
 	rm -rf "$full/w" "$full/a.jsonl"
 	umount "$full"
 else
@@ -226,6 +230,7 @@ else
 	skip "... with room for it" "needs root to mount a small tmpfs"
 	skip "... a disk full for a while" "needs root to mount a small tmpfs"
 	skip "... every line of the trail is whole JSON" "needs root to mount a small tmpfs"
+	skip "... the trail itself shows the gap" "needs root to mount a small tmpfs"
 fi
 
 done_testing
