@@ -96,9 +96,10 @@ int cordon_parse_cpus(const char *s, uint64_t *ret, struct cordon_error *err)
 	uint64_t v;
 	int r = parse_scaled(s, cpu_units, CD_ELEMENTSOF(cpu_units), &v);
 
-	if (r == 0 && v == 0)
-		return cd_fail(err, 0, "cpus", "\"%s\": must be more than 0 (at least 0.001)", s);
-	if (r == -ERANGE || (r == 0 && v > 1000000))
+	/* the kernel takes no quota under 1 ms of cpu.max's 100 ms period */
+	if (r == 0 && v < CD_MIN_MILLICPUS)
+		return cd_fail(err, 0, "cpus", "\"%s\": must be at least 0.01", s);
+	if (r == -ERANGE || (r == 0 && v > CD_MAX_MILLICPUS))
 		return cd_fail(err, 0, "cpus", "\"%s\" is too many (at most 1000)", s);
 	if (r < 0)
 		return cd_fail(err, 0, "cpus", "\"%s\" is not a number of CPUs (use 0.5, 1, 2.5)", s);
@@ -846,6 +847,8 @@ static int set_cgroup_limit(struct cordon_config *c, const struct cd_limit_def *
 			       d->too_small);
 	if (v < d->min)
 		return cd_fail(err, 0, d->info.name, "%s", d->too_small);
+	if (d->index == CD_CG_CPUS && v != CORDON_UNLIMITED && v > CD_MAX_MILLICPUS)
+		return cd_fail(err, 0, d->info.name, "is too many (at most 1000)");
 	c->cgroup_limits[d->index] = (struct cd_rlimit){ .set = true, .soft = v, .hard = v };
 	return 0;
 }

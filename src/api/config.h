@@ -18,6 +18,8 @@
 #define CD_DEFAULT_MEMORY     (4ull << 30)
 #define CD_DEFAULT_PIDS       1024
 #define CD_MIN_MEMORY         (1ull << 20)
+#define CD_MIN_MILLICPUS      10      /* cpu.max takes no quota under 1 ms of 100 ms */
+#define CD_MAX_MILLICPUS      1000000 /* 1000 CPUs */
 #define CD_MAX_DURATION       (100ull * 365 * 86400 * NSEC_PER_SEC)
 
 struct cd_bind {

@@ -379,7 +379,14 @@ static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
 		cg->oom_group = true;
 		return 0;
 	}
-	return fail_limit(c, cd_limit_of_cgroup(CD_CG_MEMORY), why.msg, cg, err);
+	/* part of an explicit memory limit: without it one process is killed, not the sandbox */
+	if (c->cgroup_limits[CD_CG_MEMORY].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+		return cd_fail(err, EOPNOTSUPP, "memory", "cannot make the memory limit end the whole "
+			       "sandbox: %s (the cgroup mode best-effort runs with the limit but "
+			       "without it)", why.msg);
+	return note(&cg->missing, "memory.oom.group: %s", why.msg) < 0
+		       ? cd_fail(err, ENOMEM, "cgroup", "out of memory")
+		       : 0;
 }
 
 /* Controllers are enabled in the parent before the child is made: a cgroup's own

@@ -25,7 +25,8 @@ refuse "--memory 0" "cordon: --memory: 0 bytes is too little" --memory 0
 refuse "--memory abc" 'cordon: --memory: "abc" is not a size' --memory abc
 refuse "--memory 10x" 'cordon: --memory: "10x" is not a size' --memory 10x
 refuse "--cpus -1" 'cordon: --cpus: "-1" is not a number of CPUs' --cpus -1
-refuse "--cpus 0" 'cordon: --cpus: "0": must be more than 0' --cpus 0
+refuse "--cpus 0" 'cordon: --cpus: "0": must be at least 0.01' --cpus 0
+refuse "--cpus 0.005 (under the kernel's 1 ms quota)" 'cordon: --cpus: "0.005": must be at least 0.01' --cpus 0.005
 refuse "--cpus abc" 'cordon: --cpus: "abc" is not a number of CPUs' --cpus abc
 refuse "--cpus 5000" 'cordon: --cpus: "5000" is too many' --cpus 5000
 refuse "--pids abc" 'cordon: --pids: "abc" is not a number of processes' --pids abc

@@ -176,7 +176,9 @@ static void test_parse_limit(void)
 	parse_bad("pids", "abc", "\"abc\" is not a number of processes");
 	parse_bad("pids", "-5", "\"-5\" is not a number of processes");
 	parse_bad("memory", "12Q", "\"12Q\" is not a size (use 512K, 64M, 1G)");
-	parse_bad("cpus", "0", "\"0\": must be more than 0 (at least 0.001)");
+	parse_bad("cpus", "0", "\"0\": must be at least 0.01");
+	parse_bad("cpus", "0.009", "\"0.009\": must be at least 0.01"); /* the kernel: 1 ms */
+	parse_bad("cpus", "1000.001", "\"1000.001\" is too many (at most 1000)");
 	parse_bad("files", "1", "unknown limit \"files\"");
 }
 
@@ -206,8 +208,17 @@ static void test_set_limit(void)
 		   strcmp(err->msg, "must be at least 1 (or no limit)") == 0,
 	   "set_pids 0 refused (%s)", err->msg);
 	err = fresh_err();
-	ok(cordon_config_set_cpus(c, 0, err) < 0 && strcmp(err->msg, "must be more than 0") == 0,
+	ok(cordon_config_set_cpus(c, 0, err) < 0 && strcmp(err->msg, "must be at least 0.01") == 0,
 	   "set_cpus 0 refused (%s)", err->msg);
+	err = fresh_err();
+	ok(cordon_config_set_cpus(c, 9, err) < 0 && strcmp(err->msg, "must be at least 0.01") == 0,
+	   "set_cpus 9 millicpus refused: under the kernel's 1 ms quota (%s)", err->msg);
+	err = fresh_err();
+	ok(cordon_config_set_cpus(c, UINT64_MAX / 1000, err) < 0 &&
+		   strcmp(err->msg, "is too many (at most 1000)") == 0,
+	   "set_cpus past 1000 CPUs refused: its quota would overflow (%s)", err->msg);
+	err = fresh_err();
+	ok(cordon_config_set_cpus(c, 10, err) == 0, "set_cpus 0.01: accepted");
 	err = fresh_err();
 	ok(cordon_config_set_limit(c, "pids", 10, 20, err) < 0 &&
 		   strstr(err->msg, "one value") != NULL,
