@@ -2,7 +2,7 @@
 /*
  * sync.h - the supervisor/child protocol: fixed-size datagrams over a SOCK_SEQPACKET socketpair,
  * nothing to parse on the receiving side. The numbered steps are marked "sync N" on both sides
- * (launch.c, child.c):
+ * (sandbox.c and command.c, child.c):
  *
  *  supervisor                                   child (pid 1)
  *  1 clone3(NEWUSER|NEWNS|NEWPID|...)     ->    1 PDEATHSIG; wait for GO (EOF: _exit)

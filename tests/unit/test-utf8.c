@@ -153,7 +153,7 @@ struct sweep {
 	char first[200]; /* the first disagreement */
 };
 
-/* What the audit trail does with a path or an argument (execlog.c, launch.c's file events):
+/* What the audit trail does with a path or an argument (execlog.c, events.c's file events):
  * cd_audit_string() writes it and says whether path_hex must follow. It must say so exactly
  * when a JSON reader does not get the bytes back. */
 static void check(struct sweep *sw, const void *s, size_t n)
