@@ -337,7 +337,8 @@ int cd_snapshot_take(const char *dir, const struct cd_file_id *skip, size_t n_sk
 		cd_snapshot_done(s);
 		return r;
 	}
-	qsort(s->e, s->n, sizeof(*s->e), by_path);
+	if (s->n) /* an empty workdir: no array (qsort's pointer must not be NULL) */
+		qsort(s->e, s->n, sizeof(*s->e), by_path);
 	return 0;
 }
 

@@ -194,6 +194,12 @@ is "... DIR/stdout keeps 1 MiB, and the report says the copy was cut" \
 c --capture /nonexistent/x/y -- true
 is "--capture in a missing parent: 125" "$rc:$err" "125:cordon: --capture: /nonexistent/x: No such file or directory"
 
+# an empty workdir: nothing to list before or after (the sanitizer build once found qsort given
+# no array), and nothing to say on stderr
+e=$(mkwork)
+cordon --workdir "$e" --audit "$o/empty.jsonl" -- true
+is "an empty workdir: 0, nothing on stderr, a whole trail" "$rc:$err:$(valid_jsonl "$o/empty.jsonl")" "0::3"
+
 # an audit trail that lacks events (its disk filled up) is a failed run: 125 and one line that
 # says how many events are missing and how the command ended; without the failure: 0
 full=$(mkwork)
