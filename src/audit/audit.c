@@ -125,11 +125,31 @@ static int write_line(int fd, const char *line, size_t n)
 	return r;
 }
 
+/* The event closed and written as one line, whole or not at all: 0 or -errno. */
+static int put_line(const struct cd_audit *a, struct cd_json *j)
+{
+	_cleanup_free_ char *s = NULL;
+	char *line;
+	size_t n;
+
+	cd_json_object_end(j);
+	s = cd_json_steal(j);
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line)
+		return -ENOMEM;
+	s = line;
+	s[n] = '\n';
+	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
+	return write_line(a->fd, s, n + 1);
+}
+
 /* Before the first event written after some were lost: a "gap" event where they are missing,
  * so that the log itself shows that something is, and where (not only cordon's exit status). */
 static void mark_gap(const struct cd_audit *a)
 {
-	_cleanup_free_ char *s = NULL, *line = NULL;
 	struct cd_json j;
 
 	if (!a->loss || a->loss->events == a->loss->marked)
@@ -137,35 +157,21 @@ static void mark_gap(const struct cd_audit *a)
 	cd_audit_begin(a, &j, "gap");
 	cd_json_kv_uint(&j, "lost", a->loss->events - a->loss->marked);
 	cd_json_kv_int(&j, "errno", a->loss->code);
-	cd_json_object_end(&j);
-	s = cd_json_steal(&j);
-	line = s ? cd_strdup_printf("%s\n", s) : NULL;
-	if (line && write_line(a->fd, line, strlen(line)) == 0)
+	if (put_line(a, &j) == 0)
 		a->loss->marked = a->loss->events;
 }
 
 int cd_audit_end(const struct cd_audit *a, struct cd_json *j)
 {
-	_cleanup_free_ char *s = NULL;
-	char *line;
-	size_t n;
 	int r;
 
-	cd_json_object_end(j);
-	s = cd_json_steal(j);
-	if (a->fd < 0)
+	if (a->fd < 0) {
+		cd_json_object_end(j);
+		free(cd_json_steal(j));
 		return 0;
-	if (!s)
-		return lost(a, -ENOMEM);
-	n = strlen(s);
-	line = realloc(s, n + 2);
-	if (!line)
-		return lost(a, -ENOMEM);
-	s = line;
-	s[n] = '\n';
+	}
 	mark_gap(a);
-	/* one write of the whole line: with O_APPEND, a reader never sees half an event */
-	r = write_line(a->fd, s, n + 1);
+	r = put_line(a, j);
 	return r < 0 ? lost(a, r) : 0;
 }
 
