@@ -96,7 +96,7 @@ static uint64_t deadline(const struct cd_command *cmd)
 	return cmd->c->timeout_ns ? cmd->t_start + cmd->c->timeout_ns : 0;
 }
 
-static void child_args(const struct cd_command *cmd, const struct cd_sandbox *sb,
+static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
 		       struct cd_child_args *a)
 {
 	*a = (struct cd_child_args){

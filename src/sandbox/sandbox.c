@@ -185,9 +185,9 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-void cd_sandbox_child_args(const struct cd_sandbox *sb, struct cd_child_args *a)
+void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 {
-	a->plan = (struct cd_mount_plan *)&sb->plan; /* pid 1 works on its own copy */
+	a->plan = &sb->plan; /* pid 1 fills in the trees it is handed, in its own copy */
 	a->id = &sb->id;
 	a->hostname = sb->c->hostname ? sb->c->hostname : CD_DEFAULT_HOSTNAME;
 	a->own_net = sb->c->net != CORDON_NET_HOST;

@@ -88,7 +88,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err);
 /* Parse the seccomp policy (compiled after clone) and cordon's baseline. */
 int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err);
 /* The sandbox's half of pid 1's arguments (the command fills the rest). */
-void cd_sandbox_child_args(const struct cd_sandbox *sb, struct cd_child_args *a);
+void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a);
 /* sync 1 and 2: clone pid 1 with args, write its id maps, hand it the workdir, compile and send
  * the seccomp programs, write the audit's start event. */
 int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
