@@ -379,6 +379,149 @@ CORDON_PUBLIC int cordon_parse_limit(const char *name, const char *s, uint64_t *
 CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
 			     struct cordon_error *err);
 
+/* --- sessions (README "Sessions"): a sandbox that stays up and runs many commands ---
+ *
+ *   struct cordon_session *s;
+ *   struct cordon_process *p;
+ *   const char *argv[] = { "python3", "-c", "print(1)", NULL };
+ *   struct cordon_exec e = { .argv = argv, .fd = { -1, out, err } };
+ *
+ *   cordon_session_create(c, 0, &s, &err);          // the config's isolation, no command
+ *   cordon_session_exec(s, &e, &p, &err);           // as often as wanted, at once or in turn
+ *   cordon_process_wait(p, UINT64_MAX, &status, &err);
+ *   cordon_process_free(p);
+ *   cordon_session_destroy(s, &res, &err);           // everything in it dies; res, the report
+ *
+ * A session has everything a run has (identity, mounts, seccomp, cgroup limits, rlimits, the
+ * egress proxy, the audit trail, the report); the config's command is not used, its timeout is
+ * the session's time to live from creation. Inside, cordon's agent (cordon-agent, run from the
+ * descriptor cordon opened, like any command: the sandbox's identity, filters and limits) starts
+ * the commands and does the file operations, so that no host process follows a path the sandbox
+ * controls. The session is held by a supervisor process forked from the caller (fork() first:
+ * a multi-threaded caller may use sessions); it ends, and everything in it dies, when the caller
+ * destroys it, when the caller exits or dies (even of SIGKILL: its end of the supervisor's
+ * socket closes), at the time to live, or when the agent ends. Every function here may be
+ * called from any thread; one session's functions may run in several threads at once, but one
+ * process handle is used by one thread at a time. Replies from inside are checked as untrusted.
+ */
+struct cordon_session;
+struct cordon_process;
+
+/* Remove the workdir (the directory and all it holds) when the session ends: for a fresh
+ * directory per session. Removed without following any symlink, after every process is gone. */
+#define CORDON_SESSION_REMOVE_WORKDIR 0x1u
+
+/* Make a session from c (c may be freed or reused afterwards). Returns once the sandbox is
+ * ready for commands; a setup failure is returned like cordon_run()'s. */
+CORDON_PUBLIC int cordon_session_create(const struct cordon_config *c, unsigned flags,
+					struct cordon_session **ret, struct cordon_error *err);
+/* The sandbox id (32 hex digits), as in the report. */
+CORDON_PUBLIC const char *cordon_session_id(const struct cordon_session *s);
+/* The supervisor's pid (for figures: the session's host memory is its and pid 1's). */
+CORDON_PUBLIC pid_t cordon_session_pid(const struct cordon_session *s);
+/* Readable (POLLIN or POLLHUP) once the session has ended on its own: the time to live, the
+ * agent's end; cordon_session_destroy() then says how. */
+CORDON_PUBLIC int cordon_session_fd(const struct cordon_session *s);
+
+/* A command to start in a session. */
+struct cordon_exec {
+	const char *const *argv; /* NULL-terminated; argv[0] looked up in PATH inside unless it
+				  * has a slash */
+	const char *const *env;  /* KEY=VALUE, added to the session's environment (replacing a
+				  * KEY it has); NULL: none */
+	const char *cwd;         /* inside: absolute, or relative to the workdir; NULL: the workdir */
+	int fd[3];               /* stdin, stdout, stderr: descriptors of the caller's, passed in
+				  * (the caller keeps its own); -1: /dev/null */
+	unsigned flags;
+};
+/* fd[0..2] are one terminal's slave side: it becomes the command's controlling terminal (a
+ * session of its own). Without it the command gets a process group of its own. */
+#define CORDON_EXEC_TTY 0x1u
+
+/* Start a command. Once it returns 0 the command was executed (*ret: its handle); a command
+ * that cannot be (not found, not executable, no such directory) fails with err->code ENOENT,
+ * EACCES, ... and err->step "exec". Signals and waiting go through the handle. */
+CORDON_PUBLIC int cordon_session_exec(struct cordon_session *s, const struct cordon_exec *e,
+				      struct cordon_process **ret, struct cordon_error *err);
+/* Its pid inside the sandbox. */
+CORDON_PUBLIC pid_t cordon_process_pid(const struct cordon_process *p);
+/* Readable once it has ended (or the session has). */
+CORDON_PUBLIC int cordon_process_fd(const struct cordon_process *p);
+/* Send sig to its process group (to the process alone when group is 0). */
+CORDON_PUBLIC int cordon_process_signal(struct cordon_process *p, int sig, int group,
+					struct cordon_error *err);
+/* Wait up to timeout_ns (0: do not wait; UINT64_MAX: as long as it takes). 1: it ended,
+ * *ret_status is its wait status (WIFEXITED ...); 0: still running; -ESRCH: the session ended
+ * first; other -errno. */
+CORDON_PUBLIC int cordon_process_wait(struct cordon_process *p, uint64_t timeout_ns,
+				      int *ret_status, struct cordon_error *err);
+/* Forget the handle; a process still running runs on (until the session ends). */
+CORDON_PUBLIC void cordon_process_free(struct cordon_process *p);
+
+/* --- a session's files, seen and touched from inside (by the agent, as the sandbox) --- */
+enum cordon_file_type {
+	CORDON_FILE_OTHER = 0,
+	CORDON_FILE_REGULAR,
+	CORDON_FILE_DIRECTORY,
+	CORDON_FILE_SYMLINK,
+};
+
+struct cordon_file_info {
+	char *path;        /* absolute, inside */
+	char *name;        /* the last component */
+	enum cordon_file_type type;
+	uint32_t mode;     /* st_mode */
+	uint64_t size;
+	uint32_t uid, gid; /* inside */
+	int64_t mtime_ns;  /* since the epoch */
+	char *link_target; /* symlinks: what it points to; else NULL */
+};
+
+/* Paths are absolute inside, or relative to the workdir. Errors: err->code is the errno inside
+ * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...). */
+CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
+				      struct cordon_file_info *ret, struct cordon_error *err);
+/* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at
+ * most max entries (more: -E2BIG). *ret is freed with cordon_file_info_free(). */
+CORDON_PUBLIC int cordon_session_list(struct cordon_session *s, const char *path,
+				      unsigned depth, size_t max, struct cordon_file_info **ret,
+				      size_t *ret_n, struct cordon_error *err);
+/* Free a list's n entries and the array (NULL is fine). */
+CORDON_PUBLIC void cordon_file_info_free(struct cordon_file_info *v, size_t n);
+/* Free the strings of one entry filled by cordon_session_stat(). */
+CORDON_PUBLIC void cordon_file_info_clear(struct cordon_file_info *info);
+/* Open a regular file inside for reading: *ret_fd is a descriptor of it (O_RDONLY|O_CLOEXEC).
+ * Not a regular file: EISDIR or EINVAL. */
+CORDON_PUBLIC int cordon_session_open_read(struct cordon_session *s, const char *path,
+					   int *ret_fd, struct cordon_error *err);
+/* Write a file inside, created (mode, less the umask 022) or truncated, its missing parent
+ * directories made: *ret_fd is the write end of a pipe whose bytes a process of the sandbox
+ * writes to the file. Close it, then cordon_upload_finish() says whether all got there. */
+struct cordon_upload;
+CORDON_PUBLIC int cordon_session_write(struct cordon_session *s, const char *path,
+				       uint32_t mode, struct cordon_upload **ret, int *ret_fd,
+				       struct cordon_error *err);
+/* Wait for the writer (close the pipe first); *ret_bytes: bytes written. Frees u. */
+CORDON_PUBLIC int cordon_upload_finish(struct cordon_upload *u, uint64_t *ret_bytes,
+				       struct cordon_error *err);
+/* A directory and its missing parents; an existing directory is not an error (*ret_made 0). */
+CORDON_PUBLIC int cordon_session_mkdir(struct cordon_session *s, const char *path,
+				       int *ret_made, struct cordon_error *err);
+/* Remove a file, a symlink, or a directory and everything below it. */
+CORDON_PUBLIC int cordon_session_remove(struct cordon_session *s, const char *path,
+				       struct cordon_error *err);
+/* rename(2) inside: to is replaced if it exists (as rename(2) does). */
+CORDON_PUBLIC int cordon_session_rename(struct cordon_session *s, const char *from,
+					const char *to, struct cordon_error *err);
+
+/* End the session: every process in it is killed, the sandbox torn down (cgroup, proxy, audit
+ * trail, report, the workdir with CORDON_SESSION_REMOVE_WORKDIR), and s freed. *res (may be
+ * NULL) tells how it ended, as cordon_run() does for a run; a session that ended on its own
+ * (the time to live: outcome TIMEOUT) says so. Process handles left are then only good to free.
+ * 0, or -errno when the teardown failed (the report or audit trail could not be written). */
+CORDON_PUBLIC int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
+					 struct cordon_error *err);
+
 CORDON_PUBLIC const char *cordon_version(void);
 
 #ifdef __cplusplus
