@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* auth.c - API keys (the control plane), per-sandbox access tokens (the data plane), random
+ * ids. Runs in the server. Secrets are compared in constant time. */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "server.h"
+
+bool cd_auth_key_valid_form(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (n < 5 || n > 256 || strncmp(key, "e2b_", 4) != 0)
+		return false;
+	return strspn(key + 4, "0123456789abcdef") == n - 4;
+}
+
+/* Compares every byte of the longer one whatever differs: the time tells the length at most. */
+bool cd_auth_token_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)((i < la ? a[i] : 0) ^ (i < lb ? b[i] : 0));
+	return d == 0;
+}
+
+bool cd_auth_api_key_ok(const char *key)
+{
+	bool ok = false;
+
+	if (!key)
+		return false;
+	for (char **k = cd_opts.api_keys; k && *k; k++)
+		ok |= cd_auth_token_eq(key, *k); /* no early exit */
+	return ok;
+}
+
+/* n characters of alphabet, uniformly (rejection sampling), from getrandom(). */
+int cd_auth_random(char *ret, size_t n, const char *alphabet)
+{
+	size_t m = strlen(alphabet), o = 0;
+	unsigned limit = 256 - 256 % m;
+	unsigned char buf[64];
+
+	while (o < n) {
+		ssize_t got = getrandom(buf, sizeof(buf), 0);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (ssize_t i = 0; i < got && o < n; i++)
+			if (buf[i] < limit)
+				ret[o++] = alphabet[buf[i] % m];
+	}
+	ret[n] = '\0';
+	return 0;
+}
