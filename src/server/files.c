@@ -103,6 +103,8 @@ struct upload {
 	struct cordon_upload *u;
 	int fd;
 	char *path;      /* the file being written */
+	uint64_t part_bytes; /* of that file so far */
+	char *part_name;     /* its part's filename */
 	uint64_t total;  /* bytes of every file so far */
 	json_object *done; /* the written files' entries */
 	unsigned status; /* an error: its HTTP status */
@@ -130,6 +132,7 @@ static int up_open(struct upload *up, const char *path)
 	up->path = strdup(path);
 	if (!up->path)
 		return up_fail(up, 500, "out of memory", NULL);
+	up->part_bytes = 0;
 	if (cordon_session_write(up->r->sb->session, path, 0644, &up->u, &up->fd, &err) < 0)
 		return up_fail(up, status_of(err.code), err.msg, NULL);
 	return 0;
@@ -173,6 +176,7 @@ static int up_write(struct upload *up, const char *data, size_t len)
 	if (up->status || !up->u)
 		return -EIO;
 	up->total += len;
+	up->part_bytes += len;
 	if (up->total > cd_opts.max_upload)
 		return up_fail(up, 413, "the upload is larger than --max-upload", NULL);
 	k = cd_write_all(up->fd, data, len);
@@ -195,7 +199,12 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		return MHD_NO;
 	if (!filename && strcmp(key, "file") != 0)
 		return MHD_YES; /* another form field: ignored */
-	if (off == 0) {
+	/* a part begins at offset 0, but its first call may carry no data: MHD then calls again
+	 * at offset 0 for the same part */
+	if (off == 0 && !(up->u && up->part_bytes == 0 && up->part_name && filename &&
+			  strcmp(up->part_name, filename) == 0)) {
+		free(up->part_name);
+		up->part_name = filename ? strdup(filename) : NULL;
 		if (up_finish(up) < 0 || up_open(up, qpath && *qpath ? qpath : filename) < 0)
 			return MHD_NO;
 	}
@@ -235,6 +244,7 @@ static void upload_free(void *arg)
 		cordon_upload_finish(up->u, NULL, NULL);
 	}
 	free(up->path);
+	free(up->part_name);
 	json_object_put(up->done);
 	free(up);
 }

@@ -397,12 +397,12 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	};
 
 	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 			     MHD_OPTION_CONNECTION_LIMIT, cd_opts.max_connections,
 			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 			     MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
 	if (!d) {
 		if (fd >= 0)

@@ -1,0 +1,112 @@
+// tests/e2b/smoke.mjs - the E2B SDKs against `cordon serve`, as TAP. The server's URL and key
+// come from E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY (tests/e2b/run sets them).
+import { Sandbox as Base, CommandExitError } from 'e2b'
+import { Sandbox } from '@e2b/code-interpreter'
+
+let n = 0, failed = 0
+function ok(cond, name, extra) {
+  n++
+  if (!cond) failed++
+  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${name}`)
+  if (!cond && extra !== undefined) console.log(`  # ${JSON.stringify(extra)}`)
+}
+async function check(name, fn) {
+  try { await fn() } catch (e) { ok(false, `${name}: threw ${e && e.name}: ${e && e.message}`) }
+}
+
+const sbx = await Sandbox.create({ timeoutMs: 120_000, envs: { FROM_CREATE: 'yes' }, metadata: { suite: 'smoke' } })
+ok(/^[0-9a-z]+$/.test(sbx.sandboxId), 'create gives an id of [0-9a-z]')
+
+await check('commands.run echo', async () => {
+  const r = await sbx.commands.run('echo hi')
+  ok(r.exitCode === 0 && r.stdout === 'hi\n', 'commands.run(echo hi)', r)
+})
+await check('stderr and exit code', async () => {
+  try {
+    await sbx.commands.run('echo oops >&2; exit 3')
+    ok(false, 'a failing command throws')
+  } catch (e) {
+    ok(e instanceof CommandExitError && e.exitCode === 3 && e.stderr === 'oops\n', 'exit 3 and stderr', { code: e.exitCode, stderr: e.stderr })
+  }
+})
+await check('envs', async () => {
+  const r = await sbx.commands.run('echo $FROM_CREATE $FROM_RUN', { envs: { FROM_RUN: 'too' } })
+  ok(r.stdout === 'yes too\n', 'sandbox envs and per-command envs', r.stdout)
+})
+await check('cwd', async () => {
+  const r = await sbx.commands.run('pwd')
+  ok(r.stdout.trim().length > 0, 'pwd runs', r.stdout)
+})
+await check('background, list, stdin, kill', async () => {
+  const h = await sbx.commands.run('cat', { background: true, stdin: true })
+  const list = await sbx.commands.list()
+  ok(list.some(p => p.pid === h.pid), 'list shows the background process', list)
+  await sbx.commands.sendStdin(h.pid, 'typed\n')
+  await new Promise(r => setTimeout(r, 300))
+  ok(h.stdout === 'typed\n', 'sendStdin reaches it', h.stdout)
+  ok(await sbx.commands.kill(h.pid), 'kill')
+  try { await h.wait() } catch (e) { }
+  const after = await sbx.commands.list()
+  ok(!after.some(p => p.pid === h.pid), 'gone after kill')
+})
+await check('connect to a process', async () => {
+  const h = await sbx.commands.run('for i in 1 2 3; do echo $i; sleep 0.3; done', { background: true })
+  const c = await sbx.commands.connect(h.pid)
+  const r = await c.wait()
+  ok(r.exitCode === 0, 'connect and wait', r)
+})
+await check('files', async () => {
+  await sbx.files.write('/home/user/dir/a.txt', 'hello file')
+  ok(await sbx.files.read('/home/user/dir/a.txt') === 'hello file', 'files.write then read')
+  const ls = await sbx.files.list('/home/user/dir')
+  ok(ls.length === 1 && ls[0].name === 'a.txt' && ls[0].type === 'file', 'files.list', ls)
+  ok(await sbx.files.exists('/home/user/dir/a.txt'), 'exists')
+  ok(!(await sbx.files.exists('/home/user/nope')), 'not exists')
+  ok(await sbx.files.makeDir('/home/user/d2') === true, 'makeDir new')
+  ok(await sbx.files.makeDir('/home/user/d2') === false, 'makeDir existing')
+  await sbx.files.rename('/home/user/dir/a.txt', '/home/user/d2/b.txt')
+  ok(await sbx.files.read('/home/user/d2/b.txt') === 'hello file', 'rename')
+  await sbx.files.remove('/home/user/d2')
+  ok(!(await sbx.files.exists('/home/user/d2')), 'remove')
+  const info = await sbx.files.write([{ path: '/home/user/m1', data: 'one' }, { path: '/home/user/m2', data: 'two' }])
+  ok(info.length === 2, 'writeFiles', info)
+  const bytes = new Uint8Array(300000).map((_, i) => i % 256)
+  await sbx.files.write('/home/user/bin', bytes.buffer)
+  const back = await sbx.files.read('/home/user/bin', { format: 'bytes' })
+  ok(back.length === bytes.length && back.every((b, i) => b === bytes[i]), 'binary round trip')
+})
+await check('runCode', async () => {
+  const e = await sbx.runCode('print(2 + 2)')
+  ok(JSON.stringify(e.logs.stdout) === JSON.stringify(['4\n']), "runCode('print(2 + 2)')", e.logs)
+  await sbx.runCode('x = 41')
+  const e2 = await sbx.runCode('x + 1')
+  ok(e2.text === '42', 'state kept, last expression as text', e2.text)
+  const e3 = await sbx.runCode('1/0')
+  ok(e3.error && e3.error.name === 'ZeroDivisionError', 'errors', e3.error)
+  const ctx = await sbx.createCodeContext()
+  await sbx.runCode('y = 5', { context: ctx })
+  const e4 = await sbx.runCode('y', { context: ctx })
+  ok(e4.text === '5', 'a context of its own', e4.text)
+  const ctxs = await sbx.listCodeContexts()
+  ok(ctxs.some(c => c.id === ctx.id), 'listCodeContexts', ctxs)
+  await sbx.restartCodeContext(ctx)
+  const e5 = await sbx.runCode('y', { context: ctx })
+  ok(e5.error && e5.error.name === 'NameError', 'restart forgets', e5.error)
+  await sbx.removeCodeContext(ctx)
+})
+await check('info, list, timeout', async () => {
+  const info = await sbx.getInfo()
+  ok(info.sandboxId === sbx.sandboxId && info.metadata.suite === 'smoke', 'getInfo', info)
+  await sbx.setTimeout(60_000)
+  const page = await Base.list({ query: { metadata: { suite: 'smoke' } } }).nextItems()
+  ok(page.some(s => s.sandboxId === sbx.sandboxId), 'list with metadata', page)
+  ok(await sbx.isRunning(), 'isRunning')
+  const again = await Sandbox.connect(sbx.sandboxId)
+  ok((await again.commands.run('echo again')).stdout === 'again\n', 'connect')
+})
+await check('kill', async () => {
+  await sbx.kill()
+  ok(!(await sbx.isRunning()), 'not running after kill')
+})
+console.log(`1..${n}`)
+process.exit(failed ? 1 : 0)
