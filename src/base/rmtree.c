@@ -24,8 +24,15 @@ static int open_dir_at(int dirfd, const char *name)
 
 	if (fd < 0 && errno == EPERM) /* O_NOATIME on a file not ours */
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0) /* a mode 000 dir */
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) { /* a mode 000 directory (not root): ours to open up */
+		struct stat st;
+
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    fchmodat(dirfd, name, 0700, 0) == 0)
+			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		else
+			errno = EACCES;
+	}
 	return fd < 0 ? -errno : fd;
 }
 
