@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * run.c - cordon_run(): make a sandbox, run one command in it, tear it down, and write the
- * report. Runs in the caller's process (sandbox.h, command.h).
+ * report. Runs in the caller's process (sandbox.h, command.h). A session's supervisor runs the
+ * same steps with the agent as the command (run.h, src/session/holder.c).
  */
 #include <string.h>
 
 #include "command.h"
 #include "report.h"
+#include "run.h"
 #include "sandbox.h"
 
 /* The records asked for: the audit trail checked complete (a loss goes in res, so that the
@@ -22,7 +24,8 @@ static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, i
 	*ret_report = cd_report_write(&info, &sb->report, sb->c->report_fd, report_err);
 }
 
-int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
+int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
+	   struct cordon_result *res, struct cordon_error *err)
 {
 	/* the sandbox goes first (declared last): pid 1 is killed before the signals unblock */
 	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res, cd_now_ns());
@@ -35,6 +38,11 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 	r = cd_random_id(res->id);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "id", "getrandom");
+	if (hooks) {
+		cmd.session = hooks->session;
+		if (hooks->on_id)
+			hooks->on_id(hooks->data, res->id);
+	}
 	if (!c->argv)
 		r = cd_fail(&res->error, 0, "command", "no command given");
 	/* in this order, so that what fails first is what a user fixes first, and the report of a
@@ -65,6 +73,8 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 		cd_error_append(&audit_err, "; report: %s", report_err.msg);
 	if (rr < 0 && res->outcome == CORDON_OUTCOME_SETUP_ERROR)
 		cd_error_append(&res->error, "; report: %s", report_err.msg);
+	if (hooks && hooks->at_end)
+		hooks->at_end(hooks->data, &sb);
 	if (res->outcome == CORDON_OUTCOME_SETUP_ERROR) {
 		if (err)
 			*err = res->error; /* with the audit's loss and the report's failure */
@@ -77,4 +87,9 @@ int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon
 		return ra < 0 ? ra : rr;
 	}
 	return 0;
+}
+
+int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
+{
+	return cd_run(c, NULL, res, err);
 }

@@ -105,8 +105,9 @@ static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
 		.envp = cmd->envp,
 		.path = cd_env_get(cmd->envp, "PATH"),
 		.chdir = cmd->chdir,
-		.stdout_fd = cd_capture_fd(&cmd->capture, 0),
-		.stderr_fd = cd_capture_fd(&cmd->capture, 1),
+		.stdout_fd = cmd->session ? cmd->session->null_fd : cd_capture_fd(&cmd->capture, 0),
+		.stderr_fd = cmd->session ? cmd->session->null_fd : cd_capture_fd(&cmd->capture, 1),
+		.exec_fd = cmd->session ? cmd->session->exec_fd : -1,
 		.tty_fd = cmd->term.fd,
 		.take_tty = cmd->term.lent,
 		.deadline_ns = deadline(cmd),
@@ -211,6 +212,8 @@ static void on_message(void *data, const struct cd_msg *m)
 		cmd->t_running = cd_now_ns();
 		cd_config_log(cmd->c, "sandbox: command running (pid %d inside), setup took %llu us",
 			      m->value, (unsigned long long)(cmd->t_running - cmd->t_start) / 1000);
+		if (cmd->session)
+			cmd->session->on_running(cmd->session->data);
 		break;
 	case CD_MSG_EXIT:
 		cmd->got_exit = true;
@@ -270,7 +273,7 @@ static void on_timer(struct cd_command *cmd, struct cd_sandbox *sb)
 	cd_sandbox_kill(sb);
 }
 
-enum { W_SIG = CD_SANDBOX_NPOLL, W_TIMER, W_CAPTURE, W_N = W_CAPTURE + 4 };
+enum { W_SIG = CD_SANDBOX_NPOLL, W_TIMER, W_HOLDER, W_CAPTURE, W_N = W_CAPTURE + 4 };
 
 /* one poll: false once pid 1 is gone */
 static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
@@ -278,6 +281,8 @@ static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 	struct pollfd p[W_N] = {
 		[W_SIG] = { cmd->sigfd, POLLIN, 0 },
 		[W_TIMER] = { cmd->timerfd, POLLIN, 0 },
+		[W_HOLDER] = { cmd->session && !cmd->holder_done ? cmd->session->holder_fd : -1,
+			       POLLIN, 0 },
 	};
 
 	cd_sandbox_poll(sb, p);
@@ -293,6 +298,8 @@ static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 		on_signal(cmd, sb);
 	if (p[W_TIMER].revents)
 		on_timer(cmd, sb);
+	if (p[W_HOLDER].revents)
+		cmd->session->on_holder(cmd->session->data, sb);
 	return !p[CD_SANDBOX_POLL_PIDFD].revents;
 }
 

@@ -18,8 +18,19 @@
 #include "sandbox.h"
 #include "terminal.h"
 
+/* A session's command, cordon's agent (src/session), differs from a run's in these. */
+struct cd_command_session {
+	int exec_fd;   /* the agent's binary: executed from this descriptor, not looked up */
+	int null_fd;   /* /dev/null: the agent's (and pid 1's) stdout and stderr */
+	int holder_fd; /* the session's caller: readable (a message, or closed) ends the session */
+	void (*on_running)(void *data);              /* the agent runs: the session is ready */
+	void (*on_holder)(void *data, struct cd_sandbox *sb); /* holder_fd is readable */
+	void *data;
+};
+
 struct cd_command {
 	const struct cordon_config *c;
+	const struct cd_command_session *session; /* NULL: a run's command */
 	struct cordon_result *res;
 	struct cd_sandbox *sb;      /* the sandbox it runs in, once started (borrowed) */
 	char *const *argv;          /* borrowed from the config */
@@ -42,6 +53,7 @@ struct cd_command {
 	int exit_status;            /* the command's wait status, from EXIT */
 	struct cd_usage usage;      /* from EXIT: every process of the sandbox */
 	struct cd_rlimits_got rlimits_got; /* what the command's process got (RLIMITS) */
+	bool holder_done;           /* session: holder_fd was handled, no more polling it */
 };
 
 #define CD_COMMAND_INIT(cfg, r, t0)                                                         \

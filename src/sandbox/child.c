@@ -109,7 +109,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 		return cd_fail_errno(err, errno, "capture", "dup2");
 	/* nothing of the supervisor's stays open in here but the terminal, which pid 1 alone keeps
 	 * to hand it to the command */
-	close_other_fds((int[]){ a->sock, a->tty_fd }, 2);
+	close_other_fds((int[]){ a->sock, a->tty_fd, a->exec_fd }, 3);
 	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
 	if (a->own_net) {
 		r = cd_netns_start(&net, err);
@@ -272,7 +272,9 @@ static int command_setup(const struct cd_child_args *a, char *path, size_t size,
 		return r;
 	if (chdir(a->chdir) < 0)
 		return cd_fail_errno(err, errno, "chdir", "%s", a->chdir);
-	e = resolve_command(a, path, size);
+	/* a session's agent comes from the descriptor cordon opened: nothing to look up */
+	e = a->exec_fd >= 0 ? (snprintf(path, size, "%s", a->argv[0]), 0)
+			    : resolve_command(a, path, size);
 	if (e > 0)
 		return cd_fail(err, e, "exec", "%s: %s", a->argv[0], strerror(e));
 	/* the last steps before exec: from here on every syscall is filtered; the kernel runs
@@ -285,7 +287,7 @@ static int command_setup(const struct cd_child_args *a, char *path, size_t size,
 		if (r < 0)
 			return r;
 	}
-	close_other_fds(errfd, 1);
+	close_other_fds((int[]){ *errfd, a->exec_fd }, 2);
 	return 0;
 }
 
@@ -297,7 +299,10 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	if (command_setup(a, path, sizeof(path), &errfd, &err) == 0) {
 		int e;
 
-		execve(path, a->argv, a->envp);
+		if (a->exec_fd >= 0)
+			syscall(SYS_execveat, a->exec_fd, "", a->argv, a->envp, AT_EMPTY_PATH);
+		else
+			execve(path, a->argv, a->envp);
 		e = errno;
 		cd_fail(&err, e, "exec", "%s: %s", a->argv[0], strerror(e));
 	}

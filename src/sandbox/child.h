@@ -26,6 +26,8 @@ struct cd_child_args {
 	bool policy_coming;               /* the supervisor sends the policy's program after GO */
 	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
 	int tty_fd;       /* the caller's controlling terminal, or -1: kept by pid 1 alone */
+	int exec_fd;      /* a session's agent: the command is executed from it (argv[0] is only
+			   * its name), or -1 */
 	bool take_tty;    /* the caller is its foreground: the command becomes it */
 	uint64_t deadline_ns;   /* CLOCK_MONOTONIC: the timeout, enforced inside too; 0: none */
 	uint64_t kill_after_ns; /* then SIGKILL this much later */

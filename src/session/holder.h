@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * holder.h - a session's supervisor: the process cordon_session_create() forks, which runs the
+ * sandbox with cordon's agent as its command (run.h) until the caller ends the session or goes
+ * away. It talks to the caller over the holder socket, one datagram per message.
+ */
+#pragma once
+
+#include "cordon.h"
+
+struct cordon_config;
+
+enum cd_holder_type {
+	CD_HOLDER_READY = 1, /* the agent runs: id */
+	CD_HOLDER_ENDED,     /* the session is over: ret, res, err */
+	CD_HOLDER_DESTROY,   /* caller -> supervisor: end it now */
+};
+
+struct cd_holder_msg {
+	uint32_t type;
+	int32_t ret;
+	struct cordon_result res;
+	struct cordon_error err;
+};
+
+/* In the forked supervisor: fd 0 is the agent's end of the session socket; holder_fd the
+ * caller's socket; exec_fd the agent's binary. Never returns. */
+_Noreturn void cd_holder_main(const struct cordon_config *c, unsigned flags, int holder_fd,
+			      int exec_fd);

@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * session.c - sessions (cordon.h), the caller's side. Runs in the caller's process, any thread.
+ *
+ * cordon_session_create() forks the session's supervisor (holder.c), which runs the sandbox
+ * with cordon's agent (agent.c) as its command and tells when it is ready. Each operation then
+ * opens a channel of its own to the agent (proto.h). Whatever comes from the agent is checked:
+ * the sandbox's code can take it over.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "config.h"
+#include "holder.h"
+#include "proto.h"
+#include "util.h"
+
+#ifndef CORDON_LIBEXECDIR
+#define CORDON_LIBEXECDIR "/usr/local/libexec"
+#endif
+
+#define MAX_LIST_DEPTH 64
+
+struct cordon_session {
+	int ctl;    /* the session socket: CHANNEL messages to the agent */
+	int holder; /* the supervisor's socket */
+	pid_t pid;  /* the supervisor */
+	char id[33];
+	pthread_mutex_t lock; /* the end, as the supervisor sent it */
+	bool ended;
+	struct cd_holder_msg end;
+};
+
+struct cordon_process {
+	int chan;
+	pid_t pid;
+	bool ended;
+	int status;
+};
+
+struct cordon_upload {
+	int chan;
+};
+
+/* --- the agent's binary --- */
+
+/* Beside the running program (an uninstalled build), else where it is installed; $CORDON_AGENT
+ * first. Opened here, executed inside from the descriptor: it need not be visible in there. */
+static int open_agent(struct cordon_error *err)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	const char *env = getenv("CORDON_AGENT");
+	ssize_t n;
+	int fd;
+
+	if (env && *env) {
+		fd = open(env, O_RDONLY | O_CLOEXEC);
+		return fd >= 0 ? fd : cd_fail_errno(err, errno, "session", "open the agent %s", env);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(path, sizeof(path), "%s/cordon-agent", exe);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	fd = open(CORDON_LIBEXECDIR "/cordon-agent", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "session",
+				     "cannot find cordon-agent beside %s or in %s (set CORDON_AGENT)",
+				     n > 0 ? exe : "the program", CORDON_LIBEXECDIR);
+	return fd;
+}
+
+/* --- create, destroy --- */
+
+static void session_free(struct cordon_session *s)
+{
+	if (!s)
+		return;
+	cd_closep(&s->ctl);
+	cd_closep(&s->holder);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* In the forked child: a session of its own (no terminal's signals), default signals, fd 0 the
+ * agent's socket, nothing else of the caller's open. */
+_Noreturn static void become_supervisor(const struct cordon_config *c, unsigned flags,
+					int agent_end, int holder_end, int exec_fd)
+{
+	sigset_t none;
+
+	setsid();
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* out of the way first: each may be any of 0, 3 and 4 */
+	agent_end = fcntl(agent_end, F_DUPFD_CLOEXEC, 5);
+	holder_end = fcntl(holder_end, F_DUPFD_CLOEXEC, 5);
+	exec_fd = fcntl(exec_fd, F_DUPFD_CLOEXEC, 5);
+	if (agent_end < 0 || holder_end < 0 || exec_fd < 0 || dup2(agent_end, 0) < 0 ||
+	    dup2(holder_end, 3) != 3 || dup2(exec_fd, 4) != 4)
+		_exit(CORDON_EXIT_FAILURE);
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	fcntl(4, F_SETFD, FD_CLOEXEC);
+	close_range(5, ~0u, 0);
+	cd_holder_main(c, flags, 3, 4);
+}
+
+static ssize_t recv_holder(int fd, struct cd_holder_msg *m)
+{
+	ssize_t n;
+
+	do
+		n = recv(fd, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(*m)) {
+		m->err.step[sizeof(m->err.step) - 1] = '\0';
+		m->err.msg[sizeof(m->err.msg) - 1] = '\0';
+		m->res.id[sizeof(m->res.id) - 1] = '\0';
+	}
+	return n;
+}
+
+static int reap_supervisor(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+int cordon_session_create(const struct cordon_config *c, unsigned flags,
+			  struct cordon_session **ret, struct cordon_error *err)
+{
+	struct cordon_session *s = NULL;
+	_cleanup_close_ int exec_fd = -1;
+	int agent[2] = { -1, -1 }, holder[2] = { -1, -1 };
+	struct cd_holder_msg m;
+	ssize_t n;
+	pid_t pid;
+
+	cd_error_clear(err);
+	if (!c || !ret || (flags & ~CORDON_SESSION_REMOVE_WORKDIR))
+		return cd_fail(err, EINVAL, "session", "no config, or unknown flags");
+	exec_fd = open_agent(err);
+	if (exec_fd < 0)
+		return exec_fd;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cd_fail(err, ENOMEM, "session", "out of memory");
+	s->ctl = s->holder = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, holder) < 0) {
+		int e = errno;
+
+		cd_closep(&agent[0]), cd_closep(&agent[1]);
+		session_free(s);
+		return cd_fail_errno(err, e, "session", "socketpair");
+	}
+	s->ctl = agent[0];
+	s->holder = holder[0];
+	pid = fork();
+	if (pid == 0)
+		become_supervisor(c, flags, agent[1], holder[1], exec_fd);
+	close(agent[1]);
+	close(holder[1]);
+	if (pid < 0) {
+		int e = errno;
+
+		session_free(s);
+		return cd_fail_errno(err, e, "session", "fork the session's supervisor");
+	}
+	s->pid = pid;
+	n = recv_holder(s->holder, &m);
+	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_READY) {
+		memcpy(s->id, m.res.id, sizeof(s->id));
+		*ret = s;
+		return 0;
+	}
+	/* a setup failure: the supervisor said why, or died */
+	reap_supervisor(pid);
+	session_free(s);
+	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_ENDED && m.ret < 0) {
+		if (err)
+			*err = m.err;
+		return m.ret;
+	}
+	return cd_fail(err, EIO, "session", "the session's supervisor ended during setup");
+}
+
+const char *cordon_session_id(const struct cordon_session *s)
+{
+	return s->id;
+}
+
+pid_t cordon_session_pid(const struct cordon_session *s)
+{
+	return s->pid;
+}
+
+int cordon_session_fd(const struct cordon_session *s)
+{
+	return s->holder;
+}
+
+int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
+			   struct cordon_error *err)
+{
+	struct cd_holder_msg m = { .type = CD_HOLDER_DESTROY };
+	int status, r;
+	ssize_t n;
+
+	cd_error_clear(err);
+	if (!s)
+		return 0;
+	send(s->holder, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+	cd_closep(&s->ctl); /* the agent sees the end too */
+	s->ctl = -1;
+	do
+		n = recv_holder(s->holder, &m);
+	while (n == (ssize_t)sizeof(m) && m.type != CD_HOLDER_ENDED);
+	status = reap_supervisor(s->pid);
+	if (n == (ssize_t)sizeof(m)) {
+		if (res)
+			*res = m.res;
+		if (m.ret < 0 && err)
+			*err = m.err;
+		r = m.ret < 0 ? m.ret : 0;
+	} else {
+		if (res)
+			memset(res, 0, sizeof(*res));
+		r = cd_fail(err, EIO, "session", "the session's supervisor ended without a result "
+			    "(%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+	session_free(s);
+	return r;
+}
+
+/* --- channels --- */
+
+/* A new channel to the agent: our end. */
+static int open_channel(struct cordon_session *s, struct cordon_error *err)
+{
+	int sv[2], r;
+
+	if (s->ctl < 0)
+		return cd_fail(err, ESRCH, "session", "the session has ended");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return cd_fail_errno(err, errno, "session", "socketpair");
+	r = cd_sp_send_simple(s->ctl, CD_SP_CHANNEL, 0, 0, NULL, 0, sv[1]);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return cd_fail(err, ESRCH, "session", "the session has ended (%s)", strerror(-r));
+	}
+	return sv[0];
+}
+
+/* The agent's answer: 1 with *m; an ERROR becomes err (the errno inside); EOF: ESRCH. */
+static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const char *step,
+		      struct cordon_error *err)
+{
+	int r = cd_sp_recv(chan, m, max_fd);
+
+	if (r == 0)
+		return cd_fail(err, ESRCH, step, "the session ended");
+	if (r < 0)
+		return cd_fail(err, -r, step, "malformed reply from the sandbox's agent");
+	if (m->h.type == CD_SP_ERROR) {
+		int e = m->h.value > 0 && m->h.value < 4096 ? m->h.value : EIO;
+
+		cd_sp_msg_close(m);
+		return cd_fail(err, e, step, "%.400s", m->data);
+	}
+	return 1;
+}
+
+/* --- commands --- */
+
+static int put(char *buf, size_t *len, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (*len + n > CD_SP_MAX)
+		return -E2BIG;
+	memcpy(buf + *len, s, n);
+	*len += n;
+	return 0;
+}
+
+static int pack_exec(const struct cordon_exec *e, char *buf, struct cd_sp_hdr *h,
+		     struct cordon_error *err)
+{
+	size_t len = 0, argc = 0, envc = 0;
+	int r = 0;
+
+	for (; e->argv[argc] && r >= 0; argc++)
+		r = put(buf, &len, e->argv[argc]);
+	for (; e->env && e->env[envc] && r >= 0; envc++) {
+		const char *eq = strchr(e->env[envc], '=');
+
+		if (!eq || eq == e->env[envc])
+			return cd_fail(err, EINVAL, "exec", "environment entry \"%.100s\" is not "
+				       "KEY=VALUE", e->env[envc]);
+		r = put(buf, &len, e->env[envc]);
+	}
+	if (r >= 0)
+		r = put(buf, &len, e->cwd ? e->cwd : "");
+	if (r < 0 || argc > 1024 || envc > 1024)
+		return cd_fail(err, E2BIG, "exec", "the command, its environment and directory are "
+			       "more than a session takes (%u KiB, 1024 arguments and variables)",
+			       CD_SP_MAX / 1024);
+	h->type = CD_SP_EXEC;
+	h->len = (uint32_t)len;
+	h->arg = (uint64_t)argc | (uint64_t)envc << 32;
+	return 0;
+}
+
+int cordon_session_exec(struct cordon_session *s, const struct cordon_exec *e,
+			struct cordon_process **ret, struct cordon_error *err)
+{
+	_cleanup_free_ char *buf = malloc(CD_SP_MAX);
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	struct cd_sp_hdr h = { 0 };
+	struct cordon_process *p;
+	int fds[3], n = 0, chan, r;
+
+	cd_error_clear(err);
+	if (!buf || !m)
+		return cd_fail(err, ENOMEM, "exec", "out of memory");
+	if (!e || !e->argv || !e->argv[0] || !e->argv[0][0])
+		return cd_fail(err, EINVAL, "exec", "no command given");
+	if (e->flags & ~CORDON_EXEC_TTY)
+		return cd_fail(err, EINVAL, "exec", "unknown flags");
+	r = pack_exec(e, buf, &h, err);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 3; i++)
+		if (e->fd[i] >= 0) {
+			h.flags |= CD_SP_EXEC_FD0 << i;
+			fds[n++] = e->fd[i];
+		}
+	if (e->flags & CORDON_EXEC_TTY)
+		h.flags |= CD_SP_EXEC_TTY;
+	chan = open_channel(s, err);
+	if (chan < 0)
+		return chan;
+	r = cd_sp_send(chan, &h, buf, fds, (unsigned)n);
+	if (r < 0) {
+		close(chan);
+		return cd_fail(err, -r, "exec", "cannot send the command to the sandbox's agent");
+	}
+	r = recv_reply(chan, m, 0, "exec", err);
+	if (r < 0 || m->h.type != CD_SP_STARTED || m->h.value <= 0) {
+		close(chan);
+		return r < 0 ? r : cd_fail(err, EPROTO, "exec", "malformed reply from the agent");
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(chan);
+		return cd_fail(err, ENOMEM, "exec", "out of memory");
+	}
+	*p = (struct cordon_process){ .chan = chan, .pid = m->h.value };
+	*ret = p;
+	return 0;
+}
+
+pid_t cordon_process_pid(const struct cordon_process *p)
+{
+	return p->pid;
+}
+
+int cordon_process_fd(const struct cordon_process *p)
+{
+	return p->chan;
+}
+
+int cordon_process_signal(struct cordon_process *p, int sig, int group, struct cordon_error *err)
+{
+	struct cd_sp_hdr h = { .type = CD_SP_SIGNAL, .value = sig, .flags = group ? 1 : 0 };
+	int r;
+
+	cd_error_clear(err);
+	if (sig <= 0 || sig >= NSIG)
+		return cd_fail(err, EINVAL, "signal", "%d is not a signal", sig);
+	if (p->ended)
+		return cd_fail(err, ESRCH, "signal", "the process has ended");
+	r = cd_sp_send(p->chan, &h, NULL, NULL, 0);
+	return r < 0 ? cd_fail(err, ESRCH, "signal", "the process has ended") : 0;
+}
+
+int cordon_process_wait(struct cordon_process *p, uint64_t timeout_ns, int *ret_status,
+			struct cordon_error *err)
+{
+	struct pollfd pfd = { p->chan, POLLIN, 0 };
+	struct cd_sp_msg *m;
+	int ms, r;
+
+	cd_error_clear(err);
+	if (p->ended)
+		goto ended;
+	ms = timeout_ns == UINT64_MAX ? -1 : (int)(timeout_ns / NSEC_PER_MSEC > INT_MAX
+						   ? INT_MAX : timeout_ns / NSEC_PER_MSEC);
+	do
+		r = poll(&pfd, 1, ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return cd_fail_errno(err, errno, "wait", "poll");
+	if (r == 0)
+		return 0;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return cd_fail(err, ENOMEM, "wait", "out of memory");
+	r = cd_sp_recv(p->chan, m, 0);
+	if (r > 0 && m->h.type == CD_SP_EXITED) {
+		p->ended = true;
+		p->status = m->h.value;
+	}
+	free(m);
+	if (!p->ended)
+		return cd_fail(err, ESRCH, "wait", "the session ended before the process did");
+ended:
+	if (ret_status)
+		*ret_status = p->status;
+	return 1;
+}
+
+void cordon_process_free(struct cordon_process *p)
+{
+	if (!p)
+		return;
+	cd_closep(&p->chan);
+	free(p);
+}
+
+/* --- files --- */
+
+/* One request on a channel of its own: the channel, or -errno. */
+static int file_request(struct cordon_session *s, uint32_t type, int32_t value, uint64_t arg,
+			const char *a, const char *b, int pass_fd, const char *step,
+			struct cordon_error *err)
+{
+	char buf[2 * PATH_MAX + 2];
+	size_t la, lb = b ? strlen(b) + 1 : 0, len;
+	struct cd_sp_hdr h = { .type = type, .value = value, .arg = arg };
+	int chan, r;
+
+	if (!a || !*a || (b && !*b))
+		return cd_fail(err, EINVAL, step, "no path given");
+	la = strlen(a) + 1;
+	if (la > PATH_MAX || lb > PATH_MAX)
+		return cd_fail(err, ENAMETOOLONG, step, "%.100s...: path too long", a);
+	memcpy(buf, a, la);
+	if (b)
+		memcpy(buf + la, b, lb);
+	len = la + lb;
+	h.len = (uint32_t)len;
+	chan = open_channel(s, err);
+	if (chan < 0)
+		return chan;
+	r = cd_sp_send(chan, &h, buf, &pass_fd, pass_fd >= 0 ? 1 : 0);
+	if (r < 0) {
+		close(chan);
+		return cd_fail(err, ESRCH, step, "the session has ended");
+	}
+	return chan;
+}
+
+/* Wait for OK: 0 with *m, or -errno. */
+static int file_done(int chan, struct cd_sp_msg *m, unsigned max_fd, const char *step,
+		     struct cordon_error *err)
+{
+	int r = recv_reply(chan, m, max_fd, step, err);
+
+	if (r < 0)
+		return r;
+	if (m->h.type != CD_SP_OK) {
+		cd_sp_msg_close(m);
+		return cd_fail(err, EPROTO, step, "malformed reply from the sandbox's agent");
+	}
+	return 0;
+}
+
+/* An ENTRY into *ret: 0, or -EPROTO */
+static int parse_entry(const struct cd_sp_msg *m, struct cordon_file_info *ret)
+{
+	struct cd_sp_entry e;
+	size_t pos = sizeof(e);
+	const char *path, *target, *slash;
+
+	if (m->h.type != CD_SP_ENTRY || m->h.len < sizeof(e) + 2)
+		return -EPROTO;
+	memcpy(&e, m->data, sizeof(e));
+	path = cd_sp_next(m, &pos);
+	target = path ? cd_sp_next(m, &pos) : NULL;
+	if (!path || !target || pos != m->h.len || path[0] != '/' || e.type > CORDON_FILE_SYMLINK)
+		return -EPROTO;
+	slash = strrchr(path, '/');
+	*ret = (struct cordon_file_info){
+		.path = strdup(path), .name = strdup(slash[1] ? slash + 1 : "/"),
+		.type = (enum cordon_file_type)e.type, .mode = e.mode, .size = e.size,
+		.uid = e.uid, .gid = e.gid, .mtime_ns = e.mtime_ns,
+		.link_target = e.type == CORDON_FILE_SYMLINK ? strdup(target) : NULL,
+	};
+	if (!ret->path || !ret->name || (e.type == CORDON_FILE_SYMLINK && !ret->link_target)) {
+		cordon_file_info_clear(ret);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void cordon_file_info_clear(struct cordon_file_info *info)
+{
+	if (!info)
+		return;
+	free(info->path);
+	free(info->name);
+	free(info->link_target);
+	*info = (struct cordon_file_info){ 0 };
+}
+
+void cordon_file_info_free(struct cordon_file_info *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		cordon_file_info_clear(&v[i]);
+	free(v);
+}
+
+int cordon_session_stat(struct cordon_session *s, const char *path, struct cordon_file_info *ret,
+			struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_close_ int chan = -1;
+	struct cordon_file_info info = { 0 };
+	int r;
+
+	cd_error_clear(err);
+	if (!m)
+		return cd_fail(err, ENOMEM, "stat", "out of memory");
+	chan = file_request(s, CD_SP_STAT, 0, 0, path, NULL, -1, "stat", err);
+	if (chan < 0)
+		return chan;
+	r = recv_reply(chan, m, 0, "stat", err);
+	if (r < 0)
+		return r;
+	r = parse_entry(m, &info);
+	if (r < 0)
+		return cd_fail(err, -r, "stat", "malformed reply from the sandbox's agent");
+	r = file_done(chan, m, 0, "stat", err);
+	if (r < 0) {
+		cordon_file_info_clear(&info);
+		return r;
+	}
+	*ret = info;
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct cordon_file_info *)a)->path,
+		      ((const struct cordon_file_info *)b)->path);
+}
+
+int cordon_session_list(struct cordon_session *s, const char *path, unsigned depth, size_t max,
+			struct cordon_file_info **ret, size_t *ret_n, struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_close_ int chan = -1;
+	struct cordon_file_info *v = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	cd_error_clear(err);
+	if (!m)
+		return cd_fail(err, ENOMEM, "list", "out of memory");
+	if (depth == 0 || depth > MAX_LIST_DEPTH)
+		return cd_fail(err, EINVAL, "list", "depth %u: from 1 to %d", depth, MAX_LIST_DEPTH);
+	chan = file_request(s, CD_SP_LIST, (int32_t)depth, max, path, NULL, -1, "list", err);
+	if (chan < 0)
+		return chan;
+	for (;;) {
+		r = recv_reply(chan, m, 0, "list", err);
+		if (r < 0 || m->h.type == CD_SP_OK)
+			break;
+		if (n == max) {
+			r = cd_fail(err, E2BIG, "list", "%s: more than %zu entries", path, max);
+			break;
+		}
+		if (n == cap) {
+			struct cordon_file_info *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv) {
+				r = cd_fail(err, ENOMEM, "list", "out of memory");
+				break;
+			}
+			v = nv;
+		}
+		r = parse_entry(m, &v[n]);
+		if (r < 0) {
+			r = cd_fail(err, -r, "list", "malformed reply from the sandbox's agent");
+			break;
+		}
+		n++;
+	}
+	if (r < 0) {
+		cordon_file_info_free(v, n);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_path);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int cordon_session_open_read(struct cordon_session *s, const char *path, int *ret_fd,
+			     struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_close_ int chan = -1;
+	struct stat st;
+	int r;
+
+	cd_error_clear(err);
+	if (!m)
+		return cd_fail(err, ENOMEM, "read", "out of memory");
+	chan = file_request(s, CD_SP_OPEN, 0, 0, path, NULL, -1, "read", err);
+	if (chan < 0)
+		return chan;
+	r = file_done(chan, m, 1, "read", err);
+	if (r < 0)
+		return r;
+	/* only a regular file's descriptor: nothing that could block us or act on the host */
+	if (m->n_fd != 1 || fstat(m->fd[0], &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (fcntl(m->fd[0], F_GETFL) & O_ACCMODE) != O_RDONLY) {
+		cd_sp_msg_close(m);
+		return cd_fail(err, EPROTO, "read", "%s: the agent did not give a regular file", path);
+	}
+	*ret_fd = m->fd[0];
+	return 0;
+}
+
+int cordon_session_write(struct cordon_session *s, const char *path, uint32_t mode,
+			 struct cordon_upload **ret, int *ret_fd, struct cordon_error *err)
+{
+	struct cordon_upload *u;
+	int p[2], chan;
+
+	cd_error_clear(err);
+	if (mode & ~07777u)
+		return cd_fail(err, EINVAL, "write", "mode %o: permission bits only", mode);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cd_fail_errno(err, errno, "write", "pipe");
+	chan = file_request(s, CD_SP_WRITE, (int32_t)mode, 0, path, NULL, p[0], "write", err);
+	close(p[0]);
+	u = chan >= 0 ? calloc(1, sizeof(*u)) : NULL;
+	if (!u) {
+		close(p[1]);
+		cd_closep(&chan);
+		return chan < 0 ? chan : cd_fail(err, ENOMEM, "write", "out of memory");
+	}
+	u->chan = chan;
+	*ret = u;
+	*ret_fd = p[1];
+	return 0;
+}
+
+int cordon_upload_finish(struct cordon_upload *u, uint64_t *ret_bytes, struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	int r;
+
+	cd_error_clear(err);
+	if (!u)
+		return cd_fail(err, EINVAL, "write", "no upload");
+	r = m ? file_done(u->chan, m, 0, "write", err)
+	      : cd_fail(err, ENOMEM, "write", "out of memory");
+	if (r >= 0 && ret_bytes)
+		*ret_bytes = m->h.arg;
+	close(u->chan);
+	free(u);
+	return r;
+}
+
+static int simple_op(struct cordon_session *s, uint32_t type, const char *a, const char *b,
+		     const char *step, int32_t *ret_value, struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_close_ int chan = -1;
+	int r;
+
+	cd_error_clear(err);
+	if (!m)
+		return cd_fail(err, ENOMEM, step, "out of memory");
+	chan = file_request(s, type, 0, 0, a, b, -1, step, err);
+	if (chan < 0)
+		return chan;
+	r = file_done(chan, m, 0, step, err);
+	if (r >= 0 && ret_value)
+		*ret_value = m->h.value;
+	return r;
+}
+
+int cordon_session_mkdir(struct cordon_session *s, const char *path, int *ret_made,
+			 struct cordon_error *err)
+{
+	int32_t made = 0;
+	int r = simple_op(s, CD_SP_MKDIR, path, NULL, "mkdir", &made, err);
+
+	if (r >= 0 && ret_made)
+		*ret_made = made == 1;
+	return r;
+}
+
+int cordon_session_remove(struct cordon_session *s, const char *path, struct cordon_error *err)
+{
+	return simple_op(s, CD_SP_REMOVE, path, NULL, "remove", NULL, err);
+}
+
+int cordon_session_rename(struct cordon_session *s, const char *from, const char *to,
+			  struct cordon_error *err)
+{
+	if (!to)
+		return cd_fail(err, EINVAL, "rename", "no destination given");
+	return simple_op(s, CD_SP_RENAME, from, to, "rename", NULL, err);
+}
