@@ -258,6 +258,21 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 	return 0;
 }
 
+/* A declared length over the limit is refused before the body is read (and before curl's
+ * Expect: 100-continue is answered); a chunked body is counted as it comes (gather()). */
+static enum MHD_Result check_length(struct cd_req *r)
+{
+	const char *cl = cd_http_header(r, "Content-Length");
+	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+
+	if (!r->body_fn && n > CD_JSON_BODY_MAX)
+		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+	if (r->body_fn && n > cd_opts.max_upload)
+		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
+				     (unsigned long long)cd_opts.max_upload);
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
@@ -277,7 +292,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = r;
 		if (!r->url)
 			return MHD_NO;
-		return route(r);
+		if (route(r) == MHD_NO)
+			return MHD_NO;
+		return r->answered ? MHD_YES : check_length(r);
 	}
 	if (*data_size) {
 		size_t n = *data_size;
@@ -285,17 +302,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*data_size = 0;
 		if (r->answered)
 			return MHD_YES; /* an early error was queued: the rest is dropped */
+		if (r->too_big) { /* counted and dropped; the 413 comes at the end */
+			r->body_len += n;
+			return r->body_len > 64 * CD_JSON_BODY_MAX ? MHD_NO : MHD_YES;
+		}
 		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
 		if (k == -E2BIG && !r->body_fn)
-			return cd_http_error(r, 413, "the body is larger than %u bytes",
-					     CD_JSON_BODY_MAX);
-		if (k < 0 && !r->answered)
-			return cd_http_error(r, k == -ENOMEM ? 500 : 400, "body: %s",
-					     strerror(-k));
+			r->too_big = true;
+		else if (k < 0)
+			return MHD_NO; /* out of memory */
 		return MHD_YES;
 	}
 	if (r->answered)
 		return MHD_YES;
+	if (r->too_big)
+		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
 	if (r->body_fn && r->body_fn(r, NULL, 0) < 0 && r->answered)
 		return MHD_YES;
 	return r->handler(r);
