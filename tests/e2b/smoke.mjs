@@ -35,7 +35,42 @@ await check('envs', async () => {
 })
 await check('cwd', async () => {
   const r = await sbx.commands.run('pwd')
-  ok(r.stdout.trim().length > 0, 'pwd runs', r.stdout)
+  ok(r.stdout === '/home/user\n', 'the default directory is /home/user', r.stdout)
+  await sbx.files.makeDir('/home/user/sub')
+  const r2 = await sbx.commands.run('pwd', { cwd: '/home/user/sub' })
+  ok(r2.stdout === '/home/user/sub\n', 'cwd', r2.stdout)
+})
+await check('streaming and volume', async () => {
+  const seen = []
+  const r = await sbx.commands.run('for i in 1 2 3; do echo line$i; sleep 0.2; done', { onStdout: d => seen.push(d) })
+  ok(seen.length >= 2 && seen.join('') === 'line1\nline2\nline3\n', 'onStdout streams', seen)
+  const big = await sbx.commands.run('head -c 3000000 /dev/zero | tr "\\0" x')
+  ok(big.stdout.length === 3000000, '3 MB of output', big.stdout.length)
+})
+await check('command timeout', async () => {
+  const t0 = Date.now()
+  try {
+    await sbx.commands.run('sleep 30', { timeoutMs: 1000 })
+    ok(false, 'timeoutMs ends a long command')
+  } catch (e) {
+    ok(e.name === 'TimeoutError' && Date.now() - t0 < 10000, 'timeoutMs ends a long command with a TimeoutError', { name: e.name, message: e.message })
+  }
+  const list = await sbx.commands.list()
+  ok(!list.some(p => p.config && p.config.args && p.config.args.join(' ').includes('sleep 30')), '... and the command is gone', list)
+})
+await check('pty', async () => {
+  let out = ''
+  const dec = new TextDecoder()
+  const h = await sbx.pty.create({ cols: 80, rows: 24, onData: d => { out += dec.decode(d) } })
+  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('echo pty-$((6 * 7)); test -t 0 && test -t 1 && echo is-a-tty\n'))
+  for (let i = 0; i < 50 && !out.includes('pty-42'); i++) await new Promise(r => setTimeout(r, 100))
+  ok(out.includes('pty-42'), 'a pty runs a shell', out)
+  ok(/\nis-a-tty/.test(out), '... on a terminal', out)
+  await sbx.pty.resize(h.pid, { cols: 100, rows: 30 })
+  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('stty size; exit\n'))
+  const r = await h.wait()
+  ok(out.includes('30 100'), 'resize', out)
+  ok(r.exitCode === 0, 'exit ends it', r)
 })
 await check('background, list, stdin, kill', async () => {
   const h = await sbx.commands.run('cat', { background: true, stdin: true })
