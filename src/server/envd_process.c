@@ -18,6 +18,7 @@ struct pstream {
 	struct cd_proc *p;
 	uint64_t cursor;
 	uint64_t deadline_ns; /* Connect-Timeout-Ms; 0: none */
+	bool kill_at_deadline; /* Start's: the command's time is up too */
 	uint64_t last_ns;
 	int conn_fd;
 	char *buf;
@@ -29,6 +30,7 @@ static void pstream_free(void *arg)
 {
 	struct pstream *s = arg;
 
+	cd_proc_unsubscribe(s->p, &s->cursor);
 	cd_proc_unref(s->p);
 	free(s->buf);
 	free(s);
@@ -66,11 +68,12 @@ static bool pstream_fill(struct pstream *s)
 		if (cd_http_peer_gone(s->conn_fd))
 			return false;
 		if (s->deadline_ns && now >= s->deadline_ns) {
-			/* the request's time is up (the SDK's timeoutMs): the command goes too */
-			cd_proc_signal(s->p, SIGKILL, NULL);
+			/* the request's time is up (the SDK's timeoutMs): a started command goes too */
+			if (s->kill_at_deadline)
+				cd_proc_signal(s->p, SIGKILL, NULL);
 			s->done = true;
 			pstream_set(s, CD_CONNECT_FLAG_END, cd_connect_error_json(
-					    "deadline_exceeded", "the command ran past its timeout", 1));
+					    "deadline_exceeded", "the request ran past its timeout", 1));
 			return true;
 		}
 		if (now - s->last_ns >= KEEPALIVE_NS) {
@@ -100,7 +103,8 @@ static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
 }
 
 /* Follow p from cursor; first (a ProcessEvent, taken) is sent before. */
-static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t cursor, char *first)
+static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t cursor, char *first,
+			      bool kill_at_deadline)
 {
 	struct pstream *s = calloc(1, sizeof(*s));
 	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
@@ -112,6 +116,14 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 	}
 	s->p = p;
 	s->cursor = cursor;
+	s->kill_at_deadline = kill_at_deadline;
+	if (cd_proc_subscribe(p, &s->cursor) < 0) {
+		cd_proc_unref(p);
+		free(first);
+		free(s);
+		return cd_rpc_stream_error(r, "resource_exhausted", "too many streams follow the "
+								    "process already");
+	}
 	s->conn_fd = cd_http_conn_fd(r);
 	s->last_ns = cd_now_ns();
 	if (first)
@@ -239,7 +251,7 @@ static enum MHD_Result start(struct cd_req *r)
 		return cd_rpc_stream_error(r, strcmp(err.step, "exec") == 0 && err.code == ENOENT
 					       ? "not_found" : cd_connect_code_of_errno(err.code),
 					   "%s: %s", err.step, err.msg);
-	return stream(r, p, 0, NULL);
+	return stream(r, p, 0, NULL, true);
 }
 
 /* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
@@ -282,7 +294,8 @@ static enum MHD_Result connect_(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	/* a start event first, as envd sends, then what comes from now on */
-	return stream(r, p, cd_proc_tail(p), cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
+	return stream(r, p, cd_proc_tail(p), cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
+		      false);
 }
 
 static enum MHD_Result list(struct cd_req *r)

@@ -56,15 +56,46 @@ static void proc_ref(struct cd_proc *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Append one event (taken); the oldest go when the log is full. */
+/* Whether a stream still has to read the oldest event (p->lock held). */
+static bool oldest_unread(struct cd_proc *p)
+{
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (p->subs[i] && *p->subs[i] <= p->first)
+			return true;
+	return false;
+}
+
+/* Append one event (taken). When the log is full the oldest goes, once every stream has read
+ * it or the slowest has read nothing for CD_PROC_STALL_NS (or the sandbox is dying). */
 static void push(struct cd_proc *p, char *ev)
 {
+	uint64_t waited_since = 0;
+
 	if (!ev)
 		return; /* out of memory: the event is lost, as a dropped one would be */
 	pthread_mutex_lock(&p->lock);
 	while (p->next - p->first >= CD_PROC_RING_EVENTS ||
 	       (p->next > p->first && p->bytes + strlen(ev) > CD_PROC_RING_BYTES)) {
 		char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
+
+		if (oldest_unread(p) && !(p->sb && __atomic_load_n(&p->sb->dying, __ATOMIC_RELAXED))) {
+			uint64_t now = cd_now_ns();
+			struct timespec ts;
+
+			if (!waited_since)
+				waited_since = now;
+			if (now - waited_since < CD_PROC_STALL_NS) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 100 * 1000000L;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+				continue;
+			}
+		}
+		waited_since = 0;
 
 		p->bytes -= strlen(*old);
 		free(*old);
@@ -284,6 +315,7 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 				 .fd = { -1, -1, -1 } };
 	pthread_attr_t attr;
 	pthread_t t;
+	unsigned n;
 	int r;
 
 	if (!p) {
@@ -292,6 +324,16 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	}
 	p->config = ps->config;
 	p->tag = ps->tag ? strdup(ps->tag) : NULL;
+	pthread_mutex_lock(&sb->lock);
+	n = 0;
+	for (struct cd_proc *q = sb->procs; q; q = q->next_in_sb)
+		n++;
+	pthread_mutex_unlock(&sb->lock);
+	if (n >= CD_SANDBOX_MAX_PROCS) {
+		proc_free(p);
+		return cd_fail(err, EAGAIN, "exec", "%u processes run already (the most the server "
+						    "follows in one sandbox)", n);
+	}
 	r = make_fds(p, ps, e.fd, err);
 	if (r >= 0) {
 		e.flags = ps->pty_rows > 0 ? CORDON_EXEC_TTY : 0;
@@ -344,6 +386,31 @@ struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *ta
 	return p;
 }
 
+int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor)
+{
+	int r = -EBUSY;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (!p->subs[i]) {
+			p->subs[i] = cursor;
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor)
+{
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (p->subs[i] == cursor)
+			p->subs[i] = NULL;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 uint64_t cd_proc_tail(struct cd_proc *p)
 {
 	uint64_t n;
@@ -374,6 +441,7 @@ int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms
 			*ret = strdup(p->ring[*cursor % CD_PROC_RING_EVENTS]);
 			(*cursor)++;
 			r = *ret ? 1 : -ENOMEM;
+			pthread_cond_broadcast(&p->cond); /* a pump may wait for this room */
 			break;
 		}
 		if (p->ended) {

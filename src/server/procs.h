@@ -5,8 +5,12 @@
 
 #include "server.h"
 
-#define CD_PROC_RING_EVENTS 4096
-#define CD_PROC_RING_BYTES  (8u << 20)
+#define CD_PROC_RING_EVENTS 2048
+#define CD_PROC_RING_BYTES  (4u << 20)
+#define CD_PROC_MAX_SUBS    8
+#define CD_SANDBOX_MAX_PROCS 256
+/* a stream that reads nothing for this long stops holding the process back: it loses events */
+#define CD_PROC_STALL_NS    (30 * NSEC_PER_SEC)
 
 struct cd_proc {
 	pthread_mutex_t lock;
@@ -25,6 +29,7 @@ struct cd_proc {
 	uint64_t first, next;       /* ring holds events first..next-1 */
 	size_t bytes;
 	bool ended;
+	uint64_t *subs[CD_PROC_MAX_SUBS]; /* the streams' cursors: the log waits for them */
 	struct cd_proc *next_in_sb; /* sb->procs, sb->lock */
 };
 
@@ -44,6 +49,11 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 /* A running process by pid (tag NULL) or tag; a reference, or NULL. */
 struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag);
 void cd_proc_unref(struct cd_proc *p);
+/* Follow p with *cursor (the stream's own): while the log is full, the pump waits for the
+ * slowest stream (up to CD_PROC_STALL_NS), so that the process, not the stream, is held back.
+ * -EBUSY: CD_PROC_MAX_SUBS streams already. */
+int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor);
+void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor);
 /* The event at *cursor (skipping those the log dropped): 1 and *ret (a copy) and *cursor
  * advanced; 0: none within timeout_ms; -EPIPE: it ended and every event was read. */
 int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms);

@@ -44,8 +44,8 @@ await check('streaming and volume', async () => {
   const seen = []
   const r = await sbx.commands.run('for i in 1 2 3; do echo line$i; sleep 0.2; done', { onStdout: d => seen.push(d) })
   ok(seen.length >= 2 && seen.join('') === 'line1\nline2\nline3\n', 'onStdout streams', seen)
-  const big = await sbx.commands.run('head -c 3000000 /dev/zero | tr "\\0" x')
-  ok(big.stdout.length === 3000000, '3 MB of output', big.stdout.length)
+  const big = await sbx.commands.run('head -c 20000000 /dev/zero | tr "\\0" x')
+  ok(big.stdout.length === 20000000, '20 MB of output, none lost', big.stdout.length)
 })
 await check('command timeout', async () => {
   const t0 = Date.now()
