@@ -2,10 +2,16 @@
 /* auth.c - API keys (the control plane), per-sandbox access tokens (the data plane), random
  * ids. Runs in the server. Secrets are compared in constant time. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include <nettle/sha2.h>
+
+#include "connect.h"
 #include "server.h"
+#include "util.h"
 
 bool cd_auth_key_valid_form(const char *key)
 {
@@ -58,5 +64,32 @@ int cd_auth_random(char *ret, size_t n, const char *alphabet)
 				ret[o++] = alphabet[buf[i] % m];
 	}
 	ret[n] = '\0';
+	return 0;
+}
+
+/* The SDK's signed /files URLs (downloadUrl, uploadUrl): "v1_" + base64(sha256(
+ * "path:operation:user:token[:expiration]")) without its padding. */
+int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		      const char *expiration, char ret[64])
+{
+	struct sha256_ctx ctx;
+	uint8_t digest[SHA256_DIGEST_SIZE];
+	char *text, *b64;
+	size_t n;
+
+	text = expiration ? cd_strdup_printf("%s:%s:%s:%s:%s", path, op, user, token, expiration)
+			  : cd_strdup_printf("%s:%s:%s:%s", path, op, user, token);
+	if (!text)
+		return -ENOMEM;
+	sha256_init(&ctx);
+	sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+	sha256_digest(&ctx, sizeof(digest), digest);
+	free(text);
+	if (cd_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
+		return -ENOMEM;
+	while (n > 0 && b64[n - 1] == '=')
+		b64[--n] = '\0';
+	snprintf(ret, 64, "v1_%s", b64);
+	free(b64);
 	return 0;
 }

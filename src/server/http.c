@@ -192,6 +192,35 @@ cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
 	return NULL;
 }
 
+/* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
+ * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
+ * or NULL. */
+static struct cd_sandbox *signed_files(struct cd_req *r)
+{
+	const char *sig = cd_http_query(r, "signature"), *exp = cd_http_query(r, "signature_expiration");
+	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
+	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
+	struct cd_sandbox **v, *found = NULL;
+	char want[64];
+	size_t n;
+
+	if (!sig || !path || strcmp(r->url, "/files") != 0)
+		return NULL;
+	if (exp && strtoll(exp, NULL, 10) * 1000 < cd_now_ms())
+		return NULL; /* expired */
+	if (cd_reg_snapshot(&v, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!found && cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
+		    cd_auth_token_eq(sig, want))
+			found = v[i];
+		else
+			cd_sandbox_unref(v[i]);
+	}
+	free(v);
+	return found;
+}
+
 /* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
 static enum MHD_Result route(struct cd_req *r)
 {
@@ -205,6 +234,12 @@ static enum MHD_Result route(struct cd_req *r)
 		port = (unsigned)strtoul(port_s, NULL, 10);
 	else if (!id)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
+	if (!id && (r->sb = signed_files(r))) {
+		r->plane = CD_PLANE_ENVD;
+		cd_sandbox_touch(r->sb);
+		r->handler = cd_envd_route(r, r->url);
+		return r->handler || r->answered ? MHD_YES : cd_http_error(r, 404, "no such endpoint");
+	}
 	if (!id) {
 		r->plane = CD_PLANE_CONTROL;
 		r->handler = cd_control_route(r->method, r->url, &r->sub);
@@ -226,6 +261,14 @@ static enum MHD_Result route(struct cd_req *r)
 		token = cd_http_header(r, "E2B-Traffic-Access-Token");
 	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0)
 		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
+	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
+		struct cd_sandbox *s = signed_files(r);
+
+		if (s == r->sb)
+			token = r->sb->token;
+		if (s)
+			cd_sandbox_unref(s);
+	}
 	if (!token || !cd_auth_token_eq(token, r->sb->token))
 		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
 	cd_sandbox_touch(r->sb);

@@ -43,6 +43,8 @@ bool cd_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
 bool cd_auth_api_key_ok(const char *key);     /* one of cd_opts.api_keys, constant time */
 bool cd_auth_token_eq(const char *a, const char *b);
 int cd_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL */
+int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		      const char *expiration, char ret[64]);
 
 /* --- registry.c: the sandboxes --- */
 struct cd_proc;
