@@ -132,6 +132,11 @@ static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
 		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
 	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
 		r = cordon_config_allow_net(c, *a, err);
+	/* what E2B's sandboxes have: code may look for them */
+	if (r >= 0)
+		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
+	if (r >= 0)
+		r = cordon_config_set_env(c, "E2B_SANDBOX_ID", sb->id, err);
 	if (r >= 0 && sb->env_vars) {
 		json_object_object_foreach(sb->env_vars, k, v) {
 			r = cordon_config_set_env(c, k, json_object_get_string(v), err);

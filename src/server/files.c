@@ -135,6 +135,7 @@ static int up_open(struct upload *up, const char *path)
 	up->part_bytes = 0;
 	if (cordon_session_write(up->r->sb->session, path, 0644, &up->u, &up->fd, &err) < 0)
 		return up_fail(up, status_of(err.code), err.msg, NULL);
+	fcntl(up->fd, F_SETFL, O_NONBLOCK);
 	return 0;
 }
 
@@ -169,6 +170,38 @@ static int up_finish(struct upload *up)
 	return 0;
 }
 
+/* The writer is a process of the sandbox: one that stops reading must not hold the connection
+ * (and the sandbox's kill, which waits for it) forever. */
+static int write_bounded(int fd, const char *data, size_t len, int dying_fd)
+{
+	uint64_t stall_end = cd_now_ns() + 60 * NSEC_PER_SEC;
+
+	while (len > 0) {
+		struct pollfd f[2] = { { .fd = fd, .events = POLLOUT },
+				       { .fd = dying_fd, .events = POLLIN } };
+		ssize_t n;
+
+		if (poll(f, 2, 1000) < 0 && errno != EINTR)
+			return -errno;
+		if (f[1].revents)
+			return -ECANCELED;
+		if (!(f[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			if (cd_now_ns() >= stall_end)
+				return -ETIMEDOUT;
+			continue;
+		}
+		n = write(fd, data, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+		stall_end = cd_now_ns() + 60 * NSEC_PER_SEC;
+	}
+	return 0;
+}
+
 static int up_write(struct upload *up, const char *data, size_t len)
 {
 	int k;
@@ -179,9 +212,9 @@ static int up_write(struct upload *up, const char *data, size_t len)
 	up->part_bytes += len;
 	if (up->total > cd_opts.max_upload)
 		return up_fail(up, 413, "the upload is larger than --max-upload", NULL);
-	k = cd_write_all(up->fd, data, len);
+	k = write_bounded(up->fd, data, len, up->r->sb->dying_fd);
 	if (k < 0)
-		return up_fail(up, k == -EPIPE ? 500 : 500, "writing the file inside", strerror(-k));
+		return up_fail(up, k == -ETIMEDOUT ? 504 : 500, "writing the file inside", strerror(-k));
 	return 0;
 }
 
