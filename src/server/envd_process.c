@@ -19,6 +19,8 @@ struct pstream {
 	uint64_t cursor;
 	uint64_t deadline_ns; /* Connect-Timeout-Ms; 0: none */
 	bool kill_at_deadline; /* Start's: the command's time is up too */
+	char sandbox_id[24];   /* touched while the stream runs: a followed sandbox is not idle */
+	uint64_t touched_ns;
 	uint64_t last_ns;
 	int conn_fd;
 	char *buf;
@@ -67,6 +69,15 @@ static bool pstream_fill(struct pstream *s)
 		}
 		if (cd_http_peer_gone(s->conn_fd))
 			return false;
+		if (now - s->touched_ns >= NSEC_PER_SEC) {
+			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
+
+			if (sb) {
+				cd_sandbox_touch(sb);
+				cd_sandbox_unref(sb);
+			}
+			s->touched_ns = now;
+		}
 		if (s->deadline_ns && now >= s->deadline_ns) {
 			/* the request's time is up (the SDK's timeoutMs): a started command goes too */
 			if (s->kill_at_deadline)
@@ -117,6 +128,7 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 	s->p = p;
 	s->cursor = cursor;
 	s->kill_at_deadline = kill_at_deadline;
+	snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", r->sb->id);
 	if (cd_proc_subscribe(p, &s->cursor) < 0) {
 		cd_proc_unref(p);
 		free(first);

@@ -252,7 +252,8 @@ static bool begin(struct exec_stream *s)
 		ts.tv_sec++;
 		if (pthread_mutex_timedlock(&s->c->exec_lock, &ts) == 0)
 			s->locked = true;
-		else if (cd_http_peer_gone(s->conn_fd) || s->sb->dying)
+		else if (cd_http_peer_gone(s->conn_fd) ||
+			 __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED))
 			return false;
 	}
 	if (!s->c->kernel && kernel_start(s->sb, s->c, &err) < 0) {
@@ -280,12 +281,15 @@ static bool next_line(struct exec_stream *s)
 		if (r == 0) {
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
+			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
 			continue;
 		}
 		if (r < 0) {
 			kernel_stop(s->c);
-			set_out(s, error_line("KernelError", s->sb->dying ? "the sandbox was killed"
-								 : "the kernel exited (its state is lost)"));
+			set_out(s, error_line("KernelError",
+					      __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED)
+						      ? "the sandbox was killed"
+						      : "the kernel exited (its state is lost)"));
 			s->done = true;
 			return true;
 		}

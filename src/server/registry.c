@@ -157,9 +157,7 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 	struct cordon_result res;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&sb->lock);
-	sb->dying = true;
-	pthread_mutex_unlock(&sb->lock);
+	__atomic_store_n(&sb->dying, true, __ATOMIC_RELAXED); /* read without the lock */
 	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
 		cd_log("sandbox %s: eventfd: %m", sb->id);
 	pthread_mutex_lock(&sb->lock);
@@ -199,8 +197,7 @@ static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_n
 	pthread_mutex_lock(&sb->lock);
 	if (sb->end_ms <= now_ms)
 		why = "timeout";
-	else if (cd_opts.idle_ttl_ns && sb->refs == 1 &&
-		 now_ns - sb->last_used_ns >= cd_opts.idle_ttl_ns)
+	else if (cd_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= cd_opts.idle_ttl_ns)
 		why = "idle";
 	pthread_mutex_unlock(&sb->lock);
 	if (!why && poll(&p, 1, 0) > 0)
