@@ -25,6 +25,7 @@ struct cd_ctx {
 	char id[40];
 	char *cwd;
 	pthread_mutex_t exec_lock;       /* one execution at a time; guards what follows */
+	pthread_mutex_t kernel_lock;     /* the kernel handle, for a signal from another thread */
 	struct cordon_process *kernel;   /* NULL: not running (started on demand) */
 	int req_fd, ev_fd;
 	char *buf;                       /* bytes read from ev_fd not yet a whole line */
@@ -34,14 +35,25 @@ struct cd_ctx {
 	struct cd_ctx *next;
 };
 
+/* A signal to the kernel from any thread (restart and remove interrupt a running one). */
+static void kernel_signal(struct cd_ctx *c, int sig)
+{
+	pthread_mutex_lock(&c->kernel_lock);
+	if (c->kernel)
+		cordon_process_signal(c->kernel, sig, sig == SIGKILL, NULL);
+	pthread_mutex_unlock(&c->kernel_lock);
+}
+
 static void kernel_stop(struct cd_ctx *c)
 {
+	pthread_mutex_lock(&c->kernel_lock);
 	if (c->kernel) {
 		cordon_process_signal(c->kernel, SIGKILL, 1, NULL);
 		cordon_process_wait(c->kernel, 2 * NSEC_PER_SEC, NULL, NULL);
 		cordon_process_free(c->kernel);
 		c->kernel = NULL;
 	}
+	pthread_mutex_unlock(&c->kernel_lock);
 	if (c->req_fd >= 0)
 		close(c->req_fd);
 	if (c->ev_fd >= 0)
@@ -66,7 +78,9 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	}
 	e.fd[0] = in[0];
 	e.fd[1] = out[1];
+	pthread_mutex_lock(&c->kernel_lock);
 	r = cordon_session_exec(sb->session, &e, &c->kernel, err);
+	pthread_mutex_unlock(&c->kernel_lock);
 	close(in[0]);
 	close(out[1]);
 	c->req_fd = in[1];
@@ -91,6 +105,7 @@ static struct cd_ctx *ctx_new(const char *cwd)
 		return NULL;
 	}
 	pthread_mutex_init(&c->exec_lock, NULL);
+	pthread_mutex_init(&c->kernel_lock, NULL);
 	c->req_fd = c->ev_fd = -1;
 	c->refs = 1; /* the sandbox's list */
 	return c;
@@ -100,6 +115,7 @@ static void ctx_free(struct cd_ctx *c)
 {
 	kernel_stop(c);
 	pthread_mutex_destroy(&c->exec_lock);
+	pthread_mutex_destroy(&c->kernel_lock);
 	free(c->buf);
 	free(c->cwd);
 	free(c);
@@ -336,7 +352,7 @@ static void abandon(struct exec_stream *s)
 {
 	uint64_t deadline = cd_now_ns() + 5 * NSEC_PER_SEC;
 
-	cordon_process_signal(s->c->kernel, SIGINT, 0, NULL);
+	kernel_signal(s->c, SIGINT);
 	while (cd_now_ns() < deadline) {
 		char *line = NULL, *type;
 		int r = read_line(s->c, s->sb->dying_fd, &line, 200);
@@ -501,10 +517,7 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 	pthread_mutex_unlock(&r->sb->lock);
 	if (!c)
 		return cd_http_error(r, 404, "no such context");
-	if (pthread_mutex_trylock(&c->exec_lock) == 0) { /* else: after the running execution */
-		kernel_stop(c);
-		pthread_mutex_unlock(&c->exec_lock);
-	}
+	kernel_signal(c, SIGKILL); /* a running execution ends (KernelError) */
 	ctx_unref(r->sb, c);
 	return cd_http_text(r, 204, NULL, "", 0);
 }
@@ -517,6 +530,7 @@ static enum MHD_Result restart_ctx(struct cd_req *r)
 
 	if (!c)
 		return cd_http_error(r, 404, "no such context");
+	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
 	pthread_mutex_lock(&c->exec_lock);
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
