@@ -50,11 +50,13 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "endAt", t);
 	pthread_mutex_unlock(&sb->lock);
 	add_str(j, "state", "running");
-	json_object_object_add(j, "cpuCount", json_object_new_int64(
-		cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
-				  : sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_object_add(j, "memoryMB", json_object_new_int64(
-		(int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
+	json_object_object_add(
+	    j, "cpuCount",
+	    json_object_new_int64(cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
+						    : sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_object_add(
+	    j, "memoryMB",
+	    json_object_new_int64((int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
 	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
 	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
 	json_object_object_add(j, "domain", NULL);
@@ -95,7 +97,8 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	int64_t s;
 
 	*ret_ns = cd_opts.default_ttl_ns;
-	if (!json_object_object_get_ex(body, "timeout", &v) || json_object_is_type(v, json_type_null))
+	if (!json_object_object_get_ex(body, "timeout", &v) ||
+	    json_object_is_type(v, json_type_null))
 		goto cap;
 	if (!json_object_is_type(v, json_type_int)) {
 		*why = "\"timeout\" must be an integer (seconds)";
@@ -113,8 +116,7 @@ cap:
 	return 0;
 }
 
-static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
-		       struct cordon_error *err)
+static int make_config(struct cd_sandbox *sb, struct cordon_config **ret, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int r;
@@ -171,7 +173,8 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	r = make_config(sb, &c, err);
 	if (r >= 0) {
-		r = cordon_session_create(c, cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
+		r = cordon_session_create(c,
+					  cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
 					  &sb->session, err);
 		cordon_config_free(c);
 	}
@@ -180,14 +183,14 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 	return r;
 }
 
-static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
-			const char **why)
+static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;
 
 	if (json_object_object_get_ex(body, "templateID", &v) &&
 	    !json_object_is_type(v, json_type_null)) {
-		if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) > 128) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    json_object_get_string_len(v) > 128) {
 			*why = "\"templateID\" must be a string (at most 128 bytes)";
 			return -EINVAL;
 		}
@@ -209,7 +212,7 @@ static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
 
 static enum MHD_Result create(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why);
 	struct cd_sandbox *sb;
@@ -232,17 +235,18 @@ static enum MHD_Result create(struct cd_req *r)
 	k = cd_reg_reserve();
 	if (k < 0) {
 		cd_sandbox_free(sb);
-		return k == -EBUSY ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
-						   cd_opts.max_sandboxes)
-				   : cd_http_error(r, 503, "the server is stopping");
+		return k == -EBUSY
+			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
+					   cd_opts.max_sandboxes)
+			   : cd_http_error(r, 503, "the server is stopping");
 	}
 	if (cd_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
-	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 ||
-	    start_session(sb, &err) < 0) {
+	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		cd_reg_unreserve();
 		cd_sandbox_free(sb);
 		cd_log("create: %s: %s", err.step, err.msg);
-		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step, err.msg);
+		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
+				     err.msg);
 	}
 	sb->started_ms = cd_now_ms();
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
@@ -254,9 +258,9 @@ static enum MHD_Result create(struct cd_req *r)
 		json_object_put(body);
 		return cd_http_error(r, 503, "the server is stopping");
 	}
-	cd_log("sandbox %s: created (template %s)", json_object_get_string(
-		       json_object_object_get(body, "sandboxID")), json_object_get_string(
-		       json_object_object_get(body, "templateID")));
+	cd_log("sandbox %s: created (template %s)",
+	       json_object_get_string(json_object_object_get(body, "sandboxID")),
+	       json_object_get_string(json_object_object_get(body, "templateID")));
 	return cd_http_json(r, 201, body);
 }
 
@@ -335,8 +339,9 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 
 	if (!body)
 		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	if (json_object_object_get_ex(body, "duration", &j) && !json_object_object_get_ex(
-		    body, "timeout", NULL)) /* refreshes: {"duration": seconds} */
+	if (json_object_object_get_ex(body, "duration", &j) &&
+	    !json_object_object_get_ex(body, "timeout",
+				       NULL)) /* refreshes: {"duration": seconds} */
 		json_object_object_add(body, "timeout", json_object_get(j));
 	if (timeout_field(body, &ttl, &why) < 0) {
 		json_object_put(body);
@@ -388,25 +393,25 @@ static const struct {
 	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
 	cd_handler_fn fn;
 } routes[] = {
-	{ "POST", "/sandboxes", NULL, create },
-	{ "POST", "/v2/sandboxes", NULL, create },
-	{ "GET", "/sandboxes", NULL, list },
-	{ "GET", "/v2/sandboxes", NULL, list },
-	{ "GET", "/health", NULL, health },
-	{ "GET", "/sandboxes/", "", get },
-	{ "DELETE", "/sandboxes/", "", kill_ },
-	{ "POST", "/sandboxes/", "/timeout", timeout_ },
-	{ "POST", "/sandboxes/", "/connect", connect_ },
-	{ "POST", "/v2/sandboxes/", "/connect", connect_ },
-	{ "POST", "/sandboxes/", "/resume", connect_ },
-	{ "POST", "/sandboxes/", "/refreshes", refresh },
-	{ "POST", "/sandboxes/", "/pause", unsupported },
-	{ "POST", "/sandboxes/", "/snapshots", unsupported },
-	{ "POST", "/sandboxes/", "/fork", unsupported },
-	{ "PUT", "/sandboxes/", "/network", unsupported },
-	{ "GET", "/sandboxes/", "/metrics", unsupported },
-	{ "GET", "/sandboxes/", "/logs", unsupported },
-	{ "GET", "/v2/sandboxes/", "/logs", unsupported },
+    {"POST", "/sandboxes", NULL, create},
+    {"POST", "/v2/sandboxes", NULL, create},
+    {"GET", "/sandboxes", NULL, list},
+    {"GET", "/v2/sandboxes", NULL, list},
+    {"GET", "/health", NULL, health},
+    {"GET", "/sandboxes/", "", get},
+    {"DELETE", "/sandboxes/", "", kill_},
+    {"POST", "/sandboxes/", "/timeout", timeout_},
+    {"POST", "/sandboxes/", "/connect", connect_},
+    {"POST", "/v2/sandboxes/", "/connect", connect_},
+    {"POST", "/sandboxes/", "/resume", connect_},
+    {"POST", "/sandboxes/", "/refreshes", refresh},
+    {"POST", "/sandboxes/", "/pause", unsupported},
+    {"POST", "/sandboxes/", "/snapshots", unsupported},
+    {"POST", "/sandboxes/", "/fork", unsupported},
+    {"PUT", "/sandboxes/", "/network", unsupported},
+    {"GET", "/sandboxes/", "/metrics", unsupported},
+    {"GET", "/sandboxes/", "/logs", unsupported},
+    {"GET", "/v2/sandboxes/", "/logs", unsupported},
 };
 
 /* The id in prefix{id}suffix: 1..64 of [0-9a-z_-]. */

@@ -24,14 +24,14 @@ extern const char cd_kernel_source[];
 struct cd_ctx {
 	char id[40];
 	char *cwd;
-	pthread_mutex_t exec_lock;       /* one execution at a time; guards what follows */
-	pthread_mutex_t kernel_lock;     /* the kernel handle, for a signal from another thread */
-	struct cordon_process *kernel;   /* NULL: not running (started on demand) */
+	pthread_mutex_t exec_lock;     /* one execution at a time; guards what follows */
+	pthread_mutex_t kernel_lock;   /* the kernel handle, for a signal from another thread */
+	struct cordon_process *kernel; /* NULL: not running (started on demand) */
 	int req_fd, ev_fd;
-	char *buf;                       /* bytes read from ev_fd not yet a whole line */
+	char *buf; /* bytes read from ev_fd not yet a whole line */
 	size_t len, cap;
-	bool skipping;                   /* inside a line too long: dropped up to its newline */
-	unsigned refs;                   /* sb->lock */
+	bool skipping; /* inside a line too long: dropped up to its newline */
+	unsigned refs; /* sb->lock */
 	struct cd_ctx *next;
 };
 
@@ -65,8 +65,8 @@ static void kernel_stop(struct cd_ctx *c)
 
 static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
 {
-	const char *argv[] = { "python3", "-u", "-I", "-c", cd_kernel_source, NULL };
-	struct cordon_exec e = { .argv = argv, .cwd = c->cwd, .fd = { -1, -1, -1 } };
+	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
+	struct cordon_exec e = {.argv = argv, .cwd = c->cwd, .fd = {-1, -1, -1}};
 	int in[2], out[2], r;
 
 	if (pipe2(in, O_CLOEXEC) < 0)
@@ -168,10 +168,10 @@ static json_object *ctx_json(const struct cd_ctx *c)
 struct exec_stream {
 	struct cd_sandbox *sb;
 	struct cd_ctx *c;
-	char *request;     /* the line for the kernel */
+	char *request; /* the line for the kernel */
 	int conn_fd;
 	bool locked, sent, done;
-	char *out;         /* the line being sent */
+	char *out; /* the line being sent */
 	size_t out_len, out_off;
 };
 
@@ -180,8 +180,8 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 {
 	for (;;) {
 		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-		struct pollfd f[2] = { { .fd = c->ev_fd, .events = POLLIN },
-				       { .fd = dying_fd, .events = POLLIN } };
+		struct pollfd f[2] = {{.fd = c->ev_fd, .events = POLLIN},
+				      {.fd = dying_fd, .events = POLLIN}};
 		ssize_t n;
 
 		if (nl) {
@@ -260,7 +260,7 @@ static char *error_line(const char *name, const char *value)
 /* Take the context's turn and hand the kernel the request; false: the client left first. */
 static bool begin(struct exec_stream *s)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct timespec ts;
 
 	while (!s->locked) {
@@ -304,8 +304,8 @@ static bool next_line(struct exec_stream *s)
 			kernel_stop(s->c);
 			set_out(s, error_line("KernelError",
 					      __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED)
-						      ? "the sandbox was killed"
-						      : "the kernel exited (its state is lost)"));
+						  ? "the sandbox was killed"
+						  : "the kernel exited (its state is lost)"));
 			s->done = true;
 			return true;
 		}
@@ -414,10 +414,11 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 	if (!req)
 		return *why = "out of memory", -ENOMEM;
 	json_object_object_add(req, "code", json_object_get(code));
-	json_object_object_add(req, "env_vars", env ? json_object_get(env) : json_object_new_object());
+	json_object_object_add(req, "env_vars",
+			       env ? json_object_get(env) : json_object_new_object());
 	/* ensure_ascii-like: json-c escapes control bytes, and '\n' never stays raw */
-	*ret_line = cd_strdup_printf("%s\n", json_object_to_json_string_ext(
-						     req, JSON_C_TO_STRING_PLAIN));
+	*ret_line =
+	    cd_strdup_printf("%s\n", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
 	json_object_put(req);
 	*ret_ctx = ctx ? json_object_get_string(ctx) : NULL;
 	return *ret_line ? 0 : -ENOMEM;
@@ -461,7 +462,7 @@ static enum MHD_Result execute(struct cd_req *r)
 /* --- /contexts --- */
 static enum MHD_Result create_ctx(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why), *lang, *cwd;
 	struct cd_ctx *c;
@@ -483,7 +484,8 @@ static enum MHD_Result create_ctx(struct cd_req *r)
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
-		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step, err.msg);
+		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
+				     err.msg);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
@@ -524,7 +526,7 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 
 static enum MHD_Result restart_ctx(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cd_ctx *c = ctx_get(r->sb, r->sub);
 	int k;
 
@@ -553,8 +555,9 @@ cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_su
 	if (strcmp(method, "POST") == 0 && strcmp(url, "/execute") == 0)
 		return execute;
 	if (strcmp(url, "/contexts") == 0)
-		return strcmp(method, "POST") == 0 ? create_ctx
-		       : strcmp(method, "GET") == 0 ? list_ctx : NULL;
+		return strcmp(method, "POST") == 0  ? create_ctx
+		       : strcmp(method, "GET") == 0 ? list_ctx
+						    : NULL;
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
 		return health;
 	if (strncmp(url, "/contexts/", 10) != 0)

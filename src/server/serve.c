@@ -262,32 +262,33 @@ static const struct {
 	int (*fn)(const char *arg, struct cordon_error *err);
 	const char *help;
 } opts[] = {
-	{ "listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)" },
-	{ "listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback" },
-	{ "socket", 0, "PATH", h_socket, "listen on a unix socket instead" },
-	{ "api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable" },
-	{ "api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line" },
-	{ "state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)" },
-	{ "max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)" },
-	{ "max-connections", 0, "N", h_max_connections, "at most N connections (default 256)" },
-	{ "memory", 'm', "SIZE", h_memory, "memory limit of each sandbox" },
-	{ "pids", 0, "N", h_pids, "process limit of each sandbox" },
-	{ "cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)" },
-	{ "idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)" },
-	{ "max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)" },
-	{ "default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)" },
-	{ "max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)" },
-	{ "keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end" },
-	{ "allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable" },
-	{ "verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr" },
-	{ "help", 'h', NULL, h_help, "this help" },
+    {"listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)"},
+    {"listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback"},
+    {"socket", 0, "PATH", h_socket, "listen on a unix socket instead"},
+    {"api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable"},
+    {"api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line"},
+    {"state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)"},
+    {"max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)"},
+    {"max-connections", 0, "N", h_max_connections, "at most N connections (default 256)"},
+    {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
+    {"pids", 0, "N", h_pids, "process limit of each sandbox"},
+    {"cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)"},
+    {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
+    {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
+    {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
+    {"max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)"},
+    {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
+    {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
+    {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
+    {"help", 'h', NULL, h_help, "this help"},
 };
 
 static int h_help(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	printf("usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
+	printf(
+	    "usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
 		char left[64];
 
@@ -309,8 +310,8 @@ static void parse_args(int argc, char **argv)
 
 	so[n++] = ':';
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
-		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
-					 NULL, 256 + (int)i };
+		lo[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument,
+					NULL, 256 + (int)i};
 		if (opts[i].short_name) {
 			so[n++] = (char)opts[i].short_name;
 			if (opts[i].arg)
@@ -318,11 +319,11 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	so[n] = '\0';
-	lo[CD_ELEMENTSOF(opts)] = (struct option){ 0 };
+	lo[CD_ELEMENTSOF(opts)] = (struct option){0};
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		struct cordon_error err = { 0 };
+		struct cordon_error err = {0};
 
 		if (c == '?' || c == ':') {
 			const char *bad = argv[optind - 1];
@@ -331,7 +332,8 @@ static void parse_args(int argc, char **argv)
 				snprintf(what, sizeof(what), "-%c", optopt);
 			else
 				snprintf(what, sizeof(what), "%.*s", (int)strcspn(bad, "="), bad);
-			die(what, c == ':' ? "needs a value" : "unknown option (see cordon serve --help)");
+			die(what, c == ':' ? "needs a value"
+					   : "unknown option (see cordon serve --help)");
 		}
 		idx = -1;
 		for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++)
@@ -360,7 +362,8 @@ static void defaults(void)
 	if (cd_opts.listen_host && cd_opts.socket_path)
 		die("--socket", "give --listen or --socket, not both");
 	if (!cd_opts.state_dir)
-		cd_opts.state_dir = cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
+		cd_opts.state_dir =
+		    cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
 	if (!cd_opts.max_sandboxes)
 		cd_opts.max_sandboxes = 16;
 	if (!cd_opts.max_connections)
@@ -383,8 +386,8 @@ static void state_dir(void)
 	int fd;
 
 	if (mkdir(cd_opts.state_dir, 0700) < 0 && errno != EEXIST)
-		die("--state-dir", cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir,
-						    strerror(errno)));
+		die("--state-dir",
+		    cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir, strerror(errno)));
 	fd = open(cd_opts.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		die("--state-dir", cd_strdup_printf("%s: %s", cd_opts.state_dir, strerror(errno)));
@@ -393,8 +396,8 @@ static void state_dir(void)
 		die("--state-dir", cd_strdup_printf("%s is not owned by uid %u", cd_opts.state_dir,
 						    (unsigned)geteuid()));
 	if (st.st_mode & 022)
-		die("--state-dir", cd_strdup_printf("%s is writable by group or others",
-						    cd_opts.state_dir));
+		die("--state-dir",
+		    cd_strdup_printf("%s is writable by group or others", cd_opts.state_dir));
 }
 
 static void generate_key(void)
@@ -412,15 +415,16 @@ static void print_where(void)
 	if (cd_opts.socket_path)
 		fprintf(stderr, "cordon: serve: listening on %s\n", cd_opts.socket_path);
 	else
-		fprintf(stderr, "cordon: serve: listening on http://%s%s%s:%u "
-				"(E2B_API_URL and E2B_SANDBOX_URL)\n",
+		fprintf(stderr,
+			"cordon: serve: listening on http://%s%s%s:%u "
+			"(E2B_API_URL and E2B_SANDBOX_URL)\n",
 			strchr(cd_opts.listen_host, ':') ? "[" : "", cd_opts.listen_host,
 			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
 }
 
 int cd_serve_main(int argc, char **argv)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct MHD_Daemon *d = NULL;
 	sigset_t set;
 	int sig;
