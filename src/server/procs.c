@@ -158,6 +158,37 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
 	return false;
 }
 
+/* The pump's end: the handle freed, the streams woken, off the sandbox's list, references
+ * dropped. */
+static void pump_done(struct cd_proc *p)
+{
+	struct cd_sandbox *sb = p->sb;
+
+	pthread_mutex_lock(&p->lock);
+	cordon_process_free(p->p);
+	p->p = NULL;
+	p->ended = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	if (p->err_fd >= 0)
+		close(p->err_fd);
+	pthread_mutex_lock(&sb->lock); /* off the list of running processes */
+	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
+		if (*q == p) {
+			*q = p->next_in_sb;
+			pthread_mutex_lock(&p->lock);
+			p->refs--; /* the list's (never the last: the pump holds one) */
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+	pthread_mutex_unlock(&sb->lock);
+	p->sb = NULL;
+	cd_sandbox_unref(sb);
+	cd_proc_unref(p);
+}
+
 static void *pump(void *arg)
 {
 	struct cd_proc *p = arg;
@@ -204,29 +235,7 @@ static void *pump(void *arg)
 		 dying	  ? "the sandbox was killed"
 		 : exited ? NULL
 			  : "the server lost the process");
-	pthread_mutex_lock(&p->lock);
-	cordon_process_free(p->p);
-	p->p = NULL;
-	p->ended = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	if (p->out_fd >= 0)
-		close(p->out_fd);
-	if (p->err_fd >= 0)
-		close(p->err_fd);
-	pthread_mutex_lock(&sb->lock); /* off the list of running processes */
-	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
-		if (*q == p) {
-			*q = p->next_in_sb;
-			pthread_mutex_lock(&p->lock);
-			p->refs--; /* the list's (never the last: the pump holds one) */
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-	pthread_mutex_unlock(&sb->lock);
-	p->sb = NULL;
-	cd_sandbox_unref(sb);
-	cd_proc_unref(p);
+	pump_done(p);
 	return NULL;
 }
 
