@@ -144,8 +144,12 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
-	if (t && strtoull(t, NULL, 10) > 0)
-		s->deadline_ns = cd_now_ns() + strtoull(t, NULL, 10) * NSEC_PER_MSEC;
+	if (t) { /* Connect: at most 10 digits of milliseconds */
+		unsigned long long ms = strtoull(t, NULL, 10);
+
+		if (ms > 0 && strlen(t) <= 10)
+			s->deadline_ns = cd_now_ns() + ms * NSEC_PER_MSEC;
+	}
 	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
 			      pstream_free, s);
 }
