@@ -77,7 +77,8 @@ class Events:
         self.open = False             # an execution is running (between its first and end line)
 
     def _line(self, obj):
-        return (json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("ascii")
+        line = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+        return (line + "\n").encode("ascii")
 
     def _put(self, data):
         try:
@@ -194,23 +195,49 @@ class Drain(threading.Thread):
         return True
 
 
+class _Flusher(threading.Thread):
+    """Flushes a partial line (text without a newline) soon after it was written, as
+    ipykernel does, so that it streams without every write becoming an event of its own."""
+
+    DELAY = 0.05
+
+    def __init__(self):
+        super().__init__(name="flusher", daemon=True)
+        self.kick = threading.Event()
+        self.streams = []
+
+    def run(self):
+        while True:
+            self.kick.wait()
+            time.sleep(self.DELAY)
+            self.kick.clear()
+            for stream in list(self.streams):
+                try:
+                    stream.buffer.flush()   # BufferedWriter has its own lock
+                except Exception:
+                    pass
+
+
+_flusher = _Flusher()
+
+
 class _Stream(io.TextIOWrapper):
-    """sys.stdout / sys.stderr: every write reaches the pipe at once, so output streams."""
+    """sys.stdout / sys.stderr: a line is written at once (print's text and its newline
+    together), a partial line a moment later by the flusher."""
 
     def write(self, s):
         n = super().write(s)
-        self.flush()
+        if "\n" not in s and "\r" not in s:     # else line buffering has flushed it
+            _flusher.kick.set()
         return n
-
-    def writelines(self, lines):
-        super().writelines(lines)
-        self.flush()
 
 
 def _make_stream(fd):
     raw = io.FileIO(fd, "w", closefd=False)
-    return _Stream(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace",
-                   line_buffering=True)
+    stream = _Stream(io.BufferedWriter(raw, CHUNK), encoding="utf-8", errors="backslashreplace",
+                     line_buffering=True, write_through=True)
+    _flusher.streams = [s for s in _flusher.streams if not s.closed] + [stream]
+    return stream
 
 
 # Result formats: IPython's _repr_*_ methods and mime types, as the real server names them.
@@ -266,8 +293,8 @@ class Kernel:
         # The drains must not take SIGINT for the main thread: block it while they start
         # (threads inherit the mask), then unblock it again here.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        for drain in self.drains.values():
-            drain.start()
+        for thread in (*self.drains.values(), _flusher):
+            thread.start()
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         self.stdout = sys.stdout = sys.__stdout__ = _make_stream(1)
         self.stderr = sys.stderr = sys.__stderr__ = _make_stream(2)
