@@ -46,7 +46,7 @@ import types
 
 CHUNK = 64 * 1024                 # largest text of one stdout/stderr event, and read size
 MAX_REQUEST = 256 * 1024 * 1024   # a longer request line is refused (and skipped)
-SYNC_TIMEOUT = 5.0                # seconds to wait for the output pipes to drain
+SYNC_TIMEOUT = 5.0                # seconds a drain may make no progress before sync gives up
 CELL_PREFIX = "<cell "            # filenames of executed code: "<cell 3>"
 
 
@@ -127,8 +127,9 @@ class Drain(threading.Thread):
         self.marker_len = len(self.prefix) + 8 + 1   # prefix, 8 hex digits, NUL
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.cond = threading.Condition()
-        self.seen = 0
-        self.sent = 0
+        self.seen = 0                 # last sync marker forwarded
+        self.sent = 0                 # last sync marker written
+        self.reads = 0                # progress, for sync's timeout
 
     def _forward(self, data, final=False):
         text = self.decoder.decode(data, final)
@@ -149,6 +150,7 @@ class Drain(threading.Thread):
                 data = os.read(self.read_fd, CHUNK)
             except OSError:
                 return
+            self.reads += 1
             if not data:
                 self._forward(pending, final=True)
                 return
@@ -180,18 +182,22 @@ class Drain(threading.Thread):
                     self.seen = max(self.seen, seq)
                     self.cond.notify_all()
 
-    def sync(self, deadline):
-        """Wait until every byte written to the pipe before this call has been forwarded."""
+    def sync(self):
+        """Wait until every byte written to the pipe before this call has been forwarded.
+        A slow parent only slows this down; it gives up when the drain is gone or stuck."""
         with self.cond:
             self.sent += 1
             seq = self.sent
         _write_all(self.write_fd, self.prefix + b"%08x\x00" % (seq & 0xFFFFFFFF))
+        reads, deadline = -1, 0.0
         with self.cond:
             while self.seen < seq:
+                if self.reads != reads:
+                    reads, deadline = self.reads, time.monotonic() + SYNC_TIMEOUT
                 left = deadline - time.monotonic()
                 if left <= 0 or not self.is_alive():
                     return False
-                self.cond.wait(left)
+                self.cond.wait(min(left, 0.5))
         return True
 
 
@@ -341,10 +347,9 @@ class Kernel:
             except Exception:
                 pass
         with self.sync_lock:
-            deadline = time.monotonic() + SYNC_TIMEOUT
             for drain in self.drains.values():
                 try:
-                    drain.sync(deadline)
+                    drain.sync()
                 except OSError:
                     pass
 

@@ -313,7 +313,8 @@ def huge_line(k):
 @test
 def utf8(k):
     "UTF-8 split across writes is decoded whole; invalid bytes become U+FFFD"
-    ev = k.run("import os\nb = 'é€😀'.encode()\nfor i in range(len(b)):\n    os.write(1, b[i:i+1])\n"
+    ev = k.run("import os\nb = 'é€😀'.encode()\n"
+               "for i in range(len(b)):\n    os.write(1, b[i:i+1])\n"
                "os.write(1, b'\\n\\xff\\n')\nprint('\\u2603', '\\ud800')")
     return text(ev, "stdout") == "é€😀\n\ufffd\n\u2603 \\ud800\n", ev
 
@@ -333,11 +334,17 @@ def rich_results(k):
 
 @test
 def top_level_await(k):
-    "top-level await works"
-    ev = k.run("import asyncio\nasync def two():\n    await asyncio.sleep(0.01)\n    return 2\n"
+    "top-level await works, also after an interrupted await"
+    k.send({"code": "import asyncio\nawait asyncio.sleep(60)"})
+    k.next()
+    time.sleep(0.3)
+    k.proc.send_signal(signal.SIGINT)
+    stopped = [e for _, e in k.collect(timeout=10)]
+    ev = k.run("async def two():\n    await asyncio.sleep(0.01)\n    return 2\n"
                "await two()")
     r = of(ev, "result")
-    return len(r) == 1 and r[0]["text"] == "2", ev
+    return (of(stopped, "error")[0]["name"] == "KeyboardInterrupt" and len(r) == 1 and
+            r[0]["text"] == "2"), (stopped, ev)
 
 
 @test
