@@ -15,7 +15,7 @@
 #       sets execution.error (traceback is one string)
 # The real server ends the execution with {"type":"end_of_execution"} internally and does not
 # send it (the SDK ignores unknown types, so sending it is harmless too). The timestamp is
-# not read by the SDK. Every line is written with ensure_ascii, so it is one ASCII line.
+# not read by the SDK. Every line here is one line of ASCII JSON (json.dumps ensure_ascii).
 #
 # Protocol with the parent (the cordon server), started as `python3 -u -I kernel.py` or
 # `python3 -u -I -c "<this source>"` with fd 0 = requests and fd 1 = events:
@@ -23,6 +23,11 @@
 #   answer:  number_of_executions, then stdout/stderr/result/error lines, then
 #            {"type":"end_of_execution"}; nothing is written to the event fd outside that frame
 #            (output of background threads or processes while idle is dropped).
+#   stdout/stderr: whatever reaches fd 1/2 (print, os.write, child processes), decoded as
+#   UTF-8 with errors replaced, at most 64 KiB of text per event; in order within each stream
+#   (the order between the two streams is as the drain threads read them). A line is sent at
+#   once, a partial line 50 ms after it was written. All output written before the cell
+#   ended comes before its result/error and end_of_execution.
 #   A malformed request gets an error named KernelError, then end_of_execution.
 #   A blank request line is ignored. EOF on the request fd: exit 0.
 #   SIGINT while an execution runs raises KeyboardInterrupt in it; while idle it is ignored.
@@ -46,7 +51,7 @@ import types
 
 CHUNK = 64 * 1024                 # largest text of one stdout/stderr event, and read size
 MAX_REQUEST = 256 * 1024 * 1024   # a longer request line is refused (and skipped)
-SYNC_TIMEOUT = 5.0                # seconds to wait for the output pipes to drain
+SYNC_TIMEOUT = 5.0                # seconds a drain may make no progress before sync gives up
 CELL_PREFIX = "<cell "            # filenames of executed code: "<cell 3>"
 
 
@@ -127,8 +132,9 @@ class Drain(threading.Thread):
         self.marker_len = len(self.prefix) + 8 + 1   # prefix, 8 hex digits, NUL
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.cond = threading.Condition()
-        self.seen = 0
-        self.sent = 0
+        self.seen = 0                 # last sync marker forwarded
+        self.sent = 0                 # last sync marker written
+        self.reads = 0                # progress, for sync's timeout
 
     def _forward(self, data, final=False):
         text = self.decoder.decode(data, final)
@@ -149,6 +155,7 @@ class Drain(threading.Thread):
                 data = os.read(self.read_fd, CHUNK)
             except OSError:
                 return
+            self.reads += 1
             if not data:
                 self._forward(pending, final=True)
                 return
@@ -180,18 +187,22 @@ class Drain(threading.Thread):
                     self.seen = max(self.seen, seq)
                     self.cond.notify_all()
 
-    def sync(self, deadline):
-        """Wait until every byte written to the pipe before this call has been forwarded."""
+    def sync(self):
+        """Wait until every byte written to the pipe before this call has been forwarded.
+        A slow parent only slows this down; it gives up when the drain is gone or stuck."""
         with self.cond:
             self.sent += 1
             seq = self.sent
         _write_all(self.write_fd, self.prefix + b"%08x\x00" % (seq & 0xFFFFFFFF))
+        reads, deadline = -1, 0.0
         with self.cond:
             while self.seen < seq:
+                if self.reads != reads:
+                    reads, deadline = self.reads, time.monotonic() + SYNC_TIMEOUT
                 left = deadline - time.monotonic()
                 if left <= 0 or not self.is_alive():
                     return False
-                self.cond.wait(left)
+                self.cond.wait(min(left, 0.5))
         return True
 
 
@@ -290,8 +301,8 @@ class Kernel:
             drain = Drain(name, private_r, private_w, self.events, token)
             drain.ident_fd = (st.st_dev, st.st_ino)
             self.drains[fd] = drain
-        # The drains must not take SIGINT for the main thread: block it while they start
-        # (threads inherit the mask), then unblock it again here.
+        # The kernel's threads block SIGINT (they inherit the mask they start with), so that
+        # it reaches the main thread and interrupts a blocking call there (sleep, wait).
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         for thread in (*self.drains.values(), _flusher):
             thread.start()
@@ -341,10 +352,9 @@ class Kernel:
             except Exception:
                 pass
         with self.sync_lock:
-            deadline = time.monotonic() + SYNC_TIMEOUT
             for drain in self.drains.values():
                 try:
-                    drain.sync(deadline)
+                    drain.sync()
                 except OSError:
                     pass
 
@@ -370,7 +380,7 @@ class Kernel:
         out = {"type": "result", "is_main_result": main}
         try:
             text = repr(value)
-        except BaseException as e:
+        except Exception as e:
             text = "<repr failed: %s: %s>" % (type(e).__name__, e)
         if len(text) >= 2 and text[0] == "'" and text[-1] == "'":
             text = text[1:-1]         # as the real server does
@@ -527,7 +537,15 @@ class Kernel:
         if value is None or self._suppressed(code):
             return None
         self.ns["_"] = value
-        return self._result(value, True)
+        try:                          # a __repr__ may print, hang or fail like any user code
+            self._arm()
+            try:
+                return self._result(value, True)
+            finally:
+                self.armed = False
+        except BaseException as e:
+            self.armed = False
+            return self._error(e)
 
     def _set_env(self, env):
         saved = {}
