@@ -186,6 +186,16 @@ await check('info, list, timeout', async () => {
   const again = await Sandbox.connect(sbx.sandboxId)
   ok((await again.commands.run('echo again')).stdout === 'again\n', 'connect')
 })
+await check('concurrency', async () => {
+  const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => sbx.commands.run(`echo ${i}; sleep 0.${i % 5}`)))
+  ok(runs.every((r, i) => r.stdout === `${i}\n`), '20 commands at once in one sandbox')
+  const others = await Promise.all([1, 2, 3].map(() => Sandbox.create({ timeoutMs: 60_000 })))
+  const outs = await Promise.all(others.map(o => o.commands.run('echo $E2B_SANDBOX_ID')))
+  ok(outs.every((r, i) => r.stdout === `${others[i].sandboxId}\n`), 'three more sandboxes at once, each its own', outs.map(r => r.stdout))
+  const codes = await Promise.all(others.map((o, i) => o.runCode(`${i} * 10`)))
+  ok(codes.every((e, i) => e.text === String(i * 10)), 'runCode in each', codes.map(e => e.text))
+  await Promise.all(others.map(o => o.kill()))
+})
 await check('kill', async () => {
   await sbx.kill()
   ok(!(await sbx.isRunning()), 'not running after kill')
