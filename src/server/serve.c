@@ -290,13 +290,13 @@ static int h_help(const char *a, struct cordon_error *err)
 	printf(
 	    "usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
-		char left[64];
+		char left[64], flag[8] = "    ";
 
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", opts[i].short_name ? "-" : "",
-			 opts[i].short_name ? opts[i].short_name : ' ',
-			 opts[i].short_name ? ", " : "  ", opts[i].name, opts[i].arg ? " " : "",
+		if (opts[i].short_name)
+			snprintf(flag, sizeof(flag), "-%c, ", opts[i].short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", flag, opts[i].name, opts[i].arg ? " " : "",
 			 opts[i].arg ? opts[i].arg : "");
-		printf("  %-28s %s\n", left + (opts[i].short_name ? 0 : 1), opts[i].help);
+		printf("  %-28s %s\n", left, opts[i].help);
 	}
 	exit(0);
 }
