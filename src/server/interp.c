@@ -20,6 +20,7 @@ extern const char cd_kernel_source[];
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
 #define END_TYPE       "end_of_execution"
+#define KEEPALIVE_NS   (30 * NSEC_PER_SEC)
 
 struct cd_ctx {
 	char id[40];
@@ -171,6 +172,7 @@ struct exec_stream {
 	char *request; /* the line for the kernel */
 	int conn_fd;
 	bool locked, sent, done;
+	uint64_t last_ns; /* when a line was last sent */
 	char *out; /* the line being sent */
 	size_t out_len, out_off;
 };
@@ -298,6 +300,11 @@ static bool next_line(struct exec_stream *s)
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
 			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
+			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
+				/* a type the SDK ignores; the connection's idle timeout never fires */
+				set_out(s, strdup("{\"type\":\"keepalive\"}\n"));
+				return true;
+			}
 			continue;
 		}
 		if (r < 0) {
@@ -343,6 +350,7 @@ static ssize_t exec_read(void *arg, uint64_t pos, char *buf, size_t max)
 	n = s->out_len - s->out_off < max ? s->out_len - s->out_off : max;
 	memcpy(buf, s->out + s->out_off, n);
 	s->out_off += n;
+	s->last_ns = cd_now_ns();
 	return (ssize_t)n;
 }
 
@@ -455,6 +463,7 @@ static enum MHD_Result execute(struct cd_req *r)
 	s->c = c;
 	s->request = line;
 	s->conn_fd = cd_http_conn_fd(r);
+	s->last_ns = cd_now_ns();
 	return cd_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
 			      exec_free, s);
 }
