@@ -222,16 +222,21 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 	}
 }
 
-/* Its "type", when line is a JSON object with a string type; else NULL. */
+/* Its "type", when line is one JSON object (nothing after it) with a string type; else NULL. */
 static char *line_type(const char *line)
 {
-	json_object *j = json_tokener_parse(line), *t;
+	json_tokener *tok = json_tokener_new_ex(32);
+	size_t len = strlen(line);
+	json_object *j = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *t;
 	char *type = NULL;
 
-	if (j && json_object_is_type(j, json_type_object) &&
-	    json_object_object_get_ex(j, "type", &t) && json_object_is_type(t, json_type_string))
+	if (j && json_tokener_get_parse_end(tok) == len &&
+	    json_object_is_type(j, json_type_object) && json_object_object_get_ex(j, "type", &t) &&
+	    json_object_is_type(t, json_type_string))
 		type = strdup(json_object_get_string(t));
 	json_object_put(j);
+	if (tok)
+		json_tokener_free(tok);
 	return type;
 }
 

@@ -173,6 +173,16 @@ await check('runCode', async () => {
   ok(e7 instanceof Error && e7.name === 'TimeoutError', 'runCode timeoutMs', e7 && e7.name)
   const e8 = await sbx.runCode('print("after")')
   ok(JSON.stringify(e8.logs.stdout) === '["after\\n"]', 'the default context runs after a timed out execution', e8.logs)
+  const junk = await sbx.runCode([
+    'import os',
+    'for name in os.listdir("/proc/self/fd"):',
+    '    fd = int(name)',
+    '    if fd < 3: continue',
+    '    for line in [b"not json\\n", b"{\\"type\\":\\"stdout\\",\\"text\\":\\"x\\"} trailing\\n", b"[1,2]\\n", b"{\\"type\\":7}\\n", b"y" * 100000 + b"\\n"]:',
+    '        try: os.write(fd, line)',
+    '        except OSError: pass',
+    'print("after junk")'].join('\n'), { context: ctx }).then(e => e, e => e)
+  ok(!(junk instanceof Error) && junk.logs.stdout.join('').includes('after junk'), 'junk written to the kernel\'s pipes is not passed on', junk instanceof Error ? junk.message : junk.logs)
   await sbx.removeCodeContext(ctx)
   ok(!(await sbx.listCodeContexts()).some(c => c.id === ctx.id), 'removeCodeContext')
 })
