@@ -164,6 +164,12 @@ static int make_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
+/* One session is made at a time: cordon_session_create() forks its supervisor from this
+ * multi-threaded process, and the child then uses libc functions that take private locks
+ * (fgetpwent() while checking the workdir); another thread inside such a function at the fork
+ * (a second create) leaves the child waiting forever on a lock no one will release. */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	struct cordon_config *c = NULL;
@@ -173,9 +179,11 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	r = make_config(sb, &c, err);
 	if (r >= 0) {
+		pthread_mutex_lock(&create_lock);
 		r = cordon_session_create(c,
 					  cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
 					  &sb->session, err);
+		pthread_mutex_unlock(&create_lock);
 		cordon_config_free(c);
 	}
 	if (r < 0)

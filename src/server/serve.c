@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -422,10 +423,35 @@ static void print_where(void)
 			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
 }
 
+/* While the server stops: a second signal, or a stop that takes over a minute (a library call
+ * that does not return), ends it at once; the sessions still end (their supervisors see the
+ * server's sockets close). */
+static void *stop_watch(void *arg)
+{
+	sigset_t *set = arg;
+	uint64_t end = cd_now_ns() + 60 * NSEC_PER_SEC;
+	int r;
+
+	do {
+		uint64_t now = cd_now_ns(), left = now < end ? end - now : 0;
+		struct timespec ts = { .tv_sec = (time_t)(left / NSEC_PER_SEC),
+				       .tv_nsec = (long)(left % NSEC_PER_SEC) };
+
+		r = sigtimedwait(set, NULL, &ts);
+	} while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		fprintf(stderr, "cordon: serve: a second signal: exiting now\n");
+	else
+		fprintf(stderr, "cordon: serve: stopping took over a minute: exiting now\n");
+	_exit(1);
+	return NULL;
+}
+
 int cd_serve_main(int argc, char **argv)
 {
 	struct cordon_error err = {0};
 	struct MHD_Daemon *d = NULL;
+	pthread_t watch;
 	sigset_t set;
 	int sig;
 
@@ -448,6 +474,9 @@ int cd_serve_main(int argc, char **argv)
 		sig = 0;
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
 	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
+	sigdelset(&set, SIGHUP);
+	if (pthread_create(&watch, NULL, stop_watch, &set) == 0)
+		pthread_detach(watch);
 	cd_reg_stop();
 	MHD_stop_daemon(d);
 	if (cd_opts.socket_path)
