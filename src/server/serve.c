@@ -233,6 +233,16 @@ static int h_keep_workdirs(const char *a, struct cordon_error *err)
 	return 0;
 }
 
+static int h_pool(const char *a, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = strcmp(a, "0") == 0 ? (v = 0, 0) : parse_count(a, 64, &v, err);
+
+	cd_opts.pool = (unsigned)v;
+	cd_opts.pool_set = true;
+	return r;
+}
+
 static int h_allow_net(const char *a, struct cordon_error *err)
 {
 	/* checked by the library's parser when the first sandbox is made: do it now */
@@ -278,6 +288,7 @@ static const struct {
     {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
     {"max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)"},
     {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
+    {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
     {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
     {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
     {"help", 'h', NULL, h_help, "this help"},
@@ -374,6 +385,8 @@ static void defaults(void)
 		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
 	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
 		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
+	if (!cd_opts.pool_set)
+		cd_opts.pool = 2;
 	if (!cd_opts.max_upload)
 		cd_opts.max_upload = 1ull << 30;
 }
@@ -441,13 +454,15 @@ int cd_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0)
+	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
+	    cd_pool_start(cd_opts.pool, &err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
 		sig = 0;
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
 	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
+	cd_pool_stop();
 	cd_reg_stop();
 	MHD_stop_daemon(d);
 	if (cd_opts.socket_path)
