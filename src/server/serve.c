@@ -186,6 +186,16 @@ static int h_memory(const char *a, struct cordon_error *err)
 	return cordon_parse_size(a, &cd_opts.memory, err);
 }
 
+static int h_disk(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_size(a, &cd_opts.disk, err);
+}
+
+static int h_disk_entries(const char *a, struct cordon_error *err)
+{
+	return parse_count(a, 1ull << 32, &cd_opts.disk_entries, err);
+}
+
 static int h_max_upload(const char *a, struct cordon_error *err)
 {
 	return cordon_parse_size(a, &cd_opts.max_upload, err);
@@ -283,6 +293,8 @@ static const struct {
     {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
     {"pids", 0, "N", h_pids, "process limit of each sandbox"},
     {"cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)"},
+    {"disk", 0, "SIZE", h_disk, "kill a sandbox whose workdir holds more (checked every 2 s)"},
+    {"disk-entries", 0, "N", h_disk_entries, "... or more entries than N (default 1000000)"},
     {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
     {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
     {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
@@ -385,6 +397,8 @@ static void defaults(void)
 		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
 	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
 		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
+	if (!cd_opts.disk_entries)
+		cd_opts.disk_entries = 1000000;
 	if (!cd_opts.pool_set)
 		cd_opts.pool = 2;
 	if (!cd_opts.max_upload)
@@ -455,7 +469,7 @@ int cd_serve_main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
 	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
-	    cd_pool_start(cd_opts.pool, &err) < 0)
+	    cd_pool_start(cd_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
@@ -463,6 +477,7 @@ int cd_serve_main(int argc, char **argv)
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
 	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
 	cd_pool_stop();
+	cd_disk_stop();
 	cd_reg_stop();
 	MHD_stop_daemon(d);
 	if (cd_opts.socket_path)

@@ -27,6 +27,7 @@ struct cd_serve_opts {
 	char *state_dir;
 	unsigned max_sandboxes;
 	uint64_t memory, pids, millicpus; /* 0: the library's default */
+	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
 	uint64_t max_upload;
 	unsigned max_connections;
@@ -177,3 +178,7 @@ bool cd_pool_take(struct cd_pooled *ret); /* false: none ready */
 void cd_pool_stop(void);
 /* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
 char **cd_env_merge(char *const *base, char *const *over);
+
+/* --- disk.c: --disk --- */
+int cd_disk_start(struct cordon_error *err);
+void cd_disk_stop(void);
