@@ -67,7 +67,8 @@ static void kernel_stop(struct cd_ctx *c)
 static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
 {
 	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
-	struct cordon_exec e = {.argv = argv, .cwd = c->cwd, .fd = {-1, -1, -1}};
+	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
+				.fd = {-1, -1, -1}};
 	int in[2], out[2], r;
 
 	if (pipe2(in, O_CLOEXEC) < 0)
