@@ -398,9 +398,9 @@ CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
  * descriptor cordon opened, like any command: the sandbox's identity, filters and limits) starts
  * the commands and does the file operations, so that no host process follows a path the sandbox
  * controls. The session is held by a supervisor process forked from the caller; it ends, and
- * everything in it dies, when the caller
- * destroys it, when the caller exits or dies (even of SIGKILL: its end of the supervisor's
- * socket closes), at the time to live, or when the agent ends. Every function here may be
+ * everything in it dies, when the caller destroys it, when the caller exits or dies (even of
+ * SIGKILL: its end of the supervisor's socket closes), at the time to live, or when the agent
+ * ends. Every function here may be
  * called from any thread; one session's functions may run in several threads at once, but one
  * process handle is used by one thread at a time. Replies from inside are checked as untrusted.
  *
