@@ -486,7 +486,9 @@ struct cordon_file_info {
 };
 
 /* Paths are absolute inside, or relative to the workdir. Errors: err->code is the errno inside
- * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...). */
+ * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...); ETIMEDOUT when the agent does not answer
+ * within 60 s (each entry of a listing, the end of a write once its pipe is closed, a command's
+ * start): what the sandbox stopped does not hold the caller. */
 CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
 				      struct cordon_file_info *ret, struct cordon_error *err);
 /* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at
