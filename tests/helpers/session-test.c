@@ -1423,7 +1423,7 @@ static void test_many(void)
 	}
 	is_int(made, 10, "many: 10 sessions at once");
 	for (int i = 0; i < 10; i++) {
-		char script[64], want[32], *out;
+		char script[64], want[PATH_MAX + 32], *out;
 
 		if (!s[i])
 			continue;
@@ -1485,6 +1485,18 @@ static void test_caller_killed(void)
 		;
 	ok(process_with(mark) && pid_alive(sup), "killed caller: its session runs (supervisor %d, "
 	   "id %s)", sup, id);
+	{
+		char cmd[256], found[512] = "";
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -name '*%s*' 2>/dev/null", id);
+		f = popen(cmd, "r");
+		if (f) {
+			found[fread(found, 1, sizeof(found) - 1, f)] = '\0';
+			pclose(f);
+		}
+		diag("its cgroup while it runs: %s", found[0] ? found : "none (no cgroup here)");
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	{
@@ -1514,6 +1526,153 @@ static void test_caller_killed(void)
 	}
 }
 
+/* One session used from 8 threads at once: commands and file operations interleaved */
+struct worker {
+	struct cordon_session *s;
+	int id, good;
+};
+
+static void *worker_main(void *data)
+{
+	struct worker *w = data;
+
+	for (int i = 0; i < 10; i++) {
+		char script[128], want[64], name[64], *got = NULL;
+		struct cordon_error err;
+		uint64_t bytes;
+		size_t n;
+		struct run r;
+
+		snprintf(script, sizeof(script), "echo t%d-%d", w->id, i);
+		snprintf(want, sizeof(want), "t%d-%d\n", w->id, i);
+		r = sh(w->s, script);
+		w->good += r.r == 0 && !strcmp(r.out, want) && exited(r.status, 0);
+		run_clear(&r);
+		snprintf(name, sizeof(name), "threads/%d/%d", w->id, i);
+		if (put_file(w->s, name, 0644, want, strlen(want), &bytes, &err) == 0 &&
+		    get_file(w->s, name, &got, &n, &err) == 0 && n == strlen(want) &&
+		    !memcmp(got, want, n))
+			w->good++;
+		free(got);
+	}
+	return NULL;
+}
+
+static void test_threads(struct cordon_session *s)
+{
+	struct worker w[8];
+	pthread_t t[8];
+	int good = 0;
+
+	for (int i = 0; i < 8; i++) {
+		w[i] = (struct worker){ .s = s, .id = i };
+		pthread_create(&t[i], NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		good += w[i].good;
+	}
+	is_int(good, 160, "threads: 8 threads x 10 commands and 10 file round trips on one session");
+}
+
+/* cordon_process_fd is readable once the process ended, not before */
+static void test_process_fd(struct cordon_session *s)
+{
+	struct cordon_process *p;
+	struct cordon_error err;
+	struct pollfd pfd;
+	int in[2], status = -1;
+
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return;
+	struct cordon_exec e = { .argv = ARGV("cat"), .fd = { in[0], -1, -1 } };
+
+	if (cordon_session_exec(s, &e, &p, &err) < 0) {
+		ok(0, "process fd: exec: %s", err.msg);
+		return;
+	}
+	close(in[0]);
+	pfd = (struct pollfd){ cordon_process_fd(p), POLLIN, 0 };
+	is_int(poll(&pfd, 1, 0), 0, "process fd: not readable while it runs");
+	close(in[1]);
+	ok(poll(&pfd, 1, 30000) == 1, "process fd: readable once it ended");
+	ok(cordon_process_wait(p, 0, &status, &err) == 1 && exited(status, 0),
+	   "process fd: then wait(0) has the status at once");
+	cordon_process_free(p);
+}
+
+/* The sandbox's code kills the agent (its parent): the session ends on its own */
+static void test_agent_killed(void)
+{
+	const char *w = fresh_dir("agent-killed");
+	struct cordon_session *s = make_session(w, 0, 0);
+	struct cordon_result res;
+	struct cordon_error err;
+	struct pollfd pfd;
+	struct run r;
+	int rr;
+
+	if (!s) {
+		ok(0, "agent killed: session created");
+		return;
+	}
+	r = sh(s, "kill -KILL $PPID; sleep 5");
+	diag("the killer: r %d status %#x", r.r, r.status);
+	run_clear(&r);
+	pfd = (struct pollfd){ cordon_session_fd(s), POLLIN, 0 };
+	ok(poll(&pfd, 1, 15000) == 1, "agent killed: the session's fd becomes readable");
+	r = sh(s, "echo still");
+	ok(r.r < 0 && r.err.code == ESRCH, "agent killed: exec then fails with ESRCH (%d %s)",
+	   r.err.code, r.err.msg);
+	run_clear(&r);
+	rr = cordon_session_destroy(s, &res, &err);
+	ok(rr == 0 && res.id[0] && (res.outcome == CORDON_OUTCOME_SIGNALED ||
+				     res.outcome == CORDON_OUTCOME_EXITED),
+	   "agent killed: destroy returns 0 and says how it ended (r %d outcome %d exit %d)", rr,
+	   res.outcome, res.exit_code);
+}
+
+/* The supervisor keeps none of the caller's descriptors */
+static void test_supervisor_fds(void)
+{
+	const char *w = fresh_dir("sup-fds");
+	int mine = open("/etc/hostname", O_RDONLY); /* not close-on-exec: fork keeps it */
+	struct cordon_session *s = make_session(w, 0, 0);
+	char path[64], link[PATH_MAX];
+	struct dirent *de;
+	bool leaked = false;
+	DIR *d;
+
+	if (!s) {
+		ok(0, "supervisor fds: session created");
+		if (mine >= 0)
+			close(mine);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)cordon_session_pid(s));
+	d = opendir(path);
+	if (!d) {
+		skip("its /proc/PID/fd is not readable", "supervisor fds: none of the caller's");
+	} else {
+		while ((de = readdir(d))) {
+			char p2[128];
+			ssize_t n;
+
+			snprintf(p2, sizeof(p2), "%s/%s", path, de->d_name);
+			n = readlink(p2, link, sizeof(link) - 1);
+			if (n > 0) {
+				link[n] = '\0';
+				leaked |= !strcmp(link, "/etc/hostname");
+			}
+		}
+		closedir(d);
+		ok(!leaked, "supervisor fds: the caller's open file is not the supervisor's");
+	}
+	destroy(s);
+	if (mine >= 0)
+		close(mine);
+}
+
 static void test_session_basics(void)
 {
 	const char *w = fresh_dir("main");
@@ -1531,6 +1690,8 @@ static void test_session_basics(void)
 	test_isolation(s, w);
 	test_files(s, w);
 	test_two_sessions(s, w);
+	test_threads(s);
+	test_process_fd(s);
 	ok(destroy(s) == 0, "main session destroyed");
 	ok(bgmark[0] && !process_with(bgmark), "background: the freed command died at destroy");
 }
@@ -1562,6 +1723,8 @@ int main(int argc, char **argv)
 	test_remove_workdir();
 	test_bad_create();
 	test_many();
+	test_agent_killed();
+	test_supervisor_fds();
 	test_caller_killed();
 	return done_testing();
 }
