@@ -32,6 +32,7 @@
 
 /* paths here are short test paths; a truncated one would fail its check anyway */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#pragma GCC diagnostic ignored "-Wformat-overflow"
 
 #define SEC 1000000000ull
 
@@ -187,6 +188,8 @@ static struct run run_full(struct cordon_session *s, const char *const *argv,
 	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 ||
 	    (input && pipe2(in, O_CLOEXEC) < 0)) {
 		res.r = -errno;
+		res.out = strdup("");
+		res.errout = strdup("");
 		return res;
 	}
 	ex.fd[0] = in[0];
@@ -239,7 +242,7 @@ static char *sh_out(struct cordon_session *s, const char *script, int *ret_statu
 		*ret_status = r.status;
 	r.out = NULL;
 	run_clear(&r);
-	return out;
+	return out ? out : strdup("");
 }
 
 static bool exited(int status, int code)
