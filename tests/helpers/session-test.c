@@ -346,6 +346,19 @@ static bool pid_alive(pid_t pid)
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+/* Wait up to 10 s for `exec -a MARK sleep 1000` to have become the sleep ("MARK 1000"): while
+ * bash execs, its command line reads empty for a moment */
+static bool sleeper_running(const char *mark)
+{
+	char exact[160];
+
+	snprintf(exact, sizeof(exact), "%s 1000", mark);
+	for (uint64_t end = now_ns() + 10 * SEC; now_ns() < end; nap_ms(20))
+		if (process_with(exact))
+			return true;
+	return false;
+}
+
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -645,12 +658,10 @@ static void test_background(struct cordon_session *s, char *mark, size_t size)
 		return;
 	}
 	cordon_process_free(p);
-	for (uint64_t end = now_ns() + 10 * SEC; now_ns() < end && !process_with(mark); nap_ms(20))
-		;
+	ok(sleeper_running(mark), "background: its process is on the host");
 	out = sh_out(s, "kill -0 $(cat bg.pid) && echo alive", &status);
 	is_str(out, "alive\n", "background: runs on after cordon_process_free (seen inside)");
 	free(out);
-	ok(process_with(mark), "background: its process is on the host");
 }
 
 /* A new pty: the master, and the slave's path in *slave; -1 when there is none */
@@ -1280,9 +1291,7 @@ static void test_destroy_and_handles(void)
 	snprintf(script, sizeof(script), "exec -a %s sleep 1000", mark);
 	e.argv = ARGV("bash", "-c", script);
 	r = cordon_session_exec(s, &e, &p, &err);
-	for (uint64_t end = now_ns() + 10 * SEC; now_ns() < end && !process_with(mark); nap_ms(20))
-		;
-	ok(r == 0 && process_with(mark), "lifecycle: a command runs");
+	ok(r == 0 && sleeper_running(mark), "lifecycle: a command runs");
 	r = cordon_session_destroy(s, &res, &err);
 	ok(r == 0 && !strcmp(res.id, id), "lifecycle: destroy returns 0 and the session's id (%s; "
 	   "outcome %d, exit %d)", res.id, res.outcome, res.exit_code);
@@ -1484,9 +1493,7 @@ static void test_caller_killed(void)
 		waitpid(child, NULL, 0);
 		return;
 	}
-	for (uint64_t end = now_ns() + 10 * SEC; now_ns() < end && !process_with(mark); nap_ms(20))
-		;
-	ok(process_with(mark) && pid_alive(sup), "killed caller: its session runs (supervisor %d, "
+	ok(sleeper_running(mark) && pid_alive(sup), "killed caller: its session runs (supervisor %d, "
 	   "id %s)", sup, id);
 	{
 		char cmd[256], found[512] = "";
