@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1683,6 +1684,87 @@ static void test_supervisor_fds(void)
 		close(mine);
 }
 
+/* What the config says holds for a session's commands: rlimits, environment, hostname, the
+ * report; and files written through the session are the caller's on the host */
+static void test_config_carried(void)
+{
+	const char *w = fresh_dir("configured");
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_session *s = NULL;
+	struct cordon_error err = { 0 };
+	struct cordon_file_info fi;
+	char report[PATH_MAX], path[PATH_MAX], id[33] = "", *out;
+	uint64_t bytes;
+	struct stat st;
+	int r;
+
+	snprintf(report, sizeof(report), "%s/configured-report.json", base);
+	r = cordon_config_set_workdir(c, w, &err);
+	if (r == 0)
+		r = cordon_config_set_rlimit(c, RLIMIT_NOFILE, 100, 100, &err);
+	if (r == 0)
+		r = cordon_config_set_env(c, "SESSION_VAR", "from-config", &err);
+	if (r == 0)
+		r = cordon_config_set_hostname(c, "session-host", &err);
+	if (r == 0)
+		r = cordon_config_set_report_file(c, report, &err);
+	if (r == 0)
+		r = cordon_session_create(c, 0, &s, &err);
+	cordon_config_free(c); /* the session keeps nothing of it */
+	if (!ok(r == 0, "config: a session with rlimits, env, hostname, report (%s)", err.msg))
+		return;
+	snprintf(id, sizeof(id), "%s", cordon_session_id(s));
+	out = sh_out(s, "ulimit -n; echo $SESSION_VAR; hostname", NULL);
+	is_str(out, "100\nfrom-config\nsession-host\n",
+	       "config: the commands get its rlimit, environment and hostname");
+	free(out);
+	{
+		struct run rr = run_full(s, ARGV("sh", "-c", "echo $SESSION_VAR"),
+					 ARGV("SESSION_VAR=from-exec"), NULL, NULL);
+
+		is_str(rr.out, "from-exec\n", "config: an exec's env replaces the config's variable");
+		run_clear(&rr);
+	}
+	r = put_file(s, "owned.txt", 0644, "mine", 4, &bytes, &err);
+	snprintf(path, sizeof(path), "%s/owned.txt", w);
+	ok(r == 0 && stat(path, &st) == 0 && st.st_uid == getuid() && st.st_gid == getgid(),
+	   "files: a file written through the session is the caller's on the host (uid %d)",
+	   r == 0 ? (int)st.st_uid : -1);
+	out = sh_out(s, "echo $(id -u) $(id -g)", NULL);
+	r = cordon_session_stat(s, "owned.txt", &fi, &err);
+	{
+		char ids[64];
+
+		snprintf(ids, sizeof(ids), "%u %u\n", fi.uid, fi.gid);
+		ok(r == 0 && !strcmp(out, ids), "files: ... and the sandbox's inside (stat %.*s, id %.*s)",
+		   (int)strcspn(ids, "\n"), ids, (int)strcspn(out, "\n"), out);
+	}
+	free(out);
+	if (r == 0)
+		cordon_file_info_clear(&fi);
+	r = put_file(s, "owned.txt/below", 0644, "x", 1, &bytes, &err);
+	ok(r < 0 && err.code == ENOTDIR, "files: write below a file -> ENOTDIR (%d)", err.code);
+	r = cordon_session_open_read(s, "missing.txt", &(int){ 0 }, &err);
+	ok(r == -ENOENT && err.code == ENOENT, "files: open_read of a missing file -> ENOENT");
+	{
+		struct run rr = run_full(s, ARGV("pwd"), NULL, "owned.txt", NULL);
+
+		ok(rr.r < 0 && rr.err.code == ENOTDIR, "exec: cwd a file -> ENOTDIR (%d)",
+		   rr.err.code);
+		run_clear(&rr);
+	}
+	ok(destroy(s) == 0, "config: destroyed");
+	{
+		char buf[65536] = "";
+		int fd = open(report, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		ok(n > 0 && strstr(buf, id), "config: destroy wrote the report, naming the session's id");
+	}
+}
+
 static void test_session_basics(void)
 {
 	const char *w = fresh_dir("main");
@@ -1733,6 +1815,7 @@ int main(int argc, char **argv)
 	test_remove_workdir();
 	test_bad_create();
 	test_many();
+	test_config_carried();
 	test_agent_killed();
 	test_supervisor_fds();
 	test_caller_killed();
