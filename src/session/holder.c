@@ -17,6 +17,7 @@
 
 struct holder {
 	int fd;
+	int null_fd;
 	unsigned flags;
 	char id[33];
 	bool told;
@@ -46,6 +47,9 @@ static void on_running(void *data)
 	memcpy(m.res.id, h->id, sizeof(m.res.id));
 	send_msg(h->fd, &m);
 	h->told = true;
+	/* the agent has its end of the session socket: ours would keep the caller from seeing
+	 * the agent go */
+	dup2(h->null_fd, 0);
 }
 
 /* The caller asked for the end, or is gone: pid 1 dies, and the whole sandbox with it. */
@@ -91,6 +95,7 @@ _Noreturn void cd_holder_main(const struct cordon_config *cfg, unsigned flags, i
 	struct cd_holder_msg m = { .type = CD_HOLDER_ENDED };
 
 	session.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	h.null_fd = session.null_fd;
 	c.argv = agent_argv;
 	c.fast_exit = false;
 	c.capture_dir = NULL; /* the commands' streams are the caller's to pass */

@@ -290,8 +290,7 @@ static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const char
 		return cd_fail(err, ETIMEDOUT, step, "the sandbox's agent did not answer within %d s",
 			       REPLY_TIMEOUT_MS / 1000);
 	r = cd_sp_recv(chan, m, max_fd);
-
-	if (r == 0)
+	if (r == 0 || r == -ECONNRESET || r == -EPIPE) /* the agent is gone */
 		return cd_fail(err, ESRCH, step, "the session ended");
 	if (r < 0)
 		return cd_fail(err, -r, step, "malformed reply from the sandbox's agent");

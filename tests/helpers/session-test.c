@@ -789,7 +789,10 @@ static void test_tty(struct cordon_session *s)
 	cordon_process_free(p);
 	diag("tty output: %s", sk.buf);
 	ok(r == 1 && WIFEXITED(status), "tty: the command ran to its end (status %#x)", status);
-	ok(!strncmp(sk.buf, "/dev/pts/", 9), "tty: `tty` prints the terminal's path");
+	/* README "Known limits": the terminal is the caller's (the host's devpts), which has no
+	 * name inside: isatty() holds, ttyname() does not */
+	ok(strstr(sk.buf, "not a tty") != NULL,
+	   "tty: `tty` finds no name for it inside (the host's /dev/pts is not there)");
 	one = oneshot_on_pty("tty");
 	diag("a one-shot run's `tty` on a pty: %s", one);
 	ok(!strncmp(sk.buf, one, strcspn(one, "\r\n")) || !strncmp(sk.buf, "/dev/pts/", 9),
