@@ -4,6 +4,8 @@
  *
  *   session create ROOT N      create + exec /bin/true + wait, N times (destroy not timed)
  *   session exec ROOT N        one session; exec /bin/true + wait, N times (after 20 warm-ups)
+ *   session login ROOT N       the same with /bin/bash -l -c true (what the SDK's commands.run
+ *                              has the server start)
  *   session rate ROOT SECONDS  create + destroy in a loop for SECONDS: sessions per second
  *   session idle ROOT N        N idle sessions; prints "pid SUPERVISOR" for each, then "ready",
  *                              and destroys them all when its standard input closes
@@ -58,9 +60,11 @@ static struct cordon_session *create(void)
 	return s;
 }
 
-static void run_true(struct cordon_session *s)
+static const char *const true_argv[] = {"/bin/true", NULL};
+static const char *const login_argv[] = {"/bin/bash", "-l", "-c", "true", NULL};
+
+static void run(struct cordon_session *s, const char *const *argv)
 {
-	static const char *const argv[] = {"/bin/true", NULL};
 	struct cordon_exec e = {.argv = argv, .fd = {-1, -1, -1}};
 	struct cordon_error err = {0};
 	struct cordon_process *p;
@@ -71,6 +75,11 @@ static void run_true(struct cordon_session *s)
 	if (cordon_process_wait(p, UINT64_MAX, &status, &err) != 1 || status != 0)
 		fail("wait", &err);
 	cordon_process_free(p);
+}
+
+static void run_true(struct cordon_session *s)
+{
+	run(s, true_argv);
 }
 
 static void destroy(struct cordon_session *s)
@@ -88,7 +97,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: session create|exec|rate|idle|once ROOT [N]\n");
+		fprintf(stderr, "usage: session create|exec|login|rate|idle|once ROOT [N]\n");
 		return 2;
 	}
 	root = argv[2];
@@ -104,16 +113,17 @@ int main(int argc, char **argv)
 			destroy(s);
 			printf("destroy %.1f\n", now_us() - t2);
 		}
-	} else if (!strcmp(mode, "exec")) {
+	} else if (!strcmp(mode, "exec") || !strcmp(mode, "login")) {
+		const char *const *argv = !strcmp(mode, "exec") ? true_argv : login_argv;
 		struct cordon_session *s = create();
 
 		for (int i = 0; i < 20; i++)
-			run_true(s);
+			run(s, argv);
 		for (long i = 0; i < n; i++) {
 			double t0 = now_us();
 
-			run_true(s);
-			printf("exec %.1f\n", now_us() - t0);
+			run(s, argv);
+			printf("%s %.1f\n", mode, now_us() - t0);
 		}
 		destroy(s);
 	} else if (!strcmp(mode, "rate")) {
