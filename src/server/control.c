@@ -116,14 +116,16 @@ cap:
 	return 0;
 }
 
-static int make_config(struct cd_sandbox *sb, struct cordon_config **ret, struct cordon_error *err)
+/* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
+ * what differs per sandbox goes with each command (sandbox_env). */
+static int make_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int r;
 
 	if (!c)
 		return cd_fail(err, ENOMEM, "config", "out of memory");
-	r = cordon_config_set_workdir(c, sb->workdir, err);
+	r = cordon_config_set_workdir(c, workdir, err);
 	if (r >= 0)
 		r = cordon_config_set_workdir_target(c, "/home/user", err);
 	if (r >= 0 && cd_opts.memory)
@@ -134,18 +136,9 @@ static int make_config(struct cd_sandbox *sb, struct cordon_config **ret, struct
 		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
 	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
 		r = cordon_config_allow_net(c, *a, err);
-	/* what E2B's sandboxes have: code may look for them */
+	/* what E2B's sandboxes have: code may look for it */
 	if (r >= 0)
 		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
-	if (r >= 0)
-		r = cordon_config_set_env(c, "E2B_SANDBOX_ID", sb->id, err);
-	if (r >= 0 && sb->env_vars) {
-		json_object_object_foreach(sb->env_vars, k, v) {
-			r = cordon_config_set_env(c, k, json_object_get_string(v), err);
-			if (r < 0)
-				break;
-		}
-	}
 	if (r < 0) {
 		cordon_config_free(c);
 		return r;
@@ -154,33 +147,128 @@ static int make_config(struct cd_sandbox *sb, struct cordon_config **ret, struct
 	return 0;
 }
 
-static int make_workdir(struct cd_sandbox *sb, struct cordon_error *err)
+/* A fresh workdir under the state directory, named at random (not after the sandbox's id: a
+ * pooled one is made before it has one). */
+static int make_workdir(char **ret, struct cordon_error *err)
 {
-	sb->workdir = cd_strdup_printf("%s/%s", cd_opts.state_dir, sb->id);
-	if (!sb->workdir)
+	char name[21];
+	char *dir;
+
+	if (cd_auth_random(name, 20, ID_ALPHABET) < 0)
+		return cd_fail(err, EIO, "workdir", "no random name");
+	dir = cd_strdup_printf("%s/%s", cd_opts.state_dir, name);
+	if (!dir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (mkdir(sb->workdir, 0700) < 0)
-		return cd_fail_errno(err, errno, "workdir", "mkdir %s", sb->workdir);
+	if (mkdir(dir, 0700) < 0) {
+		int e = errno;
+
+		free(dir);
+		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", cd_opts.state_dir, name);
+	}
+	*ret = dir;
 	return 0;
 }
 
-static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+/* One session is made at a time: cordon_session_create() forks its supervisor from this
+ * multi-threaded process, and the child then uses libc functions that take private locks
+ * (fgetpwent() while checking the workdir); another thread inside such a function at the fork
+ * (a second create) leaves the child waiting forever on a lock no one will release. */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
 {
 	struct cordon_config *c = NULL;
-	int r = make_workdir(sb, err);
+	char *workdir = NULL;
+	int r = make_workdir(&workdir, err);
 
 	if (r < 0)
 		return r;
-	r = make_config(sb, &c, err);
+	r = make_config(workdir, &c, err);
 	if (r >= 0) {
+		pthread_mutex_lock(&create_lock);
 		r = cordon_session_create(c,
 					  cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
-					  &sb->session, err);
+					  &ret->session, err);
+		pthread_mutex_unlock(&create_lock);
 		cordon_config_free(c);
 	}
+	if (r < 0) {
+		rmdir(workdir); /* still empty: nothing ran */
+		free(workdir);
+		return r;
+	}
+	ret->workdir = workdir;
+	return 0;
+}
+
+void cd_control_drop_session(struct cd_pooled *p)
+{
+	struct cordon_error err;
+
+	cordon_session_destroy(p->session, NULL, &err);
+	free(p->workdir);
+	*p = (struct cd_pooled){ 0 };
+}
+
+/* What the sandbox's commands get besides the server's environment: its id, its envVars. */
+static int sandbox_env(struct cd_sandbox *sb)
+{
+	_cleanup_free_ char *id = cd_strdup_printf("E2B_SANDBOX_ID=%s", sb->id);
+
+	if (!id || cd_strv_push(&sb->env, id) < 0)
+		return -ENOMEM;
+	if (sb->env_vars) {
+		json_object_object_foreach(sb->env_vars, k, v) {
+			_cleanup_free_ char *kv = cd_strdup_printf("%s=%s", k,
+								   json_object_get_string(v));
+
+			if (!kv || cd_strv_push(&sb->env, kv) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* One made ahead when there is one (--pool), else a new one. */
+static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	struct cd_pooled p = { 0 };
+	int r = sandbox_env(sb);
+
 	if (r < 0)
-		rmdir(sb->workdir); /* still empty: nothing ran */
-	return r;
+		return cd_fail(err, -r, "env", "out of memory");
+	if (!cd_pool_take(&p)) {
+		r = cd_control_make_session(&p, err);
+		if (r < 0)
+			return r;
+	}
+	sb->session = p.session;
+	sb->workdir = p.workdir;
+	return 0;
+}
+
+char **cd_env_merge(char *const *base, char *const *over)
+{
+	char **v = NULL;
+
+	for (; base && *base; base++) {
+		size_t key = strcspn(*base, "=") + 1;
+		bool replaced = false;
+
+		for (char *const *o = over; o && *o && !replaced; o++)
+			replaced = strncmp(*o, *base, key) == 0;
+		if (!replaced && cd_strv_push(&v, *base) < 0)
+			goto fail;
+	}
+	for (; over && *over; over++)
+		if (cd_strv_push(&v, *over) < 0)
+			goto fail;
+	if (!v)
+		v = calloc(1, sizeof(*v));
+	return v;
+fail:
+	cd_strv_free(v);
+	return NULL;
 }
 
 static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)

@@ -234,6 +234,7 @@ static enum MHD_Result start(struct cd_req *r)
 	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, true), *proc, *tag, *in;
 	struct pconf c = {0};
+	char **env = NULL;
 	struct cd_proc_start ps = {0};
 	struct cd_proc *p;
 	const char *why = NULL;
@@ -259,12 +260,20 @@ static enum MHD_Result start(struct cd_req *r)
 					   why ? why : "out of memory");
 	}
 	ps.argv = (const char *const *)c.argv;
-	ps.env = (const char *const *)c.env;
+	/* the sandbox's own variables, then the request's over them */
+	env = cd_env_merge(r->sb->env, c.env);
+	if (!env) {
+		pconf_done(&c);
+		json_object_put(req);
+		return cd_rpc_stream_error(r, "internal", "out of memory");
+	}
+	ps.env = (const char *const *)env;
 	ps.cwd = c.cwd;
 	ps.want_stdin = in && json_object_get_boolean(in);
 	ps.tag = tag ? json_object_get_string(tag) : NULL;
 	ps.config = json_object_get(proc);
 	k = cd_proc_start(r->sb, &ps, &p, &err);
+	cd_strv_free(env);
 	pconf_done(&c);
 	json_object_put(req);
 	if (k < 0)

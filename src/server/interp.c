@@ -20,6 +20,7 @@ extern const char cd_kernel_source[];
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
 #define END_TYPE       "end_of_execution"
+#define KEEPALIVE_NS   (30 * NSEC_PER_SEC)
 
 struct cd_ctx {
 	char id[40];
@@ -66,7 +67,8 @@ static void kernel_stop(struct cd_ctx *c)
 static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
 {
 	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
-	struct cordon_exec e = {.argv = argv, .cwd = c->cwd, .fd = {-1, -1, -1}};
+	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
+				.fd = {-1, -1, -1}};
 	int in[2], out[2], r;
 
 	if (pipe2(in, O_CLOEXEC) < 0)
@@ -171,6 +173,7 @@ struct exec_stream {
 	char *request; /* the line for the kernel */
 	int conn_fd;
 	bool locked, sent, done;
+	uint64_t last_ns; /* when a line was last sent */
 	char *out; /* the line being sent */
 	size_t out_len, out_off;
 };
@@ -220,16 +223,21 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 	}
 }
 
-/* Its "type", when line is a JSON object with a string type; else NULL. */
+/* Its "type", when line is one JSON object (nothing after it) with a string type; else NULL. */
 static char *line_type(const char *line)
 {
-	json_object *j = json_tokener_parse(line), *t;
+	json_tokener *tok = json_tokener_new_ex(32);
+	size_t len = strlen(line);
+	json_object *j = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *t;
 	char *type = NULL;
 
-	if (j && json_object_is_type(j, json_type_object) &&
-	    json_object_object_get_ex(j, "type", &t) && json_object_is_type(t, json_type_string))
+	if (j && json_tokener_get_parse_end(tok) == len &&
+	    json_object_is_type(j, json_type_object) && json_object_object_get_ex(j, "type", &t) &&
+	    json_object_is_type(t, json_type_string))
 		type = strdup(json_object_get_string(t));
 	json_object_put(j);
+	if (tok)
+		json_tokener_free(tok);
 	return type;
 }
 
@@ -298,6 +306,11 @@ static bool next_line(struct exec_stream *s)
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
 			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
+			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
+				/* a type the SDK ignores; the connection's idle timeout never fires */
+				set_out(s, strdup("{\"type\":\"keepalive\"}\n"));
+				return true;
+			}
 			continue;
 		}
 		if (r < 0) {
@@ -343,6 +356,7 @@ static ssize_t exec_read(void *arg, uint64_t pos, char *buf, size_t max)
 	n = s->out_len - s->out_off < max ? s->out_len - s->out_off : max;
 	memcpy(buf, s->out + s->out_off, n);
 	s->out_off += n;
+	s->last_ns = cd_now_ns();
 	return (ssize_t)n;
 }
 
@@ -455,6 +469,7 @@ static enum MHD_Result execute(struct cd_req *r)
 	s->c = c;
 	s->request = line;
 	s->conn_fd = cd_http_conn_fd(r);
+	s->last_ns = cd_now_ns();
 	return cd_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
 			      exec_free, s);
 }

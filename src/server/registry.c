@@ -130,6 +130,7 @@ void cd_sandbox_free(struct cd_sandbox *sb)
 		return;
 	free(sb->template_id);
 	free(sb->workdir);
+	cd_strv_free(sb->env);
 	json_object_put(sb->metadata);
 	json_object_put(sb->env_vars);
 	if (sb->dying_fd >= 0)

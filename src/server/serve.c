@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -186,6 +187,16 @@ static int h_memory(const char *a, struct cordon_error *err)
 	return cordon_parse_size(a, &cd_opts.memory, err);
 }
 
+static int h_disk(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_size(a, &cd_opts.disk, err);
+}
+
+static int h_disk_entries(const char *a, struct cordon_error *err)
+{
+	return parse_count(a, 1ull << 32, &cd_opts.disk_entries, err);
+}
+
 static int h_max_upload(const char *a, struct cordon_error *err)
 {
 	return cordon_parse_size(a, &cd_opts.max_upload, err);
@@ -233,6 +244,16 @@ static int h_keep_workdirs(const char *a, struct cordon_error *err)
 	return 0;
 }
 
+static int h_pool(const char *a, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = strcmp(a, "0") == 0 ? (v = 0, 0) : parse_count(a, 64, &v, err);
+
+	cd_opts.pool = (unsigned)v;
+	cd_opts.pool_set = true;
+	return r;
+}
+
 static int h_allow_net(const char *a, struct cordon_error *err)
 {
 	/* checked by the library's parser when the first sandbox is made: do it now */
@@ -273,11 +294,14 @@ static const struct {
     {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
     {"pids", 0, "N", h_pids, "process limit of each sandbox"},
     {"cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)"},
+    {"disk", 0, "SIZE", h_disk, "kill a sandbox whose workdir holds more (checked every 2 s)"},
+    {"disk-entries", 0, "N", h_disk_entries, "... or more entries than N (default 1000000)"},
     {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
     {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
     {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
     {"max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)"},
     {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
+    {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
     {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
     {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
     {"help", 'h', NULL, h_help, "this help"},
@@ -290,13 +314,13 @@ static int h_help(const char *a, struct cordon_error *err)
 	printf(
 	    "usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
-		char left[64];
+		char left[64], flag[8] = "    ";
 
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", opts[i].short_name ? "-" : "",
-			 opts[i].short_name ? opts[i].short_name : ' ',
-			 opts[i].short_name ? ", " : "  ", opts[i].name, opts[i].arg ? " " : "",
+		if (opts[i].short_name)
+			snprintf(flag, sizeof(flag), "-%c, ", opts[i].short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", flag, opts[i].name, opts[i].arg ? " " : "",
 			 opts[i].arg ? opts[i].arg : "");
-		printf("  %-28s %s\n", left + (opts[i].short_name ? 0 : 1), opts[i].help);
+		printf("  %-28s %s\n", left, opts[i].help);
 	}
 	exit(0);
 }
@@ -374,6 +398,10 @@ static void defaults(void)
 		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
 	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
 		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
+	if (!cd_opts.disk_entries)
+		cd_opts.disk_entries = 1000000;
+	if (!cd_opts.pool_set)
+		cd_opts.pool = 2;
 	if (!cd_opts.max_upload)
 		cd_opts.max_upload = 1ull << 30;
 }
@@ -422,10 +450,35 @@ static void print_where(void)
 			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
 }
 
+/* While the server stops: a second signal, or a stop that takes over a minute (a library call
+ * that does not return), ends it at once; the sessions still end (their supervisors see the
+ * server's sockets close). */
+static void *stop_watch(void *arg)
+{
+	sigset_t *set = arg;
+	uint64_t end = cd_now_ns() + 60 * NSEC_PER_SEC;
+	int r;
+
+	do {
+		uint64_t now = cd_now_ns(), left = now < end ? end - now : 0;
+		struct timespec ts = { .tv_sec = (time_t)(left / NSEC_PER_SEC),
+				       .tv_nsec = (long)(left % NSEC_PER_SEC) };
+
+		r = sigtimedwait(set, NULL, &ts);
+	} while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		fprintf(stderr, "cordon: serve: a second signal: exiting now\n");
+	else
+		fprintf(stderr, "cordon: serve: stopping took over a minute: exiting now\n");
+	_exit(1);
+	return NULL;
+}
+
 int cd_serve_main(int argc, char **argv)
 {
 	struct cordon_error err = {0};
 	struct MHD_Daemon *d = NULL;
+	pthread_t watch;
 	sigset_t set;
 	int sig;
 
@@ -441,13 +494,19 @@ int cd_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0)
+	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
+	    cd_pool_start(cd_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
 		sig = 0;
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
 	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
+	sigdelset(&set, SIGHUP);
+	if (pthread_create(&watch, NULL, stop_watch, &set) == 0)
+		pthread_detach(watch);
+	cd_pool_stop();
+	cd_disk_stop();
 	cd_reg_stop();
 	MHD_stop_daemon(d);
 	if (cd_opts.socket_path)

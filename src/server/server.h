@@ -27,10 +27,13 @@ struct cd_serve_opts {
 	char *state_dir;
 	unsigned max_sandboxes;
 	uint64_t memory, pids, millicpus; /* 0: the library's default */
+	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
 	uint64_t max_upload;
 	unsigned max_connections;
 	bool keep_workdirs;
+	unsigned pool; /* sandboxes made ahead (--pool) */
+	bool pool_set;
 	char **allow_net;
 	bool verbose;
 };
@@ -61,6 +64,7 @@ struct cd_sandbox {
 	uint64_t last_used_ns; /* monotonic */
 	struct cordon_session *session;
 	char *workdir;
+	char **env; /* KEY=VALUE its commands get: E2B_SANDBOX_ID, the create's envVars */
 	int dying_fd; /* eventfd, readable once the sandbox is being killed */
 
 	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times */
@@ -160,3 +164,21 @@ enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
 json_object *cd_rpc_request(struct cd_req *r, bool streaming);
 int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
 	       const char **why);
+
+/* --- control.c, pool.c: sandboxes made ahead of time --- */
+struct cd_pooled {
+	struct cordon_session *session;
+	char *workdir;
+};
+/* A session from the server's options alone, in a fresh workdir. */
+int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err);
+void cd_control_drop_session(struct cd_pooled *p);
+int cd_pool_start(unsigned n, struct cordon_error *err);
+bool cd_pool_take(struct cd_pooled *ret); /* false: none ready */
+void cd_pool_stop(void);
+/* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
+char **cd_env_merge(char *const *base, char *const *over);
+
+/* --- disk.c: --disk --- */
+int cd_disk_start(struct cordon_error *err);
+void cd_disk_stop(void);
