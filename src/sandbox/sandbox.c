@@ -13,6 +13,7 @@
  */
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -182,6 +183,10 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	log_plan(sb);
+	/* the list of earlier workdirs has served (paths are resolved): it is not carried into
+	 * pid 1, nor kept by a session's supervisor (up to 65,536 entries) */
+	cd_marks_done(&sb->marks);
+	malloc_trim(0);
 	return 0;
 }
 
