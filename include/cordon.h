@@ -423,6 +423,17 @@ struct cordon_process;
  * ready for commands; a setup failure is returned like cordon_run()'s. */
 CORDON_PUBLIC int cordon_session_create(const struct cordon_config *c, unsigned flags,
 					struct cordon_session **ret, struct cordon_error *err);
+/* Hand a session to another process: a multi-threaded program makes its sessions in a
+ * single-threaded helper process it forked early (cordon serve does), which exports each to it.
+ * fds[0] and fds[1] (close-on-exec) are the caller's to pass (SCM_RIGHTS) and close; s is freed
+ * without ending the session. The session is held by whoever holds fds[1]. */
+CORDON_PUBLIC int cordon_session_export(struct cordon_session *s, int ret_fds[2],
+					char ret_id[33], pid_t *ret_pid);
+/* Take a session another process exported (its descriptors are ours from now on). Its
+ * supervisor is not our child: cordon_session_destroy() then learns how it ended from its
+ * message alone. */
+CORDON_PUBLIC int cordon_session_import(const int fds[2], const char *id, pid_t pid,
+					struct cordon_session **ret, struct cordon_error *err);
 /* The sandbox id (32 hex digits), as in the report. */
 CORDON_PUBLIC const char *cordon_session_id(const struct cordon_session *s);
 /* The supervisor's pid (for figures: the session's host memory is its and pid 1's). */
@@ -492,7 +503,8 @@ struct cordon_file_info {
 CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
 				      struct cordon_file_info *ret, struct cordon_error *err);
 /* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at
- * most max entries (more: -E2BIG). *ret is freed with cordon_file_info_free(). */
+ * most max entries and 64 MiB of names (more: -E2BIG). *ret is freed with
+ * cordon_file_info_free(). */
 CORDON_PUBLIC int cordon_session_list(struct cordon_session *s, const char *path,
 				      unsigned depth, size_t max, struct cordon_file_info **ret,
 				      size_t *ret_n, struct cordon_error *err);

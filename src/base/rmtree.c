@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,61 @@ struct level {
 	char *name;
 };
 
+/* chmod of the directory the O_PATH descriptor pins (never of a name, which the sandbox could
+ * swap for a symlink meanwhile) */
+static int chmod_pinned(int pathfd, mode_t mode)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
+	return chmod(proc, mode) < 0 ? -errno : 0;
+}
+
+/* The directory name in dirfd, which fstatat() described as st, opened for reading although
+ * its mode (000, set by the sandbox) says no: opened up through a descriptor of that very
+ * directory, then read through it. *ret_opened: its mode was changed (restore_dir() puts it
+ * back). Only directories of ours: root never gets EACCES. */
+static int open_dir_opened_up(int dirfd, const char *name, const struct stat *st, int *ret_path,
+			      bool *ret_opened)
+{
+	int pathfd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd, r;
+	struct stat now;
+
+	*ret_opened = false;
+	*ret_path = -1;
+	if (pathfd < 0)
+		return -errno;
+	if (fstat(pathfd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	    now.st_uid != geteuid()) {
+		close(pathfd);
+		return -EACCES;
+	}
+	r = chmod_pinned(pathfd, (now.st_mode & 07777) | 0700);
+	if (r < 0) {
+		close(pathfd);
+		return r;
+	}
+	*ret_opened = true;
+	fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		chmod_pinned(pathfd, now.st_mode & 07777);
+		close(pathfd);
+		*ret_opened = false;
+		return r;
+	}
+	*ret_path = pathfd;
+	return fd;
+}
+
+static void restore_dir(int *pathfd, const struct stat *st, bool opened)
+{
+	if (opened && *pathfd >= 0)
+		chmod_pinned(*pathfd, st->st_mode & 07777);
+	cd_closep(pathfd);
+	*pathfd = -1;
+}
+
 static int open_dir_at(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
@@ -26,12 +82,14 @@ static int open_dir_at(int dirfd, const char *name)
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) { /* a mode 000 directory (not root): ours to open up */
 		struct stat st;
+		bool opened;
+		int pathfd;
 
-		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-		    fchmodat(dirfd, name, 0700, 0) == 0)
-			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		else
-			errno = EACCES;
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			return -EACCES;
+		fd = open_dir_opened_up(dirfd, name, &st, &pathfd, &opened);
+		cd_closep(&pathfd); /* left open (0700): it is about to go */
+		return fd;
 	}
 	return fd < 0 ? -errno : fd;
 }
@@ -202,8 +260,8 @@ static int usage_at(int fd, struct usage *u, unsigned depth_left)
 	rewinddir(d); /* the duplicate shares fd's offset: from the start */
 	while (r >= 0 && (de = readdir(d))) {
 		struct stat st;
-		bool reopened;
-		int sub;
+		bool reopened = false;
+		int sub, pathfd = -1;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -222,15 +280,12 @@ static int usage_at(int fd, struct usage *u, unsigned depth_left)
 		}
 		sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* a directory of ours the sandbox closed (mode 000): nothing hides from the count;
-		 * opened up while it is counted, then its mode put back */
-		reopened = sub < 0 && errno == EACCES && st.st_uid == geteuid() &&
-			   fchmodat(fd, de->d_name, (st.st_mode & 07777) | 0500, 0) == 0;
-		if (reopened)
-			sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		 * opened up while it is counted (through its own descriptor), then put back */
+		if (sub < 0 && errno == EACCES)
+			sub = open_dir_opened_up(fd, de->d_name, &st, &pathfd, &reopened);
 		if (sub >= 0)
 			r = usage_at(sub, u, depth_left - 1);
-		if (reopened)
-			fchmodat(fd, de->d_name, st.st_mode & 07777, 0);
+		restore_dir(&pathfd, &st, reopened);
 		cd_closep(&sub);
 	}
 	closedir(d);

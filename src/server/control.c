@@ -118,7 +118,7 @@ cap:
 
 /* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
  * what differs per sandbox goes with each command (sandbox_env). */
-static int make_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
+int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int r;
@@ -169,29 +169,18 @@ static int make_workdir(char **ret, struct cordon_error *err)
 	return 0;
 }
 
-/* One session is made at a time: cordon_session_create() forks its supervisor from this
- * multi-threaded process, and the child then uses libc functions that take private locks
- * (fgetpwent() while checking the workdir); another thread inside such a function at the fork
- * (a second create) leaves the child waiting forever on a lock no one will release. */
-static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
-
 int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
 {
-	struct cordon_config *c = NULL;
 	char *workdir = NULL;
 	int r = make_workdir(&workdir, err);
 
 	if (r < 0)
 		return r;
-	r = make_config(workdir, &c, err);
-	if (r >= 0) {
-		pthread_mutex_lock(&create_lock);
-		r = cordon_session_create(c,
-					  cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
-					  &ret->session, err);
-		pthread_mutex_unlock(&create_lock);
-		cordon_config_free(c);
-	}
+	/* made by the creator process (creator.c), never forked from this threaded one */
+	if (stat(workdir, &ret->workdir_st) < 0)
+		r = cd_fail_errno(err, errno, "workdir", "stat %s", workdir);
+	else
+		r = cd_creator_make(workdir, &ret->session, err);
 	if (r < 0) {
 		rmdir(workdir); /* still empty: nothing ran */
 		free(workdir);
@@ -244,6 +233,7 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 	}
 	sb->session = p.session;
 	sb->workdir = p.workdir;
+	sb->workdir_st = p.workdir_st;
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include "server.h"
 #include "util.h"
 
-#define LIST_MAX 100000
+#define LIST_MAX 20000
 
 /* Go's os.FileMode.String(), which envd sends as "permissions". */
 static void permissions(uint32_t mode, enum cordon_file_type type, char out[11])

@@ -439,8 +439,10 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 
 int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 {
-	unsigned flags =
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
+	 * (one sandbox's followed processes could otherwise deny every other tenant) */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
 	int fd = -1, r;

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
+#include "rmtree.h"
 #include "server.h"
 #include "util.h"
 
@@ -167,8 +168,14 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 	pthread_mutex_unlock(&sb->lock);
 	cd_interp_kill_all(sb);
 	cd_procs_kill_all(sb);
-	if (cordon_session_destroy(sb->session, &res, &err) < 0)
+	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
 		cd_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
+		/* a supervisor that died (killed alone) could not remove the workdir: every process
+		 * of the sandbox died with it (pid 1's parent-death signal) */
+		if (!cd_opts.keep_workdirs && sb->workdir && res.id[0] == '\0' &&
+		    cd_rmtree_path(sb->workdir, &sb->workdir_st) == 0)
+			cd_log("sandbox %s: its workdir removed by the server", sb->id);
+	}
 	cd_log("sandbox %s: ended (%s)", sb->id, why);
 	cd_sandbox_free(sb);
 }

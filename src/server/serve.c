@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,6 +488,18 @@ int cd_serve_main(int argc, char **argv)
 	state_dir();
 	if (!cd_opts.api_keys)
 		generate_key();
+	/* descriptors: a followed process costs several (channel, pipes, the stream's connection) */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	/* before any thread: the process that makes the sessions (creator.c) */
+	if (cd_creator_start(&err) < 0)
+		die(err.step, err.msg);
 	/* the signals are taken by sigwait() here; every thread inherits the mask */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

@@ -4,6 +4,8 @@
  * reaper). Only the public API of cordon.h and src/base are used. */
 #pragma once
 
+#include <sys/stat.h>
+
 #include <json-c/json.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -65,6 +67,7 @@ struct cd_sandbox {
 	struct cordon_session *session;
 	char *workdir;
 	char **env; /* KEY=VALUE its commands get: E2B_SANDBOX_ID, the create's envVars */
+	struct stat workdir_st;
 	int dying_fd; /* eventfd, readable once the sandbox is being killed */
 
 	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times */
@@ -169,6 +172,7 @@ int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **re
 struct cd_pooled {
 	struct cordon_session *session;
 	char *workdir;
+	struct stat workdir_st; /* to remove it when its supervisor could not */
 };
 /* A session from the server's options alone, in a fresh workdir. */
 int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err);
@@ -182,3 +186,9 @@ char **cd_env_merge(char *const *base, char *const *over);
 /* --- disk.c: --disk --- */
 int cd_disk_start(struct cordon_error *err);
 void cd_disk_stop(void);
+
+/* --- creator.c: sessions are made in a single-threaded process forked before any thread --- */
+int cd_creator_start(struct cordon_error *err);
+int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err);
+/* The config every sandbox is made from (control.c). */
+int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);

@@ -32,6 +32,9 @@
 /* The agent answers a request (a message of it: a listing's entries one by one) within this, or
  * the request fails: a worker the sandbox stopped (SIGSTOP) must not hold the caller for ever. */
 #define REPLY_TIMEOUT_MS 60000
+/* A listing's bytes of paths and link targets, at most: whatever max entries the caller asked
+ * for, a taken-over agent must not make it hold gigabytes */
+#define LIST_MAX_BYTES (64u << 20)
 
 struct cordon_session {
 	int ctl;    /* the session socket: CHANNEL messages to the agent */
@@ -205,6 +208,39 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 		return m.ret;
 	}
 	return cd_fail(err, EIO, "session", "the session's supervisor ended during setup");
+}
+
+int cordon_session_export(struct cordon_session *s, int ret_fds[2], char ret_id[33],
+			  pid_t *ret_pid)
+{
+	if (!s || s->ctl < 0 || s->holder < 0)
+		return -EINVAL;
+	ret_fds[0] = CD_TAKE_FD(s->ctl);
+	ret_fds[1] = CD_TAKE_FD(s->holder);
+	memcpy(ret_id, s->id, sizeof(s->id));
+	*ret_pid = s->pid;
+	session_free(s);
+	return 0;
+}
+
+int cordon_session_import(const int fds[2], const char *id, pid_t pid,
+			  struct cordon_session **ret, struct cordon_error *err)
+{
+	struct cordon_session *s;
+
+	cd_error_clear(err);
+	if (!fds || fds[0] < 0 || fds[1] < 0 || !id || strlen(id) != 32 || pid <= 0)
+		return cd_fail(err, EINVAL, "session", "not an exported session");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cd_fail(err, ENOMEM, "session", "out of memory");
+	pthread_mutex_init(&s->lock, NULL);
+	s->ctl = fds[0];
+	s->holder = fds[1];
+	s->pid = pid;
+	memcpy(s->id, id, sizeof(s->id));
+	*ret = s;
+	return 0;
 }
 
 const char *cordon_session_id(const struct cordon_session *s)
@@ -521,7 +557,8 @@ static int parse_entry(const struct cd_sp_msg *m, struct cordon_file_info *ret)
 	memcpy(&e, m->data, sizeof(e));
 	path = cd_sp_next(m, &pos);
 	target = path ? cd_sp_next(m, &pos) : NULL;
-	if (!path || !target || pos != m->h.len || path[0] != '/' || e.type > CORDON_FILE_SYMLINK)
+	if (!path || !target || pos != m->h.len || path[0] != '/' || e.type > CORDON_FILE_SYMLINK ||
+	    strlen(path) >= PATH_MAX || strlen(target) >= PATH_MAX)
 		return -EPROTO;
 	slash = strrchr(path, '/');
 	*ret = (struct cordon_file_info){
@@ -595,7 +632,7 @@ int cordon_session_list(struct cordon_session *s, const char *path, unsigned dep
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	_cleanup_close_ int chan = -1;
 	struct cordon_file_info *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, bytes = 0;
 	int r;
 
 	cd_error_clear(err);
@@ -628,7 +665,13 @@ int cordon_session_list(struct cordon_session *s, const char *path, unsigned dep
 			r = cd_fail(err, -r, "list", "malformed reply from the sandbox's agent");
 			break;
 		}
+		bytes += strlen(v[n].path) + (v[n].link_target ? strlen(v[n].link_target) : 0);
 		n++;
+		if (bytes > LIST_MAX_BYTES) {
+			r = cd_fail(err, E2BIG, "list", "%s: more than %u MiB of names", path,
+				    LIST_MAX_BYTES >> 20);
+			break;
+		}
 	}
 	if (r < 0) {
 		cordon_file_info_free(v, n);

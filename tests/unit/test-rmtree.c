@@ -102,6 +102,9 @@ int main(void)
 	is_int(r, 0, "usage: within its bounds");
 	is_uint(entries, 9, "usage: every entry, none through the symlinks");
 	ok(bytes > 0, "usage: bytes allocated");
+	snprintf(p, sizeof(p), "%s/locked", top);
+	ok(lstat(p, &st) == 0 && (st.st_mode & 07777) == 0,
+	   "usage: a mode 000 directory is counted and keeps its mode");
 	is_int(cd_tree_usage(fd, 64, 5, &bytes, &entries), -E2BIG, "usage: past max_entries");
 	is_int(cd_tree_usage(fd, 1, 1000, &bytes, &entries), -E2BIG, "usage: past max_depth");
 
