@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cordon.h"
+#include "serve.h"
 
 struct cli {
 	struct cordon_config *c;
@@ -667,6 +668,8 @@ int main(int argc, char **argv)
 	int r;
 
 	build_opts();
+	if (argc > 1 && strcmp(argv[1], "serve") == 0)
+		return cd_serve_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "policy") == 0)
 		return policy_command(argc, argv);
 	cli.c = cordon_config_new();

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* auth.c - API keys (the control plane), per-sandbox access tokens (the data plane), random
+ * ids. Runs in the server. Secrets are compared in constant time. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <nettle/sha2.h>
+
+#include "connect.h"
+#include "server.h"
+#include "util.h"
+
+bool cd_auth_key_valid_form(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (n < 5 || n > 256 || strncmp(key, "e2b_", 4) != 0)
+		return false;
+	return strspn(key + 4, "0123456789abcdef") == n - 4;
+}
+
+/* Compares every byte of the longer one whatever differs: the time tells the length at most. */
+bool cd_auth_token_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)((i < la ? a[i] : 0) ^ (i < lb ? b[i] : 0));
+	return d == 0;
+}
+
+bool cd_auth_api_key_ok(const char *key)
+{
+	bool ok = false;
+
+	if (!key)
+		return false;
+	for (char **k = cd_opts.api_keys; k && *k; k++)
+		ok |= cd_auth_token_eq(key, *k); /* no early exit */
+	return ok;
+}
+
+/* n characters of alphabet, uniformly (rejection sampling), from getrandom(). */
+int cd_auth_random(char *ret, size_t n, const char *alphabet)
+{
+	size_t m = strlen(alphabet), o = 0;
+	unsigned limit = 256 - 256 % m;
+	unsigned char buf[64];
+
+	while (o < n) {
+		ssize_t got = getrandom(buf, sizeof(buf), 0);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (ssize_t i = 0; i < got && o < n; i++)
+			if (buf[i] < limit)
+				ret[o++] = alphabet[buf[i] % m];
+	}
+	ret[n] = '\0';
+	return 0;
+}
+
+/* The SDK's signed /files URLs (downloadUrl, uploadUrl): "v1_" + base64(sha256(
+ * "path:operation:user:token[:expiration]")) without its padding. */
+int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		      const char *expiration, char ret[64])
+{
+	struct sha256_ctx ctx;
+	uint8_t digest[SHA256_DIGEST_SIZE];
+	char *text, *b64;
+	size_t n;
+
+	text = expiration ? cd_strdup_printf("%s:%s:%s:%s:%s", path, op, user, token, expiration)
+			  : cd_strdup_printf("%s:%s:%s:%s", path, op, user, token);
+	if (!text)
+		return -ENOMEM;
+	sha256_init(&ctx);
+	sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+	sha256_digest(&ctx, sizeof(digest), digest);
+	free(text);
+	if (cd_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
+		return -ENOMEM;
+	while (n > 0 && b64[n - 1] == '=')
+		b64[--n] = '\0';
+	snprintf(ret, 64, "v1_%s", b64);
+	free(b64);
+	return 0;
+}

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* control.c - the control plane, E2B's REST API as the SDK calls it: create (POST /sandboxes,
+ * /v2/sandboxes), list, get, kill, timeout, connect, refreshes. JSON bodies checked field by
+ * field; the API key was checked by http.c. Runs in the server (connection threads). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "util.h"
+
+#define ID_ALPHABET "0123456789abcdefghijklmnopqrstuvwxyz"
+
+static void rfc3339(int64_t ms, char buf[64])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+static void add_str(json_object *j, const char *k, const char *v)
+{
+	json_object_object_add(j, k, json_object_new_string(v));
+}
+
+/* The fields of a sandbox in create's, get's and list's answers. */
+static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
+{
+	json_object *j = json_object_new_object();
+	char t[64];
+
+	if (!j)
+		return NULL;
+	add_str(j, "sandboxID", sb->id);
+	add_str(j, "templateID", sb->template_id);
+	add_str(j, "clientID", "cordon");
+	add_str(j, "envdVersion", CD_ENVD_VERSION);
+	pthread_mutex_lock(&sb->lock);
+	rfc3339(sb->started_ms, t);
+	add_str(j, "startedAt", t);
+	rfc3339(sb->end_ms, t);
+	add_str(j, "endAt", t);
+	pthread_mutex_unlock(&sb->lock);
+	add_str(j, "state", "running");
+	json_object_object_add(j, "cpuCount", json_object_new_int64(
+		cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
+				  : sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_object_add(j, "memoryMB", json_object_new_int64(
+		(int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
+	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
+	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
+	json_object_object_add(j, "domain", NULL);
+	if (secrets) {
+		add_str(j, "envdAccessToken", sb->token);
+		add_str(j, "trafficAccessToken", sb->token);
+	}
+	return j;
+}
+
+/* An optional object whose values are all strings. */
+static int string_map(json_object *body, const char *key, json_object **ret, const char **why)
+{
+	json_object *v;
+
+	*ret = NULL;
+	if (!json_object_object_get_ex(body, key, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_object)) {
+		*why = "must be an object";
+		return -EINVAL;
+	}
+	json_object_object_foreach(v, k, val) {
+		(void)k;
+		if (!json_object_is_type(val, json_type_string)) {
+			*why = "must have string values";
+			return -EINVAL;
+		}
+	}
+	*ret = json_object_get(v);
+	return 0;
+}
+
+/* An optional timeout in seconds: 1 .. (--max-ttl). */
+static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
+{
+	json_object *v;
+	int64_t s;
+
+	*ret_ns = cd_opts.default_ttl_ns;
+	if (!json_object_object_get_ex(body, "timeout", &v) || json_object_is_type(v, json_type_null))
+		goto cap;
+	if (!json_object_is_type(v, json_type_int)) {
+		*why = "\"timeout\" must be an integer (seconds)";
+		return -EINVAL;
+	}
+	s = json_object_get_int64(v);
+	if (s < 0 || s > 365 * 86400) {
+		*why = "\"timeout\" is out of range";
+		return -EINVAL;
+	}
+	*ret_ns = (uint64_t)s * NSEC_PER_SEC;
+cap:
+	if (cd_opts.max_ttl_ns && *ret_ns > cd_opts.max_ttl_ns)
+		*ret_ns = cd_opts.max_ttl_ns;
+	return 0;
+}
+
+static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
+		       struct cordon_error *err)
+{
+	struct cordon_config *c = cordon_config_new();
+	int r;
+
+	if (!c)
+		return cd_fail(err, ENOMEM, "config", "out of memory");
+	r = cordon_config_set_workdir(c, sb->workdir, err);
+	if (r >= 0)
+		r = cordon_config_set_workdir_target(c, "/home/user", err);
+	if (r >= 0 && cd_opts.memory)
+		r = cordon_config_set_memory(c, cd_opts.memory, err);
+	if (r >= 0 && cd_opts.pids)
+		r = cordon_config_set_pids(c, cd_opts.pids, err);
+	if (r >= 0 && cd_opts.millicpus)
+		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
+	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
+		r = cordon_config_allow_net(c, *a, err);
+	/* what E2B's sandboxes have: code may look for them */
+	if (r >= 0)
+		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
+	if (r >= 0)
+		r = cordon_config_set_env(c, "E2B_SANDBOX_ID", sb->id, err);
+	if (r >= 0 && sb->env_vars) {
+		json_object_object_foreach(sb->env_vars, k, v) {
+			r = cordon_config_set_env(c, k, json_object_get_string(v), err);
+			if (r < 0)
+				break;
+		}
+	}
+	if (r < 0) {
+		cordon_config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int make_workdir(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	sb->workdir = cd_strdup_printf("%s/%s", cd_opts.state_dir, sb->id);
+	if (!sb->workdir)
+		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	if (mkdir(sb->workdir, 0700) < 0)
+		return cd_fail_errno(err, errno, "workdir", "mkdir %s", sb->workdir);
+	return 0;
+}
+
+static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	struct cordon_config *c = NULL;
+	int r = make_workdir(sb, err);
+
+	if (r < 0)
+		return r;
+	r = make_config(sb, &c, err);
+	if (r >= 0) {
+		r = cordon_session_create(c, cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
+					  &sb->session, err);
+		cordon_config_free(c);
+	}
+	if (r < 0)
+		rmdir(sb->workdir); /* still empty: nothing ran */
+	return r;
+}
+
+static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
+			const char **why)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(body, "templateID", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) > 128) {
+			*why = "\"templateID\" must be a string (at most 128 bytes)";
+			return -EINVAL;
+		}
+		sb->template_id = strdup(json_object_get_string(v));
+	} else {
+		sb->template_id = strdup("base");
+	}
+	if (!sb->template_id) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	if (string_map(body, "metadata", &sb->metadata, why) < 0 ||
+	    string_map(body, "envVars", &sb->env_vars, why) < 0)
+		return -EINVAL;
+	if (!sb->metadata)
+		sb->metadata = json_object_new_object();
+	return timeout_field(body, ttl, why);
+}
+
+static enum MHD_Result create(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	const char *why = NULL;
+	json_object *body = cd_http_body_json(r, &why);
+	struct cd_sandbox *sb;
+	uint64_t ttl;
+	int k;
+
+	if (!body)
+		return cd_http_error(r, 400, "bad JSON body: %s", why);
+	sb = cd_sandbox_new();
+	if (!sb) {
+		json_object_put(body);
+		return cd_http_error(r, 500, "out of memory");
+	}
+	k = parse_create(sb, body, &ttl, &why);
+	json_object_put(body);
+	if (k < 0) {
+		cd_sandbox_free(sb);
+		return cd_http_error(r, 400, "%s", why);
+	}
+	k = cd_reg_reserve();
+	if (k < 0) {
+		cd_sandbox_free(sb);
+		return k == -EBUSY ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
+						   cd_opts.max_sandboxes)
+				   : cd_http_error(r, 503, "the server is stopping");
+	}
+	if (cd_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
+	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 ||
+	    start_session(sb, &err) < 0) {
+		cd_reg_unreserve();
+		cd_sandbox_free(sb);
+		cd_log("create: %s: %s", err.step, err.msg);
+		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step, err.msg);
+	}
+	sb->started_ms = cd_now_ms();
+	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
+	sb->last_used_ns = cd_now_ns();
+	body = sandbox_json(sb, true);
+	if (cd_reg_add(sb) < 0) {
+		cordon_session_destroy(sb->session, NULL, &err);
+		cd_sandbox_free(sb);
+		json_object_put(body);
+		return cd_http_error(r, 503, "the server is stopping");
+	}
+	cd_log("sandbox %s: created (template %s)", json_object_get_string(
+		       json_object_object_get(body, "sandboxID")), json_object_get_string(
+		       json_object_object_get(body, "templateID")));
+	return cd_http_json(r, 201, body);
+}
+
+/* ?metadata=k%3Dv%26k2%3Dv2 (form-encoded pairs, encoded once more) */
+static bool metadata_matches(struct cd_sandbox *sb, const char *q)
+{
+	_cleanup_free_ char *copy = q ? strdup(q) : NULL;
+	char *save = NULL;
+
+	if (!copy)
+		return true;
+	for (char *pair = strtok_r(copy, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(pair, '=');
+		json_object *v;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		MHD_http_unescape(pair);
+		MHD_http_unescape(eq + 1);
+		if (!json_object_object_get_ex(sb->metadata, pair, &v) ||
+		    strcmp(json_object_get_string(v), eq + 1) != 0)
+			return false;
+	}
+	return true;
+}
+
+static enum MHD_Result list(struct cd_req *r)
+{
+	const char *state = cd_http_query(r, "state");
+	const char *meta = cd_http_query(r, "metadata");
+	json_object *a = json_object_new_array();
+	struct cd_sandbox **v;
+	size_t n;
+
+	if (!a || cd_reg_snapshot(&v, &n) < 0) {
+		json_object_put(a);
+		return cd_http_error(r, 500, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((!state || strstr(state, "running")) && metadata_matches(v[i], meta))
+			json_object_array_add(a, sandbox_json(v[i], false));
+		cd_sandbox_unref(v[i]);
+	}
+	free(v);
+	return cd_http_json(r, 200, a);
+}
+
+static enum MHD_Result get(struct cd_req *r)
+{
+	struct cd_sandbox *sb = cd_reg_get(r->sub);
+	json_object *j;
+
+	if (!sb)
+		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+	j = sandbox_json(sb, false);
+	cd_sandbox_unref(sb);
+	return cd_http_json(r, 200, j);
+}
+
+static enum MHD_Result kill_(struct cd_req *r)
+{
+	if (cd_reg_kill(r->sub) < 0)
+		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+	return cd_http_text(r, 204, NULL, "", 0);
+}
+
+/* timeout (set), connect (extend, never shorten), refreshes (extend by duration) */
+static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answer_sandbox)
+{
+	const char *why = NULL;
+	json_object *body = cd_http_body_json(r, &why), *j;
+	struct cd_sandbox *sb;
+	uint64_t ttl;
+	int64_t end;
+
+	if (!body)
+		return cd_http_error(r, 400, "bad JSON body: %s", why);
+	if (json_object_object_get_ex(body, "duration", &j) && !json_object_object_get_ex(
+		    body, "timeout", NULL)) /* refreshes: {"duration": seconds} */
+		json_object_object_add(body, "timeout", json_object_get(j));
+	if (timeout_field(body, &ttl, &why) < 0) {
+		json_object_put(body);
+		return cd_http_error(r, 400, "%s", why);
+	}
+	json_object_put(body);
+	sb = cd_reg_get(r->sub);
+	if (!sb)
+		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+	end = cd_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
+	pthread_mutex_lock(&sb->lock);
+	if (!extend_only || end > sb->end_ms)
+		sb->end_ms = end;
+	pthread_mutex_unlock(&sb->lock);
+	cd_sandbox_touch(sb);
+	j = answer_sandbox ? sandbox_json(sb, true) : NULL;
+	cd_sandbox_unref(sb);
+	if (answer_sandbox)
+		return cd_http_json(r, 200, j);
+	return cd_http_text(r, 204, NULL, "", 0);
+}
+
+static enum MHD_Result timeout_(struct cd_req *r)
+{
+	return set_timeout(r, false, false);
+}
+
+static enum MHD_Result connect_(struct cd_req *r)
+{
+	return set_timeout(r, true, true);
+}
+
+static enum MHD_Result refresh(struct cd_req *r)
+{
+	return set_timeout(r, true, false);
+}
+
+static enum MHD_Result health(struct cd_req *r)
+{
+	return cd_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
+}
+
+static enum MHD_Result unsupported(struct cd_req *r)
+{
+	return cd_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
+}
+
+static const struct {
+	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
+	cd_handler_fn fn;
+} routes[] = {
+	{ "POST", "/sandboxes", NULL, create },
+	{ "POST", "/v2/sandboxes", NULL, create },
+	{ "GET", "/sandboxes", NULL, list },
+	{ "GET", "/v2/sandboxes", NULL, list },
+	{ "GET", "/health", NULL, health },
+	{ "GET", "/sandboxes/", "", get },
+	{ "DELETE", "/sandboxes/", "", kill_ },
+	{ "POST", "/sandboxes/", "/timeout", timeout_ },
+	{ "POST", "/sandboxes/", "/connect", connect_ },
+	{ "POST", "/v2/sandboxes/", "/connect", connect_ },
+	{ "POST", "/sandboxes/", "/resume", connect_ },
+	{ "POST", "/sandboxes/", "/refreshes", refresh },
+	{ "POST", "/sandboxes/", "/pause", unsupported },
+	{ "POST", "/sandboxes/", "/snapshots", unsupported },
+	{ "POST", "/sandboxes/", "/fork", unsupported },
+	{ "PUT", "/sandboxes/", "/network", unsupported },
+	{ "GET", "/sandboxes/", "/metrics", unsupported },
+	{ "GET", "/sandboxes/", "/logs", unsupported },
+	{ "GET", "/v2/sandboxes/", "/logs", unsupported },
+};
+
+/* The id in prefix{id}suffix: 1..64 of [0-9a-z_-]. */
+static bool match_id(const char *url, const char *prefix, const char *suffix, char **ret)
+{
+	size_t pl = strlen(prefix), n;
+
+	if (strncmp(url, prefix, pl) != 0)
+		return false;
+	url += pl;
+	n = strspn(url, "0123456789abcdefghijklmnopqrstuvwxyz_-");
+	if (n == 0 || n > 64 || strcmp(url + n, suffix) != 0)
+		return false;
+	*ret = strndup(url, n);
+	return *ret != NULL;
+}
+
+cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub)
+{
+	for (size_t i = 0; i < CD_ELEMENTSOF(routes); i++) {
+		if (strcmp(method, routes[i].method) != 0)
+			continue;
+		if (!routes[i].suffix && strcmp(url, routes[i].prefix) == 0)
+			return routes[i].fn;
+		if (routes[i].suffix && match_id(url, routes[i].prefix, routes[i].suffix, ret_sub))
+			return routes[i].fn;
+	}
+	return NULL;
+}

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* envd_process.c - envd's process service (process.Process) over Connect with JSON: Start and
+ * Connect (server streams of ProcessEvent), List, SendInput, SendSignal, CloseStdin, Update
+ * (a terminal's size). Runs in the server (connection threads). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connect.h"
+#include "procs.h"
+#include "util.h"
+
+#define KEEPALIVE_NS (50 * NSEC_PER_SEC) /* the SDK's Keepalive-Ping-Interval */
+
+struct pstream {
+	struct cd_proc *p;
+	uint64_t cursor;
+	uint64_t deadline_ns; /* Connect-Timeout-Ms; 0: none */
+	bool kill_at_deadline; /* Start's: the command's time is up too */
+	char sandbox_id[24];   /* touched while the stream runs: a followed sandbox is not idle */
+	uint64_t touched_ns;
+	uint64_t last_ns;
+	int conn_fd;
+	char *buf;
+	size_t len, off;
+	bool done;
+};
+
+static void pstream_free(void *arg)
+{
+	struct pstream *s = arg;
+
+	cd_proc_unsubscribe(s->p, &s->cursor);
+	cd_proc_unref(s->p);
+	free(s->buf);
+	free(s);
+}
+
+static void pstream_set(struct pstream *s, uint8_t flags, char *msg)
+{
+	free(s->buf);
+	s->buf = NULL;
+	s->len = s->off = 0;
+	if (msg && cd_connect_frame(flags, msg, strlen(msg), &s->buf, &s->len) < 0)
+		s->len = 0;
+	free(msg);
+}
+
+/* The next message to send: an event, a keepalive, the end; false: the client is gone. */
+static bool pstream_fill(struct pstream *s)
+{
+	char *ev = NULL;
+
+	for (;;) {
+		int r = cd_proc_next(s->p, &s->cursor, &ev, 1000);
+		uint64_t now = cd_now_ns();
+
+		if (r == 1) {
+			pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", ev));
+			free(ev);
+			return true;
+		}
+		if (r < 0) {
+			s->done = true;
+			pstream_set(s, CD_CONNECT_FLAG_END, strdup("{}"));
+			return true;
+		}
+		if (cd_http_peer_gone(s->conn_fd))
+			return false;
+		if (now - s->touched_ns >= NSEC_PER_SEC) {
+			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
+
+			if (sb) {
+				cd_sandbox_touch(sb);
+				cd_sandbox_unref(sb);
+			}
+			s->touched_ns = now;
+		}
+		if (s->deadline_ns && now >= s->deadline_ns) {
+			/* the request's time is up (the SDK's timeoutMs): a started command goes too */
+			if (s->kill_at_deadline)
+				cd_proc_signal(s->p, SIGKILL, NULL);
+			s->done = true;
+			pstream_set(s, CD_CONNECT_FLAG_END, cd_connect_error_json(
+					    "deadline_exceeded", "the request ran past its timeout", 1));
+			return true;
+		}
+		if (now - s->last_ns >= KEEPALIVE_NS) {
+			pstream_set(s, 0, strdup("{\"event\":{\"keepalive\":{}}}"));
+			return true;
+		}
+	}
+}
+
+static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
+{
+	struct pstream *s = arg;
+	size_t n;
+
+	(void)pos;
+	while (s->off >= s->len) {
+		if (s->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!pstream_fill(s))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	n = s->len - s->off < max ? s->len - s->off : max;
+	memcpy(out, s->buf + s->off, n);
+	s->off += n;
+	s->last_ns = cd_now_ns();
+	return (ssize_t)n;
+}
+
+/* Follow p from cursor; first (a ProcessEvent, taken) is sent before. */
+static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t cursor, char *first,
+			      bool kill_at_deadline)
+{
+	struct pstream *s = calloc(1, sizeof(*s));
+	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
+
+	if (!s) {
+		cd_proc_unref(p);
+		free(first);
+		return MHD_NO;
+	}
+	s->p = p;
+	s->cursor = cursor;
+	s->kill_at_deadline = kill_at_deadline;
+	snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", r->sb->id);
+	if (cd_proc_subscribe(p, &s->cursor) < 0) {
+		cd_proc_unref(p);
+		free(first);
+		free(s);
+		return cd_rpc_stream_error(r, "resource_exhausted", "too many streams follow the "
+								    "process already");
+	}
+	s->conn_fd = cd_http_conn_fd(r);
+	s->last_ns = cd_now_ns();
+	if (first)
+		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
+	free(first);
+	if (t && strtoull(t, NULL, 10) > 0)
+		s->deadline_ns = cd_now_ns() + strtoull(t, NULL, 10) * NSEC_PER_MSEC;
+	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
+			      pstream_free, s);
+}
+
+/* ProcessConfig -> argv, env (KEY=VALUE), cwd; the config kept for List. */
+struct pconf {
+	char **argv, **env;
+	const char *cwd;
+};
+
+static void pconf_done(struct pconf *c)
+{
+	cd_strv_free(c->argv);
+	cd_strv_free(c->env);
+}
+
+static int parse_config(json_object *proc, struct pconf *c, const char **why)
+{
+	json_object *cmd, *args, *envs, *cwd;
+
+	if (cd_rpc_get(proc, "cmd", json_type_string, &cmd, why) < 0 ||
+	    cd_rpc_get(proc, "args", json_type_array, &args, why) < 0 ||
+	    cd_rpc_get(proc, "envs", json_type_object, &envs, why) < 0 ||
+	    cd_rpc_get(proc, "cwd", json_type_string, &cwd, why) < 0)
+		return -EINVAL;
+	if (!cmd || !json_object_get_string_len(cmd)) {
+		*why = "\"process.cmd\" is missing";
+		return -EINVAL;
+	}
+	if (cd_strv_push(&c->argv, json_object_get_string(cmd)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; args && i < json_object_array_length(args); i++) {
+		json_object *a = json_object_array_get_idx(args, i);
+
+		if (!json_object_is_type(a, json_type_string)) {
+			*why = "\"process.args\" must hold strings";
+			return -EINVAL;
+		}
+		if (cd_strv_push(&c->argv, json_object_get_string(a)) < 0)
+			return -ENOMEM;
+	}
+	if (envs) {
+		json_object_object_foreach(envs, k, v) {
+			_cleanup_free_ char *kv = NULL;
+
+			if (!json_object_is_type(v, json_type_string) || !*k || strchr(k, '=')) {
+				*why = "\"process.envs\" must map names (no '=') to strings";
+				return -EINVAL;
+			}
+			kv = cd_strdup_printf("%s=%s", k, json_object_get_string(v));
+			if (!kv || cd_strv_push(&c->env, kv) < 0)
+				return -ENOMEM;
+		}
+	}
+	c->cwd = cwd && json_object_get_string_len(cwd) ? json_object_get_string(cwd) : NULL;
+	return 0;
+}
+
+static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
+{
+	json_object *pty, *size, *r, *c;
+
+	*rows = *cols = 0;
+	if (cd_rpc_get(req, "pty", json_type_object, &pty, why) < 0 ||
+	    cd_rpc_get(pty, "size", json_type_object, &size, why) < 0 ||
+	    cd_rpc_get(size, "rows", json_type_int, &r, why) < 0 ||
+	    cd_rpc_get(size, "cols", json_type_int, &c, why) < 0)
+		return -EINVAL;
+	if (!pty)
+		return 0;
+	*rows = r ? json_object_get_int(r) : 24;
+	*cols = c ? json_object_get_int(c) : 80;
+	if (*rows <= 0 || *rows > 1000 || *cols <= 0 || *cols > 1000) {
+		*why = "\"pty.size\" must be 1-1000 rows and columns";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static enum MHD_Result start(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	json_object *req = cd_rpc_request(r, true), *proc, *tag, *in;
+	struct pconf c = { 0 };
+	struct cd_proc_start ps = { 0 };
+	struct cd_proc *p;
+	const char *why = NULL;
+	int k;
+
+	if (!req)
+		return MHD_YES;
+	k = cd_rpc_get(req, "process", json_type_object, &proc, &why);
+	if (k == 0)
+		k = parse_config(proc, &c, &why);
+	else if (k == 1)
+		why = "\"process\" is missing", k = -EINVAL;
+	if (k >= 0)
+		k = cd_rpc_get(req, "tag", json_type_string, &tag, &why);
+	if (k >= 0)
+		k = cd_rpc_get(req, "stdin", json_type_boolean, &in, &why);
+	if (k >= 0)
+		k = parse_pty(req, &ps.pty_rows, &ps.pty_cols, &why);
+	if (k < 0) {
+		pconf_done(&c);
+		json_object_put(req);
+		return cd_rpc_stream_error(r, "invalid_argument", "%s", why ? why : "out of memory");
+	}
+	ps.argv = (const char *const *)c.argv;
+	ps.env = (const char *const *)c.env;
+	ps.cwd = c.cwd;
+	ps.want_stdin = in && json_object_get_boolean(in);
+	ps.tag = tag ? json_object_get_string(tag) : NULL;
+	ps.config = json_object_get(proc);
+	k = cd_proc_start(r->sb, &ps, &p, &err);
+	pconf_done(&c);
+	json_object_put(req);
+	if (k < 0)
+		return cd_rpc_stream_error(r, strcmp(err.step, "exec") == 0 && err.code == ENOENT
+					       ? "not_found" : cd_connect_code_of_errno(err.code),
+					   "%s: %s", err.step, err.msg);
+	return stream(r, p, 0, NULL, true);
+}
+
+/* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
+static struct cd_proc *select_proc(struct cd_req *r, json_object *req, bool streaming)
+{
+	json_object *sel, *pid = NULL, *tag = NULL;
+	const char *why = NULL;
+	struct cd_proc *p;
+
+	if (cd_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
+	    cd_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
+	    cd_rpc_get(sel, "tag", json_type_string, &tag, &why) < 0 || (!pid && !tag)) {
+		why = why ? why : "\"process\" must select a pid or a tag";
+		if (streaming)
+			cd_rpc_stream_error(r, "invalid_argument", "%s", why);
+		else
+			cd_rpc_error(r, "invalid_argument", "%s", why);
+		return NULL;
+	}
+	p = cd_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
+			 tag ? json_object_get_string(tag) : NULL);
+	if (!p) {
+		if (streaming)
+			cd_rpc_stream_error(r, "not_found", "no such process");
+		else
+			cd_rpc_error(r, "not_found", "no such process");
+	}
+	return p;
+}
+
+static enum MHD_Result connect_(struct cd_req *r)
+{
+	json_object *req = cd_rpc_request(r, true);
+	struct cd_proc *p;
+
+	if (!req)
+		return MHD_YES;
+	p = select_proc(r, req, true);
+	json_object_put(req);
+	if (!p)
+		return MHD_YES;
+	/* a start event first, as envd sends, then what comes from now on */
+	return stream(r, p, cd_proc_tail(p), cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
+		      false);
+}
+
+static enum MHD_Result list(struct cd_req *r)
+{
+	json_object *req = cd_rpc_request(r, false), *j;
+
+	if (!req)
+		return MHD_YES;
+	json_object_put(req);
+	j = json_object_new_object();
+	if (j)
+		json_object_object_add(j, "processes", cd_procs_list(r->sb));
+	return cd_rpc_reply(r, j);
+}
+
+static enum MHD_Result empty_reply(struct cd_req *r)
+{
+	return cd_rpc_reply(r, json_object_new_object());
+}
+
+static enum MHD_Result send_input(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	json_object *req = cd_rpc_request(r, false), *input, *data = NULL;
+	const char *why = NULL;
+	struct cd_proc *p;
+	uint8_t *bytes = NULL;
+	size_t n = 0;
+	bool pty = false;
+	int k;
+
+	if (!req)
+		return MHD_YES;
+	p = select_proc(r, req, false);
+	if (!p) {
+		json_object_put(req);
+		return MHD_YES;
+	}
+	k = cd_rpc_get(req, "input", json_type_object, &input, &why);
+	if (k == 0 && (k = cd_rpc_get(input, "stdin", json_type_string, &data, &why)) == 1) {
+		k = cd_rpc_get(input, "pty", json_type_string, &data, &why);
+		pty = data != NULL;
+	}
+	if (k == 0 && data && cd_b64_decode(json_object_get_string(data),
+					    (size_t)json_object_get_string_len(data), &bytes, &n) < 0)
+		why = "the input is not base64", k = -EINVAL;
+	if (k < 0) {
+		json_object_put(req);
+		cd_proc_unref(p);
+		return cd_rpc_error(r, "invalid_argument", "%s", why);
+	}
+	k = n ? cd_proc_write_stdin(p, bytes, n, pty, &err) : 0;
+	free(bytes);
+	json_object_put(req);
+	cd_proc_unref(p);
+	if (k < 0)
+		return cd_rpc_error(r, err.code == EPIPE ? "failed_precondition"
+							 : cd_connect_code_of_errno(err.code),
+				    "%s", err.msg);
+	return empty_reply(r);
+}
+
+static int signal_of(json_object *v)
+{
+	const char *s;
+
+	if (json_object_is_type(v, json_type_int))
+		return json_object_get_int(v) == 9 ? SIGKILL : json_object_get_int(v) == 15 ? SIGTERM : 0;
+	s = json_object_get_string(v);
+	return strcmp(s, "SIGNAL_SIGKILL") == 0 ? SIGKILL : strcmp(s, "SIGNAL_SIGTERM") == 0 ? SIGTERM : 0;
+}
+
+static enum MHD_Result send_signal(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	json_object *req = cd_rpc_request(r, false), *sig;
+	struct cd_proc *p;
+	int s = 0, k;
+
+	if (!req)
+		return MHD_YES;
+	p = select_proc(r, req, false);
+	if (p && json_object_object_get_ex(req, "signal", &sig))
+		s = signal_of(sig);
+	json_object_put(req);
+	if (!p)
+		return MHD_YES;
+	if (!s) {
+		cd_proc_unref(p);
+		return cd_rpc_error(r, "invalid_argument", "\"signal\" must be SIGNAL_SIGKILL or "
+							   "SIGNAL_SIGTERM");
+	}
+	k = cd_proc_signal(p, s, &err);
+	cd_proc_unref(p);
+	if (k < 0)
+		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+	return empty_reply(r);
+}
+
+static enum MHD_Result close_stdin(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	json_object *req = cd_rpc_request(r, false);
+	struct cd_proc *p;
+	int k;
+
+	if (!req)
+		return MHD_YES;
+	p = select_proc(r, req, false);
+	json_object_put(req);
+	if (!p)
+		return MHD_YES;
+	k = cd_proc_close_stdin(p, &err);
+	cd_proc_unref(p);
+	if (k < 0)
+		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+	return empty_reply(r);
+}
+
+static enum MHD_Result update(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	json_object *req = cd_rpc_request(r, false);
+	const char *why = NULL;
+	struct cd_proc *p;
+	int rows, cols, k;
+
+	if (!req)
+		return MHD_YES;
+	p = select_proc(r, req, false);
+	k = parse_pty(req, &rows, &cols, &why);
+	json_object_put(req);
+	if (!p)
+		return MHD_YES;
+	if (k < 0 || rows == 0) {
+		cd_proc_unref(p);
+		return cd_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
+	}
+	k = cd_proc_resize(p, rows, cols, &err);
+	cd_proc_unref(p);
+	if (k < 0)
+		return cd_rpc_error(r, "invalid_argument", "%s", err.msg);
+	return empty_reply(r);
+}
+
+static enum MHD_Result unimplemented(struct cd_req *r)
+{
+	return cd_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
+}
+
+cd_handler_fn cd_process_route(const char *rpc)
+{
+	static const struct {
+		const char *name;
+		cd_handler_fn fn;
+	} rpcs[] = {
+		{ "Start", start },         { "Connect", connect_ },       { "List", list },
+		{ "SendInput", send_input }, { "SendSignal", send_signal }, { "CloseStdin", close_stdin },
+		{ "Update", update },        { "StreamInput", unimplemented },
+	};
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)
+		if (strcmp(rpc, rpcs[i].name) == 0)
+			return rpcs[i].fn;
+	return NULL;
+}

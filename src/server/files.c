@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* files.c - envd's /files: GET downloads a file (read inside, streamed out), POST uploads one
+ * or more (multipart/form-data as the SDK sends by default, or application/octet-stream),
+ * each written inside by the library through a pipe. Sizes are bounded (--max-upload); file
+ * contents are data only. Runs in the server (connection threads). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "connect.h"
+#include "server.h"
+#include "util.h"
+
+static unsigned status_of(int code)
+{
+	switch (code) {
+	case ENOENT:
+		return 404;
+	case EACCES:
+	case EPERM:
+		return 403;
+	case ENOSPC:
+	case EDQUOT:
+		return 507;
+	case EISDIR:
+	case ENOTDIR:
+	case EINVAL:
+	case ENAMETOOLONG:
+		return 400;
+	default:
+		return 500;
+	}
+}
+
+/* --- download --- */
+struct download {
+	int fd;
+	uint64_t left;
+};
+
+static ssize_t download_read(void *arg, uint64_t pos, char *buf, size_t max)
+{
+	struct download *d = arg;
+	ssize_t n;
+
+	(void)pos;
+	if (d->left == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (max > d->left)
+		max = (size_t)d->left;
+	do
+		n = read(d->fd, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) /* shrunk meanwhile: the length promised cannot be kept */
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	d->left -= (uint64_t)n;
+	return n;
+}
+
+static void download_free(void *arg)
+{
+	struct download *d = arg;
+
+	close(d->fd);
+	free(d);
+}
+
+enum MHD_Result cd_files_get(struct cd_req *r)
+{
+	struct cordon_error err = { 0 };
+	const char *path = cd_http_query(r, "path");
+	struct download *d;
+	struct stat st;
+	int fd;
+
+	if (!path || !*path)
+		return cd_http_error(r, 400, "the query parameter \"path\" is missing");
+	if (cordon_session_open_read(r->sb->session, path, &fd, &err) < 0)
+		return cd_http_error(r, status_of(err.code), "%s", err.msg);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cd_http_error(r, 400, "%s is not a regular file", path);
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		close(fd);
+		return cd_http_error(r, 500, "out of memory");
+	}
+	d->fd = fd;
+	d->left = (uint64_t)st.st_size;
+	return cd_http_stream(r, 200, "application/octet-stream", d->left, download_read,
+			      download_free, d);
+}
+
+/* --- upload --- */
+struct upload {
+	struct cd_req *r;
+	struct MHD_PostProcessor *pp;
+	struct cordon_upload *u;
+	int fd;
+	char *path;      /* the file being written */
+	uint64_t part_bytes; /* of that file so far */
+	char *part_name;     /* its part's filename */
+	uint64_t total;  /* bytes of every file so far */
+	json_object *done; /* the written files' entries */
+	unsigned status; /* an error: its HTTP status */
+	char msg[600];
+};
+
+static int up_fail(struct upload *up, unsigned status, const char *msg, const char *detail)
+{
+	if (!up->status) {
+		up->status = status;
+		snprintf(up->msg, sizeof(up->msg), "%s%s%s", msg, detail ? ": " : "",
+			 detail ? detail : "");
+	}
+	return -EIO;
+}
+
+static int up_open(struct upload *up, const char *path)
+{
+	struct cordon_error err = { 0 };
+
+	if (!path || !*path)
+		return up_fail(up, 400, "no path for the file (the \"path\" parameter or the part's "
+					"filename)", NULL);
+	free(up->path);
+	up->path = strdup(path);
+	if (!up->path)
+		return up_fail(up, 500, "out of memory", NULL);
+	up->part_bytes = 0;
+	if (cordon_session_write(up->r->sb->session, path, 0644, &up->u, &up->fd, &err) < 0)
+		return up_fail(up, status_of(err.code), err.msg, NULL);
+	fcntl(up->fd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* Close the pipe, wait for the writer inside, note the file. */
+static int up_finish(struct upload *up)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_file_info f = { 0 };
+	json_object *e;
+	uint64_t bytes;
+	int k;
+
+	if (!up->u)
+		return 0;
+	close(up->fd);
+	up->fd = -1;
+	k = cordon_upload_finish(up->u, &bytes, &err);
+	up->u = NULL;
+	if (k < 0)
+		return up_fail(up, status_of(err.code), err.msg, NULL);
+	e = json_object_new_object();
+	if (!e)
+		return up_fail(up, 500, "out of memory", NULL);
+	k = cordon_session_stat(up->r->sb->session, up->path, &f, &err);
+	json_object_object_add(e, "name", json_object_new_string(k >= 0 && f.name ? f.name
+					: up->path));
+	json_object_object_add(e, "type", json_object_new_string("file"));
+	json_object_object_add(e, "path", json_object_new_string(k >= 0 && f.path ? f.path
+					: up->path));
+	cordon_file_info_clear(&f);
+	json_object_array_add(up->done, e);
+	return 0;
+}
+
+/* The writer is a process of the sandbox: one that stops reading must not hold the connection
+ * (and the sandbox's kill, which waits for it) forever. */
+static int write_bounded(int fd, const char *data, size_t len, int dying_fd)
+{
+	uint64_t stall_end = cd_now_ns() + 60 * NSEC_PER_SEC;
+
+	while (len > 0) {
+		struct pollfd f[2] = { { .fd = fd, .events = POLLOUT },
+				       { .fd = dying_fd, .events = POLLIN } };
+		ssize_t n;
+
+		if (poll(f, 2, 1000) < 0 && errno != EINTR)
+			return -errno;
+		if (f[1].revents)
+			return -ECANCELED;
+		if (!(f[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			if (cd_now_ns() >= stall_end)
+				return -ETIMEDOUT;
+			continue;
+		}
+		n = write(fd, data, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+		stall_end = cd_now_ns() + 60 * NSEC_PER_SEC;
+	}
+	return 0;
+}
+
+static int up_write(struct upload *up, const char *data, size_t len)
+{
+	int k;
+
+	if (up->status || !up->u)
+		return -EIO;
+	up->total += len;
+	up->part_bytes += len;
+	if (up->total > cd_opts.max_upload)
+		return up_fail(up, 413, "the upload is larger than --max-upload", NULL);
+	k = write_bounded(up->fd, data, len, up->r->sb->dying_fd);
+	if (k < 0)
+		return up_fail(up, k == -ETIMEDOUT ? 504 : 500, "writing the file inside", strerror(-k));
+	return 0;
+}
+
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *filename, const char *ctype, const char *encoding,
+			       const char *data, uint64_t off, size_t size)
+{
+	struct upload *up = cls;
+	const char *qpath = cd_http_query(up->r, "path");
+
+	(void)kind;
+	(void)ctype;
+	(void)encoding;
+	if (up->status)
+		return MHD_NO;
+	if (!filename && strcmp(key, "file") != 0)
+		return MHD_YES; /* another form field: ignored */
+	/* a part begins at offset 0, but its first call may carry no data: MHD then calls again
+	 * at offset 0 for the same part */
+	if (off == 0 && !(up->u && up->part_bytes == 0 && up->part_name && filename &&
+			  strcmp(up->part_name, filename) == 0)) {
+		free(up->part_name);
+		up->part_name = filename ? strdup(filename) : NULL;
+		if (up_finish(up) < 0 || up_open(up, qpath && *qpath ? qpath : filename) < 0)
+			return MHD_NO;
+	}
+	return size == 0 || up_write(up, data, size) == 0 ? MHD_YES : MHD_NO;
+}
+
+static int upload_body(struct cd_req *r, const char *data, size_t len)
+{
+	struct upload *up = r->state;
+
+	if (data) {
+		if (up->pp)
+			return MHD_post_process(up->pp, data, len) == MHD_YES || up->status ? 0 : 0;
+		if (!up->u && !up->status)
+			up_open(up, cd_http_query(r, "path"));
+		up_write(up, data, len);
+		return 0;
+	}
+	if (up->pp) { /* the end */
+		MHD_destroy_post_processor(up->pp);
+		up->pp = NULL;
+	} else if (!up->u && !up->status) { /* an empty octet-stream: an empty file */
+		up_open(up, cd_http_query(r, "path"));
+	}
+	up_finish(up);
+	return 0;
+}
+
+static void upload_free(void *arg)
+{
+	struct upload *up = arg;
+
+	if (up->pp)
+		MHD_destroy_post_processor(up->pp);
+	if (up->u) { /* the client went away mid-upload */
+		close(up->fd);
+		cordon_upload_finish(up->u, NULL, NULL);
+	}
+	free(up->path);
+	free(up->part_name);
+	json_object_put(up->done);
+	free(up);
+}
+
+enum MHD_Result cd_files_post_begin(struct cd_req *r)
+{
+	const char *ct = cd_http_header(r, "Content-Type");
+	const char *ce = cd_http_header(r, "Content-Encoding");
+	struct upload *up;
+
+	if (ce && strcasecmp(ce, "identity") != 0)
+		return cd_http_error(r, 415, "Content-Encoding %s is not supported", ce);
+	up = calloc(1, sizeof(*up));
+	if (!up)
+		return cd_http_error(r, 500, "out of memory");
+	up->r = r;
+	up->fd = -1;
+	up->done = json_object_new_array();
+	r->state = up;
+	r->state_free = upload_free;
+	r->body_fn = upload_body;
+	r->handler = cd_files_post_end;
+	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
+		up->pp = MHD_create_post_processor(r->conn, 64 * 1024, on_part, up);
+		if (!up->pp)
+			return cd_http_error(r, 400, "a multipart body without a boundary");
+	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) != 0) {
+		return cd_http_error(r, 415, "Content-Type %s: send multipart/form-data or "
+					     "application/octet-stream", ct);
+	}
+	return MHD_YES;
+}
+
+enum MHD_Result cd_files_post_end(struct cd_req *r)
+{
+	struct upload *up = r->state;
+
+	if (up->status)
+		return cd_http_error(r, up->status, "%s", up->msg);
+	if (json_object_array_length(up->done) == 0)
+		return cd_http_error(r, 400, "no file in the request");
+	return cd_http_json(r, 200, json_object_get(up->done));
+}

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* http.c - libmicrohttpd glue: the daemon, routing to the three planes (control, envd,
+ * code interpreter), authentication before any body is read, body limits, replies and
+ * streams. Runs in the server: one thread per connection (handlers may block). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "server.h"
+#include "util.h"
+
+const char *cd_http_header(struct cd_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *cd_http_query(struct cd_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int cd_http_conn_fd(struct cd_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
+/* The client closed its side (or reset): a stream's writer stops instead of blocking. */
+bool cd_http_peer_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	if (fd < 0)
+		return false;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ret = MHD_queue_response(r->conn, status, resp);
+	MHD_destroy_response(resp);
+	r->answered = true;
+	return ret;
+}
+
+enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype,
+			     const char *text, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+
+	if (resp && ctype)
+		MHD_add_response_header(resp, "Content-Type", ctype);
+	return queue(r, status, resp);
+}
+
+enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
+{
+	const char *s;
+	enum MHD_Result ret;
+
+	if (!j)
+		return cd_http_text(r, 500, "application/json",
+				    "{\"code\":500,\"message\":\"out of memory\"}", 39);
+	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE);
+	ret = cd_http_text(r, status, "application/json", s, strlen(s));
+	json_object_put(j);
+	return ret;
+}
+
+enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	json_object *j = json_object_new_object();
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cd_opts.verbose)
+		cd_log("%s %s: %u %s", r->method, r->url, status, msg);
+	if (j) {
+		json_object_object_add(j, "code", json_object_new_int((int)status));
+		json_object_object_add(j, "message", json_object_new_string(msg));
+	}
+	return cd_http_json(r, status, j);
+}
+
+enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype,
+			       uint64_t size, MHD_ContentReaderCallback read,
+			       MHD_ContentReaderFreeCallback free_st, void *st)
+{
+	struct MHD_Response *resp = MHD_create_response_from_callback(size, 32 * 1024, read, st,
+								      free_st);
+
+	if (!resp) {
+		free_st(st);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	return queue(r, status, resp);
+}
+
+json_object *cd_http_body_json(struct cd_req *r, const char **ret_why)
+{
+	json_tokener *tok;
+	json_object *j;
+
+	if (r->body_len == 0)
+		return json_object_new_object(); /* an empty body: no fields */
+	tok = json_tokener_new_ex(32);
+	if (!tok) {
+		*ret_why = "out of memory";
+		return NULL;
+	}
+	j = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
+	if (!j || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != r->body_len) {
+		*ret_why = j ? "trailing bytes after the JSON value"
+			     : json_tokener_error_desc(json_tokener_get_error(tok));
+		json_object_put(j);
+		j = NULL;
+	} else if (!json_object_is_type(j, json_type_object)) {
+		*ret_why = "the body is not a JSON object";
+		json_object_put(j);
+		j = NULL;
+	}
+	json_tokener_free(tok);
+	return j;
+}
+
+/* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
+static void host_route(struct cd_req *r, const char **ret_id, unsigned *ret_port, char *buf,
+		       size_t size)
+{
+	const char *host = cd_http_header(r, "Host");
+	unsigned port;
+	int n = 0;
+
+	if (!host || sscanf(host, "%5u-%n", &port, &n) != 1 || n == 0)
+		return;
+	snprintf(buf, size, "%.*s", (int)strcspn(host + n, ".:"), host + n);
+	*ret_id = buf;
+	*ret_port = port;
+}
+
+static enum MHD_Result envd_health(struct cd_req *r)
+{
+	return cd_http_text(r, 204, NULL, "", 0);
+}
+
+static enum MHD_Result envd_envs(struct cd_req *r)
+{
+	return cd_http_json(r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars)
+						    : json_object_new_object());
+}
+
+cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
+{
+	bool get = strcmp(r->method, "GET") == 0, post = strcmp(r->method, "POST") == 0;
+
+	if (get && strcmp(url, "/health") == 0)
+		return envd_health;
+	if (get && strcmp(url, "/envs") == 0)
+		return envd_envs;
+	if (get && strcmp(url, "/files") == 0)
+		return cd_files_get;
+	if (post && strcmp(url, "/files") == 0) {
+		cd_files_post_begin(r);
+		return r->answered ? NULL : r->handler;
+	}
+	if (post && strncmp(url, "/process.Process/", 17) == 0)
+		return cd_process_route(url + 17);
+	if (post && strncmp(url, "/filesystem.Filesystem/", 23) == 0)
+		return cd_fs_route(url + 23);
+	return NULL;
+}
+
+/* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
+ * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
+ * or NULL. */
+static struct cd_sandbox *signed_files(struct cd_req *r)
+{
+	const char *sig = cd_http_query(r, "signature"), *exp = cd_http_query(r, "signature_expiration");
+	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
+	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
+	struct cd_sandbox **v, *found = NULL;
+	char want[64];
+	size_t n;
+
+	if (!sig || !path || strcmp(r->url, "/files") != 0)
+		return NULL;
+	if (exp && strtoll(exp, NULL, 10) * 1000 < cd_now_ms())
+		return NULL; /* expired */
+	if (cd_reg_snapshot(&v, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!found && cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
+		    cd_auth_token_eq(sig, want))
+			found = v[i];
+		else
+			cd_sandbox_unref(v[i]);
+	}
+	free(v);
+	return found;
+}
+
+/* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
+static enum MHD_Result route(struct cd_req *r)
+{
+	const char *id = cd_http_header(r, "E2b-Sandbox-Id");
+	const char *port_s = cd_http_header(r, "E2b-Sandbox-Port");
+	const char *token;
+	unsigned port = CD_ENVD_PORT;
+	char idbuf[64];
+
+	if (id && port_s)
+		port = (unsigned)strtoul(port_s, NULL, 10);
+	else if (!id)
+		host_route(r, &id, &port, idbuf, sizeof(idbuf));
+	if (!id && (r->sb = signed_files(r))) {
+		r->plane = CD_PLANE_ENVD;
+		cd_sandbox_touch(r->sb);
+		r->handler = cd_envd_route(r, r->url);
+		return r->handler || r->answered ? MHD_YES : cd_http_error(r, 404, "no such endpoint");
+	}
+	if (!id) {
+		r->plane = CD_PLANE_CONTROL;
+		r->handler = cd_control_route(r->method, r->url, &r->sub);
+		if (!r->handler)
+			return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
+		if (strcmp(r->url, "/health") != 0 &&
+		    !cd_auth_api_key_ok(cd_http_header(r, "X-API-Key")))
+			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
+		return MHD_YES;
+	}
+	if (port != CD_ENVD_PORT && port != CD_INTERP_PORT)
+		return cd_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
+	r->plane = port == CD_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
+	r->sb = cd_reg_get(id);
+	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
+		return cd_http_error(r, 502, "sandbox %s not found", id);
+	token = cd_http_header(r, "X-Access-Token");
+	if (!token)
+		token = cd_http_header(r, "E2B-Traffic-Access-Token");
+	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0)
+		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
+	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
+		struct cd_sandbox *s = signed_files(r);
+
+		if (s == r->sb)
+			token = r->sb->token;
+		if (s)
+			cd_sandbox_unref(s);
+	}
+	if (!token || !cd_auth_token_eq(token, r->sb->token))
+		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
+	cd_sandbox_touch(r->sb);
+	r->handler = r->plane == CD_PLANE_ENVD ? cd_envd_route(r, r->url)
+					       : cd_interp_route(r->method, r->url, &r->sub);
+	if (!r->handler && !r->answered)
+		return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
+	return MHD_YES;
+}
+
+static int gather(struct cd_req *r, const char *data, size_t len)
+{
+	if (r->body_len + len > CD_JSON_BODY_MAX)
+		return -E2BIG;
+	if (r->body_len + len + 1 > r->body_cap) {
+		size_t cap = r->body_cap ? r->body_cap : 4096;
+		char *b;
+
+		while (cap < r->body_len + len + 1)
+			cap *= 2;
+		b = realloc(r->body, cap);
+		if (!b)
+			return -ENOMEM;
+		r->body = b;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, len);
+	r->body_len += len;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+/* A declared length over the limit is refused before the body is read (and before curl's
+ * Expect: 100-continue is answered); a chunked body is counted as it comes (gather()). */
+static enum MHD_Result check_length(struct cd_req *r)
+{
+	const char *cl = cd_http_header(r, "Content-Length");
+	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+
+	if (!r->body_fn && n > CD_JSON_BODY_MAX)
+		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+	if (r->body_fn && n > cd_opts.max_upload)
+		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
+				     (unsigned long long)cd_opts.max_upload);
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *data,
+				  size_t *data_size, void **con_cls)
+{
+	struct cd_req *r = *con_cls;
+	int k;
+
+	(void)cls;
+	(void)version;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		r->conn = conn;
+		r->method = method;
+		r->url = strdup(url);
+		*con_cls = r;
+		if (!r->url)
+			return MHD_NO;
+		if (route(r) == MHD_NO)
+			return MHD_NO;
+		return r->answered ? MHD_YES : check_length(r);
+	}
+	if (*data_size) {
+		size_t n = *data_size;
+
+		*data_size = 0;
+		if (r->answered)
+			return MHD_YES; /* an early error was queued: the rest is dropped */
+		if (r->too_big) { /* counted and dropped; the 413 comes at the end */
+			r->body_len += n;
+			return r->body_len > 64 * CD_JSON_BODY_MAX ? MHD_NO : MHD_YES;
+		}
+		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
+		if (k == -E2BIG && !r->body_fn)
+			r->too_big = true;
+		else if (k < 0)
+			return MHD_NO; /* out of memory */
+		return MHD_YES;
+	}
+	if (r->answered)
+		return MHD_YES;
+	if (r->too_big)
+		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+	if (r->body_fn && r->body_fn(r, NULL, 0) < 0 && r->answered)
+		return MHD_YES;
+	return r->handler(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct cd_req *r = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!r)
+		return;
+	if (r->state_free)
+		r->state_free(r->state);
+	if (r->sb)
+		cd_sandbox_unref(r->sb);
+	free(r->sub);
+	free(r->body);
+	free(r->url);
+	free(r);
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	if (cd_opts.verbose) {
+		fputs("cordon: serve: http: ", stderr);
+		vfprintf(stderr, fmt, ap);
+	}
+}
+
+static int listen_unix(const char *path, struct cordon_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return cd_fail(err, ENAMETOOLONG, "--socket", "%s: the path is too long", path);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "--socket", "socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return cd_fail_errno(err, errno, "--socket", "bind %s", path);
+	if (listen(fd, 128) < 0)
+		return cd_fail_errno(err, errno, "--socket", "listen on %s", path);
+	return CD_TAKE_FD(fd);
+}
+
+static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct cordon_error *err)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, cd_opts.listen_host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)cd_opts.listen_port);
+		*ret_len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, cd_opts.listen_host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)cd_opts.listen_port);
+		*ret_len = sizeof(*s6);
+		return 0;
+	}
+	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", cd_opts.listen_host);
+}
+
+int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_ERROR_LOG;
+	struct sockaddr_storage ss;
+	socklen_t sl = 0;
+	int fd = -1, r;
+	struct MHD_Daemon *d;
+
+	if (cd_opts.socket_path) {
+		fd = listen_unix(cd_opts.socket_path, err);
+		if (fd < 0)
+			return fd;
+	} else {
+		r = listen_inet(&ss, &sl, err);
+		if (r < 0)
+			return r;
+		if (ss.ss_family == AF_INET6)
+			flags |= MHD_USE_IPv6;
+	}
+	struct MHD_OptionItem listen_opt[] = {
+		fd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL }
+			: (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+			     MHD_OPTION_CONNECTION_LIMIT, cd_opts.max_connections,
+			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+			     MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		if (cd_opts.socket_path)
+			return cd_fail(err, 0, "listen", "cannot serve on %s", cd_opts.socket_path);
+		return cd_fail(err, 0, "listen", "cannot listen on %s port %u (in use?)",
+			       cd_opts.listen_host, cd_opts.listen_port);
+	}
+	*ret = d;
+	return 0;
+}

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* procs.c - processes of a sandbox: started with pipes (or a terminal), drained by a pump
+ * thread each into a bounded log of ProcessEvent messages (oldest dropped first), so that a
+ * process nobody follows never blocks on a full pipe; streams follow the log. Output from
+ * inside is untrusted: read in bounded chunks, only ever base64-encoded. Runs in the server. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "connect.h"
+#include "procs.h"
+#include "util.h"
+
+#define CHUNK (32 * 1024)
+
+static void proc_free(struct cd_proc *p)
+{
+	for (uint64_t i = p->first; i < p->next; i++)
+		free(p->ring[i % CD_PROC_RING_EVENTS]);
+	if (p->in_fd >= 0)
+		close(p->in_fd);
+	if (p->pty_fd >= 0)
+		close(p->pty_fd);
+	free(p->tag);
+	json_object_put(p->config);
+	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->in_lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}
+
+void cd_proc_unref(struct cd_proc *p)
+{
+	bool last;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	if (last)
+		proc_free(p);
+}
+
+static void proc_ref(struct cd_proc *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->refs++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Whether a stream still has to read the oldest event (p->lock held). */
+static bool oldest_unread(struct cd_proc *p)
+{
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (p->subs[i] && *p->subs[i] <= p->first)
+			return true;
+	return false;
+}
+
+/* Append one event (taken). When the log is full the oldest goes, once every stream has read
+ * it or the slowest has read nothing for CD_PROC_STALL_NS (or the sandbox is dying). */
+static void push(struct cd_proc *p, char *ev)
+{
+	uint64_t waited_since = 0;
+
+	if (!ev)
+		return; /* out of memory: the event is lost, as a dropped one would be */
+	pthread_mutex_lock(&p->lock);
+	while (p->next - p->first >= CD_PROC_RING_EVENTS ||
+	       (p->next > p->first && p->bytes + strlen(ev) > CD_PROC_RING_BYTES)) {
+		char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
+
+		if (oldest_unread(p) && !(p->sb && __atomic_load_n(&p->sb->dying, __ATOMIC_RELAXED))) {
+			uint64_t now = cd_now_ns();
+			struct timespec ts;
+
+			if (!waited_since)
+				waited_since = now;
+			if (now - waited_since < CD_PROC_STALL_NS) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 100 * 1000000L;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+				continue;
+			}
+		}
+		waited_since = 0;
+
+		p->bytes -= strlen(*old);
+		free(*old);
+		*old = NULL;
+		p->first++;
+	}
+	p->ring[p->next % CD_PROC_RING_EVENTS] = ev;
+	p->bytes += strlen(ev);
+	p->next++;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void push_data(struct cd_proc *p, const char *stream, const char *buf, size_t n)
+{
+	char *b64 = NULL;
+
+	if (cd_b64_encode(buf, n, &b64, NULL) < 0)
+		return;
+	push(p, cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", stream, b64));
+	free(b64);
+}
+
+/* As Go's os.ProcessState says it, which envd sends: "exit status 1", "signal: killed". */
+static void push_end(struct cd_proc *p, int status, bool known, const char *error)
+{
+	char st[64], sig[32];
+	int code = -1;
+
+	if (!known) {
+		snprintf(st, sizeof(st), "unknown");
+	} else if (WIFEXITED(status)) {
+		code = WEXITSTATUS(status);
+		snprintf(st, sizeof(st), "exit status %d", code);
+	} else {
+		snprintf(sig, sizeof(sig), "%s", strsignal(WTERMSIG(status)));
+		sig[0] = (char)(sig[0] >= 'A' && sig[0] <= 'Z' ? sig[0] - 'A' + 'a' : sig[0]);
+		snprintf(st, sizeof(st), "signal: %s", sig);
+	}
+	push(p, cd_strdup_printf("{\"end\":{\"exitCode\":%d,\"exited\":%s,\"status\":\"%s\"%s%s%s}}",
+				 code, known && WIFEXITED(status) ? "true" : "false", st,
+				 error ? ",\"error\":\"" : "", error ? error : "", error ? "\"" : ""));
+}
+
+/* Read what is there; false at EOF or error (the fd is then closed). */
+static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
+{
+	ssize_t n = read(*fd, buf, CHUNK);
+
+	if (n > 0) {
+		push_data(p, stream, buf, (size_t)n);
+		return true;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	close(*fd);
+	*fd = -1; /* EOF, or EIO: a terminal whose last slave closed */
+	return false;
+}
+
+static void *pump(void *arg)
+{
+	struct cd_proc *p = arg;
+	struct cd_sandbox *sb = p->sb;
+	char *buf = malloc(CHUNK);
+	int status = 0, w;
+	bool exited = false, known = false, dying = false;
+	uint64_t grace_end = 0;
+
+	while (buf && !dying) {
+		struct pollfd f[4] = {
+			{ .fd = p->out_fd, .events = POLLIN },
+			{ .fd = p->err_fd, .events = POLLIN },
+			{ .fd = exited ? -1 : cordon_process_fd(p->p), .events = POLLIN },
+			{ .fd = sb->dying_fd, .events = POLLIN },
+		};
+		int n;
+
+		if (exited && ((p->out_fd < 0 && p->err_fd < 0) || cd_now_ns() >= grace_end))
+			break;
+		n = poll(f, 4, exited ? 20 : -1);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && exited)
+			break; /* quiet since the end: what a background child still writes is not its */
+		if (f[3].revents)
+			dying = true;
+		if (f[0].revents)
+			drain(p, &p->out_fd, p->pty_fd >= 0 ? "pty" : "stdout", buf);
+		if (f[1].revents)
+			drain(p, &p->err_fd, "stderr", buf);
+		if (f[2].revents && !exited) {
+			w = cordon_process_wait(p->p, 0, &status, NULL);
+			if (w != 0) {
+				exited = true;
+				known = w == 1;
+				grace_end = cd_now_ns() + NSEC_PER_SEC;
+			}
+		}
+	}
+	free(buf);
+	push_end(p, status, known, dying ? "the sandbox was killed"
+				: exited ? NULL : "the server lost the process");
+	pthread_mutex_lock(&p->lock);
+	cordon_process_free(p->p);
+	p->p = NULL;
+	p->ended = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	if (p->err_fd >= 0)
+		close(p->err_fd);
+	pthread_mutex_lock(&sb->lock); /* off the list of running processes */
+	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
+		if (*q == p) {
+			*q = p->next_in_sb;
+			pthread_mutex_lock(&p->lock);
+			p->refs--; /* the list's (never the last: the pump holds one) */
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+	pthread_mutex_unlock(&sb->lock);
+	p->sb = NULL;
+	cd_sandbox_unref(sb);
+	cd_proc_unref(p);
+	return NULL;
+}
+
+static int open_pty(int rows, int cols, int *ret_master, int *ret_slave, struct cordon_error *err)
+{
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	_cleanup_close_ int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int s;
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+		return cd_fail_errno(err, errno, "pty", "posix_openpt");
+	s = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s < 0)
+		return cd_fail_errno(err, errno, "pty", "open the terminal's slave side");
+	ioctl(m, TIOCSWINSZ, &ws);
+	*ret_master = CD_TAKE_FD(m);
+	*ret_slave = s;
+	return 0;
+}
+
+static struct cd_proc *proc_new(void)
+{
+	struct cd_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->in_lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->out_fd = p->err_fd = p->in_fd = p->pty_fd = -1;
+	p->refs = 1;
+	return p;
+}
+
+/* The pipes (or the terminal) of the command: ours in p, the command's in fd[]. */
+static int make_fds(struct cd_proc *p, struct cd_proc_start *ps, int fd[3],
+		    struct cordon_error *err)
+{
+	int in[2] = { -1, -1 }, out[2], errp[2];
+
+	if (ps->pty_rows > 0) {
+		int s = -1, r = open_pty(ps->pty_rows, ps->pty_cols, &p->pty_fd, &s, err);
+
+		if (r < 0)
+			return r;
+		p->out_fd = fcntl(p->pty_fd, F_DUPFD_CLOEXEC, 3);
+		if (p->out_fd < 0) {
+			close(s);
+			return cd_fail_errno(err, errno, "pty", "dup");
+		}
+		fd[0] = fd[1] = fd[2] = s;
+		return 0;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return cd_fail_errno(err, errno, "exec", "pipe");
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return cd_fail_errno(err, errno, "exec", "pipe");
+	}
+	if (ps->want_stdin && pipe2(in, O_CLOEXEC) < 0) {
+		close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+		return cd_fail_errno(err, errno, "exec", "pipe");
+	}
+	p->out_fd = out[0];
+	p->err_fd = errp[0];
+	p->in_fd = in[1];
+	if (p->in_fd >= 0)
+		fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+	fd[0] = in[0];
+	fd[1] = out[1];
+	fd[2] = errp[1];
+	return 0;
+}
+
+static void close_child_fds(int fd[3])
+{
+	if (fd[0] >= 0)
+		close(fd[0]);
+	if (fd[1] >= 0 && fd[1] != fd[0])
+		close(fd[1]);
+	if (fd[2] >= 0 && fd[2] != fd[0] && fd[2] != fd[1])
+		close(fd[2]);
+}
+
+int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
+		  struct cordon_error *err)
+{
+	struct cd_proc *p = proc_new();
+	struct cordon_exec e = { .argv = ps->argv, .env = ps->env, .cwd = ps->cwd,
+				 .fd = { -1, -1, -1 } };
+	pthread_attr_t attr;
+	pthread_t t;
+	unsigned n;
+	int r;
+
+	if (!p) {
+		json_object_put(ps->config);
+		return cd_fail(err, ENOMEM, "exec", "out of memory");
+	}
+	p->config = ps->config;
+	p->tag = ps->tag ? strdup(ps->tag) : NULL;
+	pthread_mutex_lock(&sb->lock);
+	n = 0;
+	for (struct cd_proc *q = sb->procs; q; q = q->next_in_sb)
+		n++;
+	pthread_mutex_unlock(&sb->lock);
+	if (n >= CD_SANDBOX_MAX_PROCS) {
+		proc_free(p);
+		return cd_fail(err, EAGAIN, "exec", "%u processes run already (the most the server "
+						    "follows in one sandbox)", n);
+	}
+	r = make_fds(p, ps, e.fd, err);
+	if (r >= 0) {
+		e.flags = ps->pty_rows > 0 ? CORDON_EXEC_TTY : 0;
+		r = cordon_session_exec(sb->session, &e, &p->p, err);
+		close_child_fds(e.fd);
+	}
+	if (r < 0) {
+		if (p->out_fd >= 0)
+			close(p->out_fd);
+		if (p->err_fd >= 0)
+			close(p->err_fd);
+		proc_free(p);
+		return r;
+	}
+	p->pid = (uint32_t)cordon_process_pid(p->p);
+	push(p, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
+	cd_sandbox_ref(sb);
+	p->sb = sb;
+	p->refs = 3; /* the caller's, the pump's, the sandbox list's */
+	pthread_mutex_lock(&sb->lock);
+	p->next_in_sb = sb->procs;
+	sb->procs = p;
+	pthread_mutex_unlock(&sb->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	r = pthread_create(&t, &attr, pump, p);
+	pthread_attr_destroy(&attr);
+	if (r) { /* no pump: kill it, and act as the pump would have */
+		cordon_process_signal(p->p, SIGKILL, 1, NULL);
+		pump(p); /* drops the pump's and the list's references */
+		*ret = p;
+		return 0;
+	}
+	*ret = p;
+	return 0;
+}
+
+struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag)
+{
+	struct cd_proc *p;
+
+	pthread_mutex_lock(&sb->lock);
+	for (p = sb->procs; p; p = p->next_in_sb)
+		if (tag ? p->tag && strcmp(p->tag, tag) == 0 : p->pid == pid)
+			break;
+	if (p)
+		proc_ref(p);
+	pthread_mutex_unlock(&sb->lock);
+	return p;
+}
+
+int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor)
+{
+	int r = -EBUSY;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (!p->subs[i]) {
+			p->subs[i] = cursor;
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor)
+{
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (p->subs[i] == cursor)
+			p->subs[i] = NULL;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+uint64_t cd_proc_tail(struct cd_proc *p)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->next;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms)
+{
+	struct timespec ts;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		if (*cursor < p->first)
+			*cursor = p->first; /* dropped while the reader was behind */
+		if (*cursor < p->next) {
+			*ret = strdup(p->ring[*cursor % CD_PROC_RING_EVENTS]);
+			(*cursor)++;
+			r = *ret ? 1 : -ENOMEM;
+			pthread_cond_broadcast(&p->cond); /* a pump may wait for this room */
+			break;
+		}
+		if (p->ended) {
+			r = -EPIPE;
+			break;
+		}
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pty,
+			struct cordon_error *err)
+{
+	const char *b = data;
+	uint64_t deadline = cd_now_ns() + 10 * NSEC_PER_SEC;
+	int fd, r = 0;
+
+	pthread_mutex_lock(&p->in_lock);
+	fd = pty ? p->pty_fd : p->in_fd;
+	if (fd < 0)
+		r = cd_fail(err, EPIPE, "stdin", pty ? "the process has no terminal"
+						     : "the process's stdin is closed or was not asked for");
+	while (r == 0 && len > 0) {
+		struct pollfd f = { .fd = fd, .events = POLLOUT };
+		ssize_t n = write(fd, b, len);
+
+		if (n > 0) {
+			b += n;
+			len -= (size_t)n;
+		} else if (n < 0 && errno == EAGAIN) {
+			if (cd_now_ns() >= deadline)
+				r = cd_fail(err, ETIMEDOUT, "stdin", "the process does not read its input");
+			else
+				poll(&f, 1, 100);
+		} else if (n < 0 && errno != EINTR) {
+			r = cd_fail_errno(err, errno, "stdin", "write");
+		}
+	}
+	pthread_mutex_unlock(&p->in_lock);
+	return r;
+}
+
+int cd_proc_close_stdin(struct cd_proc *p, struct cordon_error *err)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&p->in_lock);
+	if (p->pty_fd >= 0) /* a terminal: end of input is ^D */
+		r = write(p->pty_fd, "\x04", 1) == 1 ? 0 : cd_fail_errno(err, errno, "stdin", "write");
+	else if (p->in_fd >= 0)
+		close(p->in_fd);
+	p->in_fd = -1;
+	pthread_mutex_unlock(&p->in_lock);
+	return r;
+}
+
+int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err)
+{
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = p->p ? cordon_process_signal(p->p, sig, 1, err)
+		 : cd_fail(err, ESRCH, "signal", "the process has ended");
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *err)
+{
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	int r = 0;
+
+	pthread_mutex_lock(&p->in_lock);
+	if (p->pty_fd < 0)
+		r = cd_fail(err, EINVAL, "pty", "the process has no terminal");
+	else if (ioctl(p->pty_fd, TIOCSWINSZ, &ws) < 0)
+		r = cd_fail_errno(err, errno, "pty", "resize");
+	pthread_mutex_unlock(&p->in_lock);
+	return r;
+}
+
+json_object *cd_procs_list(struct cd_sandbox *sb)
+{
+	json_object *a = json_object_new_array();
+
+	pthread_mutex_lock(&sb->lock);
+	for (struct cd_proc *p = sb->procs; a && p; p = p->next_in_sb) {
+		json_object *o = json_object_new_object();
+
+		if (!o)
+			break;
+		json_object_object_add(o, "config", json_object_get(p->config));
+		json_object_object_add(o, "pid", json_object_new_int64(p->pid));
+		if (p->tag)
+			json_object_object_add(o, "tag", json_object_new_string(p->tag));
+		json_object_array_add(a, o);
+	}
+	pthread_mutex_unlock(&sb->lock);
+	return a;
+}
+
+/* Every pump has ended (the sandbox's users are gone): the list's references go. */
+void cd_procs_kill_all(struct cd_sandbox *sb)
+{
+	struct cd_proc *p;
+
+	pthread_mutex_lock(&sb->lock);
+	p = sb->procs;
+	sb->procs = NULL;
+	pthread_mutex_unlock(&sb->lock);
+	while (p) {
+		struct cd_proc *next = p->next_in_sb;
+
+		cd_proc_unref(p);
+		p = next;
+	}
+}

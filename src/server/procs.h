@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* procs.h - a process of a sandbox as the server keeps it: its pump (a thread reading its
+ * output and its end into a bounded log of events) and the streams that follow the log. */
+#pragma once
+
+#include "server.h"
+
+#define CD_PROC_RING_EVENTS 2048
+#define CD_PROC_RING_BYTES  (4u << 20)
+#define CD_PROC_MAX_SUBS    8
+#define CD_SANDBOX_MAX_PROCS 256
+/* a stream that reads nothing for this long stops holding the process back: it loses events */
+#define CD_PROC_STALL_NS    (30 * NSEC_PER_SEC)
+
+struct cd_proc {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned refs;
+	struct cd_sandbox *sb;      /* the pump's reference, until it ends */
+	struct cordon_process *p;   /* the pump's; NULL once ended */
+	uint32_t pid;
+	char *tag;
+	json_object *config;        /* ProcessConfig, for List */
+	int out_fd, err_fd;         /* the pump's */
+	int in_fd;                  /* stdin's write end or -1; in_lock */
+	int pty_fd;                 /* a terminal's master side or -1 */
+	pthread_mutex_t in_lock;
+	char *ring[CD_PROC_RING_EVENTS]; /* ProcessEvent JSON texts */
+	uint64_t first, next;       /* ring holds events first..next-1 */
+	size_t bytes;
+	bool ended;
+	uint64_t *subs[CD_PROC_MAX_SUBS]; /* the streams' cursors: the log waits for them */
+	struct cd_proc *next_in_sb; /* sb->procs, sb->lock */
+};
+
+struct cd_proc_start {
+	const char *const *argv;
+	const char *const *env;
+	const char *cwd;
+	bool want_stdin;
+	int pty_rows, pty_cols; /* 0: no terminal */
+	const char *tag;
+	json_object *config; /* taken */
+};
+
+/* Start it and its pump; *ret: a reference. */
+int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
+		  struct cordon_error *err);
+/* A running process by pid (tag NULL) or tag; a reference, or NULL. */
+struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag);
+void cd_proc_unref(struct cd_proc *p);
+/* Follow p with *cursor (the stream's own): while the log is full, the pump waits for the
+ * slowest stream (up to CD_PROC_STALL_NS), so that the process, not the stream, is held back.
+ * -EBUSY: CD_PROC_MAX_SUBS streams already. */
+int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor);
+void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor);
+/* The event at *cursor (skipping those the log dropped): 1 and *ret (a copy) and *cursor
+ * advanced; 0: none within timeout_ms; -EPIPE: it ended and every event was read. */
+int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms);
+uint64_t cd_proc_tail(struct cd_proc *p);
+int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pty,
+			struct cordon_error *err);
+int cd_proc_close_stdin(struct cd_proc *p, struct cordon_error *err);
+int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err);
+int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *err);
+/* The live processes' ProcessInfo list. */
+json_object *cd_procs_list(struct cd_sandbox *sb);

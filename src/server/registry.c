@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* registry.c - the sandboxes table: lookup by id, references, the limit on their number, the
+ * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill, which
+ * waits for the sandbox's users to let go before it destroys the session. Runs in the server. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+
+#include "server.h"
+#include "util.h"
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reaper_cond = PTHREAD_COND_INITIALIZER;
+static struct cd_sandbox *table;
+static unsigned n_live, n_reserved;
+static bool stopping;
+static pthread_t reaper;
+static bool reaper_started;
+
+int64_t cd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cd_reg_reserve(void)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&table_lock);
+	if (stopping)
+		r = -ESHUTDOWN;
+	else if (cd_opts.max_sandboxes && n_live + n_reserved >= cd_opts.max_sandboxes)
+		r = -EBUSY;
+	else
+		n_reserved++;
+	pthread_mutex_unlock(&table_lock);
+	return r;
+}
+
+void cd_reg_unreserve(void)
+{
+	pthread_mutex_lock(&table_lock);
+	n_reserved--;
+	pthread_mutex_unlock(&table_lock);
+}
+
+/* Called with a reservation, which becomes the sandbox's slot. */
+int cd_reg_add(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&table_lock);
+	n_reserved--;
+	if (stopping) {
+		pthread_mutex_unlock(&table_lock);
+		return -ESHUTDOWN;
+	}
+	sb->refs = 1;
+	sb->next = table;
+	table = sb;
+	n_live++;
+	pthread_mutex_unlock(&table_lock);
+	return 0;
+}
+
+void cd_sandbox_ref(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->refs++;
+	pthread_mutex_unlock(&sb->lock);
+}
+
+void cd_sandbox_unref(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->refs--;
+	pthread_cond_broadcast(&sb->cond);
+	pthread_mutex_unlock(&sb->lock);
+}
+
+void cd_sandbox_touch(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->last_used_ns = cd_now_ns();
+	pthread_mutex_unlock(&sb->lock);
+}
+
+struct cd_sandbox *cd_reg_get(const char *id)
+{
+	struct cd_sandbox *sb;
+
+	pthread_mutex_lock(&table_lock);
+	for (sb = table; sb; sb = sb->next)
+		if (strcmp(sb->id, id) == 0)
+			break;
+	if (sb)
+		cd_sandbox_ref(sb);
+	pthread_mutex_unlock(&table_lock);
+	return sb;
+}
+
+int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n)
+{
+	struct cd_sandbox **v, *sb;
+	size_t n = 0;
+
+	pthread_mutex_lock(&table_lock);
+	v = calloc(n_live + 1, sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&table_lock);
+		return -ENOMEM;
+	}
+	for (sb = table; sb; sb = sb->next) {
+		cd_sandbox_ref(sb);
+		v[n++] = sb;
+	}
+	pthread_mutex_unlock(&table_lock);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void cd_sandbox_free(struct cd_sandbox *sb)
+{
+	if (!sb)
+		return;
+	free(sb->template_id);
+	free(sb->workdir);
+	json_object_put(sb->metadata);
+	json_object_put(sb->env_vars);
+	if (sb->dying_fd >= 0)
+		close(sb->dying_fd);
+	pthread_mutex_destroy(&sb->lock);
+	pthread_cond_destroy(&sb->cond);
+	free(sb);
+}
+
+static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
+{
+	for (struct cd_sandbox **p = &table; *p; p = &(*p)->next)
+		if (*p == target) {
+			*p = target->next;
+			n_live--;
+			return target;
+		}
+	return NULL;
+}
+
+/* The table's reference is ours now: stop everything, wait for the users, destroy. */
+static void destroy(struct cd_sandbox *sb, const char *why)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_result res;
+	uint64_t one = 1;
+
+	__atomic_store_n(&sb->dying, true, __ATOMIC_RELAXED); /* read without the lock */
+	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
+		cd_log("sandbox %s: eventfd: %m", sb->id);
+	pthread_mutex_lock(&sb->lock);
+	while (sb->refs > 1)
+		pthread_cond_wait(&sb->cond, &sb->lock);
+	pthread_mutex_unlock(&sb->lock);
+	cd_interp_kill_all(sb);
+	cd_procs_kill_all(sb);
+	if (cordon_session_destroy(sb->session, &res, &err) < 0)
+		cd_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
+	cd_log("sandbox %s: ended (%s)", sb->id, why);
+	cd_sandbox_free(sb);
+}
+
+int cd_reg_kill(const char *id)
+{
+	struct cd_sandbox *sb;
+
+	pthread_mutex_lock(&table_lock);
+	for (sb = table; sb; sb = sb->next)
+		if (strcmp(sb->id, id) == 0)
+			break;
+	if (sb)
+		unlink_locked(sb);
+	pthread_mutex_unlock(&table_lock);
+	if (!sb)
+		return -ENOENT;
+	destroy(sb, "killed");
+	return 0;
+}
+
+static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_ns)
+{
+	struct pollfd p = { .fd = cordon_session_fd(sb->session), .events = POLLIN };
+	const char *why = NULL;
+
+	pthread_mutex_lock(&sb->lock);
+	if (sb->end_ms <= now_ms)
+		why = "timeout";
+	else if (cd_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= cd_opts.idle_ttl_ns)
+		why = "idle";
+	pthread_mutex_unlock(&sb->lock);
+	if (!why && poll(&p, 1, 0) > 0)
+		why = "the session ended on its own";
+	return why;
+}
+
+static void *reaper_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&table_lock);
+	while (!stopping) {
+		struct timespec ts;
+		struct cd_sandbox *sb, *next;
+		const char *why = NULL;
+
+		for (sb = table; sb; sb = next) {
+			next = sb->next;
+			why = expired(sb, cd_now_ms(), cd_now_ns());
+			if (why)
+				break;
+		}
+		if (sb) { /* one at a time, outside the lock: a destroy takes a while */
+			unlink_locked(sb);
+			pthread_mutex_unlock(&table_lock);
+			destroy(sb, why);
+			pthread_mutex_lock(&table_lock);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&reaper_cond, &table_lock, &ts);
+	}
+	pthread_mutex_unlock(&table_lock);
+	return NULL;
+}
+
+int cd_reg_start(struct cordon_error *err)
+{
+	int r = pthread_create(&reaper, NULL, reaper_main, NULL);
+
+	if (r)
+		return cd_fail_errno(err, r, "serve", "reaper thread");
+	reaper_started = true;
+	return 0;
+}
+
+void cd_reg_stop(void)
+{
+	struct cd_sandbox *sb;
+
+	pthread_mutex_lock(&table_lock);
+	stopping = true;
+	pthread_cond_broadcast(&reaper_cond);
+	pthread_mutex_unlock(&table_lock);
+	if (reaper_started)
+		pthread_join(reaper, NULL);
+	for (;;) {
+		pthread_mutex_lock(&table_lock);
+		sb = table;
+		if (sb)
+			unlink_locked(sb);
+		pthread_mutex_unlock(&table_lock);
+		if (!sb)
+			break;
+		destroy(sb, "server stopping");
+	}
+}
+
+/* A new sandbox's common part; the caller fills the rest. */
+struct cd_sandbox *cd_sandbox_new(void)
+{
+	struct cd_sandbox *sb = calloc(1, sizeof(*sb));
+
+	if (!sb)
+		return NULL;
+	sb->dying_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_init(&sb->lock, NULL);
+	pthread_cond_init(&sb->cond, NULL);
+	if (sb->dying_fd < 0) {
+		cd_sandbox_free(sb);
+		return NULL;
+	}
+	return sb;
+}

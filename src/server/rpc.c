@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rpc.c - Connect RPCs over HTTP/1.1 with JSON messages, as envd speaks them to the SDK:
+ * unary (plain JSON in and out, errors as HTTP status + Connect error JSON) and server
+ * streaming (enveloped messages, an end-stream message last). Runs in the server. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connect.h"
+#include "server.h"
+
+enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	char *j;
+	enum MHD_Result ret;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cd_opts.verbose)
+		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	j = cd_connect_error_json(code, msg, 0);
+	if (!j)
+		return MHD_NO;
+	ret = cd_http_text(r, cd_connect_http_status(code), "application/json", j, strlen(j));
+	free(j);
+	return ret;
+}
+
+/* A streaming RPC that fails before its first message: 200 and the end-stream error alone, as
+ * Connect's streaming protocol has it. */
+enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
+{
+	char msg[600], *j, *f = NULL;
+	size_t fl;
+	va_list ap;
+	enum MHD_Result ret = MHD_NO;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cd_opts.verbose)
+		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	j = cd_connect_error_json(code, msg, 1);
+	if (j && cd_connect_frame(CD_CONNECT_FLAG_END, j, strlen(j), &f, &fl) == 0)
+		ret = cd_http_text(r, 200, "application/connect+json", f, fl);
+	free(j);
+	free(f);
+	return ret;
+}
+
+enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j)
+{
+	return cd_http_json(r, 200, j);
+}
+
+/* The request message: the body (unary) or its one envelope (streaming). NULL: answered. */
+json_object *cd_rpc_request(struct cd_req *r, bool streaming)
+{
+	const char *why = NULL, *msg = r->body;
+	size_t len = r->body_len;
+	json_tokener *tok;
+	json_object *j = NULL;
+
+	if (streaming && cd_connect_unframe(r->body ? r->body : "", r->body_len, &msg, &len,
+					    &why) < 0) {
+		cd_rpc_stream_error(r, "invalid_argument", "%s", why);
+		return NULL;
+	}
+	tok = json_tokener_new_ex(32);
+	if (tok && len > 0) {
+		j = json_tokener_parse_ex(tok, msg, (int)len);
+		if (j && (json_tokener_get_parse_end(tok) != len ||
+			  !json_object_is_type(j, json_type_object))) {
+			json_object_put(j);
+			j = NULL;
+			why = "the message is not one JSON object";
+		} else if (!j) {
+			why = json_tokener_error_desc(json_tokener_get_error(tok));
+		}
+	} else if (tok) {
+		j = json_object_new_object(); /* an empty message: every field at its default */
+	}
+	json_tokener_free(tok);
+	if (!j) {
+		if (streaming)
+			cd_rpc_stream_error(r, "invalid_argument", "bad JSON message: %s",
+					    why ? why : "out of memory");
+		else
+			cd_rpc_error(r, "invalid_argument", "bad JSON message: %s",
+				     why ? why : "out of memory");
+	}
+	return j;
+}
+
+/* Typed fields: 0 found, 1 absent (or null), -EINVAL wrong type (*why set). */
+int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
+	       const char **why)
+{
+	static __thread char buf[96];
+	json_object *v;
+
+	*ret = NULL;
+	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return 1;
+	if (type == json_type_int && json_object_is_type(v, json_type_string)) {
+		/* protobuf's JSON mapping allows numbers as strings */
+		const char *s = json_object_get_string(v);
+		char *end;
+
+		errno = 0;
+		(void)strtoll(s, &end, 10);
+		if (*s && !*end && !errno) {
+			*ret = v;
+			return 0;
+		}
+	}
+	if (!json_object_is_type(v, type)) {
+		snprintf(buf, sizeof(buf), "\"%s\" must be %s", key,
+			 type == json_type_string ? "a string" : type == json_type_int ? "an integer"
+				 : type == json_type_boolean ? "a boolean"
+				 : type == json_type_array ? "an array" : "an object");
+		*why = buf;
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}

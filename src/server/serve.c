@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * serve.c - `cordon serve`: options, the state directory, startup, signals and shutdown.
+ * Every bad option is one line `cordon: serve: --x: why` and exit 125 before anything starts.
+ * Runs in the server process; SIGTERM/SIGINT destroy every sandbox and exit 0.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "serve.h"
+#include "util.h"
+
+struct cd_serve_opts cd_opts;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cd_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!cd_opts.verbose)
+		return;
+	pthread_mutex_lock(&log_lock);
+	fputs("cordon: serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	pthread_mutex_unlock(&log_lock);
+}
+
+static _Noreturn void die(const char *what, const char *msg)
+{
+	fprintf(stderr, "cordon: serve: %s%s%s\n", what ? what : "", what ? ": " : "", msg);
+	exit(CORDON_EXIT_FAILURE);
+}
+
+static int fail(struct cordon_error *err, const char *fmt, ...) _printf_(2, 3);
+static int fail(struct cordon_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool is_loopback(const char *host)
+{
+	return strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
+}
+
+/* HOST:PORT, [V6]:PORT, or :PORT (loopback). */
+int cd_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
+			  struct cordon_error *err)
+{
+	const char *colon = strrchr(arg, ':');
+	char *host, *end;
+	unsigned long port;
+
+	if (!colon)
+		return fail(err, "\"%s\" is not HOST:PORT", arg);
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!isdigit((unsigned char)colon[1]) || *end || errno || port > 65535)
+		return fail(err, "\"%s\": the port is not a number 0-65535", arg);
+	if (arg[0] == '[' && colon > arg && colon[-1] == ']')
+		host = strndup(arg + 1, (size_t)(colon - arg - 2));
+	else
+		host = colon == arg ? strdup("127.0.0.1") : strndup(arg, (size_t)(colon - arg));
+	if (!host)
+		return fail(err, "out of memory");
+	*ret_host = host;
+	*ret_port = (unsigned)port;
+	return 0;
+}
+
+static int h_listen(const char *a, struct cordon_error *err)
+{
+	free(cd_opts.listen_host);
+	cd_opts.listen_host = NULL;
+	return cd_serve_parse_listen(a, &cd_opts.listen_host, &cd_opts.listen_port, err);
+}
+
+static int h_listen_remote(const char *a, struct cordon_error *err)
+{
+	(void)a;
+	(void)err;
+	cd_opts.listen_remote = true;
+	return 0;
+}
+
+static int h_socket(const char *a, struct cordon_error *err)
+{
+	if (a[0] != '/')
+		return fail(err, "\"%s\" is not an absolute path", a);
+	cd_opts.socket_path = strdup(a);
+	return cd_opts.socket_path ? 0 : fail(err, "out of memory");
+}
+
+static int add_key(const char *k, struct cordon_error *err)
+{
+	if (!cd_auth_key_valid_form(k))
+		return fail(err, "a key is e2b_ followed by lowercase hex digits");
+	return cd_strv_push(&cd_opts.api_keys, k) < 0 ? fail(err, "out of memory") : 0;
+}
+
+static int h_api_key(const char *a, struct cordon_error *err)
+{
+	return add_key(a, err);
+}
+
+static int h_api_key_file(const char *a, struct cordon_error *err)
+{
+	_cleanup_(cd_fclosep) FILE *f = fopen(a, "re");
+	char line[512];
+	unsigned n = 0, lineno = 0;
+
+	if (!f)
+		return fail(err, "%s: %s", a, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		if (add_key(line, err) < 0)
+			return fail(err, "%s:%u: a key is e2b_ followed by lowercase hex digits", a,
+				    lineno);
+		n++;
+	}
+	return n ? 0 : fail(err, "%s: no key in it", a);
+}
+
+static int h_state_dir(const char *a, struct cordon_error *err)
+{
+	if (a[0] != '/')
+		return fail(err, "\"%s\" is not an absolute path", a);
+	free(cd_opts.state_dir);
+	cd_opts.state_dir = strdup(a);
+	return cd_opts.state_dir ? 0 : fail(err, "out of memory");
+}
+
+static int parse_count(const char *a, uint64_t max, uint64_t *ret, struct cordon_error *err)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(a, &end, 10);
+	if (!isdigit((unsigned char)a[0]) || *end || errno || v == 0 || v > max)
+		return fail(err, "\"%s\" is not a number 1-%llu", a, (unsigned long long)max);
+	*ret = v;
+	return 0;
+}
+
+static int h_max_sandboxes(const char *a, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = parse_count(a, 100000, &v, err);
+
+	cd_opts.max_sandboxes = (unsigned)v;
+	return r;
+}
+
+static int h_max_connections(const char *a, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = parse_count(a, 100000, &v, err);
+
+	cd_opts.max_connections = (unsigned)v;
+	return r;
+}
+
+static int h_memory(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_size(a, &cd_opts.memory, err);
+}
+
+static int h_max_upload(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_size(a, &cd_opts.max_upload, err);
+}
+
+static int h_pids(const char *a, struct cordon_error *err)
+{
+	return parse_count(a, 1u << 22, &cd_opts.pids, err);
+}
+
+static int h_cpus(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_cpus(a, &cd_opts.millicpus, err);
+}
+
+static int duration(const char *a, uint64_t *ret, struct cordon_error *err)
+{
+	int r = cordon_parse_duration(a, ret, err);
+
+	if (r >= 0 && *ret < NSEC_PER_SEC)
+		return fail(err, "\"%s\": at least 1s", a);
+	return r;
+}
+
+static int h_idle_ttl(const char *a, struct cordon_error *err)
+{
+	return duration(a, &cd_opts.idle_ttl_ns, err);
+}
+
+static int h_max_ttl(const char *a, struct cordon_error *err)
+{
+	return duration(a, &cd_opts.max_ttl_ns, err);
+}
+
+static int h_default_ttl(const char *a, struct cordon_error *err)
+{
+	return duration(a, &cd_opts.default_ttl_ns, err);
+}
+
+static int h_keep_workdirs(const char *a, struct cordon_error *err)
+{
+	(void)a;
+	(void)err;
+	cd_opts.keep_workdirs = true;
+	return 0;
+}
+
+static int h_allow_net(const char *a, struct cordon_error *err)
+{
+	/* checked by the library's parser when the first sandbox is made: do it now */
+	struct cordon_config *c = cordon_config_new();
+	int r = c ? cordon_config_allow_net(c, a, err) : fail(err, "out of memory");
+
+	cordon_config_free(c);
+	if (r >= 0 && cd_strv_push(&cd_opts.allow_net, a) < 0)
+		return fail(err, "out of memory");
+	return r;
+}
+
+static int h_verbose(const char *a, struct cordon_error *err)
+{
+	(void)a;
+	(void)err;
+	cd_opts.verbose = true;
+	return 0;
+}
+
+static int h_help(const char *a, struct cordon_error *err);
+
+static const struct {
+	const char *name;
+	int short_name;
+	const char *arg;
+	int (*fn)(const char *arg, struct cordon_error *err);
+	const char *help;
+} opts[] = {
+	{ "listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)" },
+	{ "listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback" },
+	{ "socket", 0, "PATH", h_socket, "listen on a unix socket instead" },
+	{ "api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable" },
+	{ "api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line" },
+	{ "state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)" },
+	{ "max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)" },
+	{ "max-connections", 0, "N", h_max_connections, "at most N connections (default 256)" },
+	{ "memory", 'm', "SIZE", h_memory, "memory limit of each sandbox" },
+	{ "pids", 0, "N", h_pids, "process limit of each sandbox" },
+	{ "cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)" },
+	{ "idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)" },
+	{ "max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)" },
+	{ "default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)" },
+	{ "max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)" },
+	{ "keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end" },
+	{ "allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable" },
+	{ "verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr" },
+	{ "help", 'h', NULL, h_help, "this help" },
+};
+
+static int h_help(const char *a, struct cordon_error *err)
+{
+	(void)a;
+	(void)err;
+	printf("usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
+	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", opts[i].short_name ? "-" : "",
+			 opts[i].short_name ? opts[i].short_name : ' ',
+			 opts[i].short_name ? ", " : "  ", opts[i].name, opts[i].arg ? " " : "",
+			 opts[i].arg ? opts[i].arg : "");
+		printf("  %-28s %s\n", left + (opts[i].short_name ? 0 : 1), opts[i].help);
+	}
+	exit(0);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	struct option lo[CD_ELEMENTSOF(opts) + 1];
+	char so[2 * CD_ELEMENTSOF(opts) + 2], what[64];
+	size_t n = 0;
+	int c, idx;
+
+	so[n++] = ':';
+	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
+		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
+					 NULL, 256 + (int)i };
+		if (opts[i].short_name) {
+			so[n++] = (char)opts[i].short_name;
+			if (opts[i].arg)
+				so[n++] = ':';
+		}
+	}
+	so[n] = '\0';
+	lo[CD_ELEMENTSOF(opts)] = (struct option){ 0 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		struct cordon_error err = { 0 };
+
+		if (c == '?' || c == ':') {
+			const char *bad = argv[optind - 1];
+
+			if (optopt && optopt < 256)
+				snprintf(what, sizeof(what), "-%c", optopt);
+			else
+				snprintf(what, sizeof(what), "%.*s", (int)strcspn(bad, "="), bad);
+			die(what, c == ':' ? "needs a value" : "unknown option (see cordon serve --help)");
+		}
+		idx = -1;
+		for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++)
+			if (c == 256 + (int)i || (c < 256 && c == opts[i].short_name))
+				idx = (int)i;
+		if (idx < 0)
+			die("options", "unexpected option");
+		if (opts[idx].fn(optarg, &err) < 0) {
+			snprintf(what, sizeof(what), "--%s", opts[idx].name);
+			die(what, err.msg);
+		}
+	}
+	if (optind < argc)
+		die(argv[optind], "unexpected argument (cordon serve takes options only)");
+}
+
+static void defaults(void)
+{
+	if (!cd_opts.listen_host && !cd_opts.socket_path) {
+		cd_opts.listen_host = strdup("127.0.0.1");
+		cd_opts.listen_port = 49982;
+	}
+	if (cd_opts.listen_host && !cd_opts.listen_remote && !is_loopback(cd_opts.listen_host))
+		die("--listen", "not a loopback address: sandboxes would be reachable from other "
+				"hosts (add --listen-remote to mean it)");
+	if (cd_opts.listen_host && cd_opts.socket_path)
+		die("--socket", "give --listen or --socket, not both");
+	if (!cd_opts.state_dir)
+		cd_opts.state_dir = cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
+	if (!cd_opts.max_sandboxes)
+		cd_opts.max_sandboxes = 16;
+	if (!cd_opts.max_connections)
+		cd_opts.max_connections = 256;
+	if (!cd_opts.max_ttl_ns)
+		cd_opts.max_ttl_ns = 3600 * NSEC_PER_SEC;
+	if (!cd_opts.default_ttl_ns)
+		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
+	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
+		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
+	if (!cd_opts.max_upload)
+		cd_opts.max_upload = 1ull << 30;
+}
+
+/* Ours, a directory, not a symlink, no one else may write it: a fixed name in /var/tmp may
+ * have been made by another user to catch our sandboxes' files. */
+static void state_dir(void)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(cd_opts.state_dir, 0700) < 0 && errno != EEXIST)
+		die("--state-dir", cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir,
+						    strerror(errno)));
+	fd = open(cd_opts.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die("--state-dir", cd_strdup_printf("%s: %s", cd_opts.state_dir, strerror(errno)));
+	close(fd);
+	if (st.st_uid != geteuid())
+		die("--state-dir", cd_strdup_printf("%s is not owned by uid %u", cd_opts.state_dir,
+						    (unsigned)geteuid()));
+	if (st.st_mode & 022)
+		die("--state-dir", cd_strdup_printf("%s is writable by group or others",
+						    cd_opts.state_dir));
+}
+
+static void generate_key(void)
+{
+	char key[45] = "e2b_";
+
+	if (cd_auth_random(key + 4, 40, "0123456789abcdef") < 0)
+		die("api-key", "getrandom failed");
+	cd_strv_push(&cd_opts.api_keys, key);
+	fprintf(stderr, "cordon: serve: no --api-key given; this run's key: %s\n", key);
+}
+
+static void print_where(void)
+{
+	if (cd_opts.socket_path)
+		fprintf(stderr, "cordon: serve: listening on %s\n", cd_opts.socket_path);
+	else
+		fprintf(stderr, "cordon: serve: listening on http://%s%s%s:%u "
+				"(E2B_API_URL and E2B_SANDBOX_URL)\n",
+			strchr(cd_opts.listen_host, ':') ? "[" : "", cd_opts.listen_host,
+			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
+}
+
+int cd_serve_main(int argc, char **argv)
+{
+	struct cordon_error err = { 0 };
+	struct MHD_Daemon *d = NULL;
+	sigset_t set;
+	int sig;
+
+	parse_args(argc, argv);
+	defaults();
+	state_dir();
+	if (!cd_opts.api_keys)
+		generate_key();
+	/* the signals are taken by sigwait() here; every thread inherits the mask */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
+	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0)
+		die(err.step, err.msg);
+	print_where();
+	do
+		sig = 0;
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
+	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
+	cd_reg_stop();
+	MHD_stop_daemon(d);
+	if (cd_opts.socket_path)
+		unlink(cd_opts.socket_path);
+	return 0;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* server.h - what the files of cordon serve share: the options, the request, the sandbox.
+ * Runs in the server process (threads: one per HTTP connection, one pump per process, the
+ * reaper). Only the public API of cordon.h and src/base are used. */
+#pragma once
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cordon.h"
+
+#define CD_ENVD_PORT   49983
+#define CD_INTERP_PORT 49999
+/* the newest envd version the SDK (e2b 2.51.0) compares against: its newest code paths */
+#define CD_ENVD_VERSION "0.6.4"
+#define CD_JSON_BODY_MAX (1u << 20)
+
+struct cd_serve_opts {
+	char *listen_host;
+	unsigned listen_port;
+	bool listen_remote;
+	char *socket_path;
+	char **api_keys;
+	char *state_dir;
+	unsigned max_sandboxes;
+	uint64_t memory, pids, millicpus; /* 0: the library's default */
+	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
+	uint64_t max_upload;
+	unsigned max_connections;
+	bool keep_workdirs;
+	char **allow_net;
+	bool verbose;
+};
+
+extern struct cd_serve_opts cd_opts;
+void cd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- auth.c --- */
+bool cd_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
+bool cd_auth_api_key_ok(const char *key);     /* one of cd_opts.api_keys, constant time */
+bool cd_auth_token_eq(const char *a, const char *b);
+int cd_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL */
+int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		      const char *expiration, char ret[64]);
+
+/* --- registry.c: the sandboxes --- */
+struct cd_proc;
+struct cd_ctx;
+
+struct cd_sandbox {
+	char id[24];
+	char token[48];
+	char *template_id;
+	json_object *metadata; /* object of strings */
+	json_object *env_vars; /* object of strings */
+	int64_t started_ms;    /* realtime */
+	int64_t end_ms;        /* realtime: the timeout */
+	uint64_t last_used_ns; /* monotonic */
+	struct cordon_session *session;
+	char *workdir;
+	int dying_fd; /* eventfd, readable once the sandbox is being killed */
+
+	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times */
+	pthread_cond_t cond;
+	unsigned refs;
+	bool dying;
+	struct cd_proc *procs;
+	struct cd_ctx *ctxs;
+	struct cd_sandbox *next;
+};
+
+int cd_reg_start(struct cordon_error *err);
+void cd_reg_stop(void); /* kills every sandbox */
+/* Takes the sandbox (one reference: the table's). -EBUSY: --max-sandboxes reached. */
+int cd_reg_add(struct cd_sandbox *sb);
+int cd_reg_reserve(void); /* a slot for a sandbox being made; -EBUSY */
+void cd_reg_unreserve(void);
+/* A reference, or NULL (unknown or dying). */
+struct cd_sandbox *cd_reg_get(const char *id);
+void cd_sandbox_ref(struct cd_sandbox *sb);
+void cd_sandbox_unref(struct cd_sandbox *sb);
+void cd_sandbox_touch(struct cd_sandbox *sb);
+/* Remove from the table and destroy (waits for in-flight users). -ENOENT: unknown. */
+int cd_reg_kill(const char *id);
+/* A new reference to each live sandbox; *ret freed by the caller after unref of each. */
+int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n);
+void cd_sandbox_free(struct cd_sandbox *sb);
+struct cd_sandbox *cd_sandbox_new(void);
+int64_t cd_now_ms(void); /* realtime */
+
+/* --- http.c: libmicrohttpd glue --- */
+struct cd_req;
+typedef enum MHD_Result (*cd_handler_fn)(struct cd_req *r);
+/* an upload's body, chunk by chunk (data NULL: the end) */
+typedef int (*cd_body_fn)(struct cd_req *r, const char *data, size_t len);
+
+struct cd_req {
+	struct MHD_Connection *conn;
+	const char *method;
+	char *url;
+	char *sub;                /* the route's {id} part, when it has one */
+	int plane;                /* CD_PLANE_* */
+	struct cd_sandbox *sb;    /* the data plane's sandbox (a reference) */
+	cd_handler_fn handler;
+	cd_body_fn body_fn;       /* streaming body (uploads); else the body is gathered */
+	char *body;
+	size_t body_len, body_cap;
+	bool answered;            /* a response was queued already (an early error) */
+	bool too_big;             /* the body passed CD_JSON_BODY_MAX: dropped, then 413 */
+	void *state;              /* the handler's, freed by state_free */
+	void (*state_free)(void *state);
+};
+enum { CD_PLANE_CONTROL, CD_PLANE_ENVD, CD_PLANE_INTERP };
+
+int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err);
+const char *cd_http_header(struct cd_req *r, const char *name);
+const char *cd_http_query(struct cd_req *r, const char *name);
+/* takes j */
+enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j);
+enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype,
+			     const char *text, size_t len);
+/* E2B's REST error: {"code": status, "message": msg} */
+enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A body produced by read (blocking; MHD_CONTENT_READER_END_* at the end); free(st) after. */
+enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype,
+			       uint64_t size, MHD_ContentReaderCallback read,
+			       MHD_ContentReaderFreeCallback free_st, void *st);
+/* The connection's socket, for the streams to notice a client that went away. */
+int cd_http_conn_fd(struct cd_req *r);
+bool cd_http_peer_gone(int fd);
+/* The body as JSON (an object), or an error answered (*ret NULL, returns the MHD result). */
+json_object *cd_http_body_json(struct cd_req *r, const char **ret_why);
+
+/* --- control.c, envd_process.c, envd_fs.c, files.c, interp.c: the routes --- */
+cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub);
+cd_handler_fn cd_envd_route(struct cd_req *r, const char *url);
+cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_sub);
+cd_handler_fn cd_process_route(const char *rpc);
+cd_handler_fn cd_fs_route(const char *rpc);
+enum MHD_Result cd_files_get(struct cd_req *r);
+enum MHD_Result cd_files_post_begin(struct cd_req *r); /* sets r->body_fn */
+enum MHD_Result cd_files_post_end(struct cd_req *r);
+
+/* --- procs.c: processes and their output --- */
+void cd_procs_kill_all(struct cd_sandbox *sb); /* the sandbox is dying: pumps end */
+
+/* --- interp.c --- */
+void cd_interp_kill_all(struct cd_sandbox *sb);
+
+/* --- rpc.c: Connect RPCs with JSON --- */
+enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
+json_object *cd_rpc_request(struct cd_req *r, bool streaming);
+int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
+	       const char **why);

@@ -1,0 +1,162 @@
+// tests/e2b/smoke.mjs - the E2B SDKs against `cordon serve`, as TAP. The server's URL and key
+// come from E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY (tests/e2b/run sets them).
+import { Sandbox as Base, CommandExitError } from 'e2b'
+import { Sandbox } from '@e2b/code-interpreter'
+
+let n = 0, failed = 0
+function ok(cond, name, extra) {
+  n++
+  if (!cond) failed++
+  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${name}`)
+  if (!cond && extra !== undefined) console.log(`  # ${JSON.stringify(extra)}`)
+}
+async function check(name, fn) {
+  try { await fn() } catch (e) { ok(false, `${name}: threw ${e && e.name}: ${e && e.message}`) }
+}
+
+const sbx = await Sandbox.create({ timeoutMs: 120_000, envs: { FROM_CREATE: 'yes' }, metadata: { suite: 'smoke' } })
+ok(/^[0-9a-z]+$/.test(sbx.sandboxId), 'create gives an id of [0-9a-z]')
+
+await check('commands.run echo', async () => {
+  const r = await sbx.commands.run('echo hi')
+  ok(r.exitCode === 0 && r.stdout === 'hi\n', 'commands.run(echo hi)', r)
+})
+await check('stderr and exit code', async () => {
+  try {
+    await sbx.commands.run('echo oops >&2; exit 3')
+    ok(false, 'a failing command throws')
+  } catch (e) {
+    ok(e instanceof CommandExitError && e.exitCode === 3 && e.stderr === 'oops\n', 'exit 3 and stderr', { code: e.exitCode, stderr: e.stderr })
+  }
+})
+await check('envs', async () => {
+  const r = await sbx.commands.run('echo $FROM_CREATE $FROM_RUN', { envs: { FROM_RUN: 'too' } })
+  ok(r.stdout === 'yes too\n', 'sandbox envs and per-command envs', r.stdout)
+})
+await check('cwd', async () => {
+  const r = await sbx.commands.run('pwd')
+  ok(r.stdout === '/home/user\n', 'the default directory is /home/user', r.stdout)
+  await sbx.files.makeDir('/home/user/sub')
+  const r2 = await sbx.commands.run('pwd', { cwd: '/home/user/sub' })
+  ok(r2.stdout === '/home/user/sub\n', 'cwd', r2.stdout)
+})
+await check('streaming and volume', async () => {
+  const seen = []
+  const r = await sbx.commands.run('for i in 1 2 3; do echo line$i; sleep 0.2; done', { onStdout: d => seen.push(d) })
+  ok(seen.length >= 2 && seen.join('') === 'line1\nline2\nline3\n', 'onStdout streams', seen)
+  const big = await sbx.commands.run('head -c 20000000 /dev/zero | tr "\\0" x')
+  ok(big.stdout.length === 20000000, '20 MB of output, none lost', big.stdout.length)
+})
+await check('command timeout', async () => {
+  const t0 = Date.now()
+  try {
+    await sbx.commands.run('sleep 30', { timeoutMs: 1000 })
+    ok(false, 'timeoutMs ends a long command')
+  } catch (e) {
+    ok(e.name === 'TimeoutError' && Date.now() - t0 < 10000, 'timeoutMs ends a long command with a TimeoutError', { name: e.name, message: e.message })
+  }
+  const list = await sbx.commands.list()
+  ok(!list.some(p => p.config && p.config.args && p.config.args.join(' ').includes('sleep 30')), '... and the command is gone', list)
+})
+await check('pty', async () => {
+  let out = ''
+  const dec = new TextDecoder()
+  const h = await sbx.pty.create({ cols: 80, rows: 24, onData: d => { out += dec.decode(d) } })
+  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('echo pty-$((6 * 7)); test -t 0 && test -t 1 && echo is-a-tty\n'))
+  for (let i = 0; i < 50 && !out.includes('pty-42'); i++) await new Promise(r => setTimeout(r, 100))
+  ok(out.includes('pty-42'), 'a pty runs a shell', out)
+  ok(/\nis-a-tty/.test(out), '... on a terminal', out)
+  await sbx.pty.resize(h.pid, { cols: 100, rows: 30 })
+  await sbx.pty.sendInput(h.pid, new TextEncoder().encode('stty size; exit\n'))
+  const r = await h.wait()
+  ok(out.includes('30 100'), 'resize', out)
+  ok(r.exitCode === 0, 'exit ends it', r)
+})
+await check('background, list, stdin, kill', async () => {
+  const h = await sbx.commands.run('cat', { background: true, stdin: true })
+  const list = await sbx.commands.list()
+  ok(list.some(p => p.pid === h.pid), 'list shows the background process', list)
+  await sbx.commands.sendStdin(h.pid, 'typed\n')
+  await new Promise(r => setTimeout(r, 300))
+  ok(h.stdout === 'typed\n', 'sendStdin reaches it', h.stdout)
+  ok(await sbx.commands.kill(h.pid), 'kill')
+  try { await h.wait() } catch (e) { }
+  const after = await sbx.commands.list()
+  ok(!after.some(p => p.pid === h.pid), 'gone after kill')
+})
+await check('connect to a process', async () => {
+  const h = await sbx.commands.run('for i in 1 2 3; do echo $i; sleep 0.3; done', { background: true })
+  const c = await sbx.commands.connect(h.pid)
+  const r = await c.wait()
+  ok(r.exitCode === 0, 'connect and wait', r)
+})
+await check('files', async () => {
+  await sbx.files.write('/home/user/dir/a.txt', 'hello file')
+  ok(await sbx.files.read('/home/user/dir/a.txt') === 'hello file', 'files.write then read')
+  const ls = await sbx.files.list('/home/user/dir')
+  ok(ls.length === 1 && ls[0].name === 'a.txt' && ls[0].type === 'file', 'files.list', ls)
+  ok(await sbx.files.exists('/home/user/dir/a.txt'), 'exists')
+  ok(!(await sbx.files.exists('/home/user/nope')), 'not exists')
+  ok(await sbx.files.makeDir('/home/user/d2') === true, 'makeDir new')
+  ok(await sbx.files.makeDir('/home/user/d2') === false, 'makeDir existing')
+  await sbx.files.rename('/home/user/dir/a.txt', '/home/user/d2/b.txt')
+  ok(await sbx.files.read('/home/user/d2/b.txt') === 'hello file', 'rename')
+  await sbx.files.remove('/home/user/d2')
+  ok(!(await sbx.files.exists('/home/user/d2')), 'remove')
+  const info = await sbx.files.write([{ path: '/home/user/m1', data: 'one' }, { path: '/home/user/m2', data: 'two' }])
+  ok(info.length === 2, 'writeFiles', info)
+  const bytes = new Uint8Array(300000).map((_, i) => i % 256)
+  await sbx.files.write('/home/user/bin', bytes.buffer)
+  const back = await sbx.files.read('/home/user/bin', { format: 'bytes' })
+  ok(back.length === bytes.length && back.every((b, i) => b === bytes[i]), 'binary round trip')
+})
+await check('signed URLs', async () => {
+  const up = await sbx.uploadUrl('/home/user/signed.txt')
+  ok(/signature=v1_/.test(up), 'uploadUrl is signed', up)
+  const form = new FormData()
+  form.append('file', new Blob(['via url']), 'signed.txt')
+  const res = await fetch(up, { method: 'POST', body: form })
+  ok(res.status === 200, 'an upload through the signed URL', res.status)
+  const down = await sbx.downloadUrl('/home/user/signed.txt')
+  const got = await fetch(down)
+  ok(got.status === 200 && await got.text() === 'via url', 'a download through the signed URL')
+  const bad = await fetch(down.replace(/signature=v1_./, 'signature=v1_A'))
+  ok(bad.status === 401 || bad.status === 404, 'a wrong signature is refused', bad.status)
+  const exp = await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: -10 })
+  ok((await fetch(exp)).status !== 200, 'an expired signature is refused')
+})
+await check('runCode', async () => {
+  const e = await sbx.runCode('print(2 + 2)')
+  ok(JSON.stringify(e.logs.stdout) === JSON.stringify(['4\n']), "runCode('print(2 + 2)')", e.logs)
+  await sbx.runCode('x = 41')
+  const e2 = await sbx.runCode('x + 1')
+  ok(e2.text === '42', 'state kept, last expression as text', e2.text)
+  const e3 = await sbx.runCode('1/0')
+  ok(e3.error && e3.error.name === 'ZeroDivisionError', 'errors', e3.error)
+  const ctx = await sbx.createCodeContext()
+  await sbx.runCode('y = 5', { context: ctx })
+  const e4 = await sbx.runCode('y', { context: ctx })
+  ok(e4.text === '5', 'a context of its own', e4.text)
+  const ctxs = await sbx.listCodeContexts()
+  ok(ctxs.some(c => c.id === ctx.id), 'listCodeContexts', ctxs)
+  await sbx.restartCodeContext(ctx)
+  const e5 = await sbx.runCode('y', { context: ctx })
+  ok(e5.error && e5.error.name === 'NameError', 'restart forgets', e5.error)
+  await sbx.removeCodeContext(ctx)
+})
+await check('info, list, timeout', async () => {
+  const info = await sbx.getInfo()
+  ok(info.sandboxId === sbx.sandboxId && info.metadata.suite === 'smoke', 'getInfo', info)
+  await sbx.setTimeout(60_000)
+  const page = await Base.list({ query: { metadata: { suite: 'smoke' } } }).nextItems()
+  ok(page.some(s => s.sandboxId === sbx.sandboxId), 'list with metadata', page)
+  ok(await sbx.isRunning(), 'isRunning')
+  const again = await Sandbox.connect(sbx.sandboxId)
+  ok((await again.commands.run('echo again')).stdout === 'again\n', 'connect')
+})
+await check('kill', async () => {
+  await sbx.kill()
+  ok(!(await sbx.isRunning()), 'not running after kill')
+})
+console.log(`1..${n}`)
+process.exit(failed ? 1 : 0)
