@@ -78,7 +78,7 @@ await test(`${N} sandboxes, each running a sleep`, async () => {
   }
   eq(sbxs.length, N, `${N} sandboxes made`)
   ok(await poll(() => hostProcs(mark).length === N, { deadline: 60_000 }), `${N} marked sleeps run (seen from the host)`, hostProcs(mark))
-}, { timeout: 300_000 })
+}, { timeout: 180_000 })
 
 await test('kill -9 of the server: nothing left', async () => {
   const ids = sbxs.map(s => s.sandboxId)

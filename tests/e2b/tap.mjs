@@ -24,6 +24,13 @@ export function eq(got, want, name) {
   const same = JSON.stringify(got) === JSON.stringify(want)
   return line(same, prefix + name, same ? undefined : { got, want })
 }
+// a check of a known, reported bug: not ok with a TODO directive (not a failure of the suite)
+export function todo(cond, name, why, extra) {
+  n++
+  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${prefix}${name} # TODO ${why}`)
+  if (!cond && extra !== undefined) console.log(`  # ${inspect(extra, { breakLength: Infinity })}`)
+  return cond
+}
 export function skip(name, why) {
   n++
   console.log(`ok ${n} - ${prefix}${name} # SKIP ${why}`)
