@@ -522,6 +522,16 @@ CORDON_PUBLIC int cordon_session_rename(struct cordon_session *s, const char *fr
 CORDON_PUBLIC int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 					 struct cordon_error *err);
 
+/* What a directory tree holds on the host, for a disk budget (a session's workdir, say): the
+ * bytes allocated and the entries below dir, counted through descriptors without following a
+ * symlink or entering another filesystem, down to max_depth levels and up to max_entries.
+ * -E2BIG when either is passed (*ret_bytes and *ret_entries then hold the counts so far: over
+ * any budget up to there). The directory itself is opened as cordon opens a workdir's path
+ * given by its caller (no symlink as its last component). */
+CORDON_PUBLIC int cordon_tree_usage(const char *dir, unsigned max_depth, uint64_t max_entries,
+				    uint64_t *ret_bytes, uint64_t *ret_entries,
+				    struct cordon_error *err);
+
 CORDON_PUBLIC const char *cordon_version(void);
 
 #ifdef __cplusplus

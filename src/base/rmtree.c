@@ -182,3 +182,74 @@ int cd_rmtree_path(const char *path, const struct stat *st)
 		return r;
 	return unlinkat(pfd, base, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
+
+struct usage {
+	dev_t dev;
+	uint64_t bytes, entries, max_entries;
+};
+
+static int usage_at(int fd, struct usage *u, unsigned depth_left)
+{
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		cd_closep(&dup_fd);
+		return -errno;
+	}
+	rewinddir(d); /* the duplicate shares fd's offset: from the start */
+	while (r >= 0 && (de = readdir(d))) {
+		struct stat st;
+		bool reopened;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		u->bytes += (uint64_t)st.st_blocks * 512;
+		if (++u->entries > u->max_entries) {
+			r = -E2BIG;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode) || st.st_dev != u->dev)
+			continue;
+		if (!depth_left) {
+			r = -E2BIG;
+			break;
+		}
+		sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* a directory of ours the sandbox closed (mode 000): nothing hides from the count;
+		 * opened up while it is counted, then its mode put back */
+		reopened = sub < 0 && errno == EACCES && st.st_uid == geteuid() &&
+			   fchmodat(fd, de->d_name, (st.st_mode & 07777) | 0500, 0) == 0;
+		if (reopened)
+			sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			r = usage_at(sub, u, depth_left - 1);
+		if (reopened)
+			fchmodat(fd, de->d_name, st.st_mode & 07777, 0);
+		cd_closep(&sub);
+	}
+	closedir(d);
+	return r;
+}
+
+int cd_tree_usage(int dirfd, unsigned max_depth, uint64_t max_entries, uint64_t *ret_bytes,
+		  uint64_t *ret_entries)
+{
+	struct usage u = { .max_entries = max_entries };
+	struct stat st;
+	int r;
+
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	u.dev = st.st_dev;
+	u.bytes = (uint64_t)st.st_blocks * 512;
+	r = usage_at(dirfd, &u, max_depth);
+	*ret_bytes = u.bytes;
+	*ret_entries = u.entries;
+	return r;
+}

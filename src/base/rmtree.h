@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdint.h>
 #include <sys/stat.h>
 
 /* Everything inside the directory dirfd (not the directory itself). 0, or the first -errno
@@ -15,3 +16,9 @@ int cd_rmtree_contents(int dirfd);
 /* The directory at path, and everything in it, provided it is still the directory st
  * describes (device and inode) and path's parent resolves without a symlink. */
 int cd_rmtree_path(const char *path, const struct stat *st);
+
+/* What the tree below dirfd holds: bytes allocated (st_blocks) and entries, counted through
+ * descriptors (no symlink followed, no other filesystem entered), down to max_depth levels and
+ * up to max_entries: -E2BIG when either is passed (the counts so far are in the results). */
+int cd_tree_usage(int dirfd, unsigned max_depth, uint64_t max_entries, uint64_t *ret_bytes,
+		  uint64_t *ret_entries);

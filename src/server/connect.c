@@ -136,12 +136,22 @@ static const struct {
 	const char *code;
 	unsigned status;
 } codes[] = {
-	{ "canceled", 499 },           { "unknown", 500 },           { "invalid_argument", 400 },
-	{ "deadline_exceeded", 504 },  { "not_found", 404 },         { "already_exists", 409 },
-	{ "permission_denied", 403 },  { "resource_exhausted", 429 }, { "failed_precondition", 400 },
-	{ "aborted", 409 },            { "out_of_range", 400 },      { "unimplemented", 501 },
-	{ "internal", 500 },           { "unavailable", 503 },       { "data_loss", 500 },
-	{ "unauthenticated", 401 },
+    {"canceled", 499},
+    {"unknown", 500},
+    {"invalid_argument", 400},
+    {"deadline_exceeded", 504},
+    {"not_found", 404},
+    {"already_exists", 409},
+    {"permission_denied", 403},
+    {"resource_exhausted", 429},
+    {"failed_precondition", 400},
+    {"aborted", 409},
+    {"out_of_range", 400},
+    {"unimplemented", 501},
+    {"internal", 500},
+    {"unavailable", 503},
+    {"data_loss", 500},
+    {"unauthenticated", 401},
 };
 
 unsigned cd_connect_http_status(const char *code)
@@ -210,7 +220,7 @@ char *cd_connect_error_json(const char *code, const char *message, int end)
 		json_object_object_add(top, "error", e);
 	}
 	s = strdup(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(top);
 	return s;
 }

@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #define CD_CONNECT_FLAG_COMPRESSED 0x01
-#define CD_CONNECT_FLAG_END        0x02
-#define CD_CONNECT_MAX_MESSAGE     (1u << 20)
+#define CD_CONNECT_FLAG_END	   0x02
+#define CD_CONNECT_MAX_MESSAGE	   (1u << 20)
 
 /* base64 (standard alphabet, padded); *ret NUL-terminated, malloc'd. -ENOMEM. */
 int cd_b64_encode(const void *data, size_t len, char **ret, size_t *ret_len);

@@ -50,11 +50,13 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "endAt", t);
 	pthread_mutex_unlock(&sb->lock);
 	add_str(j, "state", "running");
-	json_object_object_add(j, "cpuCount", json_object_new_int64(
-		cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
-				  : sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_object_add(j, "memoryMB", json_object_new_int64(
-		(int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
+	json_object_object_add(
+	    j, "cpuCount",
+	    json_object_new_int64(cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
+						    : sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_object_add(
+	    j, "memoryMB",
+	    json_object_new_int64((int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
 	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
 	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
 	json_object_object_add(j, "domain", NULL);
@@ -95,7 +97,8 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	int64_t s;
 
 	*ret_ns = cd_opts.default_ttl_ns;
-	if (!json_object_object_get_ex(body, "timeout", &v) || json_object_is_type(v, json_type_null))
+	if (!json_object_object_get_ex(body, "timeout", &v) ||
+	    json_object_is_type(v, json_type_null))
 		goto cap;
 	if (!json_object_is_type(v, json_type_int)) {
 		*why = "\"timeout\" must be an integer (seconds)";
@@ -113,15 +116,16 @@ cap:
 	return 0;
 }
 
-static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
-		       struct cordon_error *err)
+/* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
+ * what differs per sandbox goes with each command (sandbox_env). */
+static int make_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int r;
 
 	if (!c)
 		return cd_fail(err, ENOMEM, "config", "out of memory");
-	r = cordon_config_set_workdir(c, sb->workdir, err);
+	r = cordon_config_set_workdir(c, workdir, err);
 	if (r >= 0)
 		r = cordon_config_set_workdir_target(c, "/home/user", err);
 	if (r >= 0 && cd_opts.memory)
@@ -132,18 +136,9 @@ static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
 		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
 	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
 		r = cordon_config_allow_net(c, *a, err);
-	/* what E2B's sandboxes have: code may look for them */
+	/* what E2B's sandboxes have: code may look for it */
 	if (r >= 0)
 		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
-	if (r >= 0)
-		r = cordon_config_set_env(c, "E2B_SANDBOX_ID", sb->id, err);
-	if (r >= 0 && sb->env_vars) {
-		json_object_object_foreach(sb->env_vars, k, v) {
-			r = cordon_config_set_env(c, k, json_object_get_string(v), err);
-			if (r < 0)
-				break;
-		}
-	}
 	if (r < 0) {
 		cordon_config_free(c);
 		return r;
@@ -152,42 +147,138 @@ static int make_config(struct cd_sandbox *sb, struct cordon_config **ret,
 	return 0;
 }
 
-static int make_workdir(struct cd_sandbox *sb, struct cordon_error *err)
+/* A fresh workdir under the state directory, named at random (not after the sandbox's id: a
+ * pooled one is made before it has one). */
+static int make_workdir(char **ret, struct cordon_error *err)
 {
-	sb->workdir = cd_strdup_printf("%s/%s", cd_opts.state_dir, sb->id);
-	if (!sb->workdir)
+	char name[21];
+	char *dir;
+
+	if (cd_auth_random(name, 20, ID_ALPHABET) < 0)
+		return cd_fail(err, EIO, "workdir", "no random name");
+	dir = cd_strdup_printf("%s/%s", cd_opts.state_dir, name);
+	if (!dir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (mkdir(sb->workdir, 0700) < 0)
-		return cd_fail_errno(err, errno, "workdir", "mkdir %s", sb->workdir);
+	if (mkdir(dir, 0700) < 0) {
+		int e = errno;
+
+		free(dir);
+		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", cd_opts.state_dir, name);
+	}
+	*ret = dir;
 	return 0;
 }
 
-static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+/* One session is made at a time: cordon_session_create() forks its supervisor from this
+ * multi-threaded process, and the child then uses libc functions that take private locks
+ * (fgetpwent() while checking the workdir); another thread inside such a function at the fork
+ * (a second create) leaves the child waiting forever on a lock no one will release. */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
 {
 	struct cordon_config *c = NULL;
-	int r = make_workdir(sb, err);
+	char *workdir = NULL;
+	int r = make_workdir(&workdir, err);
 
 	if (r < 0)
 		return r;
-	r = make_config(sb, &c, err);
+	r = make_config(workdir, &c, err);
 	if (r >= 0) {
-		r = cordon_session_create(c, cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
-					  &sb->session, err);
+		pthread_mutex_lock(&create_lock);
+		r = cordon_session_create(c,
+					  cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR,
+					  &ret->session, err);
+		pthread_mutex_unlock(&create_lock);
 		cordon_config_free(c);
 	}
-	if (r < 0)
-		rmdir(sb->workdir); /* still empty: nothing ran */
-	return r;
+	if (r < 0) {
+		rmdir(workdir); /* still empty: nothing ran */
+		free(workdir);
+		return r;
+	}
+	ret->workdir = workdir;
+	return 0;
 }
 
-static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
-			const char **why)
+void cd_control_drop_session(struct cd_pooled *p)
+{
+	struct cordon_error err;
+
+	cordon_session_destroy(p->session, NULL, &err);
+	free(p->workdir);
+	*p = (struct cd_pooled){ 0 };
+}
+
+/* What the sandbox's commands get besides the server's environment: its id, its envVars. */
+static int sandbox_env(struct cd_sandbox *sb)
+{
+	_cleanup_free_ char *id = cd_strdup_printf("E2B_SANDBOX_ID=%s", sb->id);
+
+	if (!id || cd_strv_push(&sb->env, id) < 0)
+		return -ENOMEM;
+	if (sb->env_vars) {
+		json_object_object_foreach(sb->env_vars, k, v) {
+			_cleanup_free_ char *kv = cd_strdup_printf("%s=%s", k,
+								   json_object_get_string(v));
+
+			if (!kv || cd_strv_push(&sb->env, kv) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* One made ahead when there is one (--pool), else a new one. */
+static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	struct cd_pooled p = { 0 };
+	int r = sandbox_env(sb);
+
+	if (r < 0)
+		return cd_fail(err, -r, "env", "out of memory");
+	if (!cd_pool_take(&p)) {
+		r = cd_control_make_session(&p, err);
+		if (r < 0)
+			return r;
+	}
+	sb->session = p.session;
+	sb->workdir = p.workdir;
+	return 0;
+}
+
+char **cd_env_merge(char *const *base, char *const *over)
+{
+	char **v = NULL;
+
+	for (; base && *base; base++) {
+		size_t key = strcspn(*base, "=") + 1;
+		bool replaced = false;
+
+		for (char *const *o = over; o && *o && !replaced; o++)
+			replaced = strncmp(*o, *base, key) == 0;
+		if (!replaced && cd_strv_push(&v, *base) < 0)
+			goto fail;
+	}
+	for (; over && *over; over++)
+		if (cd_strv_push(&v, *over) < 0)
+			goto fail;
+	if (!v)
+		v = calloc(1, sizeof(*v));
+	return v;
+fail:
+	cd_strv_free(v);
+	return NULL;
+}
+
+static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;
 
 	if (json_object_object_get_ex(body, "templateID", &v) &&
 	    !json_object_is_type(v, json_type_null)) {
-		if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) > 128) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    json_object_get_string_len(v) > 128) {
 			*why = "\"templateID\" must be a string (at most 128 bytes)";
 			return -EINVAL;
 		}
@@ -209,7 +300,7 @@ static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
 
 static enum MHD_Result create(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why);
 	struct cd_sandbox *sb;
@@ -232,17 +323,18 @@ static enum MHD_Result create(struct cd_req *r)
 	k = cd_reg_reserve();
 	if (k < 0) {
 		cd_sandbox_free(sb);
-		return k == -EBUSY ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
-						   cd_opts.max_sandboxes)
-				   : cd_http_error(r, 503, "the server is stopping");
+		return k == -EBUSY
+			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
+					   cd_opts.max_sandboxes)
+			   : cd_http_error(r, 503, "the server is stopping");
 	}
 	if (cd_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
-	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 ||
-	    start_session(sb, &err) < 0) {
+	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		cd_reg_unreserve();
 		cd_sandbox_free(sb);
 		cd_log("create: %s: %s", err.step, err.msg);
-		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step, err.msg);
+		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
+				     err.msg);
 	}
 	sb->started_ms = cd_now_ms();
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
@@ -254,9 +346,9 @@ static enum MHD_Result create(struct cd_req *r)
 		json_object_put(body);
 		return cd_http_error(r, 503, "the server is stopping");
 	}
-	cd_log("sandbox %s: created (template %s)", json_object_get_string(
-		       json_object_object_get(body, "sandboxID")), json_object_get_string(
-		       json_object_object_get(body, "templateID")));
+	cd_log("sandbox %s: created (template %s)",
+	       json_object_get_string(json_object_object_get(body, "sandboxID")),
+	       json_object_get_string(json_object_object_get(body, "templateID")));
 	return cd_http_json(r, 201, body);
 }
 
@@ -335,8 +427,9 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 
 	if (!body)
 		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	if (json_object_object_get_ex(body, "duration", &j) && !json_object_object_get_ex(
-		    body, "timeout", NULL)) /* refreshes: {"duration": seconds} */
+	if (json_object_object_get_ex(body, "duration", &j) &&
+	    !json_object_object_get_ex(body, "timeout",
+				       NULL)) /* refreshes: {"duration": seconds} */
 		json_object_object_add(body, "timeout", json_object_get(j));
 	if (timeout_field(body, &ttl, &why) < 0) {
 		json_object_put(body);
@@ -388,25 +481,25 @@ static const struct {
 	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
 	cd_handler_fn fn;
 } routes[] = {
-	{ "POST", "/sandboxes", NULL, create },
-	{ "POST", "/v2/sandboxes", NULL, create },
-	{ "GET", "/sandboxes", NULL, list },
-	{ "GET", "/v2/sandboxes", NULL, list },
-	{ "GET", "/health", NULL, health },
-	{ "GET", "/sandboxes/", "", get },
-	{ "DELETE", "/sandboxes/", "", kill_ },
-	{ "POST", "/sandboxes/", "/timeout", timeout_ },
-	{ "POST", "/sandboxes/", "/connect", connect_ },
-	{ "POST", "/v2/sandboxes/", "/connect", connect_ },
-	{ "POST", "/sandboxes/", "/resume", connect_ },
-	{ "POST", "/sandboxes/", "/refreshes", refresh },
-	{ "POST", "/sandboxes/", "/pause", unsupported },
-	{ "POST", "/sandboxes/", "/snapshots", unsupported },
-	{ "POST", "/sandboxes/", "/fork", unsupported },
-	{ "PUT", "/sandboxes/", "/network", unsupported },
-	{ "GET", "/sandboxes/", "/metrics", unsupported },
-	{ "GET", "/sandboxes/", "/logs", unsupported },
-	{ "GET", "/v2/sandboxes/", "/logs", unsupported },
+    {"POST", "/sandboxes", NULL, create},
+    {"POST", "/v2/sandboxes", NULL, create},
+    {"GET", "/sandboxes", NULL, list},
+    {"GET", "/v2/sandboxes", NULL, list},
+    {"GET", "/health", NULL, health},
+    {"GET", "/sandboxes/", "", get},
+    {"DELETE", "/sandboxes/", "", kill_},
+    {"POST", "/sandboxes/", "/timeout", timeout_},
+    {"POST", "/sandboxes/", "/connect", connect_},
+    {"POST", "/v2/sandboxes/", "/connect", connect_},
+    {"POST", "/sandboxes/", "/resume", connect_},
+    {"POST", "/sandboxes/", "/refreshes", refresh},
+    {"POST", "/sandboxes/", "/pause", unsupported},
+    {"POST", "/sandboxes/", "/snapshots", unsupported},
+    {"POST", "/sandboxes/", "/fork", unsupported},
+    {"PUT", "/sandboxes/", "/network", unsupported},
+    {"GET", "/sandboxes/", "/metrics", unsupported},
+    {"GET", "/sandboxes/", "/logs", unsupported},
+    {"GET", "/v2/sandboxes/", "/logs", unsupported},
 };
 
 /* The id in prefix{id}suffix: 1..64 of [0-9a-z_-]. */

@@ -28,8 +28,8 @@ static void permissions(uint32_t mode, enum cordon_file_type type, char out[11])
 
 static json_object *entry_json(const struct cordon_file_info *f)
 {
-	static const char *const types[] = { "FILE_TYPE_UNSPECIFIED", "FILE_TYPE_FILE",
-					     "FILE_TYPE_DIRECTORY", "FILE_TYPE_SYMLINK" };
+	static const char *const types[] = {"FILE_TYPE_UNSPECIFIED", "FILE_TYPE_FILE",
+					    "FILE_TYPE_DIRECTORY", "FILE_TYPE_SYMLINK"};
 	json_object *j = json_object_new_object();
 	char perm[11], t[48], n[24];
 	time_t secs = (time_t)(f->mtime_ns / 1000000000);
@@ -82,8 +82,8 @@ static const char *path_field(struct cd_req *r, json_object *req, const char *ke
 /* {"entry": stat(path)} */
 static enum MHD_Result reply_entry(struct cd_req *r, const char *path)
 {
-	struct cordon_error err = { 0 };
-	struct cordon_file_info f = { 0 };
+	struct cordon_error err = {0};
+	struct cordon_file_info f = {0};
 	json_object *j;
 
 	if (cordon_session_stat(r->sb->session, path, &f, &err) < 0)
@@ -110,7 +110,7 @@ static enum MHD_Result stat_(struct cd_req *r)
 
 static enum MHD_Result list_dir(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false), *depth_j, *j, *a;
 	const char *path = req ? path_field(r, req, "path") : NULL, *why = NULL;
 	struct cordon_file_info *v = NULL;
@@ -150,7 +150,7 @@ static enum MHD_Result list_dir(struct cd_req *r)
 
 static enum MHD_Result make_dir(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
 	enum MHD_Result ret;
@@ -170,7 +170,7 @@ static enum MHD_Result make_dir(struct cd_req *r)
 
 static enum MHD_Result move(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false);
 	const char *from = req ? path_field(r, req, "source") : NULL, *to;
 	enum MHD_Result ret;
@@ -190,7 +190,7 @@ static enum MHD_Result move(struct cd_req *r)
 
 static enum MHD_Result remove_(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
 	int k;
@@ -218,11 +218,15 @@ cd_handler_fn cd_fs_route(const char *rpc)
 		const char *name;
 		cd_handler_fn fn;
 	} rpcs[] = {
-		{ "Stat", stat_ },           { "ListDir", list_dir },
-		{ "MakeDir", make_dir },     { "Move", move },
-		{ "Remove", remove_ },       { "WatchDir", unimplemented },
-		{ "CreateWatcher", unimplemented }, { "GetWatcherEvents", unimplemented },
-		{ "RemoveWatcher", unimplemented },
+	    {"Stat", stat_},
+	    {"ListDir", list_dir},
+	    {"MakeDir", make_dir},
+	    {"Move", move},
+	    {"Remove", remove_},
+	    {"WatchDir", unimplemented},
+	    {"CreateWatcher", unimplemented},
+	    {"GetWatcherEvents", unimplemented},
+	    {"RemoveWatcher", unimplemented},
 	};
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)

@@ -17,7 +17,7 @@
 struct pstream {
 	struct cd_proc *p;
 	uint64_t cursor;
-	uint64_t deadline_ns; /* Connect-Timeout-Ms; 0: none */
+	uint64_t deadline_ns;  /* Connect-Timeout-Ms; 0: none */
 	bool kill_at_deadline; /* Start's: the command's time is up too */
 	char sandbox_id[24];   /* touched while the stream runs: a followed sandbox is not idle */
 	uint64_t touched_ns;
@@ -79,12 +79,14 @@ static bool pstream_fill(struct pstream *s)
 			s->touched_ns = now;
 		}
 		if (s->deadline_ns && now >= s->deadline_ns) {
-			/* the request's time is up (the SDK's timeoutMs): a started command goes too */
+			/* the request's time is up (the SDK's timeoutMs): a started command goes
+			 * too */
 			if (s->kill_at_deadline)
 				cd_proc_signal(s->p, SIGKILL, NULL);
 			s->done = true;
-			pstream_set(s, CD_CONNECT_FLAG_END, cd_connect_error_json(
-					    "deadline_exceeded", "the request ran past its timeout", 1));
+			pstream_set(s, CD_CONNECT_FLAG_END,
+				    cd_connect_error_json("deadline_exceeded",
+							  "the request ran past its timeout", 1));
 			return true;
 		}
 		if (now - s->last_ns >= KEEPALIVE_NS) {
@@ -133,16 +135,21 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 		cd_proc_unref(p);
 		free(first);
 		free(s);
-		return cd_rpc_stream_error(r, "resource_exhausted", "too many streams follow the "
-								    "process already");
+		return cd_rpc_stream_error(r, "resource_exhausted",
+					   "too many streams follow the "
+					   "process already");
 	}
 	s->conn_fd = cd_http_conn_fd(r);
 	s->last_ns = cd_now_ns();
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
-	if (t && strtoull(t, NULL, 10) > 0)
-		s->deadline_ns = cd_now_ns() + strtoull(t, NULL, 10) * NSEC_PER_MSEC;
+	if (t) { /* Connect: at most 10 digits of milliseconds */
+		unsigned long long ms = strtoull(t, NULL, 10);
+
+		if (ms > 0 && strlen(t) <= 10)
+			s->deadline_ns = cd_now_ns() + ms * NSEC_PER_MSEC;
+	}
 	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
 			      pstream_free, s);
 }
@@ -224,10 +231,11 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 
 static enum MHD_Result start(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, true), *proc, *tag, *in;
-	struct pconf c = { 0 };
-	struct cd_proc_start ps = { 0 };
+	struct pconf c = {0};
+	char **env = NULL;
+	struct cd_proc_start ps = {0};
 	struct cd_proc *p;
 	const char *why = NULL;
 	int k;
@@ -248,20 +256,31 @@ static enum MHD_Result start(struct cd_req *r)
 	if (k < 0) {
 		pconf_done(&c);
 		json_object_put(req);
-		return cd_rpc_stream_error(r, "invalid_argument", "%s", why ? why : "out of memory");
+		return cd_rpc_stream_error(r, "invalid_argument", "%s",
+					   why ? why : "out of memory");
 	}
 	ps.argv = (const char *const *)c.argv;
-	ps.env = (const char *const *)c.env;
+	/* the sandbox's own variables, then the request's over them */
+	env = cd_env_merge(r->sb->env, c.env);
+	if (!env) {
+		pconf_done(&c);
+		json_object_put(req);
+		return cd_rpc_stream_error(r, "internal", "out of memory");
+	}
+	ps.env = (const char *const *)env;
 	ps.cwd = c.cwd;
 	ps.want_stdin = in && json_object_get_boolean(in);
 	ps.tag = tag ? json_object_get_string(tag) : NULL;
 	ps.config = json_object_get(proc);
 	k = cd_proc_start(r->sb, &ps, &p, &err);
+	cd_strv_free(env);
 	pconf_done(&c);
 	json_object_put(req);
 	if (k < 0)
-		return cd_rpc_stream_error(r, strcmp(err.step, "exec") == 0 && err.code == ENOENT
-					       ? "not_found" : cd_connect_code_of_errno(err.code),
+		return cd_rpc_stream_error(r,
+					   strcmp(err.step, "exec") == 0 && err.code == ENOENT
+					       ? "not_found"
+					       : cd_connect_code_of_errno(err.code),
 					   "%s: %s", err.step, err.msg);
 	return stream(r, p, 0, NULL, true);
 }
@@ -330,7 +349,7 @@ static enum MHD_Result empty_reply(struct cd_req *r)
 
 static enum MHD_Result send_input(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false), *input, *data = NULL;
 	const char *why = NULL;
 	struct cd_proc *p;
@@ -351,8 +370,9 @@ static enum MHD_Result send_input(struct cd_req *r)
 		k = cd_rpc_get(input, "pty", json_type_string, &data, &why);
 		pty = data != NULL;
 	}
-	if (k == 0 && data && cd_b64_decode(json_object_get_string(data),
-					    (size_t)json_object_get_string_len(data), &bytes, &n) < 0)
+	if (k == 0 && data &&
+	    cd_b64_decode(json_object_get_string(data), (size_t)json_object_get_string_len(data),
+			  &bytes, &n) < 0)
 		why = "the input is not base64", k = -EINVAL;
 	if (k < 0) {
 		json_object_put(req);
@@ -364,8 +384,9 @@ static enum MHD_Result send_input(struct cd_req *r)
 	json_object_put(req);
 	cd_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, err.code == EPIPE ? "failed_precondition"
-							 : cd_connect_code_of_errno(err.code),
+		return cd_rpc_error(r,
+				    err.code == EPIPE ? "failed_precondition"
+						      : cd_connect_code_of_errno(err.code),
 				    "%s", err.msg);
 	return empty_reply(r);
 }
@@ -375,14 +396,18 @@ static int signal_of(json_object *v)
 	const char *s;
 
 	if (json_object_is_type(v, json_type_int))
-		return json_object_get_int(v) == 9 ? SIGKILL : json_object_get_int(v) == 15 ? SIGTERM : 0;
+		return json_object_get_int(v) == 9    ? SIGKILL
+		       : json_object_get_int(v) == 15 ? SIGTERM
+						      : 0;
 	s = json_object_get_string(v);
-	return strcmp(s, "SIGNAL_SIGKILL") == 0 ? SIGKILL : strcmp(s, "SIGNAL_SIGTERM") == 0 ? SIGTERM : 0;
+	return strcmp(s, "SIGNAL_SIGKILL") == 0	  ? SIGKILL
+	       : strcmp(s, "SIGNAL_SIGTERM") == 0 ? SIGTERM
+						  : 0;
 }
 
 static enum MHD_Result send_signal(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false), *sig;
 	struct cd_proc *p;
 	int s = 0, k;
@@ -397,8 +422,9 @@ static enum MHD_Result send_signal(struct cd_req *r)
 		return MHD_YES;
 	if (!s) {
 		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument", "\"signal\" must be SIGNAL_SIGKILL or "
-							   "SIGNAL_SIGTERM");
+		return cd_rpc_error(r, "invalid_argument",
+				    "\"signal\" must be SIGNAL_SIGKILL or "
+				    "SIGNAL_SIGTERM");
 	}
 	k = cd_proc_signal(p, s, &err);
 	cd_proc_unref(p);
@@ -409,7 +435,7 @@ static enum MHD_Result send_signal(struct cd_req *r)
 
 static enum MHD_Result close_stdin(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false);
 	struct cd_proc *p;
 	int k;
@@ -429,7 +455,7 @@ static enum MHD_Result close_stdin(struct cd_req *r)
 
 static enum MHD_Result update(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	json_object *req = cd_rpc_request(r, false);
 	const char *why = NULL;
 	struct cd_proc *p;
@@ -464,9 +490,9 @@ cd_handler_fn cd_process_route(const char *rpc)
 		const char *name;
 		cd_handler_fn fn;
 	} rpcs[] = {
-		{ "Start", start },         { "Connect", connect_ },       { "List", list },
-		{ "SendInput", send_input }, { "SendSignal", send_signal }, { "CloseStdin", close_stdin },
-		{ "Update", update },        { "StreamInput", unimplemented },
+	    {"Start", start},	       {"Connect", connect_},	       {"List", list},
+	    {"SendInput", send_input}, {"SendSignal", send_signal},    {"CloseStdin", close_stdin},
+	    {"Update", update},	       {"StreamInput", unimplemented},
 	};
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)

@@ -71,7 +71,7 @@ static void download_free(void *arg)
 
 enum MHD_Result cd_files_get(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	const char *path = cd_http_query(r, "path");
 	struct download *d;
 	struct stat st;
@@ -102,12 +102,12 @@ struct upload {
 	struct MHD_PostProcessor *pp;
 	struct cordon_upload *u;
 	int fd;
-	char *path;      /* the file being written */
+	char *path;	     /* the file being written */
 	uint64_t part_bytes; /* of that file so far */
 	char *part_name;     /* its part's filename */
-	uint64_t total;  /* bytes of every file so far */
-	json_object *done; /* the written files' entries */
-	unsigned status; /* an error: its HTTP status */
+	uint64_t total;	     /* bytes of every file so far */
+	json_object *done;   /* the written files' entries */
+	unsigned status;     /* an error: its HTTP status */
 	char msg[600];
 };
 
@@ -123,11 +123,13 @@ static int up_fail(struct upload *up, unsigned status, const char *msg, const ch
 
 static int up_open(struct upload *up, const char *path)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 
 	if (!path || !*path)
-		return up_fail(up, 400, "no path for the file (the \"path\" parameter or the part's "
-					"filename)", NULL);
+		return up_fail(up, 400,
+			       "no path for the file (the \"path\" parameter or the part's "
+			       "filename)",
+			       NULL);
 	free(up->path);
 	up->path = strdup(path);
 	if (!up->path)
@@ -142,8 +144,8 @@ static int up_open(struct upload *up, const char *path)
 /* Close the pipe, wait for the writer inside, note the file. */
 static int up_finish(struct upload *up)
 {
-	struct cordon_error err = { 0 };
-	struct cordon_file_info f = { 0 };
+	struct cordon_error err = {0};
+	struct cordon_file_info f = {0};
 	json_object *e;
 	uint64_t bytes;
 	int k;
@@ -160,11 +162,11 @@ static int up_finish(struct upload *up)
 	if (!e)
 		return up_fail(up, 500, "out of memory", NULL);
 	k = cordon_session_stat(up->r->sb->session, up->path, &f, &err);
-	json_object_object_add(e, "name", json_object_new_string(k >= 0 && f.name ? f.name
-					: up->path));
+	json_object_object_add(e, "name",
+			       json_object_new_string(k >= 0 && f.name ? f.name : up->path));
 	json_object_object_add(e, "type", json_object_new_string("file"));
-	json_object_object_add(e, "path", json_object_new_string(k >= 0 && f.path ? f.path
-					: up->path));
+	json_object_object_add(e, "path",
+			       json_object_new_string(k >= 0 && f.path ? f.path : up->path));
 	cordon_file_info_clear(&f);
 	json_object_array_add(up->done, e);
 	return 0;
@@ -177,8 +179,8 @@ static int write_bounded(int fd, const char *data, size_t len, int dying_fd)
 	uint64_t stall_end = cd_now_ns() + 60 * NSEC_PER_SEC;
 
 	while (len > 0) {
-		struct pollfd f[2] = { { .fd = fd, .events = POLLOUT },
-				       { .fd = dying_fd, .events = POLLIN } };
+		struct pollfd f[2] = {{.fd = fd, .events = POLLOUT},
+				      {.fd = dying_fd, .events = POLLIN}};
 		ssize_t n;
 
 		if (poll(f, 2, 1000) < 0 && errno != EINTR)
@@ -214,7 +216,8 @@ static int up_write(struct upload *up, const char *data, size_t len)
 		return up_fail(up, 413, "the upload is larger than --max-upload", NULL);
 	k = write_bounded(up->fd, data, len, up->r->sb->dying_fd);
 	if (k < 0)
-		return up_fail(up, k == -ETIMEDOUT ? 504 : 500, "writing the file inside", strerror(-k));
+		return up_fail(up, k == -ETIMEDOUT ? 504 : 500, "writing the file inside",
+			       strerror(-k));
 	return 0;
 }
 
@@ -305,8 +308,10 @@ enum MHD_Result cd_files_post_begin(struct cd_req *r)
 		if (!up->pp)
 			return cd_http_error(r, 400, "a multipart body without a boundary");
 	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) != 0) {
-		return cd_http_error(r, 415, "Content-Type %s: send multipart/form-data or "
-					     "application/octet-stream", ct);
+		return cd_http_error(r, 415,
+				     "Content-Type %s: send multipart/form-data or "
+				     "application/octet-stream",
+				     ct);
 	}
 	return MHD_YES;
 }

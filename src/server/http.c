@@ -29,7 +29,7 @@ const char *cd_http_query(struct cd_req *r, const char *name)
 int cd_http_conn_fd(struct cd_req *r)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	return ci ? ci->connect_fd : -1;
 }
@@ -37,7 +37,7 @@ int cd_http_conn_fd(struct cd_req *r)
 /* The client closed its side (or reset): a stream's writer stops instead of blocking. */
 bool cd_http_peer_gone(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
 
 	if (fd < 0)
 		return false;
@@ -57,11 +57,11 @@ static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Respo
 	return ret;
 }
 
-enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype,
-			     const char *text, size_t len)
+enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
+			     size_t len)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+	    MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 
 	if (resp && ctype)
 		MHD_add_response_header(resp, "Content-Type", ctype);
@@ -76,8 +76,8 @@ enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
 	if (!j)
 		return cd_http_text(r, 500, "application/json",
 				    "{\"code\":500,\"message\":\"out of memory\"}", 39);
-	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = json_object_to_json_string_ext(j,
+					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	ret = cd_http_text(r, status, "application/json", s, strlen(s));
 	json_object_put(j);
 	return ret;
@@ -101,12 +101,12 @@ enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt
 	return cd_http_json(r, status, j);
 }
 
-enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype,
-			       uint64_t size, MHD_ContentReaderCallback read,
+enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype, uint64_t size,
+			       MHD_ContentReaderCallback read,
 			       MHD_ContentReaderFreeCallback free_st, void *st)
 {
-	struct MHD_Response *resp = MHD_create_response_from_callback(size, 32 * 1024, read, st,
-								      free_st);
+	struct MHD_Response *resp =
+	    MHD_create_response_from_callback(size, 32 * 1024, read, st, free_st);
 
 	if (!resp) {
 		free_st(st);
@@ -167,8 +167,8 @@ static enum MHD_Result envd_health(struct cd_req *r)
 
 static enum MHD_Result envd_envs(struct cd_req *r)
 {
-	return cd_http_json(r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars)
-						    : json_object_new_object());
+	return cd_http_json(
+	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
 }
 
 cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
@@ -197,7 +197,8 @@ cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
  * or NULL. */
 static struct cd_sandbox *signed_files(struct cd_req *r)
 {
-	const char *sig = cd_http_query(r, "signature"), *exp = cd_http_query(r, "signature_expiration");
+	const char *sig = cd_http_query(r, "signature"),
+		   *exp = cd_http_query(r, "signature_expiration");
 	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
 	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
 	struct cd_sandbox **v, *found = NULL;
@@ -211,7 +212,8 @@ static struct cd_sandbox *signed_files(struct cd_req *r)
 	if (cd_reg_snapshot(&v, &n) < 0)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (!found && cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
+		if (!found &&
+		    cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
 		    cd_auth_token_eq(sig, want))
 			found = v[i];
 		else
@@ -238,7 +240,8 @@ static enum MHD_Result route(struct cd_req *r)
 		r->plane = CD_PLANE_ENVD;
 		cd_sandbox_touch(r->sb);
 		r->handler = cd_envd_route(r, r->url);
-		return r->handler || r->answered ? MHD_YES : cd_http_error(r, 404, "no such endpoint");
+		return r->handler || r->answered ? MHD_YES
+						 : cd_http_error(r, 404, "no such endpoint");
 	}
 	if (!id) {
 		r->plane = CD_PLANE_CONTROL;
@@ -345,7 +348,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*data_size = 0;
 		if (r->answered)
 			return MHD_YES; /* an early error was queued: the rest is dropped */
-		if (r->too_big) { /* counted and dropped; the 413 comes at the end */
+		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
 			r->body_len += n;
 			return r->body_len > 64 * CD_JSON_BODY_MAX ? MHD_NO : MHD_YES;
 		}
@@ -397,7 +400,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static int listen_unix(const char *path, struct cordon_error *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -436,8 +439,8 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 
 int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 {
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
 	int fd = -1, r;
@@ -455,19 +458,17 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 			flags |= MHD_USE_IPv6;
 	}
 	struct MHD_OptionItem listen_opt[] = {
-		fd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL }
-			: (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss },
-		{ MHD_OPTION_END, 0, NULL },
+	    fd >= 0 ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL}
+		    : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+	    {MHD_OPTION_END, 0, NULL},
 	};
 
-	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-			     MHD_OPTION_CONNECTION_LIMIT, cd_opts.max_connections,
-			     MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-			     MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
+	d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)120, MHD_OPTION_CONNECTION_LIMIT, cd_opts.max_connections,
+	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)(64 * 1024), MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);

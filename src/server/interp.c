@@ -20,28 +20,41 @@ extern const char cd_kernel_source[];
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
 #define END_TYPE       "end_of_execution"
+#define KEEPALIVE_NS   (30 * NSEC_PER_SEC)
 
 struct cd_ctx {
 	char id[40];
 	char *cwd;
-	pthread_mutex_t exec_lock;       /* one execution at a time; guards what follows */
-	struct cordon_process *kernel;   /* NULL: not running (started on demand) */
+	pthread_mutex_t exec_lock;     /* one execution at a time; guards what follows */
+	pthread_mutex_t kernel_lock;   /* the kernel handle, for a signal from another thread */
+	struct cordon_process *kernel; /* NULL: not running (started on demand) */
 	int req_fd, ev_fd;
-	char *buf;                       /* bytes read from ev_fd not yet a whole line */
+	char *buf; /* bytes read from ev_fd not yet a whole line */
 	size_t len, cap;
-	bool skipping;                   /* inside a line too long: dropped up to its newline */
-	unsigned refs;                   /* sb->lock */
+	bool skipping; /* inside a line too long: dropped up to its newline */
+	unsigned refs; /* sb->lock */
 	struct cd_ctx *next;
 };
 
+/* A signal to the kernel from any thread (restart and remove interrupt a running one). */
+static void kernel_signal(struct cd_ctx *c, int sig)
+{
+	pthread_mutex_lock(&c->kernel_lock);
+	if (c->kernel)
+		cordon_process_signal(c->kernel, sig, sig == SIGKILL, NULL);
+	pthread_mutex_unlock(&c->kernel_lock);
+}
+
 static void kernel_stop(struct cd_ctx *c)
 {
+	pthread_mutex_lock(&c->kernel_lock);
 	if (c->kernel) {
 		cordon_process_signal(c->kernel, SIGKILL, 1, NULL);
 		cordon_process_wait(c->kernel, 2 * NSEC_PER_SEC, NULL, NULL);
 		cordon_process_free(c->kernel);
 		c->kernel = NULL;
 	}
+	pthread_mutex_unlock(&c->kernel_lock);
 	if (c->req_fd >= 0)
 		close(c->req_fd);
 	if (c->ev_fd >= 0)
@@ -53,8 +66,9 @@ static void kernel_stop(struct cd_ctx *c)
 
 static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
 {
-	const char *argv[] = { "python3", "-u", "-I", "-c", cd_kernel_source, NULL };
-	struct cordon_exec e = { .argv = argv, .cwd = c->cwd, .fd = { -1, -1, -1 } };
+	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
+	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
+				.fd = {-1, -1, -1}};
 	int in[2], out[2], r;
 
 	if (pipe2(in, O_CLOEXEC) < 0)
@@ -66,7 +80,9 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	}
 	e.fd[0] = in[0];
 	e.fd[1] = out[1];
+	pthread_mutex_lock(&c->kernel_lock);
 	r = cordon_session_exec(sb->session, &e, &c->kernel, err);
+	pthread_mutex_unlock(&c->kernel_lock);
 	close(in[0]);
 	close(out[1]);
 	c->req_fd = in[1];
@@ -91,6 +107,7 @@ static struct cd_ctx *ctx_new(const char *cwd)
 		return NULL;
 	}
 	pthread_mutex_init(&c->exec_lock, NULL);
+	pthread_mutex_init(&c->kernel_lock, NULL);
 	c->req_fd = c->ev_fd = -1;
 	c->refs = 1; /* the sandbox's list */
 	return c;
@@ -100,6 +117,7 @@ static void ctx_free(struct cd_ctx *c)
 {
 	kernel_stop(c);
 	pthread_mutex_destroy(&c->exec_lock);
+	pthread_mutex_destroy(&c->kernel_lock);
 	free(c->buf);
 	free(c->cwd);
 	free(c);
@@ -152,10 +170,11 @@ static json_object *ctx_json(const struct cd_ctx *c)
 struct exec_stream {
 	struct cd_sandbox *sb;
 	struct cd_ctx *c;
-	char *request;     /* the line for the kernel */
+	char *request; /* the line for the kernel */
 	int conn_fd;
 	bool locked, sent, done;
-	char *out;         /* the line being sent */
+	uint64_t last_ns; /* when a line was last sent */
+	char *out; /* the line being sent */
 	size_t out_len, out_off;
 };
 
@@ -164,8 +183,8 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 {
 	for (;;) {
 		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-		struct pollfd f[2] = { { .fd = c->ev_fd, .events = POLLIN },
-				       { .fd = dying_fd, .events = POLLIN } };
+		struct pollfd f[2] = {{.fd = c->ev_fd, .events = POLLIN},
+				      {.fd = dying_fd, .events = POLLIN}};
 		ssize_t n;
 
 		if (nl) {
@@ -204,16 +223,21 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 	}
 }
 
-/* Its "type", when line is a JSON object with a string type; else NULL. */
+/* Its "type", when line is one JSON object (nothing after it) with a string type; else NULL. */
 static char *line_type(const char *line)
 {
-	json_object *j = json_tokener_parse(line), *t;
+	json_tokener *tok = json_tokener_new_ex(32);
+	size_t len = strlen(line);
+	json_object *j = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *t;
 	char *type = NULL;
 
-	if (j && json_object_is_type(j, json_type_object) &&
-	    json_object_object_get_ex(j, "type", &t) && json_object_is_type(t, json_type_string))
+	if (j && json_tokener_get_parse_end(tok) == len &&
+	    json_object_is_type(j, json_type_object) && json_object_object_get_ex(j, "type", &t) &&
+	    json_object_is_type(t, json_type_string))
 		type = strdup(json_object_get_string(t));
 	json_object_put(j);
+	if (tok)
+		json_tokener_free(tok);
 	return type;
 }
 
@@ -244,7 +268,7 @@ static char *error_line(const char *name, const char *value)
 /* Take the context's turn and hand the kernel the request; false: the client left first. */
 static bool begin(struct exec_stream *s)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct timespec ts;
 
 	while (!s->locked) {
@@ -282,14 +306,19 @@ static bool next_line(struct exec_stream *s)
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
 			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
+			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
+				/* a type the SDK ignores; the connection's idle timeout never fires */
+				set_out(s, strdup("{\"type\":\"keepalive\"}\n"));
+				return true;
+			}
 			continue;
 		}
 		if (r < 0) {
 			kernel_stop(s->c);
 			set_out(s, error_line("KernelError",
 					      __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED)
-						      ? "the sandbox was killed"
-						      : "the kernel exited (its state is lost)"));
+						  ? "the sandbox was killed"
+						  : "the kernel exited (its state is lost)"));
 			s->done = true;
 			return true;
 		}
@@ -327,6 +356,7 @@ static ssize_t exec_read(void *arg, uint64_t pos, char *buf, size_t max)
 	n = s->out_len - s->out_off < max ? s->out_len - s->out_off : max;
 	memcpy(buf, s->out + s->out_off, n);
 	s->out_off += n;
+	s->last_ns = cd_now_ns();
 	return (ssize_t)n;
 }
 
@@ -336,7 +366,7 @@ static void abandon(struct exec_stream *s)
 {
 	uint64_t deadline = cd_now_ns() + 5 * NSEC_PER_SEC;
 
-	cordon_process_signal(s->c->kernel, SIGINT, 0, NULL);
+	kernel_signal(s->c, SIGINT);
 	while (cd_now_ns() < deadline) {
 		char *line = NULL, *type;
 		int r = read_line(s->c, s->sb->dying_fd, &line, 200);
@@ -398,10 +428,11 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 	if (!req)
 		return *why = "out of memory", -ENOMEM;
 	json_object_object_add(req, "code", json_object_get(code));
-	json_object_object_add(req, "env_vars", env ? json_object_get(env) : json_object_new_object());
+	json_object_object_add(req, "env_vars",
+			       env ? json_object_get(env) : json_object_new_object());
 	/* ensure_ascii-like: json-c escapes control bytes, and '\n' never stays raw */
-	*ret_line = cd_strdup_printf("%s\n", json_object_to_json_string_ext(
-						     req, JSON_C_TO_STRING_PLAIN));
+	*ret_line =
+	    cd_strdup_printf("%s\n", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
 	json_object_put(req);
 	*ret_ctx = ctx ? json_object_get_string(ctx) : NULL;
 	return *ret_line ? 0 : -ENOMEM;
@@ -438,6 +469,7 @@ static enum MHD_Result execute(struct cd_req *r)
 	s->c = c;
 	s->request = line;
 	s->conn_fd = cd_http_conn_fd(r);
+	s->last_ns = cd_now_ns();
 	return cd_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
 			      exec_free, s);
 }
@@ -445,7 +477,7 @@ static enum MHD_Result execute(struct cd_req *r)
 /* --- /contexts --- */
 static enum MHD_Result create_ctx(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why), *lang, *cwd;
 	struct cd_ctx *c;
@@ -467,7 +499,8 @@ static enum MHD_Result create_ctx(struct cd_req *r)
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
-		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step, err.msg);
+		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
+				     err.msg);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
@@ -501,22 +534,20 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 	pthread_mutex_unlock(&r->sb->lock);
 	if (!c)
 		return cd_http_error(r, 404, "no such context");
-	if (pthread_mutex_trylock(&c->exec_lock) == 0) { /* else: after the running execution */
-		kernel_stop(c);
-		pthread_mutex_unlock(&c->exec_lock);
-	}
+	kernel_signal(c, SIGKILL); /* a running execution ends (KernelError) */
 	ctx_unref(r->sb, c);
 	return cd_http_text(r, 204, NULL, "", 0);
 }
 
 static enum MHD_Result restart_ctx(struct cd_req *r)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cd_ctx *c = ctx_get(r->sb, r->sub);
 	int k;
 
 	if (!c)
 		return cd_http_error(r, 404, "no such context");
+	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
 	pthread_mutex_lock(&c->exec_lock);
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
@@ -539,8 +570,9 @@ cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_su
 	if (strcmp(method, "POST") == 0 && strcmp(url, "/execute") == 0)
 		return execute;
 	if (strcmp(url, "/contexts") == 0)
-		return strcmp(method, "POST") == 0 ? create_ctx
-		       : strcmp(method, "GET") == 0 ? list_ctx : NULL;
+		return strcmp(method, "POST") == 0  ? create_ctx
+		       : strcmp(method, "GET") == 0 ? list_ctx
+						    : NULL;
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
 		return health;
 	if (strncmp(url, "/contexts/", 10) != 0)

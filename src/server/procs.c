@@ -78,7 +78,8 @@ static void push(struct cd_proc *p, char *ev)
 	       (p->next > p->first && p->bytes + strlen(ev) > CD_PROC_RING_BYTES)) {
 		char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
 
-		if (oldest_unread(p) && !(p->sb && __atomic_load_n(&p->sb->dying, __ATOMIC_RELAXED))) {
+		if (oldest_unread(p) &&
+		    !(p->sb && __atomic_load_n(&p->sb->dying, __ATOMIC_RELAXED))) {
 			uint64_t now = cd_now_ns();
 			struct timespec ts;
 
@@ -135,9 +136,10 @@ static void push_end(struct cd_proc *p, int status, bool known, const char *erro
 		sig[0] = (char)(sig[0] >= 'A' && sig[0] <= 'Z' ? sig[0] - 'A' + 'a' : sig[0]);
 		snprintf(st, sizeof(st), "signal: %s", sig);
 	}
-	push(p, cd_strdup_printf("{\"end\":{\"exitCode\":%d,\"exited\":%s,\"status\":\"%s\"%s%s%s}}",
-				 code, known && WIFEXITED(status) ? "true" : "false", st,
-				 error ? ",\"error\":\"" : "", error ? error : "", error ? "\"" : ""));
+	push(p,
+	     cd_strdup_printf("{\"end\":{\"exitCode\":%d,\"exited\":%s,\"status\":\"%s\"%s%s%s}}",
+			      code, known && WIFEXITED(status) ? "true" : "false", st,
+			      error ? ",\"error\":\"" : "", error ? error : "", error ? "\"" : ""));
 }
 
 /* Read what is there; false at EOF or error (the fd is then closed). */
@@ -156,49 +158,12 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
 	return false;
 }
 
-static void *pump(void *arg)
+/* The pump's end: the handle freed, the streams woken, off the sandbox's list, references
+ * dropped. */
+static void pump_done(struct cd_proc *p)
 {
-	struct cd_proc *p = arg;
 	struct cd_sandbox *sb = p->sb;
-	char *buf = malloc(CHUNK);
-	int status = 0, w;
-	bool exited = false, known = false, dying = false;
-	uint64_t grace_end = 0;
 
-	while (buf && !dying) {
-		struct pollfd f[4] = {
-			{ .fd = p->out_fd, .events = POLLIN },
-			{ .fd = p->err_fd, .events = POLLIN },
-			{ .fd = exited ? -1 : cordon_process_fd(p->p), .events = POLLIN },
-			{ .fd = sb->dying_fd, .events = POLLIN },
-		};
-		int n;
-
-		if (exited && ((p->out_fd < 0 && p->err_fd < 0) || cd_now_ns() >= grace_end))
-			break;
-		n = poll(f, 4, exited ? 20 : -1);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n == 0 && exited)
-			break; /* quiet since the end: what a background child still writes is not its */
-		if (f[3].revents)
-			dying = true;
-		if (f[0].revents)
-			drain(p, &p->out_fd, p->pty_fd >= 0 ? "pty" : "stdout", buf);
-		if (f[1].revents)
-			drain(p, &p->err_fd, "stderr", buf);
-		if (f[2].revents && !exited) {
-			w = cordon_process_wait(p->p, 0, &status, NULL);
-			if (w != 0) {
-				exited = true;
-				known = w == 1;
-				grace_end = cd_now_ns() + NSEC_PER_SEC;
-			}
-		}
-	}
-	free(buf);
-	push_end(p, status, known, dying ? "the sandbox was killed"
-				: exited ? NULL : "the server lost the process");
 	pthread_mutex_lock(&p->lock);
 	cordon_process_free(p->p);
 	p->p = NULL;
@@ -222,12 +187,61 @@ static void *pump(void *arg)
 	p->sb = NULL;
 	cd_sandbox_unref(sb);
 	cd_proc_unref(p);
+}
+
+static void *pump(void *arg)
+{
+	struct cd_proc *p = arg;
+	struct cd_sandbox *sb = p->sb;
+	char *buf = malloc(CHUNK);
+	int status = 0, w;
+	bool exited = false, known = false, dying = false;
+	uint64_t grace_end = 0;
+
+	while (buf && !dying) {
+		struct pollfd f[4] = {
+		    {.fd = p->out_fd, .events = POLLIN},
+		    {.fd = p->err_fd, .events = POLLIN},
+		    {.fd = exited ? -1 : cordon_process_fd(p->p), .events = POLLIN},
+		    {.fd = sb->dying_fd, .events = POLLIN},
+		};
+		int n;
+
+		if (exited && ((p->out_fd < 0 && p->err_fd < 0) || cd_now_ns() >= grace_end))
+			break;
+		n = poll(f, 4, exited ? 20 : -1);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && exited)
+			break; /* quiet since the end: what a background child still writes is not
+				  its */
+		if (f[3].revents)
+			dying = true;
+		if (f[0].revents)
+			drain(p, &p->out_fd, p->pty_fd >= 0 ? "pty" : "stdout", buf);
+		if (f[1].revents)
+			drain(p, &p->err_fd, "stderr", buf);
+		if (f[2].revents && !exited) {
+			w = cordon_process_wait(p->p, 0, &status, NULL);
+			if (w != 0) {
+				exited = true;
+				known = w == 1;
+				grace_end = cd_now_ns() + NSEC_PER_SEC;
+			}
+		}
+	}
+	free(buf);
+	push_end(p, status, known,
+		 dying	  ? "the sandbox was killed"
+		 : exited ? NULL
+			  : "the server lost the process");
+	pump_done(p);
 	return NULL;
 }
 
 static int open_pty(int rows, int cols, int *ret_master, int *ret_slave, struct cordon_error *err)
 {
-	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 	_cleanup_close_ int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	int s;
 
@@ -260,7 +274,7 @@ static struct cd_proc *proc_new(void)
 static int make_fds(struct cd_proc *p, struct cd_proc_start *ps, int fd[3],
 		    struct cordon_error *err)
 {
-	int in[2] = { -1, -1 }, out[2], errp[2];
+	int in[2] = {-1, -1}, out[2], errp[2];
 
 	if (ps->pty_rows > 0) {
 		int s = -1, r = open_pty(ps->pty_rows, ps->pty_cols, &p->pty_fd, &s, err);
@@ -311,8 +325,8 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 		  struct cordon_error *err)
 {
 	struct cd_proc *p = proc_new();
-	struct cordon_exec e = { .argv = ps->argv, .env = ps->env, .cwd = ps->cwd,
-				 .fd = { -1, -1, -1 } };
+	struct cordon_exec e = {
+	    .argv = ps->argv, .env = ps->env, .cwd = ps->cwd, .fd = {-1, -1, -1}};
 	pthread_attr_t attr;
 	pthread_t t;
 	unsigned n;
@@ -331,8 +345,10 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	pthread_mutex_unlock(&sb->lock);
 	if (n >= CD_SANDBOX_MAX_PROCS) {
 		proc_free(p);
-		return cd_fail(err, EAGAIN, "exec", "%u processes run already (the most the server "
-						    "follows in one sandbox)", n);
+		return cd_fail(err, EAGAIN, "exec",
+			       "%u processes run already (the most the server "
+			       "follows in one sandbox)",
+			       n);
 	}
 	r = make_fds(p, ps, e.fd, err);
 	if (r >= 0) {
@@ -465,10 +481,11 @@ int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pt
 	pthread_mutex_lock(&p->in_lock);
 	fd = pty ? p->pty_fd : p->in_fd;
 	if (fd < 0)
-		r = cd_fail(err, EPIPE, "stdin", pty ? "the process has no terminal"
-						     : "the process's stdin is closed or was not asked for");
+		r = cd_fail(err, EPIPE, "stdin",
+			    pty ? "the process has no terminal"
+				: "the process's stdin is closed or was not asked for");
 	while (r == 0 && len > 0) {
-		struct pollfd f = { .fd = fd, .events = POLLOUT };
+		struct pollfd f = {.fd = fd, .events = POLLOUT};
 		ssize_t n = write(fd, b, len);
 
 		if (n > 0) {
@@ -476,7 +493,8 @@ int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pt
 			len -= (size_t)n;
 		} else if (n < 0 && errno == EAGAIN) {
 			if (cd_now_ns() >= deadline)
-				r = cd_fail(err, ETIMEDOUT, "stdin", "the process does not read its input");
+				r = cd_fail(err, ETIMEDOUT, "stdin",
+					    "the process does not read its input");
 			else
 				poll(&f, 1, 100);
 		} else if (n < 0 && errno != EINTR) {
@@ -493,7 +511,8 @@ int cd_proc_close_stdin(struct cd_proc *p, struct cordon_error *err)
 
 	pthread_mutex_lock(&p->in_lock);
 	if (p->pty_fd >= 0) /* a terminal: end of input is ^D */
-		r = write(p->pty_fd, "\x04", 1) == 1 ? 0 : cd_fail_errno(err, errno, "stdin", "write");
+		r = write(p->pty_fd, "\x04", 1) == 1 ? 0
+						     : cd_fail_errno(err, errno, "stdin", "write");
 	else if (p->in_fd >= 0)
 		close(p->in_fd);
 	p->in_fd = -1;
@@ -514,7 +533,7 @@ int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err)
 
 int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *err)
 {
-	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 	int r = 0;
 
 	pthread_mutex_lock(&p->in_lock);

@@ -5,32 +5,32 @@
 
 #include "server.h"
 
-#define CD_PROC_RING_EVENTS 2048
-#define CD_PROC_RING_BYTES  (4u << 20)
-#define CD_PROC_MAX_SUBS    8
+#define CD_PROC_RING_EVENTS  2048
+#define CD_PROC_RING_BYTES   (4u << 20)
+#define CD_PROC_MAX_SUBS     8
 #define CD_SANDBOX_MAX_PROCS 256
 /* a stream that reads nothing for this long stops holding the process back: it loses events */
-#define CD_PROC_STALL_NS    (30 * NSEC_PER_SEC)
+#define CD_PROC_STALL_NS (30 * NSEC_PER_SEC)
 
 struct cd_proc {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned refs;
-	struct cd_sandbox *sb;      /* the pump's reference, until it ends */
-	struct cordon_process *p;   /* the pump's; NULL once ended */
+	struct cd_sandbox *sb;	  /* the pump's reference, until it ends */
+	struct cordon_process *p; /* the pump's; NULL once ended */
 	uint32_t pid;
 	char *tag;
-	json_object *config;        /* ProcessConfig, for List */
-	int out_fd, err_fd;         /* the pump's */
-	int in_fd;                  /* stdin's write end or -1; in_lock */
-	int pty_fd;                 /* a terminal's master side or -1 */
+	json_object *config; /* ProcessConfig, for List */
+	int out_fd, err_fd;  /* the pump's */
+	int in_fd;	     /* stdin's write end or -1; in_lock */
+	int pty_fd;	     /* a terminal's master side or -1 */
 	pthread_mutex_t in_lock;
 	char *ring[CD_PROC_RING_EVENTS]; /* ProcessEvent JSON texts */
-	uint64_t first, next;       /* ring holds events first..next-1 */
+	uint64_t first, next;		 /* ring holds events first..next-1 */
 	size_t bytes;
 	bool ended;
 	uint64_t *subs[CD_PROC_MAX_SUBS]; /* the streams' cursors: the log waits for them */
-	struct cd_proc *next_in_sb; /* sb->procs, sb->lock */
+	struct cd_proc *next_in_sb;	  /* sb->procs, sb->lock */
 };
 
 struct cd_proc_start {

@@ -130,6 +130,7 @@ void cd_sandbox_free(struct cd_sandbox *sb)
 		return;
 	free(sb->template_id);
 	free(sb->workdir);
+	cd_strv_free(sb->env);
 	json_object_put(sb->metadata);
 	json_object_put(sb->env_vars);
 	if (sb->dying_fd >= 0)
@@ -153,7 +154,7 @@ static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
 /* The table's reference is ours now: stop everything, wait for the users, destroy. */
 static void destroy(struct cd_sandbox *sb, const char *why)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cordon_result res;
 	uint64_t one = 1;
 
@@ -191,7 +192,7 @@ int cd_reg_kill(const char *id)
 
 static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_ns)
 {
-	struct pollfd p = { .fd = cordon_session_fd(sb->session), .events = POLLIN };
+	struct pollfd p = {.fd = cordon_session_fd(sb->session), .events = POLLIN};
 	const char *why = NULL;
 
 	pthread_mutex_lock(&sb->lock);

@@ -66,8 +66,8 @@ json_object *cd_rpc_request(struct cd_req *r, bool streaming)
 	json_tokener *tok;
 	json_object *j = NULL;
 
-	if (streaming && cd_connect_unframe(r->body ? r->body : "", r->body_len, &msg, &len,
-					    &why) < 0) {
+	if (streaming &&
+	    cd_connect_unframe(r->body ? r->body : "", r->body_len, &msg, &len, &why) < 0) {
 		cd_rpc_stream_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}
@@ -98,8 +98,7 @@ json_object *cd_rpc_request(struct cd_req *r, bool streaming)
 }
 
 /* Typed fields: 0 found, 1 absent (or null), -EINVAL wrong type (*why set). */
-int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
-	       const char **why)
+int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret, const char **why)
 {
 	static __thread char buf[96];
 	json_object *v;
@@ -121,9 +120,11 @@ int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **re
 	}
 	if (!json_object_is_type(v, type)) {
 		snprintf(buf, sizeof(buf), "\"%s\" must be %s", key,
-			 type == json_type_string ? "a string" : type == json_type_int ? "an integer"
-				 : type == json_type_boolean ? "a boolean"
-				 : type == json_type_array ? "an array" : "an object");
+			 type == json_type_string    ? "a string"
+			 : type == json_type_int     ? "an integer"
+			 : type == json_type_boolean ? "a boolean"
+			 : type == json_type_array   ? "an array"
+						     : "an object");
 		*why = buf;
 		return -EINVAL;
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -186,6 +187,16 @@ static int h_memory(const char *a, struct cordon_error *err)
 	return cordon_parse_size(a, &cd_opts.memory, err);
 }
 
+static int h_disk(const char *a, struct cordon_error *err)
+{
+	return cordon_parse_size(a, &cd_opts.disk, err);
+}
+
+static int h_disk_entries(const char *a, struct cordon_error *err)
+{
+	return parse_count(a, 1ull << 32, &cd_opts.disk_entries, err);
+}
+
 static int h_max_upload(const char *a, struct cordon_error *err)
 {
 	return cordon_parse_size(a, &cd_opts.max_upload, err);
@@ -233,6 +244,16 @@ static int h_keep_workdirs(const char *a, struct cordon_error *err)
 	return 0;
 }
 
+static int h_pool(const char *a, struct cordon_error *err)
+{
+	uint64_t v;
+	int r = strcmp(a, "0") == 0 ? (v = 0, 0) : parse_count(a, 64, &v, err);
+
+	cd_opts.pool = (unsigned)v;
+	cd_opts.pool_set = true;
+	return r;
+}
+
 static int h_allow_net(const char *a, struct cordon_error *err)
 {
 	/* checked by the library's parser when the first sandbox is made: do it now */
@@ -262,40 +283,44 @@ static const struct {
 	int (*fn)(const char *arg, struct cordon_error *err);
 	const char *help;
 } opts[] = {
-	{ "listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)" },
-	{ "listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback" },
-	{ "socket", 0, "PATH", h_socket, "listen on a unix socket instead" },
-	{ "api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable" },
-	{ "api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line" },
-	{ "state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)" },
-	{ "max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)" },
-	{ "max-connections", 0, "N", h_max_connections, "at most N connections (default 256)" },
-	{ "memory", 'm', "SIZE", h_memory, "memory limit of each sandbox" },
-	{ "pids", 0, "N", h_pids, "process limit of each sandbox" },
-	{ "cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)" },
-	{ "idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)" },
-	{ "max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)" },
-	{ "default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)" },
-	{ "max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)" },
-	{ "keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end" },
-	{ "allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable" },
-	{ "verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr" },
-	{ "help", 'h', NULL, h_help, "this help" },
+    {"listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)"},
+    {"listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback"},
+    {"socket", 0, "PATH", h_socket, "listen on a unix socket instead"},
+    {"api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable"},
+    {"api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line"},
+    {"state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)"},
+    {"max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)"},
+    {"max-connections", 0, "N", h_max_connections, "at most N connections (default 256)"},
+    {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
+    {"pids", 0, "N", h_pids, "process limit of each sandbox"},
+    {"cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)"},
+    {"disk", 0, "SIZE", h_disk, "kill a sandbox whose workdir holds more (checked every 2 s)"},
+    {"disk-entries", 0, "N", h_disk_entries, "... or more entries than N (default 1000000)"},
+    {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
+    {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
+    {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
+    {"max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)"},
+    {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
+    {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
+    {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
+    {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
+    {"help", 'h', NULL, h_help, "this help"},
 };
 
 static int h_help(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	printf("usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
+	printf(
+	    "usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
-		char left[64];
+		char left[64], flag[8] = "    ";
 
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", opts[i].short_name ? "-" : "",
-			 opts[i].short_name ? opts[i].short_name : ' ',
-			 opts[i].short_name ? ", " : "  ", opts[i].name, opts[i].arg ? " " : "",
+		if (opts[i].short_name)
+			snprintf(flag, sizeof(flag), "-%c, ", opts[i].short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", flag, opts[i].name, opts[i].arg ? " " : "",
 			 opts[i].arg ? opts[i].arg : "");
-		printf("  %-28s %s\n", left + (opts[i].short_name ? 0 : 1), opts[i].help);
+		printf("  %-28s %s\n", left, opts[i].help);
 	}
 	exit(0);
 }
@@ -309,8 +334,8 @@ static void parse_args(int argc, char **argv)
 
 	so[n++] = ':';
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
-		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
-					 NULL, 256 + (int)i };
+		lo[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument,
+					NULL, 256 + (int)i};
 		if (opts[i].short_name) {
 			so[n++] = (char)opts[i].short_name;
 			if (opts[i].arg)
@@ -318,11 +343,11 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	so[n] = '\0';
-	lo[CD_ELEMENTSOF(opts)] = (struct option){ 0 };
+	lo[CD_ELEMENTSOF(opts)] = (struct option){0};
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		struct cordon_error err = { 0 };
+		struct cordon_error err = {0};
 
 		if (c == '?' || c == ':') {
 			const char *bad = argv[optind - 1];
@@ -331,7 +356,8 @@ static void parse_args(int argc, char **argv)
 				snprintf(what, sizeof(what), "-%c", optopt);
 			else
 				snprintf(what, sizeof(what), "%.*s", (int)strcspn(bad, "="), bad);
-			die(what, c == ':' ? "needs a value" : "unknown option (see cordon serve --help)");
+			die(what, c == ':' ? "needs a value"
+					   : "unknown option (see cordon serve --help)");
 		}
 		idx = -1;
 		for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++)
@@ -360,7 +386,8 @@ static void defaults(void)
 	if (cd_opts.listen_host && cd_opts.socket_path)
 		die("--socket", "give --listen or --socket, not both");
 	if (!cd_opts.state_dir)
-		cd_opts.state_dir = cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
+		cd_opts.state_dir =
+		    cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
 	if (!cd_opts.max_sandboxes)
 		cd_opts.max_sandboxes = 16;
 	if (!cd_opts.max_connections)
@@ -371,6 +398,10 @@ static void defaults(void)
 		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
 	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
 		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
+	if (!cd_opts.disk_entries)
+		cd_opts.disk_entries = 1000000;
+	if (!cd_opts.pool_set)
+		cd_opts.pool = 2;
 	if (!cd_opts.max_upload)
 		cd_opts.max_upload = 1ull << 30;
 }
@@ -383,8 +414,8 @@ static void state_dir(void)
 	int fd;
 
 	if (mkdir(cd_opts.state_dir, 0700) < 0 && errno != EEXIST)
-		die("--state-dir", cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir,
-						    strerror(errno)));
+		die("--state-dir",
+		    cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir, strerror(errno)));
 	fd = open(cd_opts.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		die("--state-dir", cd_strdup_printf("%s: %s", cd_opts.state_dir, strerror(errno)));
@@ -393,8 +424,8 @@ static void state_dir(void)
 		die("--state-dir", cd_strdup_printf("%s is not owned by uid %u", cd_opts.state_dir,
 						    (unsigned)geteuid()));
 	if (st.st_mode & 022)
-		die("--state-dir", cd_strdup_printf("%s is writable by group or others",
-						    cd_opts.state_dir));
+		die("--state-dir",
+		    cd_strdup_printf("%s is writable by group or others", cd_opts.state_dir));
 }
 
 static void generate_key(void)
@@ -412,16 +443,42 @@ static void print_where(void)
 	if (cd_opts.socket_path)
 		fprintf(stderr, "cordon: serve: listening on %s\n", cd_opts.socket_path);
 	else
-		fprintf(stderr, "cordon: serve: listening on http://%s%s%s:%u "
-				"(E2B_API_URL and E2B_SANDBOX_URL)\n",
+		fprintf(stderr,
+			"cordon: serve: listening on http://%s%s%s:%u "
+			"(E2B_API_URL and E2B_SANDBOX_URL)\n",
 			strchr(cd_opts.listen_host, ':') ? "[" : "", cd_opts.listen_host,
 			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
 }
 
+/* While the server stops: a second signal, or a stop that takes over a minute (a library call
+ * that does not return), ends it at once; the sessions still end (their supervisors see the
+ * server's sockets close). */
+static void *stop_watch(void *arg)
+{
+	sigset_t *set = arg;
+	uint64_t end = cd_now_ns() + 60 * NSEC_PER_SEC;
+	int r;
+
+	do {
+		uint64_t now = cd_now_ns(), left = now < end ? end - now : 0;
+		struct timespec ts = { .tv_sec = (time_t)(left / NSEC_PER_SEC),
+				       .tv_nsec = (long)(left % NSEC_PER_SEC) };
+
+		r = sigtimedwait(set, NULL, &ts);
+	} while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		fprintf(stderr, "cordon: serve: a second signal: exiting now\n");
+	else
+		fprintf(stderr, "cordon: serve: stopping took over a minute: exiting now\n");
+	_exit(1);
+	return NULL;
+}
+
 int cd_serve_main(int argc, char **argv)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct MHD_Daemon *d = NULL;
+	pthread_t watch;
 	sigset_t set;
 	int sig;
 
@@ -437,13 +494,19 @@ int cd_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0)
+	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
+	    cd_pool_start(cd_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
 		sig = 0;
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP);
 	fprintf(stderr, "cordon: serve: %s: stopping every sandbox\n", strsignal(sig));
+	sigdelset(&set, SIGHUP);
+	if (pthread_create(&watch, NULL, stop_watch, &set) == 0)
+		pthread_detach(watch);
+	cd_pool_stop();
+	cd_disk_stop();
 	cd_reg_stop();
 	MHD_stop_daemon(d);
 	if (cd_opts.socket_path)

@@ -15,7 +15,7 @@
 #define CD_ENVD_PORT   49983
 #define CD_INTERP_PORT 49999
 /* the newest envd version the SDK (e2b 2.51.0) compares against: its newest code paths */
-#define CD_ENVD_VERSION "0.6.4"
+#define CD_ENVD_VERSION	 "0.6.4"
 #define CD_JSON_BODY_MAX (1u << 20)
 
 struct cd_serve_opts {
@@ -27,10 +27,13 @@ struct cd_serve_opts {
 	char *state_dir;
 	unsigned max_sandboxes;
 	uint64_t memory, pids, millicpus; /* 0: the library's default */
+	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
 	uint64_t max_upload;
 	unsigned max_connections;
 	bool keep_workdirs;
+	unsigned pool; /* sandboxes made ahead (--pool) */
+	bool pool_set;
 	char **allow_net;
 	bool verbose;
 };
@@ -57,10 +60,11 @@ struct cd_sandbox {
 	json_object *metadata; /* object of strings */
 	json_object *env_vars; /* object of strings */
 	int64_t started_ms;    /* realtime */
-	int64_t end_ms;        /* realtime: the timeout */
+	int64_t end_ms;	       /* realtime: the timeout */
 	uint64_t last_used_ns; /* monotonic */
 	struct cordon_session *session;
 	char *workdir;
+	char **env; /* KEY=VALUE its commands get: E2B_SANDBOX_ID, the create's envVars */
 	int dying_fd; /* eventfd, readable once the sandbox is being killed */
 
 	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times */
@@ -101,16 +105,16 @@ struct cd_req {
 	struct MHD_Connection *conn;
 	const char *method;
 	char *url;
-	char *sub;                /* the route's {id} part, when it has one */
-	int plane;                /* CD_PLANE_* */
-	struct cd_sandbox *sb;    /* the data plane's sandbox (a reference) */
+	char *sub;	       /* the route's {id} part, when it has one */
+	int plane;	       /* CD_PLANE_* */
+	struct cd_sandbox *sb; /* the data plane's sandbox (a reference) */
 	cd_handler_fn handler;
-	cd_body_fn body_fn;       /* streaming body (uploads); else the body is gathered */
+	cd_body_fn body_fn; /* streaming body (uploads); else the body is gathered */
 	char *body;
 	size_t body_len, body_cap;
-	bool answered;            /* a response was queued already (an early error) */
-	bool too_big;             /* the body passed CD_JSON_BODY_MAX: dropped, then 413 */
-	void *state;              /* the handler's, freed by state_free */
+	bool answered; /* a response was queued already (an early error) */
+	bool too_big;  /* the body passed CD_JSON_BODY_MAX: dropped, then 413 */
+	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
 enum { CD_PLANE_CONTROL, CD_PLANE_ENVD, CD_PLANE_INTERP };
@@ -120,14 +124,14 @@ const char *cd_http_header(struct cd_req *r, const char *name);
 const char *cd_http_query(struct cd_req *r, const char *name);
 /* takes j */
 enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j);
-enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype,
-			     const char *text, size_t len);
+enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
+			     size_t len);
 /* E2B's REST error: {"code": status, "message": msg} */
 enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* A body produced by read (blocking; MHD_CONTENT_READER_END_* at the end); free(st) after. */
-enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype,
-			       uint64_t size, MHD_ContentReaderCallback read,
+enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype, uint64_t size,
+			       MHD_ContentReaderCallback read,
 			       MHD_ContentReaderFreeCallback free_st, void *st);
 /* The connection's socket, for the streams to notice a client that went away. */
 int cd_http_conn_fd(struct cd_req *r);
@@ -153,10 +157,28 @@ void cd_interp_kill_all(struct cd_sandbox *sb);
 
 /* --- rpc.c: Connect RPCs with JSON --- */
 enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
 json_object *cd_rpc_request(struct cd_req *r, bool streaming);
 int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
 	       const char **why);
+
+/* --- control.c, pool.c: sandboxes made ahead of time --- */
+struct cd_pooled {
+	struct cordon_session *session;
+	char *workdir;
+};
+/* A session from the server's options alone, in a fresh workdir. */
+int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err);
+void cd_control_drop_session(struct cd_pooled *p);
+int cd_pool_start(unsigned n, struct cordon_error *err);
+bool cd_pool_take(struct cd_pooled *ret); /* false: none ready */
+void cd_pool_stop(void);
+/* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
+char **cd_env_merge(char *const *base, char *const *over);
+
+/* --- disk.c: --disk --- */
+int cd_disk_start(struct cordon_error *err);
+void cd_disk_stop(void);

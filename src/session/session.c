@@ -21,6 +21,7 @@
 #include "config.h"
 #include "holder.h"
 #include "proto.h"
+#include "rmtree.h"
 #include "util.h"
 
 #ifndef CORDON_LIBEXECDIR
@@ -739,4 +740,22 @@ int cordon_session_rename(struct cordon_session *s, const char *from, const char
 	if (!to)
 		return cd_fail(err, EINVAL, "rename", "no destination given");
 	return simple_op(s, CD_SP_RENAME, from, to, "rename", NULL, err);
+}
+
+int cordon_tree_usage(const char *dir, unsigned max_depth, uint64_t max_entries,
+		      uint64_t *ret_bytes, uint64_t *ret_entries, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	cd_error_clear(err);
+	if (!dir || !ret_bytes || !ret_entries)
+		return cd_fail(err, EINVAL, "usage", "no directory given");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "usage", "%s", dir);
+	r = cd_tree_usage(fd, max_depth, max_entries, ret_bytes, ret_entries);
+	if (r < 0 && r != -E2BIG)
+		return cd_fail(err, -r, "usage", "%s: %s", dir, strerror(-r));
+	return r;
 }

@@ -109,6 +109,24 @@ await check('files', async () => {
   await sbx.files.write('/home/user/bin', bytes.buffer)
   const back = await sbx.files.read('/home/user/bin', { format: 'bytes' })
   ok(back.length === bytes.length && back.every((b, i) => b === bytes[i]), 'binary round trip')
+  await sbx.files.write('/home/user/octet/o.txt', 'as octets', { useOctetStream: true })
+  ok(await sbx.files.read('/home/user/octet/o.txt') === 'as octets', 'an octet-stream upload')
+  const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('streamed ')); c.enqueue(new TextEncoder().encode('in')); c.close() } })
+  await sbx.files.write('/home/user/streamed.txt', stream)
+  ok(await sbx.files.read('/home/user/streamed.txt') === 'streamed in', 'a streamed upload')
+  await sbx.files.write('/home/user/empty.txt', '')
+  ok(await sbx.files.read('/home/user/empty.txt') === '', 'an empty file')
+  const st = await sbx.files.getInfo('/home/user/streamed.txt')
+  ok(st.type === 'file' && st.size === 11 && st.path === '/home/user/streamed.txt' && st.modifiedTime instanceof Date, 'getInfo', st)
+  const deep = await sbx.files.list('/home/user', { depth: 2 })
+  ok(deep.some(e => e.path === '/home/user/octet/o.txt'), 'list with depth 2', deep.map(e => e.path))
+})
+await check('closeStdin', async () => {
+  const h = await sbx.commands.run('wc -c', { background: true, stdin: true })
+  await sbx.commands.sendStdin(h.pid, 'abc')
+  await sbx.commands.closeStdin(h.pid)
+  const r = await h.wait()
+  ok(r.stdout.trim() === '3', 'closeStdin ends the input', r.stdout)
 })
 await check('signed URLs', async () => {
   const up = await sbx.uploadUrl('/home/user/signed.txt')
@@ -142,7 +160,31 @@ await check('runCode', async () => {
   await sbx.restartCodeContext(ctx)
   const e5 = await sbx.runCode('y', { context: ctx })
   ok(e5.error && e5.error.name === 'NameError', 'restart forgets', e5.error)
+  const busy = sbx.runCode('while True: pass', { context: ctx }).then(e => e, e => e)
+  await new Promise(r => setTimeout(r, 500))
+  const t0 = Date.now()
+  await sbx.restartCodeContext(ctx)
+  ok(Date.now() - t0 < 10000, 'restart stops a busy kernel', Date.now() - t0)
+  const stuck = await busy
+  ok(stuck.error !== undefined || stuck instanceof Error, 'the busy execution ends with an error', stuck && (stuck.error || stuck.message))
+  const e6 = await sbx.runCode('6 * 7', { context: ctx })
+  ok(e6.text === '42', 'the restarted context runs', e6.text)
+  const e7 = await sbx.runCode('import time\ntime.sleep(30)', { timeoutMs: 1000 }).then(e => e, e => e)
+  ok(e7 instanceof Error && e7.name === 'TimeoutError', 'runCode timeoutMs', e7 && e7.name)
+  const e8 = await sbx.runCode('print("after")')
+  ok(JSON.stringify(e8.logs.stdout) === '["after\\n"]', 'the default context runs after a timed out execution', e8.logs)
+  const junk = await sbx.runCode([
+    'import os',
+    'for name in os.listdir("/proc/self/fd"):',
+    '    fd = int(name)',
+    '    if fd < 3: continue',
+    '    for line in [b"not json\\n", b"{\\"type\\":\\"stdout\\",\\"text\\":\\"x\\"} trailing\\n", b"[1,2]\\n", b"{\\"type\\":7}\\n", b"y" * 100000 + b"\\n"]:',
+    '        try: os.write(fd, line)',
+    '        except OSError: pass',
+    'print("after junk")'].join('\n'), { context: ctx }).then(e => e, e => e)
+  ok(!(junk instanceof Error) && junk.logs.stdout.join('').includes('after junk'), 'junk written to the kernel\'s pipes is not passed on', junk instanceof Error ? junk.message : junk.logs)
   await sbx.removeCodeContext(ctx)
+  ok(!(await sbx.listCodeContexts()).some(c => c.id === ctx.id), 'removeCodeContext')
 })
 await check('info, list, timeout', async () => {
   const info = await sbx.getInfo()
@@ -153,6 +195,16 @@ await check('info, list, timeout', async () => {
   ok(await sbx.isRunning(), 'isRunning')
   const again = await Sandbox.connect(sbx.sandboxId)
   ok((await again.commands.run('echo again')).stdout === 'again\n', 'connect')
+})
+await check('concurrency', async () => {
+  const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => sbx.commands.run(`echo ${i}; sleep 0.${i % 5}`)))
+  ok(runs.every((r, i) => r.stdout === `${i}\n`), '20 commands at once in one sandbox')
+  const others = await Promise.all([1, 2, 3].map(() => Sandbox.create({ timeoutMs: 60_000 })))
+  const outs = await Promise.all(others.map(o => o.commands.run('echo $E2B_SANDBOX_ID')))
+  ok(outs.every((r, i) => r.stdout === `${others[i].sandboxId}\n`), 'three more sandboxes at once, each its own', outs.map(r => r.stdout))
+  const codes = await Promise.all(others.map((o, i) => o.runCode(`${i} * 10`)))
+  ok(codes.every((e, i) => e.text === String(i * 10)), 'runCode in each', codes.map(e => e.text))
+  await Promise.all(others.map(o => o.kill()))
 })
 await check('kill', async () => {
   await sbx.kill()

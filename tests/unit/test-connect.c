@@ -24,9 +24,9 @@ void cd_log(const char *fmt, ...)
 
 static void test_b64(void)
 {
-	static const char *const plain[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
-	static const char *const coded[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-					     "Zm9vYmFy" };
+	static const char *const plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+	static const char *const coded[] = {"",		"Zg==",	    "Zm8=",    "Zm9v",
+					    "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
 	uint8_t all[256], *back;
 	size_t n;
 	char *s;
@@ -62,7 +62,8 @@ static void test_frames(void)
 	char *f;
 	size_t fl, ml;
 
-	ok(cd_connect_frame(0, "{}", 2, &f, &fl) == 0 && fl == 7, "a frame is 5 bytes + the message");
+	ok(cd_connect_frame(0, "{}", 2, &f, &fl) == 0 && fl == 7,
+	   "a frame is 5 bytes + the message");
 	ok(memcmp(f, "\x00\x00\x00\x00\x02{}", 7) == 0, "... flags 0, length big-endian");
 	ok(cd_connect_unframe(f, fl, &msg, &ml, &why) == 0 && ml == 2 && memcmp(msg, "{}", 2) == 0,
 	   "unframe gives the message back");
@@ -100,7 +101,8 @@ static void test_errors(void)
 	is_str(cd_connect_code_of_errno(ENOTDIR), "invalid_argument", "ENOTDIR");
 	is_str(cd_connect_code_of_errno(EIO), "internal", "EIO");
 	s = cd_connect_error_json("not_found", "no \"x\"\n", 0);
-	is_str(s, "{\"code\":\"not_found\",\"message\":\"no \\\"x\\\"\\n\"}", "a unary error's body");
+	is_str(s, "{\"code\":\"not_found\",\"message\":\"no \\\"x\\\"\\n\"}",
+	       "a unary error's body");
 	free(s);
 	s = cd_connect_error_json("internal", "a/b", 1);
 	is_str(s, "{\"error\":{\"code\":\"internal\",\"message\":\"a/b\"}}", "an end-stream error");
@@ -113,7 +115,7 @@ static void test_errors(void)
 static void test_auth(void)
 {
 	char id[21];
-	char *keys[] = { "e2b_0123abcd", "e2b_ff", NULL };
+	char *keys[] = {"e2b_0123abcd", "e2b_ff", NULL};
 
 	ok(cd_auth_key_valid_form("e2b_0123456789abcdef"), "e2b_<hex> is a key");
 	ok(!cd_auth_key_valid_form("e2b_"), "e2b_ alone is not");
@@ -129,8 +131,8 @@ static void test_auth(void)
 	ok(!cd_auth_api_key_ok("e2b_f"), "its prefix is not");
 	ok(!cd_auth_api_key_ok(NULL), "no key is not");
 	cd_opts.api_keys = NULL;
-	ok(cd_auth_random(id, 20, "0123456789abcdefghijklmnopqrstuvwxyz") == 0 && strlen(id) == 20 &&
-		   strspn(id, "0123456789abcdefghijklmnopqrstuvwxyz") == 20,
+	ok(cd_auth_random(id, 20, "0123456789abcdefghijklmnopqrstuvwxyz") == 0 &&
+	       strlen(id) == 20 && strspn(id, "0123456789abcdefghijklmnopqrstuvwxyz") == 20,
 	   "an id: 20 of [0-9a-z]");
 }
 

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pool.c - sandboxes made ahead of time (--pool N): a create takes one that is ready, and a
+ * thread makes the next meanwhile, so that create-to-first-command costs no sandbox setup. A
+ * pooled sandbox is made from the server's options alone (config_base in control.c); what a
+ * create asks for that differs per sandbox (its id, its envVars) reaches its commands at each
+ * exec (cd_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
+ * counted by --max-sandboxes; they are destroyed with the server.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "server.h"
+#include "util.h"
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a take left room, or the end */
+	struct cd_pooled *ready;
+	size_t n, want;
+	bool stopping;
+	pthread_t thread;
+	bool started;
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *filler(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pool.lock);
+	while (!pool.stopping) {
+		struct cordon_error err = { 0 };
+		struct cd_pooled p = { 0 };
+		int r;
+
+		if (pool.n >= pool.want) {
+			pthread_cond_wait(&pool.cond, &pool.lock);
+			continue;
+		}
+		pthread_mutex_unlock(&pool.lock);
+		r = cd_control_make_session(&p, &err);
+		pthread_mutex_lock(&pool.lock);
+		if (r < 0) {
+			struct timespec t;
+
+			cd_log("pool: cannot make a sandbox ahead: %s: %s", err.step, err.msg);
+			/* not in a loop: a second later (or at the end) */
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_sec += 1;
+			pthread_cond_timedwait(&pool.cond, &pool.lock, &t);
+			continue;
+		}
+		if (pool.stopping) {
+			pthread_mutex_unlock(&pool.lock);
+			cd_control_drop_session(&p);
+			pthread_mutex_lock(&pool.lock);
+			break;
+		}
+		pool.ready[pool.n++] = p;
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return NULL;
+}
+
+int cd_pool_start(unsigned n, struct cordon_error *err)
+{
+	int r;
+
+	if (!n)
+		return 0;
+	pool.ready = calloc(n, sizeof(*pool.ready));
+	if (!pool.ready)
+		return cd_fail(err, ENOMEM, "pool", "out of memory");
+	pool.want = n;
+	r = pthread_create(&pool.thread, NULL, filler, NULL);
+	if (r)
+		return cd_fail(err, r, "pool", "cannot start its thread");
+	pool.started = true;
+	return 0;
+}
+
+bool cd_pool_take(struct cd_pooled *ret)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&pool.lock);
+	if (pool.n) {
+		/* the oldest: each has waited since it was made, none for ever */
+		*ret = pool.ready[0];
+		memmove(pool.ready, pool.ready + 1, --pool.n * sizeof(*pool.ready));
+		got = true;
+		pthread_cond_signal(&pool.cond);
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return got;
+}
+
+void cd_pool_stop(void)
+{
+	if (!pool.started)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	pool.stopping = true;
+	pthread_cond_broadcast(&pool.cond);
+	pthread_mutex_unlock(&pool.lock);
+	pthread_join(pool.thread, NULL);
+	while (pool.n)
+		cd_control_drop_session(&pool.ready[--pool.n]);
+	free(pool.ready);
+	pool.ready = NULL;
+	pool.started = false;
+}
