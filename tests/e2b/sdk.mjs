@@ -120,7 +120,7 @@ await test('streaming callbacks', async () => {
   const r2 = await sbx.commands.run('echo a; sleep 1; echo b', { onStdout: d => seen.push([Date.now(), d]) })
   const end = Date.now()
   ok(seen.length >= 2 && seen[0][1] === 'a\n', 'print, sleep 1 s, print: two chunks', seen)
-  ok(seen.length >= 2 && seen[0][0] <= seen[seen.length - 1][0] - 500 && seen[0][0] <= end - 500, '... the first long before the end', seen.map(x => x[0] - end))
+  ok(seen.length >= 2 && seen[0][0] <= seen[seen.length - 1][0] - 250 && seen[0][0] <= end - 250, '... the first long before the end', seen.map(x => x[0] - end))
   eq(r2.stdout, 'a\nb\n', '... and the result')
 })
 
