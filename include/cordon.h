@@ -397,12 +397,20 @@ CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
  * the session's time to live from creation. Inside, cordon's agent (cordon-agent, run from the
  * descriptor cordon opened, like any command: the sandbox's identity, filters and limits) starts
  * the commands and does the file operations, so that no host process follows a path the sandbox
- * controls. The session is held by a supervisor process forked from the caller (fork() first:
- * a multi-threaded caller may use sessions); it ends, and everything in it dies, when the caller
- * destroys it, when the caller exits or dies (even of SIGKILL: its end of the supervisor's
- * socket closes), at the time to live, or when the agent ends. Every function here may be
+ * controls. The session is held by a supervisor process forked from the caller; it ends, and
+ * everything in it dies, when the caller destroys it, when the caller exits or dies (even of
+ * SIGKILL: its end of the supervisor's socket closes), at the time to live, or when the agent
+ * ends. Every function here may be
  * called from any thread; one session's functions may run in several threads at once, but one
  * process handle is used by one thread at a time. Replies from inside are checked as untrusted.
+ *
+ * Threads and cordon_session_create(): the supervisor is a fork() of the caller that goes on
+ * running cordon's code. glibc makes malloc usable after a fork, but any other lock another
+ * thread holds at that moment stays held in the supervisor: the user database's (getpwuid(),
+ * fgetpwent(), which cordon calls to decide the identity), a FILE's your log callback writes
+ * to. A multi-threaded caller creates sessions one at a time, and keeps its other threads out
+ * of getpw*()/getgr*() meanwhile, and its log callback off stdio locks (write(2)); cordon serve
+ * does so. The other functions start nothing in the caller's process.
  */
 struct cordon_session;
 struct cordon_process;
@@ -478,7 +486,9 @@ struct cordon_file_info {
 };
 
 /* Paths are absolute inside, or relative to the workdir. Errors: err->code is the errno inside
- * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...). */
+ * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...); ETIMEDOUT when the agent does not answer
+ * within 60 s (each entry of a listing, the end of a write once its pipe is closed, a command's
+ * start): what the sandbox stopped does not hold the caller. */
 CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
 				      struct cordon_file_info *ret, struct cordon_error *err);
 /* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at

@@ -29,6 +29,9 @@
 #endif
 
 #define MAX_LIST_DEPTH 64
+/* The agent answers a request (a message of it: a listing's entries one by one) within this, or
+ * the request fails: a worker the sandbox stopped (SIGSTOP) must not hold the caller for ever. */
+#define REPLY_TIMEOUT_MS 60000
 
 struct cordon_session {
 	int ctl;    /* the session socket: CHANNEL messages to the agent */
@@ -277,7 +280,16 @@ static int open_channel(struct cordon_session *s, struct cordon_error *err)
 static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const char *step,
 		      struct cordon_error *err)
 {
-	int r = cd_sp_recv(chan, m, max_fd);
+	struct pollfd p = { chan, POLLIN, 0 };
+	int r;
+
+	do
+		r = poll(&p, 1, REPLY_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return cd_fail(err, ETIMEDOUT, step, "the sandbox's agent did not answer within %d s",
+			       REPLY_TIMEOUT_MS / 1000);
+	r = cd_sp_recv(chan, m, max_fd);
 
 	if (r == 0)
 		return cd_fail(err, ESRCH, step, "the session ended");
