@@ -57,6 +57,16 @@ static bool pstream_fill(struct pstream *s)
 		int r = cd_proc_next(s->p, &s->cursor, &ev, 1000);
 		uint64_t now = cd_now_ns();
 
+		/* a followed sandbox is not idle, whether its process talks or not */
+		if (now - s->touched_ns >= NSEC_PER_SEC) {
+			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
+
+			if (sb) {
+				cd_sandbox_touch(sb);
+				cd_sandbox_unref(sb);
+			}
+			s->touched_ns = now;
+		}
 		if (r == 1) {
 			pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", ev));
 			free(ev);
@@ -69,15 +79,6 @@ static bool pstream_fill(struct pstream *s)
 		}
 		if (cd_http_peer_gone(s->conn_fd))
 			return false;
-		if (now - s->touched_ns >= NSEC_PER_SEC) {
-			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
-
-			if (sb) {
-				cd_sandbox_touch(sb);
-				cd_sandbox_unref(sb);
-			}
-			s->touched_ns = now;
-		}
 		if (s->deadline_ns && now >= s->deadline_ns) {
 			/* the request's time is up (the SDK's timeoutMs): a started command goes
 			 * too */
@@ -115,12 +116,23 @@ static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
 	return (ssize_t)n;
 }
 
+/* Connect-Timeout-Ms as a CLOCK_MONOTONIC time; 0: none (at most 10 digits of milliseconds) */
+static uint64_t request_deadline(struct cd_req *r)
+{
+	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
+	unsigned long long ms;
+
+	if (!t || strlen(t) > 10)
+		return 0;
+	ms = strtoull(t, NULL, 10);
+	return ms ? cd_now_ns() + ms * NSEC_PER_MSEC : 0;
+}
+
 /* Follow p from cursor; first (a ProcessEvent, taken) is sent before. */
 static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t cursor, char *first,
 			      bool kill_at_deadline)
 {
 	struct pstream *s = calloc(1, sizeof(*s));
-	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
 
 	if (!s) {
 		cd_proc_unref(p);
@@ -144,12 +156,7 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
-	if (t) { /* Connect: at most 10 digits of milliseconds */
-		unsigned long long ms = strtoull(t, NULL, 10);
-
-		if (ms > 0 && strlen(t) <= 10)
-			s->deadline_ns = cd_now_ns() + ms * NSEC_PER_MSEC;
-	}
+	s->deadline_ns = request_deadline(r);
 	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
 			      pstream_free, s);
 }
@@ -272,6 +279,7 @@ static enum MHD_Result start(struct cd_req *r)
 	ps.want_stdin = in && json_object_get_boolean(in);
 	ps.tag = tag ? json_object_get_string(tag) : NULL;
 	ps.config = json_object_get(proc);
+	ps.kill_at_ns = request_deadline(r);
 	k = cd_proc_start(r->sb, &ps, &p, &err);
 	cd_strv_free(env);
 	pconf_done(&c);

@@ -207,9 +207,21 @@ static void *pump(void *arg)
 		};
 		int n;
 
+		int wait_ms = exited ? 20 : -1;
+
 		if (exited && ((p->out_fd < 0 && p->err_fd < 0) || cd_now_ns() >= grace_end))
 			break;
-		n = poll(f, 4, exited ? 20 : -1);
+		if (!exited && p->kill_at_ns) { /* its time is up even when nobody follows it */
+			uint64_t now = cd_now_ns();
+
+			if (now >= p->kill_at_ns) {
+				cordon_process_signal(p->p, SIGKILL, 1, NULL);
+				p->kill_at_ns = 0;
+			} else {
+				wait_ms = (int)((p->kill_at_ns - now) / NSEC_PER_MSEC) + 1;
+			}
+		}
+		n = poll(f, 4, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0 && exited)
@@ -337,6 +349,7 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 		return cd_fail(err, ENOMEM, "exec", "out of memory");
 	}
 	p->config = ps->config;
+	p->kill_at_ns = ps->kill_at_ns;
 	p->tag = ps->tag ? strdup(ps->tag) : NULL;
 	pthread_mutex_lock(&sb->lock);
 	n = 0;

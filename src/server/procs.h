@@ -31,6 +31,7 @@ struct cd_proc {
 	bool ended;
 	uint64_t *subs[CD_PROC_MAX_SUBS]; /* the streams' cursors: the log waits for them */
 	struct cd_proc *next_in_sb;	  /* sb->procs, sb->lock */
+	uint64_t kill_at_ns;		  /* CLOCK_MONOTONIC; 0: none; set before the pump */
 };
 
 struct cd_proc_start {
@@ -41,6 +42,8 @@ struct cd_proc_start {
 	int pty_rows, pty_cols; /* 0: no terminal */
 	const char *tag;
 	json_object *config; /* taken */
+	uint64_t kill_at_ns; /* the request's deadline (the SDK's timeoutMs): the process group is
+			      * killed then, whoever follows it; 0: none */
 };
 
 /* Start it and its pump; *ret: a reference. */
