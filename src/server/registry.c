@@ -90,14 +90,23 @@ void cd_sandbox_touch(struct cd_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
+/* The sandbox called id, or NULL; table_lock held. */
+static struct cd_sandbox *find_locked(const char *id)
+{
+	struct cd_sandbox *sb;
+
+	for (sb = table; sb; sb = sb->next)
+		if (strcmp(sb->id, id) == 0)
+			break;
+	return sb;
+}
+
 struct cd_sandbox *cd_reg_get(const char *id)
 {
 	struct cd_sandbox *sb;
 
 	pthread_mutex_lock(&table_lock);
-	for (sb = table; sb; sb = sb->next)
-		if (strcmp(sb->id, id) == 0)
-			break;
+	sb = find_locked(id);
 	if (sb)
 		cd_sandbox_ref(sb);
 	pthread_mutex_unlock(&table_lock);
@@ -185,9 +194,7 @@ int cd_reg_kill(const char *id)
 	struct cd_sandbox *sb;
 
 	pthread_mutex_lock(&table_lock);
-	for (sb = table; sb; sb = sb->next)
-		if (strcmp(sb->id, id) == 0)
-			break;
+	sb = find_locked(id);
 	if (sb)
 		unlink_locked(sb);
 	pthread_mutex_unlock(&table_lock);
