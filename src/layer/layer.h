@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * layer.h - a copy-on-write workdir's changes, kept on the host until applied or discarded.
+ *
+ * During a run with a copy-on-write workdir the sandbox sees an overlay: the real workdir as
+ * its lower layer, a tmpfs of the sandbox's as the upper one (mount.c). When the sandbox has
+ * ended (every process of it gone: nothing changes the upper any more), the supervisor saves
+ * the upper into the layer store, comparing with the real workdir as it goes; from then on
+ * `cordon diff`, `cordon apply` and `cordon discard` work on the stored layer.
+ *
+ * The store (one per user): $CORDON_LAYER_DIR, or --layer-dir, or by default
+ * $XDG_STATE_HOME/cordon/layers (~/.local/state/cordon/layers), and /var/lib/cordon/layers for
+ * root. Ours, mode 0700, not a symlink, checked at every open; created (0700) if missing.
+ *
+ *   STORE/ID/            one layer, ID = 16 lower-case hex digits (random)
+ *   STORE/ID/manifest    what changed, relative to the workdir when saved (format below)
+ *   STORE/ID/tree/       the new content: regular files, directories and symlinks, at their
+ *                        paths; nothing else. Modes without setuid/setgid.
+ *   STORE/ID/base/       the workdir's old content of every M and D file and symlink (so a
+ *                        diff needs nothing but the layer, and shows what the run saw)
+ * A layer is written as STORE/.ID.tmp and renamed into place: a layer is there whole or not.
+ *
+ * The manifest: text lines. First "cordon-layer 1". Then header lines "KEY VALUE":
+ *   workdir PATH        the host workdir (escaped, as paths below)
+ *   workdir-id DEV INO  its device and inode, checked before apply
+ *   created UNIXTIME    saved UNIXTIME
+ *   bytes N             what tree/ holds
+ *   protect GLOB        one per protected glob in force during the run (apply refuses them)
+ * then one line per change, after the line "changes":
+ *   OP TYPE MODE SIZE SHA256 BASETYPE BASEMODE BASESIZE BASESHA256 PATH
+ * OP: A (added), M (modified: content, type or mode), D (deleted). TYPE/BASETYPE: f file,
+ * d dir, l symlink, - none (TYPE is - for D, BASETYPE is - for A). MODE octal (0777 and the
+ * sticky bit at most). SIZE decimal. SHA256: 64 hex of the content (file) or the target
+ * (symlink), "-" for a dir or none. PATH: relative to the workdir, never empty, no "." or ".."
+ * component, no leading or doubled "/"; bytes below 0x21, "\" and 0x7f and above written as
+ * \ooo (three octal digits). Changes are sorted by path (bytewise); apply makes deletions
+ * deepest first and additions parents first.
+ *
+ * What a save records, from the overlay's upper layer (userxattr: whiteouts are 0:0 character
+ * devices, opaque directories carry user.overlay.opaque="y"):
+ *  - a whiteout: D for the workdir's entry there, and for a directory D for everything below it
+ *    too (each file listed: a deletion is reviewed like any change);
+ *  - an opaque directory: the directory (A or M) and D for everything of the workdir's below it
+ *    that the upper does not have;
+ *  - a file, symlink or directory the workdir has not there: A (and for a directory, A for all
+ *    below it);
+ *  - one the workdir has: M when type, mode or content differ; a directory the overlay only
+ *    copied up to hold a change below it is no change of its own;
+ *  - FIFOs, sockets and devices other than whiteouts: not kept; counted in `skipped`.
+ * BASE* describe the workdir's entry at save time; apply refuses a change whose path no longer
+ * matches its BASE (a conflict) unless it already matches the new state.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cordon.h"
+
+#define CD_LAYER_ID_LEN 16
+
+enum cd_layer_op { CD_LAYER_ADD = 'A', CD_LAYER_MODIFY = 'M', CD_LAYER_DELETE = 'D' };
+enum cd_layer_type {
+	CD_LT_NONE = '-',
+	CD_LT_FILE = 'f',
+	CD_LT_DIR = 'd',
+	CD_LT_SYMLINK = 'l',
+};
+
+struct cd_layer_state {
+	enum cd_layer_type type;
+	mode_t mode;
+	uint64_t size;
+	uint8_t sha256[32]; /* file content or symlink target; zero for dir/none */
+};
+
+struct cd_layer_change {
+	enum cd_layer_op op;
+	struct cd_layer_state now;  /* in tree/ (type NONE for D) */
+	struct cd_layer_state base; /* in the workdir when saved (type NONE for A) */
+	char *path;
+};
+
+struct cd_layer {
+	char id[CD_LAYER_ID_LEN + 1];
+	char *workdir;
+	dev_t workdir_dev;
+	ino_t workdir_ino;
+	int64_t created, saved;
+	uint64_t bytes;
+	uint64_t skipped;
+	char **protect; /* NULL-ended */
+	struct cd_layer_change *changes;
+	size_t n_changes;
+};
+
+/* The store: open (creating it 0700 if missing, with its parents) and check it (a directory,
+ * ours, 0700, not a symlink). dir NULL: the default above. ret_path: the path used (malloc'd;
+ * may be NULL). */
+int cd_layer_store_open(const char *dir, int *ret_fd, char **ret_path, struct cordon_error *err);
+
+/* Save the upper layer (upper_fd: its root directory) against the workdir (lower_fd: the real
+ * workdir, opened by the supervisor) as a new layer of the store; the manifest's header from
+ * *meta (id filled here: ret_id gets it). Everything read through descriptors, no symlink
+ * followed, the upper treated as hostile (any name, any depth, any mode, hard links, entries
+ * that are not files). Fails with -ENOSPC (a clear message) when the store's filesystem fills:
+ * nothing half-written is left. */
+int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
+		  char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
+
+/* Load and check a stored layer's manifest (malformed: -EBADMSG with where). */
+int cd_layer_load(int store_fd, const char *id, struct cd_layer **ret, struct cordon_error *err);
+void cd_layer_free(struct cd_layer *l);
+static inline void cd_layer_freep(struct cd_layer **l)
+{
+	if (*l)
+		cd_layer_free(*l);
+}
+
+/* Every layer of the store, newest first (ids; NULL-ended, malloc'd). */
+int cd_layer_list(int store_fd, char ***ret_ids, struct cordon_error *err);
+
+/* Remove a stored layer. */
+int cd_layer_discard(int store_fd, const char *id, struct cordon_error *err);
+
+/* Copy a stored layer into an empty upper directory (upper_fd, on the tmpfs of a sandbox that
+ * has not started): files, dirs and symlinks from tree/, whiteouts (mknod 0:0) for D entries,
+ * user.overlay.opaque="y" on directories that replaced a workdir directory; every entry made
+ * owned by uid:gid (host ids of the sandbox). For a session forked from another's changes. */
+int cd_layer_seed(int store_fd, const char *id, int upper_fd, uid_t uid, gid_t gid,
+		  struct cordon_error *err);
+
+/* Apply the layer to its workdir (workdir_fd: opened and checked by the caller to be the
+ * layer's workdir): every change checked against its BASE first (a conflict: -EEXIST naming
+ * the path, nothing changed); changes matching a protected glob refused the same way; then
+ * written through descriptors beneath workdir_fd (no symlink followed in the workdir), files
+ * replaced atomically (a temporary file renamed over), modes without setuid/setgid, owned by
+ * the caller (as root: by the workdir's owner). */
+int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
+		   struct cordon_error *err);
+
+/* diff (diff.c): what changed, to out.
+ * CD_DIFF_STAT: one line per change ("A path", "M path", "D path", "R old -> new",
+ *   "mode 100644 -> 100755 path", a "(binary)" mark), then a count line.
+ * CD_DIFF_PATCH: a git-style patch (diff --git, new/deleted file mode, old/new mode, rename
+ *   from/to, unified hunks for text, GIT binary patch for binary) that `git apply --check`
+ *   accepts against the workdir as it was saved.
+ * The old content comes from base/, the new from tree/: the workdir is not read. */
+enum { CD_DIFF_STAT = 1, CD_DIFF_PATCH = 2 };
+int cd_layer_diff(const struct cd_layer *l, int store_fd, unsigned flags, FILE *out,
+		  struct cordon_error *err);
