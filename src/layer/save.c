@@ -251,8 +251,9 @@ static int walk_down(struct walk *w, const char *name, bool with_lower, struct c
 	int r, saved_lfd = -1;
 
 	if (w->depth >= CD_SAVE_MAX_DEPTH)
-		return cd_fail(err, E2BIG, "layer", "%s/%s: more than %d directory levels, not saved",
-			       w->path, name, CD_SAVE_MAX_DEPTH);
+		return cd_fail(err, E2BIG, "layer",
+			       "the upper has more than %d directory levels (below %.80s...): not "
+			       "saved", CD_SAVE_MAX_DEPTH, w->path);
 	fd = w->upper ? open_upper(w->fd, name, O_RDONLY | O_DIRECTORY)
 		      : openat(w->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
