@@ -129,9 +129,10 @@ static int open_workdir(const struct cd_layer *l, struct cordon_error *err)
 	do
 		fd = (int)syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN);
-	if (fd < 0 && errno == ELOOP)
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
 		return cd_fail(err, ELOOP, "layer",
-			       "workdir %s: a symlink in its path now (not followed): not applied",
+			       "workdir %s: a symlink or a file in its path now (not followed): "
+			       "not applied",
 			       l->workdir);
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "layer", "workdir %s (gone?)", l->workdir);
