@@ -55,8 +55,16 @@ static const struct spec changes[] = {
 	{ "bin-mod.bin", 'M', FB(0644, bin1), FB(0644, bin2) },
 	{ "bin-new.bin", 'A', NONE, FB(0755, bin1) },
 	{ "crlf.txt", 'M', F(0644, "a\r\nb\r\nc\r\n"), F(0644, "a\r\nB\r\nc\r\n") },
+	{ "d2f", 'M', D(0755), F(0644, "a file where a directory was\n") },
+	{ "d2f/z", 'D', F(0644, "z\n"), NONE },
+	{ "dup1", 'D', F(0644, "dup\n"), NONE },
+	{ "dup2", 'D', F(0644, "dup\n"), NONE },
+	{ "dupA", 'A', NONE, F(0644, "dup\n") },
+	{ "dupB", 'A', NONE, F(0644, "dup\n") },
 	{ "empty-gone", 'D', F(0644, ""), NONE },
 	{ "empty-new", 'A', NONE, F(0644, "") },
+	{ "f2d", 'M', F(0644, "a file where a directory will be\n"), D(0700) },
+	{ "f2d/inner", 'A', NONE, F(0644, "inner\n") },
 	{ "f2l", 'M', F(0644, "was a file\n"), L("points/elsewhere") },
 	{ "gone.txt", 'D', F(0644, "bye\nbye\n"), NONE },
 	{ "l2f", 'M', L("target"), F(0755, "now a file\n") },
@@ -88,6 +96,14 @@ static const struct spec untouched[] = {
 };
 
 static char tmp[256];
+
+static const struct spec *spec_of(const char *path)
+{
+	for (size_t i = 0; i < CD_ELEMENTSOF(changes); i++)
+		if (strcmp(changes[i].path, path) == 0)
+			return &changes[i];
+	abort();
+}
 
 static size_t st_len(const struct st *s)
 {
@@ -368,6 +384,9 @@ static void test_stat(const struct cd_layer *l)
 		"R old name.txt -> sub dir/new name.txt (mode 100644 -> 100755)\n",
 		"M tool.sh (mode 100755 -> 100644)\n",
 		"A \"new\\nline\"\n",
+		"M d2f (directory -> file)\nD d2f/z\n",
+		"M f2d/ (file -> directory)\nA f2d/inner\n",
+		"R dup1 -> dupA\nR dup2 -> dupB\n",
 	};
 
 	is_int(r, 0, "stat and patch (%s)", err.msg);
@@ -401,7 +420,7 @@ static void test_mismatch(const struct cd_layer *l)
 	is_int(r, -EBADMSG, "content that does not match the manifest: refused");
 	is_str(err.msg, "layer " ID ": added.txt: stored content does not match the manifest",
 	       "... with a message naming the path");
-	put(tmp, "store/" ID "/tree/added.txt", &changes[0].now);
+	put(tmp, "store/" ID "/tree/added.txt", &spec_of("added.txt")->now);
 }
 
 static void test_planted_symlink(const struct cd_layer *l)
@@ -413,7 +432,7 @@ static void test_planted_symlink(const struct cd_layer *l)
 
 	/* the same content outside: followed, it would pass every check */
 	snprintf(out, sizeof(out), "%s/outside", tmp);
-	put(tmp, "outside/file", &changes[17].now);
+	put(tmp, "outside/file", &spec_of("newdir/file")->now);
 	snprintf(dir, sizeof(dir), "%s/store/" ID "/tree/newdir", tmp);
 	unlink(strcat(strcpy((char[600]){ 0 }, dir), "/file"));
 	rmdir(dir);
