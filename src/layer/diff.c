@@ -10,6 +10,7 @@
  * before it is shown. At most two files are in memory at once (one change's two sides).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -112,24 +113,34 @@ static int read_exact(int fd, char *buf, size_t size)
 	return read(fd, &extra, 1) == 0 ? 0 : -EBADMSG;
 }
 
-static int read_content(int fd, const struct cd_layer_state *st, char *buf)
+/* The content of fd, checked to be of st's type and size (not yet its hash): malloc'd, with a
+ * NUL after it. The size is checked before anything is allocated for it. */
+static int read_content(int fd, const struct cd_layer_state *st, char **ret)
 {
+	_cleanup_free_ char *buf = NULL;
 	struct stat s;
 	ssize_t n;
+	int r;
 
 	if (fstat(fd, &s) < 0)
 		return -errno;
-	if (st->type == CD_LT_SYMLINK) {
-		if (!S_ISLNK(s.st_mode))
-			return -EBADMSG;
-		n = readlinkat(fd, "", buf, st->size + 1);
-		if (n < 0)
-			return -errno;
-		return (uint64_t)n == st->size ? 0 : -EBADMSG;
-	}
-	if (!S_ISREG(s.st_mode) || (uint64_t)s.st_size != st->size)
+	if (st->type == CD_LT_SYMLINK ? !S_ISLNK(s.st_mode) || st->size >= PATH_MAX
+				      : !S_ISREG(s.st_mode) || (uint64_t)s.st_size != st->size)
 		return -EBADMSG;
-	return read_exact(fd, buf, st->size);
+	buf = malloc(st->size + 1);
+	if (!buf)
+		return -ENOMEM;
+	if (st->type == CD_LT_SYMLINK) {
+		n = readlinkat(fd, "", buf, st->size + 1);
+		r = n < 0 ? -errno : (uint64_t)n == st->size ? 0 : -EBADMSG;
+	} else {
+		r = read_exact(fd, buf, st->size);
+	}
+	if (r < 0)
+		return r;
+	buf[st->size] = '\0';
+	*ret = CD_TAKE_PTR(buf);
+	return 0;
 }
 
 /* The content of a file or symlink of the layer (dir: base_fd or tree_fd), checked against
@@ -146,24 +157,17 @@ static int load(const struct ctx *x, int dir, const char *path, const struct cd_
 
 	if (dir < 0)
 		return mismatch(x, path, err);
-	if (st->size >= SIZE_MAX - 1)
-		return mismatch(x, path, err);
-	buf = malloc(st->size + 1);
-	if (!buf)
-		return cd_fail(err, ENOMEM, "diff", "layer %s: %s: out of memory", x->l->id,
-			       esc(path, b));
 	fd = openat2_beneath(dir, path,
 			     st->type == CD_LT_SYMLINK ? O_PATH : O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd < 0 && (errno == ELOOP || errno == ENOENT || errno == ENOTDIR || errno == EXDEV))
 		return mismatch(x, path, err); /* a symlink on the way, or not there */
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "diff", "layer %s: open %s", x->l->id, esc(path, b));
-	r = read_content(fd, st, buf);
+	r = read_content(fd, st, &buf);
 	if (r == -EBADMSG)
 		return mismatch(x, path, err);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "diff", "layer %s: read %s", x->l->id, esc(path, b));
-	buf[st->size] = '\0';
 	cd_sha256_init(&h);
 	cd_sha256_update(&h, buf, st->size);
 	cd_sha256_final(&h, sum);

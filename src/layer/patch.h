@@ -44,8 +44,8 @@ void cd_patch_put_name(FILE *out, const char *prefix, const char *path);
  * or mode, or an exact rename (the paths differ: the data must be equal, -EINVAL if not).
  * Both sides must be of one kind (file or symlink): a change of type is a delete and an add.
  * Nothing is written when git would see no change (same content, same git mode). Counts of
- * "+"/"-" lines to *ret_count (may be NULL; 0 for binary). 0, -EINVAL, -ENOMEM; a write
- * error stays in ferror(out). */
+ * "+"/"-" lines to *ret_count (may be NULL; 0 for binary). 0, -EINVAL, -ENOMEM, -EFBIG (see
+ * cd_textdiff_hunks); a write error stays in ferror(out). */
 int cd_patch_file(FILE *out, const struct cd_patch_side *old, const struct cd_patch_side *new,
 		  struct cd_textdiff_count *ret_count);
 

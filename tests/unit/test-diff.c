@@ -420,6 +420,12 @@ static void test_mismatch(const struct cd_layer *l)
 	is_int(r, -EBADMSG, "content that does not match the manifest: refused");
 	is_str(err.msg, "layer " ID ": added.txt: stored content does not match the manifest",
 	       "... with a message naming the path");
+	unlink(path);
+	put(tmp, "store/" ID "/tree/added.txt", &(struct st)F(0644, "hello\nworld\n!"));
+	free(s);
+	s = diff_to_string(l, CD_DIFF_STAT, &r, &err);
+	is_int(r, -EBADMSG, "a stored file longer than the manifest says: refused");
+	unlink(path);
 	put(tmp, "store/" ID "/tree/added.txt", &spec_of("added.txt")->now);
 }
 
@@ -440,6 +446,16 @@ static void test_planted_symlink(const struct cd_layer *l)
 	s = diff_to_string(l, CD_DIFF_PATCH, &r, &err);
 	is_int(r, -EBADMSG, "a symlink on the way to newdir/file is not followed: refused");
 	like_str(err.msg, "newdir/file", "... naming the path");
+
+	/* the last component a symlink to a file of the right content: not read either */
+	snprintf(dir, sizeof(dir), "%s/store/" ID "/tree/added.txt", tmp);
+	put(tmp, "outside/added.txt", &spec_of("added.txt")->now);
+	unlink(dir);
+	ok(symlink(strcat(out, "/added.txt"), dir) == 0, "a symlink planted in tree/ for added.txt");
+	free(s);
+	err = (struct cordon_error){ 0 };
+	s = diff_to_string(l, CD_DIFF_STAT, &r, &err);
+	is_int(r, -EBADMSG, "a symlink where the manifest has a file: refused, not followed");
 }
 
 static int rm_entry(const char *p, const struct stat *s, int flag, struct FTW *f)
