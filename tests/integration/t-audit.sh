@@ -215,11 +215,13 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=1777 cordon-test-full "
 	c --audit "$full/a.jsonl" -- sh -c 'exit 3'
 	is "... with room for it: the command's status" "$rc:$err" "3:"
 	# the disk fills up while the command runs (its workdir is on it) and has room again at
-	# the end: the events cut short are gone whole, and the later ones are lines of their own
+	# the end: the events cut short are gone whole, and the later ones are lines of their own.
+	# 40 exec events (10 KiB) after the fill: more than the trail's last page can still hold
+	# (a start event past a page's end once left room for all the few there were)
 	rm -f "$full/a.jsonl"
 	mkdir "$full/w" && own "$full/w"
 	cordon --workdir "$full/w" --audit "$full/a.jsonl" -- sh -c \
-		'head -c 200000 /dev/zero >fill 2>/dev/null; /bin/true x; /bin/echo y >/dev/null; rm -f fill'
+		'head -c 200000 /dev/zero >fill 2>/dev/null; for i in $(seq 40); do /bin/true x; done; /bin/echo y >/dev/null; rm -f fill'
 	like "... a disk full for a while: 125, some events lost" "$rc:$err" "125:cordon: audit: the log lacks *"
 	is "... every line of the trail is whole JSON, the exit event last" \
 		"$(valid_jsonl "$full/a.jsonl"):$(tail -n1 "$full/a.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["event"])')" \
