@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +23,7 @@
 #include "fsops.h"
 #include "layer.h"
 #include "manifest.h"
+#include "protect.h"
 #include "util.h"
 
 enum { CUR_OTHER = '?' }; /* a FIFO, device, socket or mount point: never a match */
@@ -42,75 +42,17 @@ struct apply {
 
 /* ---- protected paths ---- */
 
-static char *comp(const char *s, size_t n)
-{
-	return strndup(s, n);
-}
-
-/* glob and path, both "/"-separated; "**" stands for any number of components. */
-static bool match_comps(const char *g, const char *p)
-{
-	size_t gn = strcspn(g, "/"), pn;
-	const char *grest = g[gn] ? g + gn + 1 : g + gn;
-	_cleanup_free_ char *gc = NULL, *pc = NULL;
-
-	if (!*g)
-		return !*p;
-	if (gn == 2 && g[0] == '*' && g[1] == '*') {
-		for (;;) {
-			if (match_comps(grest, p))
-				return true;
-			if (!*p)
-				return false;
-			p += strcspn(p, "/");
-			p += *p == '/';
-		}
-	}
-	if (!*p)
-		return false;
-	pn = strcspn(p, "/");
-	gc = comp(g, gn);
-	pc = comp(p, pn);
-	if (!gc || !pc || fnmatch(gc, pc, FNM_PERIOD) != 0)
-		return false;
-	return match_comps(grest, p[pn] ? p + pn + 1 : p + pn);
-}
-
-/* glob matches path or a directory above it (which covers everything below). */
-static bool protected_by(const char *glob, const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	while (*glob == '/')
-		glob++;
-	if (!p)
-		return true; /* out of memory: refuse rather than allow */
-	for (char *slash = p;; slash++) {
-		char saved;
-
-		slash = strchr(slash, '/');
-		if (slash) {
-			saved = *slash;
-			*slash = '\0';
-		}
-		if (match_comps(glob, p))
-			return true;
-		if (!slash)
-			return false;
-		*slash = saved;
-	}
-}
-
+/* The same rule as the mounts that protected the path during the run (protect.c). */
 bool cd_layer_protected(const char *glob, const char *path)
 {
-	return protected_by(glob, path);
+	return cd_guard_glob_match(glob, path);
 }
 
 static int check_protect(const struct cd_layer *l, struct cordon_error *err)
 {
 	for (size_t i = 0; i < l->n_changes; i++)
 		for (char **g = l->protect; g && *g; g++)
-			if (protected_by(*g, l->changes[i].path))
+			if (cd_guard_glob_match(*g, l->changes[i].path))
 				return cd_fail(err, EPERM, "layer",
 					       "%s: protected (%s): the layer changes it, not applied",
 					       l->changes[i].path, *g);

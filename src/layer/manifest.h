@@ -36,7 +36,6 @@ const struct cd_layer_change *cd_layer_find(const struct cd_layer *l, const char
 bool cd_layer_state_equal(const struct cd_layer_state *a, const struct cd_layer_state *b);
 /* "f 0644 12 <sha>" for messages: ret must hold 96 bytes. */
 const char *cd_layer_state_str(const struct cd_layer_state *s, char ret[96]);
-/* Whether a protect glob covers path: fnmatch(FNM_PERIOD) per component, "**" standing for any
- * number of components, a leading "/" meaning the workdir's top; a glob that matches a
- * directory covers everything below it (apply.c). */
+/* Whether a protect glob covers path, or a directory above it: cd_guard_glob_match() (protect.h),
+ * the rule the run's mounts followed ("*" matches a leading dot too: it protects more). */
 bool cd_layer_protected(const char *glob, const char *path);

@@ -186,50 +186,56 @@ static int join(char *buf, size_t size, const char *prefix, const char *name)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* buf += "/" name (or name when buf is empty) */
-static int append(char *buf, size_t size, const char *name)
+/* The guard for a literal path, and pins for what stands above it (prefix_len bytes of rel: the
+ * existing directories, and a file in the way) once there is something to guard. */
+static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, bool dir,
+			  enum cd_guard_state state)
 {
-	size_t len = strlen(buf);
-	int n = snprintf(buf + len, size - len, "%s%s", len ? "/" : "", name);
+	char buf[PATH_MAX];
+	int r;
 
-	return n < 0 || (size_t)n >= size - len ? -ENAMETOOLONG : 0;
+	if (state != CD_GUARD_EXISTS && !x->rule->create)
+		return 0; /* not there, and only guarded where it is */
+	for (size_t i = 1; i <= prefix_len; i++) {
+		if (i != prefix_len && rel[i] != '/')
+			continue;
+		memcpy(buf, rel, i);
+		buf[i] = '\0';
+		r = add_pin(x->p, buf, x->err);
+		if (r < 0)
+			return r;
+	}
+	return add_guard(x, rel, dir, state);
 }
 
-/* A literal path: found, missing, or behind a symlink; the directories above it (and a file in
- * the way) pinned. */
+/* A literal path: found, missing, or behind a symlink. */
 static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool want_dir)
 {
 	_cleanup_close_ int cur = fcntl(workdir_fd, F_DUPFD_CLOEXEC, 3);
-	char prefix[PATH_MAX] = "";
-	int r;
+	size_t pinned = 0; /* rel[0..pinned): the directories found so far */
 
-	for (size_t i = 0; i < x->n_comps; i++) {
+	for (size_t i = 0, off = 0; i < x->n_comps; off += strlen(x->comps[i]) + 1, i++) {
 		bool last = i + 1 == x->n_comps;
 		struct stat st;
+		int r;
 
 		if (cur < 0)
 			return cd_fail_errno(x->err, errno, "protect", "%s", rel);
-		r = append(prefix, sizeof(prefix), x->comps[i]);
-		if (r < 0)
-			return cd_fail(x->err, -r, "protect", "%s: too long", rel);
 		r = stat_at(cur, x->comps[i], &st);
 		if (r == -ENOENT)
-			return add_guard(x, rel, want_dir, CD_GUARD_ABSENT);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT);
 		if (r < 0)
-			return cd_fail_errno(x->err, -r, "protect", "%s", prefix);
+			return cd_fail_errno(x->err, -r, "protect", "%s", rel);
 		if (S_ISLNK(st.st_mode))
-			return add_guard(x, rel, want_dir, CD_GUARD_BLOCKED);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED);
 		if (last)
-			return add_guard(x, rel, S_ISDIR(st.st_mode), CD_GUARD_EXISTS);
-		if (!S_ISDIR(st.st_mode)) {
-			/* a file where a directory would be (a worktree's .git): kept in place */
-			if (S_ISREG(st.st_mode) && (r = add_pin(x->p, prefix, x->err)) < 0)
-				return r;
-			return add_guard(x, rel, want_dir, CD_GUARD_ABSENT);
-		}
-		r = add_pin(x->p, prefix, x->err);
-		if (r < 0)
-			return r;
+			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode), CD_GUARD_EXISTS);
+		/* a file where a directory would be (a worktree's .git) is kept in place too */
+		if (!S_ISDIR(st.st_mode))
+			return commit_literal(x, rel, S_ISREG(st.st_mode) ? off + strlen(x->comps[i])
+									  : pinned,
+					      want_dir, CD_GUARD_ABSENT);
+		pinned = off + strlen(x->comps[i]);
 		r = open_dir_at(cur, x->comps[i]);
 		close(cur);
 		cur = r;
@@ -334,42 +340,67 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 	return r;
 }
 
-/* A linked worktree or a submodule checked out here: .git is a file naming the git directory.
- * If that directory is inside the workdir, its hooks and config are guarded as .git's are. */
-static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
-		       struct cordon_error *err)
+/* base/rel ("" base: the workdir) as a normalized path relative to the workdir, ".." taken
+ * lexically: -EXDEV when it leaves the workdir. */
+static int join_inside(const char *base, const char *rel, char *out, size_t size)
 {
-	static const char *const inside[] = { "hooks/", "config", "info/attributes" };
-	_cleanup_close_ int fd = openat(workdir_fd, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	char buf[PATH_MAX + 16], *dir, *nl;
+	char buf[2 * PATH_MAX + 2];
+	size_t len = 0;
+	char *save = NULL;
+
+	if (snprintf(buf, sizeof(buf), "%s/%s", base, rel) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (strcmp(t, ".") == 0)
+			continue;
+		if (strcmp(t, "..") == 0) {
+			char *slash;
+
+			if (len == 0)
+				return -EXDEV;
+			slash = strrchr(out, '/');
+			len = slash ? (size_t)(slash - out) : 0;
+			out[len] = '\0';
+			continue;
+		}
+		if (len + strlen(t) + 2 > size)
+			return -ENAMETOOLONG;
+		len += (size_t)sprintf(out + len, "%s%s", len ? "/" : "", t);
+	}
+	return len ? 0 : -EXDEV;
+}
+
+/* The first line of a small file of the workdir ("" when missing), no symlink followed. */
+static int read_line_beneath(int workdir_fd, const char *rel, char *buf, size_t size)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, workdir_fd, rel, &how, sizeof(how));
 	struct stat st;
 	ssize_t n;
-	size_t wl = strlen(workdir_path);
 
+	buf[0] = '\0';
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 8 || strncmp(buf, "gitdir: ", 8) != 0)
-		return 0;
-	buf[n] = '\0';
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-	dir = buf + 8;
-	if (dir[0] == '/') {
-		if (strncmp(dir, workdir_path, wl) != 0 || dir[wl] != '/')
-			return 0; /* outside the workdir: read-only in the sandbox already */
-		dir += wl + 1;
-	}
-	if (cd_guard_glob_check(dir, NULL) < 0 || has_wildcard(dir))
-		return 0; /* "..": outside the workdir, or not a path we guard by name */
-	for (size_t i = 0; i < CD_ELEMENTSOF(inside); i++) {
+		return -ENOENT;
+	n = read(fd, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
+		       const char *const *names, size_t n, struct cordon_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rule rule = { .glob = NULL, .deny = false, .create = names[i][strlen(names[i]) - 1] == '/' };
 		char g[PATH_MAX + 32];
-		struct rule rule = { .glob = NULL, .deny = false, .create = i == 0 };
 		int r;
 
-		if (snprintf(g, sizeof(g), "%s/%s", dir, inside[i]) >= (int)sizeof(g))
-			return 0;
+		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i]) >= (int)sizeof(g) ||
+		    cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g))
+			continue;
 		/* the rule's text must outlive the plan: keep it in the plan's list */
 		if (cd_strv_push(&p->globs, g) < 0)
 			return cd_fail(err, ENOMEM, "protect", "out of memory");
@@ -379,6 +410,49 @@ static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *work
 			return r;
 	}
 	return 0;
+}
+
+/* A linked worktree or a submodule checked out here: .git is a file naming the git directory,
+ * whose commondir names the repository's. Where they are inside the workdir, their hooks and
+ * config are guarded as .git's are; outside, they are read-only in the sandbox already. */
+static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
+		       struct cordon_error *err)
+{
+	static const char *const git_dir[] = { "hooks/", "config", "config.worktree",
+					       "info/attributes" };
+	static const char *const common[] = { "hooks/", "config", "info/attributes" };
+	char line[PATH_MAX + 16], dir[PATH_MAX], cdir[PATH_MAX], rel[PATH_MAX + 16];
+	const char *g;
+	size_t wl = strlen(workdir_path);
+	int r;
+
+	if (read_line_beneath(workdir_fd, ".git", line, sizeof(line)) < 0 ||
+	    strncmp(line, "gitdir: ", 8) != 0)
+		return 0;
+	g = line + 8;
+	if (g[0] == '/') {
+		if (strncmp(g, workdir_path, wl) != 0 || g[wl] != '/')
+			return 0;
+		g += wl + 1;
+	}
+	if (join_inside("", g, dir, sizeof(dir)) < 0)
+		return 0;
+	r = guard_names(p, workdir_fd, dir, git_dir, CD_ELEMENTSOF(git_dir), err);
+	if (r < 0)
+		return r;
+	snprintf(rel, sizeof(rel), "%s/commondir", dir);
+	if (read_line_beneath(workdir_fd, rel, line, sizeof(line)) < 0 || !line[0])
+		return 0;
+	if (line[0] == '/') {
+		if (strncmp(line, workdir_path, wl) != 0 || line[wl] != '/')
+			return 0;
+		r = join_inside("", line + wl + 1, cdir, sizeof(cdir));
+	} else {
+		r = join_inside(dir, line, cdir, sizeof(cdir));
+	}
+	if (r < 0)
+		return 0;
+	return guard_names(p, workdir_fd, cdir, common, CD_ELEMENTSOF(common), err);
 }
 
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
