@@ -480,6 +480,8 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 	(void)cli, (void)arg, (void)err;
 	printf("Usage: cordon [OPTIONS] [--] COMMAND [ARG...]\n"
 	       "       cordon policy check|show NAME|PATH\n"
+	       "       cordon layers|diff|apply|discard [ID]  (a --cow run's changes; --help)\n"
+	       "       cordon serve [OPTIONS]  (an E2B-compatible server; --help)\n"
 	       "Run COMMAND in a fresh sandbox: read-only root, one writable workdir, no network,\n"
 	       "no secrets, and exit with its status.\n\nOptions:\n");
 	for (size_t i = 0; i < n_opts; i++) {
