@@ -209,7 +209,8 @@ static void test_big(void)
 	   "%zu MB, every line changed: %ju added, %ju removed", an >> 20, (uintmax_t)c.added,
 	   (uintmax_t)c.removed);
 	t1 = cd_now_ns();
-	ok(t1 - t0 < 5 * NSEC_PER_SEC, "... in %ju ms", (uintmax_t)((t1 - t0) / NSEC_PER_MSEC));
+	/* the time is a figure, not a check: this machine is shared (bench/ measures) */
+	diag("every line changed: %ju ms", (uintmax_t)((t1 - t0) / NSEC_PER_MSEC));
 	ok(round_trip(a, an, b, bn, "every line changed"), "every line changed: round trip");
 
 	s = numbered(n / 2, 0, true, &bn);
@@ -219,8 +220,7 @@ static void test_big(void)
 	ok(round_trip(a, an, s, bn, "the same lines shuffled"),
 	   "%zu MB, the same lines shuffled: round trip", an >> 20);
 	t1 = cd_now_ns();
-	ok(t1 - t0 < 20 * NSEC_PER_SEC, "... in %ju ms (edit budget)",
-	   (uintmax_t)((t1 - t0) / NSEC_PER_MSEC));
+	diag("the same lines shuffled: %ju ms (edit budget)", (uintmax_t)((t1 - t0) / NSEC_PER_MSEC));
 }
 
 int main(void)
