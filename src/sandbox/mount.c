@@ -688,7 +688,7 @@ static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_erro
 		_cleanup_free_ char *rel = strdup(g->rel);
 		char *name, *save = NULL, *next;
 
-		if (g->state != CD_GUARD_ABSENT || !g->create)
+		if (g->state != CD_GUARD_ABSENT || !g->placeholder)
 			continue;
 		if (!rel || cur < 0)
 			return cd_fail(err, ENOMEM, "protect", "placeholder %s", g->rel);
@@ -713,7 +713,7 @@ static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_erro
 static bool need_placeholders(const struct cd_guard_plan *gp)
 {
 	for (size_t i = 0; i < gp->n; i++)
-		if (gp->g[i].state == CD_GUARD_ABSENT && gp->g[i].create)
+		if (gp->g[i].state == CD_GUARD_ABSENT && gp->g[i].placeholder)
 			return true;
 	return false;
 }
@@ -939,8 +939,8 @@ static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_
 
 	if (g->state == CD_GUARD_BLOCKED || (g->state == CD_GUARD_ABSENT && !ctx->plan->cow))
 		return 0; /* nothing to mount on: swept after the run (protect.h) */
-	if (g->state == CD_GUARD_ABSENT && !g->create)
-		return 0;
+	if (g->state == CD_GUARD_ABSENT && !g->placeholder)
+		return 0; /* refused at apply (--cow) or swept (direct) */
 	r = open_in_workdir(ctx, g->rel, &t);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "protect", "%s", g->rel);

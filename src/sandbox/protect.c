@@ -20,36 +20,39 @@
  * one is refused too (a literal path; a trailing "/" makes its placeholder a directory). */
 const struct cd_guard_rule cd_guard_defaults[] = {
 	/* git runs these: hooks, and config (core.hooksPath, core.fsmonitor, filters, aliases) */
-	{ ".git/hooks/", false, true },
-	{ ".git/config", false, false },
-	{ ".git/info/attributes", false, false },
-	{ ".gitmodules", false, false },
-	{ ".git/modules/**/hooks", false, false },
-	{ ".git/modules/**/config", false, false },
-	{ ".husky/", false, true },
+	{ ".git/hooks/", false, true, false },
+	{ ".git/config", false, false, false },
+	/* git takes config and hooks from the directory commondir names, in any repository */
+	{ ".git/commondir", false, true, true },
+	{ ".git/config.worktree", false, true, true },
+	{ ".git/info/attributes", false, false, false },
+	{ ".gitmodules", false, true, true },
+	/* submodules' git directories: their hooks and config (a new one too) */
+	{ ".git/modules/", false, true, false },
+	{ ".husky/", false, true, false },
 	/* agents' and editors' configuration: hooks, MCP servers, tasks they run */
-	{ ".claude/", false, true },
-	{ ".codex/", false, true },
-	{ ".cursor/", false, true },
-	{ ".mcp.json", false, true },
-	{ ".vscode/tasks.json", false, true },
-	{ ".vscode/launch.json", false, true },
-	{ ".vscode/settings.json", false, true },
-	{ ".envrc", false, true },
+	{ ".claude/", false, true, false },
+	{ ".codex/", false, true, false },
+	{ ".cursor/", false, true, false },
+	{ ".mcp.json", false, true, false },
+	{ ".vscode/tasks.json", false, true, false },
+	{ ".vscode/launch.json", false, true, false },
+	{ ".vscode/settings.json", false, true, false },
+	{ ".envrc", false, true, false },
 	/* CI definitions: they run where the repository is pushed */
-	{ ".github/workflows/", false, false },
-	{ ".gitlab-ci.yml", false, false },
-	{ ".circleci/", false, false },
-	{ "Jenkinsfile", false, false },
+	{ ".github/workflows/", false, false, false },
+	{ ".gitlab-ci.yml", false, false, false },
+	{ ".circleci/", false, false, false },
+	{ "Jenkinsfile", false, false, false },
 	/* secrets */
-	{ ".env", true, false },
-	{ ".env.local", true, false },
-	{ NULL, false, false },
+	{ ".env", true, false, false },
+	{ ".env.local", true, false, false },
+	{ NULL, false, false, false },
 };
 
 struct rule {
 	const char *glob; /* as given, maybe with a trailing "/" */
-	bool deny, create;
+	bool deny, create, no_placeholder;
 };
 
 struct expand {
@@ -151,7 +154,9 @@ static int add_guard(struct expand *x, const char *rel, bool dir, enum cd_guard_
 	p->g = ng;
 	p->g[p->n] = (struct cd_guard){ .rel = strdup(rel), .glob = (char *)x->rule->glob,
 					.deny = x->rule->deny, .dir = dir,
-					.create = x->rule->create, .state = state };
+					.create = x->rule->create,
+					.placeholder = x->rule->create && !x->rule->no_placeholder,
+					.state = state };
 	if (!p->g[p->n].rel)
 		return cd_fail(x->err, ENOMEM, "protect", "out of memory");
 	p->n++;
@@ -189,7 +194,7 @@ static int join(char *buf, size_t size, const char *prefix, const char *name)
 /* The guard for a literal path, and pins for what stands above it (prefix_len bytes of rel: the
  * existing directories, and a file in the way) once there is something to guard. */
 static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, bool dir,
-			  enum cd_guard_state state)
+			  enum cd_guard_state state, const struct stat *link)
 {
 	char buf[PATH_MAX];
 	int r;
@@ -205,7 +210,17 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 		if (r < 0)
 			return r;
 	}
-	return add_guard(x, rel, dir, state);
+	r = add_guard(x, rel, dir, state);
+	if (r >= 0 && strcmp(x->p->g[x->p->n - 1].rel, rel) == 0) {
+		struct cd_guard *g = &x->p->g[x->p->n - 1];
+
+		g->exist_len = prefix_len;
+		if (link) {
+			g->link_dev = link->st_dev;
+			g->link_ino = link->st_ino;
+		}
+	}
+	return r;
 }
 
 /* A literal path: found, missing, or behind a symlink. */
@@ -223,18 +238,19 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 			return cd_fail_errno(x->err, errno, "protect", "%s", rel);
 		r = stat_at(cur, x->comps[i], &st);
 		if (r == -ENOENT)
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT, NULL);
 		if (r < 0)
 			return cd_fail_errno(x->err, -r, "protect", "%s", rel);
 		if (S_ISLNK(st.st_mode))
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, &st);
 		if (last)
-			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode), CD_GUARD_EXISTS);
+			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode), CD_GUARD_EXISTS,
+					      NULL);
 		/* a file where a directory would be (a worktree's .git) is kept in place too */
 		if (!S_ISDIR(st.st_mode))
 			return commit_literal(x, rel, S_ISREG(st.st_mode) ? off + strlen(x->comps[i])
 									  : pinned,
-					      want_dir, CD_GUARD_ABSENT);
+					      want_dir, CD_GUARD_ABSENT, NULL);
 		pinned = off + strlen(x->comps[i]);
 		r = open_dir_at(cur, x->comps[i]);
 		close(cur);
@@ -390,15 +406,20 @@ static int read_line_beneath(int workdir_fd, const char *rel, char *buf, size_t 
 	return 0;
 }
 
+/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": guarded from
+ * creation though not a directory), "config" (guarded where it exists) */
 static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
 		       const char *const *names, size_t n, struct cordon_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct rule rule = { .glob = NULL, .deny = false, .create = names[i][strlen(names[i]) - 1] == '/' };
+		bool plus = names[i][0] == '+';
+		struct rule rule = { .glob = NULL, .deny = false,
+				     .create = plus || names[i][strlen(names[i]) - 1] == '/',
+				     .no_placeholder = plus };
 		char g[PATH_MAX + 32];
 		int r;
 
-		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i]) >= (int)sizeof(g) ||
+		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i] + plus) >= (int)sizeof(g) ||
 		    cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g))
 			continue;
 		/* the rule's text must outlive the plan: keep it in the plan's list */
@@ -418,9 +439,10 @@ static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
 static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
 		       struct cordon_error *err)
 {
-	static const char *const git_dir[] = { "hooks/", "config", "config.worktree",
+	static const char *const git_dir[] = { "hooks/", "config", "+config.worktree", "+commondir",
 					       "info/attributes" };
-	static const char *const common[] = { "hooks/", "config", "info/attributes" };
+	static const char *const common[] = { "hooks/", "config", "+commondir", "info/attributes",
+					      "modules/" };
 	char line[PATH_MAX + 16], dir[PATH_MAX], cdir[PATH_MAX], rel[PATH_MAX + 16];
 	const char *g;
 	size_t wl = strlen(workdir_path);
@@ -463,13 +485,14 @@ int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const cha
 
 	for (size_t i = 0; r >= 0 && i < c->n_protect; i++) {
 		const struct rule rule = { c->protect[i].glob, c->protect[i].deny,
-					   !has_wildcard(c->protect[i].glob) };
+					   !has_wildcard(c->protect[i].glob), false };
 
 		r = plan_rule(&p, &rule, workdir_fd, err);
 	}
 	for (size_t i = 0; r >= 0 && !c->no_default_protect && cd_guard_defaults[i].glob; i++) {
 		const struct rule rule = { cd_guard_defaults[i].glob, cd_guard_defaults[i].deny,
-					   cd_guard_defaults[i].create };
+					   cd_guard_defaults[i].create,
+					   cd_guard_defaults[i].no_placeholder };
 
 		r = plan_rule(&p, &rule, workdir_fd, err);
 	}
@@ -496,29 +519,27 @@ void cd_guard_plan_done(struct cd_guard_plan *p)
 	*p = (struct cd_guard_plan){ 0 };
 }
 
-/* The parent of rel opened beneath the workdir, no symlink followed; *ret_name its last name. */
-static int open_parent_beneath(int workdir_fd, const char *rel, const char **ret_name)
+/* rel[0..len) opened beneath the workdir, no symlink followed (directories that were there at
+ * the start: pinned during the run, so still the same). */
+static int open_prefix(int workdir_fd, const char *rel, size_t len)
 {
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-	const char *slash = strrchr(rel, '/');
-	char parent[PATH_MAX];
+	char prefix[PATH_MAX];
 	int fd;
 
-	if (!slash) {
-		*ret_name = rel;
+	if (len == 0)
 		return fcntl(workdir_fd, F_DUPFD_CLOEXEC, 3);
-	}
-	if ((size_t)(slash - rel) >= sizeof(parent))
+	if (len >= sizeof(prefix))
 		return -ENAMETOOLONG;
-	memcpy(parent, rel, (size_t)(slash - rel));
-	parent[slash - rel] = '\0';
-	*ret_name = slash + 1;
-	fd = (int)syscall(SYS_openat2, workdir_fd, parent, &how, sizeof(how));
+	memcpy(prefix, rel, len);
+	prefix[len] = '\0';
+	fd = (int)syscall(SYS_openat2, workdir_fd, prefix, &how, sizeof(how));
 	return fd < 0 ? -errno : fd;
 }
 
+/* name in parent, whatever it is (a directory with all it holds), never followed: 1 removed */
 static int remove_at(int parent, const char *name)
 {
 	struct stat st;
@@ -535,6 +556,43 @@ static int remove_at(int parent, const char *name)
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 1;
 }
 
+/* What a run made at one guarded path: walked from the directories that were there, one name
+ * at a time; a directory the run made is entered (a new repository's .git stays), anything
+ * else standing in the path (a symlink, a file) goes, as does whatever is at the path itself.
+ * The user's own symlink that stood there from the start stays. */
+static int sweep_one(const struct cd_guard *g, int workdir_fd)
+{
+	_cleanup_close_ int cur = open_prefix(workdir_fd, g->rel, g->exist_len);
+	const char *p = g->rel + g->exist_len + (g->exist_len > 0);
+
+	if (cur < 0)
+		return 0; /* not there any more: nothing made below it */
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		char name[256];
+		struct stat st;
+		int next;
+
+		if (n >= sizeof(name))
+			return -ENAMETOOLONG;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (S_ISLNK(st.st_mode) && st.st_dev == g->link_dev && st.st_ino == g->link_ino)
+			return 0; /* the user's */
+		if (!p[n] || !S_ISDIR(st.st_mode))
+			return remove_at(cur, name);
+		next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return -errno;
+		close(cur);
+		cur = next;
+		p += n + 1;
+	}
+	return 0;
+}
+
 int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
 		   void *data)
 {
@@ -542,16 +600,11 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notic
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_guard *g = &p->g[i];
-		_cleanup_close_ int parent = -1;
-		const char *name;
 		int r;
 
 		if (g->state == CD_GUARD_EXISTS || !g->create)
 			continue;
-		parent = open_parent_beneath(workdir_fd, g->rel, &name);
-		if (parent < 0)
-			continue; /* its directory is not there (or is a symlink): nothing made */
-		r = remove_at(parent, name);
+		r = sweep_one(g, workdir_fd);
 		if (r > 0) {
 			removed++;
 			if (notice)

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "config.h"
 
@@ -32,7 +33,13 @@ struct cd_guard {
 	bool deny;    /* hidden rather than read-only */
 	bool dir;     /* a directory (as found, or as the rule says for a placeholder) */
 	bool create;  /* a literal path guarded against being created too */
+	bool placeholder; /* with --cow, a read-only directory holds its place (else: refused at
+			   * apply only: git reads .git/commondir whatever it is, and dies on a
+			   * directory) */
 	enum cd_guard_state state;
+	size_t exist_len; /* ABSENT, BLOCKED: rel[0..exist_len) were directories (pinned) */
+	dev_t link_dev;   /* BLOCKED: the symlink that stood in the path (the user's: kept) */
+	ino_t link_ino;
 };
 
 struct cd_guard_plan {
@@ -64,6 +71,7 @@ struct cd_guard_rule {
 	const char *glob;
 	bool deny;
 	bool create; /* guarded while it does not exist (a literal path) */
+	bool no_placeholder; /* ...but not by a placeholder (see struct cd_guard) */
 };
 extern const struct cd_guard_rule cd_guard_defaults[];
 

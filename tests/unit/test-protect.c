@@ -132,8 +132,22 @@ static void test_plan(void)
 	mk(".claude", NULL);
 	mk(".claude/settings.json", "{}\n");
 	mk("secret.txt", "x\n");
+	mk(".git/commondir", "../evil\n");
+	mk("vs", NULL);
+	mk("vs/tasks.json", "{}\n");
+	{
+		char l[4096];
+
+		snprintf(l, sizeof(l), "%s/.cursor", top);
+		symlink("vs", l); /* a directory the run made, reached through a symlink of its own */
+	}
 	r = cd_guard_sweep(&p, fd, NULL, NULL);
-	ok(r == 2, "sweep removed 2 paths (%d)", r);
+	ok(r == 4, "sweep removed 4 paths (%d)", r);
+	ok(faccessat(fd, ".cursor", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(fd, "vs/tasks.json", F_OK, 0) == 0,
+	   "... a symlink the run put where a protected directory would be: removed (not what it names)");
+	ok(faccessat(fd, ".git/commondir", F_OK, 0) < 0, "... a planted .git/commondir: removed");
+	ok(faccessat(fd, ".vscode", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+	   "... the symlink that stood at .vscode from the start (the user's) stays");
 	ok(faccessat(fd, ".claude", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(fd, "secret.txt", F_OK, 0) < 0,
 	   "... .claude and secret.txt are gone");
 	ok(faccessat(fd, ".git/config", F_OK, 0) == 0 && faccessat(fd, ".env", F_OK, 0) == 0,
