@@ -42,7 +42,8 @@ c --report "$r/a.json" -- "$PROBE" signal 9
 is "signaled: outcome, signal, 137" "$(q "$r/a.json" 'j["outcome"], j["signal"], j["exit_code"], j["status"]')" "('signaled', 9, 137, None)"
 is "the report is replaced" "$(ls -A "$r")" "a.json"
 
-c --report "$r/t.json" --timeout 300ms -- sleep 30
+# 1.5 s: on a loaded machine a setup past a shorter deadline ends in SIGKILL, not SIGTERM
+c --report "$r/t.json" --timeout 1500ms -- sleep 30
 is "timeout: outcome, 124, SIGTERM" "$(q "$r/t.json" 'j["outcome"], j["exit_code"], j["signal"]')" "('timeout', 124, 15)"
 
 c --report "$r/n.json" -- no-such-command
