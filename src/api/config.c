@@ -864,30 +864,32 @@ void cordon_config_set_notice(struct cordon_config *c, cordon_log_fn fn, void *u
 	c->notice_data = userdata;
 }
 
-void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
+static void emit(cordon_log_fn fn, void *data, const char *fmt, va_list ap)
 {
 	char line[1024];
+
+	if (!fn)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fn(data, line);
+}
+
+void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
+{
 	va_list ap;
 
-	if (!c->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	emit(c->log, c->log_data, fmt, ap);
 	va_end(ap);
-	c->log(c->log_data, line);
 }
 
 void cd_config_notice(const struct cordon_config *c, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
-	if (!c->notice)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	emit(c->notice, c->notice_data, fmt, ap);
 	va_end(ap);
-	c->notice(c->notice_data, line);
 }
 
 int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_or_path,
