@@ -120,6 +120,15 @@ struct cordon_result {
 		uint64_t bytes_down;  /* servers -> sandbox */
 	} proxy;
 	struct cordon_error error; /* the failure, when outcome is SETUP_ERROR */
+	/* a copy-on-write workdir: the layer its changes were saved as ("" when nothing changed
+	 * or none was saved: see layer_error), and how many changes it holds */
+	char layer_id[17];
+	uint64_t layer_changes;
+	uint64_t layer_skipped;       /* FIFOs, sockets: not kept */
+	int layer_full;               /* the layer's tmpfs was full at the end: writes failed */
+	struct cordon_error layer_error; /* saving failed: the changes are lost, said here */
+	/* protected paths the sandbox created in a direct workdir, removed after the run */
+	uint64_t protect_removed;
 };
 
 /* Receives one line of verbose tracing (no newline). */
@@ -155,6 +164,34 @@ CORDON_PUBLIC int cordon_config_set_chdir(struct cordon_config *c, const char *p
 /* A directory to use as the read-only root instead of the host's "/". */
 CORDON_PUBLIC int cordon_config_set_rootfs(struct cordon_config *c, const char *dir,
 					   struct cordon_error *err);
+
+/* Copy-on-write workdir (README "Copy-on-write workdir"): the command sees the workdir
+ * read-write, but what it writes lands in a layer of its own, an overlay's upper layer on a tmpfs
+ * of at most cow_size bytes (default 1 GiB; charged to the sandbox's memory as it fills); the
+ * workdir is not changed. When the sandbox ends its changes are saved as a layer in the layer
+ * store (layer_dir; default $XDG_STATE_HOME/cordon/layers, /var/lib/cordon/layers for root),
+ * its id in the result, to review (cordon_layer_diff), apply or discard. Needs overlayfs in a
+ * user namespace and user extended attributes on tmpfs (Linux 6.6): refused where missing. */
+CORDON_PUBLIC int cordon_config_set_cow(struct cordon_config *c, int on, struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_cow_size(struct cordon_config *c, uint64_t size,
+					     struct cordon_error *err);
+CORDON_PUBLIC int cordon_config_set_layer_dir(struct cordon_config *c, const char *dir,
+					      struct cordon_error *err);
+/* Start from the changes of a kept layer (its id), as if they had been made in this run: a
+ * session forked from another's changes. Implies copy-on-write. */
+CORDON_PUBLIC int cordon_config_set_cow_from(struct cordon_config *c, const char *id,
+					     struct cordon_error *err);
+/* Protected paths inside the workdir (README "Protected paths"): glob relative to the workdir
+ * ("*", "?", "[...]" within a name, "**" for any number of directories). deny 0: read-only;
+ * deny 1: hidden (empty, unreadable). A path without wildcards is protected whether or not it
+ * exists (one that does not exist cannot be created; in a direct workdir, cordon removes what
+ * was made there after the run, see README); a glob, in what it matches when the run starts.
+ * The directories above a protected path cannot be renamed or removed during the run. */
+CORDON_PUBLIC int cordon_config_protect(struct cordon_config *c, const char *glob, int deny,
+					struct cordon_error *err);
+/* The default set of protected paths for agents (README), on unless turned off here. */
+CORDON_PUBLIC int cordon_config_set_default_protect(struct cordon_config *c, int on,
+						    struct cordon_error *err);
 
 /* Extra read-only bind of host path src at dst inside (dst NULL: same path). */
 CORDON_PUBLIC int cordon_config_add_ro_bind(struct cordon_config *c, const char *src,
@@ -543,6 +580,17 @@ CORDON_PUBLIC int cordon_session_rename(struct cordon_session *s, const char *fr
  * 0, or -errno when the teardown failed (the report or audit trail could not be written). */
 CORDON_PUBLIC int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 					 struct cordon_error *err);
+
+/* A session with a copy-on-write workdir (cordon_config_set_cow): its changes so far saved as a
+ * layer of its layer store (ret_id: its id), while it runs on. */
+CORDON_PUBLIC int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
+					    struct cordon_error *err);
+/* A new session (config c, which must name the same workdir and layer store) that starts from
+ * src's changes so far: src's checkpoint, used as the new session's starting layer and then
+ * removed. The two go on apart: neither sees the other's later changes. */
+CORDON_PUBLIC int cordon_session_fork(struct cordon_session *src, const struct cordon_config *c,
+				      unsigned flags, struct cordon_session **ret,
+				      struct cordon_error *err);
 
 /* What a directory tree holds on the host, for a disk budget (a session's workdir, say): the
  * bytes allocated and the entries below dir, counted through descriptors without following a

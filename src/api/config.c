@@ -16,6 +16,7 @@
 #include "allow.h"
 #include "config.h"
 #include "policy.h"
+#include "protect.h"
 #include "workdir.h"
 
 #define SIZE_HINT     "use 512K, 64M, 1G"
@@ -400,6 +401,7 @@ struct cordon_config *cordon_config_new(void)
 		return NULL;
 	c->tmp_size = CD_DEFAULT_TMP_SIZE;
 	c->home_size = CD_DEFAULT_HOME_SIZE;
+	c->cow_size = CD_DEFAULT_COW_SIZE;
 	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
 	c->report_fd = -1;
 	c->net = CORDON_NET_NONE;
@@ -447,6 +449,11 @@ void cordon_config_free(struct cordon_config *c)
 	free(c->cgroup_parent);
 	free(c->audit_path);
 	free(c->capture_dir);
+	free(c->layer_dir);
+	free(c->cow_from);
+	for (size_t i = 0; i < c->n_protect; i++)
+		free(c->protect[i].glob);
+	free(c->protect);
 	free(c);
 }
 
@@ -570,6 +577,71 @@ int cordon_config_add_hide(struct cordon_config *c, const char *path, struct cor
 		return r;
 	if (cd_strv_push(&c->hide, p) < 0)
 		return cd_fail(err, ENOMEM, "hide", "out of memory");
+	return 0;
+}
+
+int cordon_config_set_cow(struct cordon_config *c, int on, struct cordon_error *err)
+{
+	(void)err;
+	c->cow = on != 0;
+	if (!c->cow)
+		c->cow_from = (free(c->cow_from), NULL);
+	return 0;
+}
+
+int cordon_config_set_cow_size(struct cordon_config *c, uint64_t size, struct cordon_error *err)
+{
+	if (size < (1u << 20))
+		return cd_fail(err, 0, "cow-size", "at least 1M (the layer's tmpfs)");
+	c->cow_size = size;
+	return 0;
+}
+
+int cordon_config_set_layer_dir(struct cordon_config *c, const char *dir,
+				struct cordon_error *err)
+{
+	if (!dir || !*dir)
+		return cd_fail(err, 0, "layer-dir", "empty path");
+	return set_string(&c->layer_dir, dir, "layer-dir", err);
+}
+
+int cordon_config_set_cow_from(struct cordon_config *c, const char *id, struct cordon_error *err)
+{
+	size_t n = id ? strspn(id, "0123456789abcdef") : 0;
+
+	if (!id || n != 16 || id[n])
+		return cd_fail(err, 0, "cow-from", "\"%s\" is not a layer id (16 hex digits: "
+			       "cordon layers lists them)", id ? id : "");
+	c->cow = true;
+	return set_string(&c->cow_from, id, "cow-from", err);
+}
+
+int cordon_config_protect(struct cordon_config *c, const char *glob, int deny,
+			  struct cordon_error *err)
+{
+	struct cd_protect *np;
+	int r = cd_guard_glob_check(glob, err);
+	char *copy;
+
+	if (r < 0) {
+		snprintf(err->step, sizeof(err->step), "%s", deny ? "deny" : "protect");
+		return r;
+	}
+	copy = strdup(glob);
+	np = copy ? realloc(c->protect, (c->n_protect + 1) * sizeof(*np)) : NULL;
+	if (!np) {
+		free(copy);
+		return cd_fail(err, ENOMEM, "protect", "out of memory");
+	}
+	c->protect = np;
+	c->protect[c->n_protect++] = (struct cd_protect){ copy, deny != 0 };
+	return 0;
+}
+
+int cordon_config_set_default_protect(struct cordon_config *c, int on, struct cordon_error *err)
+{
+	(void)err;
+	c->no_default_protect = !on;
 	return 0;
 }
 
@@ -803,6 +875,19 @@ void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	c->log(c->log_data, line);
+}
+
+void cd_config_notice(const struct cordon_config *c, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!c->notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->notice(c->notice_data, line);
 }
 
 int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_or_path,

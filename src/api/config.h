@@ -10,6 +10,7 @@
 
 #define CD_DEFAULT_TMP_SIZE   (256ull << 20)
 #define CD_DEFAULT_TMPFS_SIZE (64ull << 20)
+#define CD_DEFAULT_COW_SIZE   (1ull << 30)
 #define CD_DEFAULT_HOME_SIZE  (1ull << 30) /* package caches (npm, pip, cargo) live there */
 #define CD_DEFAULT_KILL_AFTER (2 * NSEC_PER_SEC)
 #define CD_DEFAULT_NET_IDLE   (60 * NSEC_PER_SEC)
@@ -36,6 +37,12 @@ struct cd_rlimit {
 	bool set;
 	uint64_t soft;
 	uint64_t hard;
+};
+
+/* A protected path: a glob relative to the workdir; deny: hidden rather than read-only */
+struct cd_protect {
+	char *glob;
+	bool deny;
 };
 
 struct cordon_config {
@@ -82,6 +89,13 @@ struct cordon_config {
 	char *cgroup_parent;
 	char *audit_path;
 	char *capture_dir;
+	bool cow;
+	uint64_t cow_size;
+	char *layer_dir;
+	char *cow_from;
+	struct cd_protect *protect; /* --protect, --deny and the default set, in that order */
+	size_t n_protect;
+	bool no_default_protect;
 	cordon_log_fn log;
 	void *log_data;
 	cordon_log_fn notice;
@@ -96,3 +110,5 @@ char *cd_path_normalize(const char *p);
 const char *cd_rlimit_name(int resource);
 
 void cd_config_log(const struct cordon_config *c, const char *fmt, ...) _printf_(2, 3);
+/* A notice for the caller (the CLI prints it unless --quiet). */
+void cd_config_notice(const struct cordon_config *c, const char *fmt, ...) _printf_(2, 3);

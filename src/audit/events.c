@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "layer.h"
 #include "cordon.h"
 
 void cd_event_start(const struct cd_audit *a, char *const *argv, size_t workdir_entries,
@@ -89,6 +90,68 @@ void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
 {
 	if (cd_audit_on(a))
 		cd_snapshot_diff(before, after, file_event, (void *)a);
+}
+
+static const char *layer_type(enum cd_layer_type t)
+{
+	return t == CD_LT_DIR ? "dir" : t == CD_LT_SYMLINK ? "symlink" : "file";
+}
+
+static void layer_event(const struct cd_audit *a, const struct cd_layer_change *ch)
+{
+	static const char hex[] = "0123456789abcdef";
+	const struct cd_layer_state *st = ch->op == CD_LAYER_DELETE ? &ch->base : &ch->now;
+	bool lossy = false;
+	char sha[65];
+	struct cd_json j;
+
+	for (size_t i = 0; i < 32; i++) {
+		sha[2 * i] = hex[st->sha256[i] >> 4];
+		sha[2 * i + 1] = hex[st->sha256[i] & 15];
+	}
+	sha[64] = '\0';
+	cd_audit_begin(a, &j, "file");
+	cd_json_kv_string(&j, "change", ch->op == CD_LAYER_ADD      ? "created"
+					: ch->op == CD_LAYER_MODIFY ? "modified"
+								    : "deleted");
+	cd_json_key(&j, "path");
+	cd_audit_string(&j, ch->path, strlen(ch->path), &lossy);
+	cd_json_kv_string(&j, "type", layer_type(st->type));
+	cd_json_kv_uint(&j, "size", st->size);
+	cd_json_kv_uint(&j, "mode", st->mode & 07777);
+	cd_json_key(&j, "sha256");
+	if (ch->op != CD_LAYER_DELETE && st->type != CD_LT_DIR)
+		cd_json_string(&j, sha);
+	else
+		cd_json_null(&j);
+	if (lossy) {
+		cd_json_key(&j, "path_hex");
+		cd_audit_hex(&j, ch->path, strlen(ch->path));
+	}
+	cd_audit_end(a, &j);
+}
+
+void cd_event_layer(const struct cd_audit *a, const struct cd_layer *l)
+{
+	if (!cd_audit_on(a))
+		return;
+	for (size_t i = 0; i < l->n_changes; i++)
+		layer_event(a, &l->changes[i]);
+}
+
+void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob)
+{
+	bool lossy = false;
+	struct cd_json j;
+
+	if (!cd_audit_on(a))
+		return;
+	cd_audit_begin(a, &j, "protect");
+	cd_json_key(&j, "path");
+	cd_audit_string(&j, rel, strlen(rel), &lossy);
+	cd_json_kv_string(&j, "rule", glob);
+	cd_json_kv_string(&j, "action", "removed");
+	cd_audit_end(a, &j);
 }
 
 void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,

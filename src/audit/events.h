@@ -19,6 +19,11 @@ void cd_event_limit(const struct cd_audit *a, const char *limit, const char *act
 /* "file": one per change of the workdir between two snapshots. */
 void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
 		    const struct cd_snapshot *after);
+struct cd_layer;
+/* "file": one per change a copy-on-write workdir's layer holds (from its manifest: no walk). */
+void cd_event_layer(const struct cd_audit *a, const struct cd_layer *l);
+/* "protect": a path the sandbox made at a protected path, removed after the run. */
+void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob);
 /* "exit": the result; the last line. */
 void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
 		   uint64_t exec_events_dropped);

@@ -2,6 +2,7 @@
 /* util.h - error helpers, cleanup macros, fd and string helpers. Used by both processes. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -47,6 +48,12 @@ static inline void cd_fclosep(FILE **f)
 {
 	if (*f)
 		fclose(*f);
+}
+
+static inline void cd_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
 }
 
 static inline void cd_closep(int *fd)

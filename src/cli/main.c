@@ -23,6 +23,7 @@ struct cli {
 	struct cordon_config *c;
 	bool quiet;
 	bool verbose;
+	bool cow; /* --cow or --cow-from: tell where the changes went */
 	uint64_t timeout_ns;
 	const struct cordon_limit_info *limit; /* the option being handled is this limit's */
 };
@@ -142,6 +143,48 @@ static int h_tmpfs(struct cli *cli, const char *arg, struct cordon_error *err)
 static int h_hide(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	return cordon_config_add_hide(cli->c, arg, err);
+}
+
+static int h_cow(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	(void)arg;
+	cli->cow = true;
+	return cordon_config_set_cow(cli->c, 1, err);
+}
+
+static int h_cow_size(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	uint64_t size;
+	int r = cordon_parse_size(arg, &size, err);
+
+	return r < 0 ? r : cordon_config_set_cow_size(cli->c, size, err);
+}
+
+static int h_cow_from(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	cli->cow = true;
+	return cordon_config_set_cow_from(cli->c, arg, err);
+}
+
+static int h_layer_dir(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_set_layer_dir(cli->c, arg, err);
+}
+
+static int h_protect(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_protect(cli->c, arg, 0, err);
+}
+
+static int h_deny(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	return cordon_config_protect(cli->c, arg, 1, err);
+}
+
+static int h_no_protect(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	(void)arg;
+	return cordon_config_set_default_protect(cli->c, 0, err);
 }
 
 static int h_tmp_size(struct cli *cli, const char *arg, struct cordon_error *err)
@@ -368,6 +411,13 @@ static const struct opt base_opts[] = {
 	OPT("ro-bind", 0, "SRC[:DST]", h_ro_bind, "extra read-only bind of a host path"),
 	OPT("tmpfs", 0, "PATH[:SIZE]", h_tmpfs, "extra writable scratch (default size 64M)"),
 	OPT("hide", 0, "PATH", h_hide, "hide a path: empty and read-only inside"),
+	OPT("cow", 0, NULL, h_cow, "copy-on-write workdir: changes kept as a layer (cordon diff/apply/discard)"),
+	OPT("cow-size", 0, "SIZE", h_cow_size, "size cap of the layer (default 1G, in the sandbox's memory)"),
+	OPT("cow-from", 0, "ID", h_cow_from, "start from a kept layer's changes (implies --cow)"),
+	OPT("layer-dir", 0, "DIR", h_layer_dir, "where layers are kept (default ~/.local/state/cordon/layers)"),
+	OPT("protect", 0, "GLOB", h_protect, "keep a path in the workdir read-only (and uncreatable)"),
+	OPT("deny", 0, "GLOB", h_deny, "hide a path in the workdir (empty, and uncreatable)"),
+	OPT("no-default-protect", 0, NULL, h_no_protect, "turn off the default protected paths (.git/hooks, .claude, .env...)"),
 	OPT("tmp-size", 0, "SIZE", h_tmp_size, "size cap of /tmp, /var/tmp, /dev/shm (default 256M)"),
 	OPT("home-size", 0, "SIZE", h_home_size, "size cap of HOME, an empty tmpfs (default 1G)"),
 	OPT("net", 0, "MODE", h_net, "none (default: loopback only) or host"),
@@ -638,6 +688,28 @@ static void record_lost(const struct cordon_error *err, const struct cordon_resu
 	say_error(err->step, msg);
 }
 
+/* --cow: where the changes went, and what to do with them */
+static void tell_layer(const struct cli *cli, const struct cordon_result *res)
+{
+	if (res->layer_error.msg[0]) {
+		print_error(&res->layer_error);
+		return;
+	}
+	if (cli->quiet)
+		return;
+	if (res->layer_full)
+		fprintf(stderr, "cordon: cow: the layer is full (--cow-size): the command's writes "
+				"past it failed (ENOSPC)\n");
+	if (res->layer_skipped)
+		fprintf(stderr, "cordon: cow: %llu FIFO(s) or socket(s) not kept\n",
+			(unsigned long long)res->layer_skipped);
+	if (res->layer_id[0])
+		fprintf(stderr, "cordon: cow: %llu change(s) kept as layer %s: review with `cordon "
+				"diff %s`, then `cordon apply %s` or `cordon discard %s`\n",
+			(unsigned long long)res->layer_changes, res->layer_id, res->layer_id,
+			res->layer_id, res->layer_id);
+}
+
 /* cordon policy check|show NAME|PATH */
 static int policy_command(int argc, char **argv)
 {
@@ -692,5 +764,7 @@ int main(int argc, char **argv)
 	else if (res.outcome == CORDON_OUTCOME_TIMEOUT && !cli.quiet)
 		fprintf(stderr, "cordon: timeout: the command ran past %.3gs and was killed\n",
 			(double)cli.timeout_ns / 1e9);
+	if (cli.cow)
+		tell_layer(&cli, &res);
 	return res.exit_code;
 }

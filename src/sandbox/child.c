@@ -136,6 +136,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	r = no_nested_userns(err);
 	if (r < 0)
 		return r;
+	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */
 	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
 	if (r >= 0 && net.proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */

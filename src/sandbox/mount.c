@@ -22,8 +22,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #include "mount.h"
+#include "sync.h"
 #include "sysinfo.h"
 
 #define EMPTY_FILE ".cordon-empty"   /* mask sources in the new root; removed in phase 4 */
@@ -672,6 +674,337 @@ static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
 	return r;
 }
 
+/* --- the copy-on-write workdir and protected paths --- */
+
+/* A placeholder for each protected path that does not exist, in a small tmpfs laid over the
+ * workdir as the overlay's top lower layer: it exists inside, and is covered like any other. */
+static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_error *err)
+{
+	const struct cd_guard_plan *gp = &ctx->plan->guards;
+
+	for (size_t i = 0; i < gp->n; i++) {
+		const struct cd_guard *g = &gp->g[i];
+		_cleanup_close_ int cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
+		_cleanup_free_ char *rel = strdup(g->rel);
+		char *name, *save = NULL, *next;
+
+		if (g->state != CD_GUARD_ABSENT || !g->create)
+			continue;
+		if (!rel || cur < 0)
+			return cd_fail(err, ENOMEM, "protect", "placeholder %s", g->rel);
+		for (name = strtok_r(rel, "/", &save); name; name = next) {
+			int fd;
+
+			/* a directory, even for a file: git shows no empty directory as untracked,
+			 * and nothing can be created or written in its place either */
+			next = strtok_r(NULL, "/", &save);
+			if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
+				return cd_fail_errno(err, errno, "protect", "placeholder %s", g->rel);
+			fd = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				return cd_fail_errno(err, errno, "protect", "placeholder %s", g->rel);
+			close(cur);
+			cur = fd;
+		}
+	}
+	return 0;
+}
+
+static bool need_placeholders(const struct cd_guard_plan *gp)
+{
+	for (size_t i = 0; i < gp->n; i++)
+		if (gp->g[i].state == CD_GUARD_ABSENT && gp->g[i].create)
+			return true;
+	return false;
+}
+
+/* The layer's tmpfs holds the overlay's upper and work directories. Deleting a directory of the
+ * workdir and making one of that name marks it opaque with a user.* extended attribute, which
+ * tmpfs has since Linux 6.6: without, the copy-on-write workdir is refused. */
+static int layer_dirs(int t, int lower, int *ret_upper, int *ret_work, struct cordon_error *err)
+{
+	_cleanup_close_ int upper = -1;
+	struct stat st;
+
+	if (mkdirat(t, "upper", 0755) < 0 || mkdirat(t, "work", 0700) < 0)
+		return cd_fail_errno(err, errno, "cow", "make the layer's directories");
+	upper = openat(t, "upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*ret_work = openat(t, "work", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (upper < 0 || *ret_work < 0)
+		return cd_fail_errno(err, errno, "cow", "open the layer's directories");
+	if (fsetxattr(upper, "user.cordon", "1", 1, 0) < 0)
+		return cd_fail(err, errno, "cow",
+			       "this kernel's tmpfs has no user extended attributes (%s; Linux "
+			       "6.6 and later have them), which the copy-on-write workdir needs "
+			       "to record deleted directories; run without --cow",
+			       strerror(errno));
+	(void)fremovexattr(upper, "user.cordon");
+	/* the workdir's root as the sandbox sees it: the overlay's root is the upper's */
+	if (fstat(lower, &st) == 0) {
+		(void)fchmod(upper, st.st_mode & 07777);
+		(void)fchown(upper, st.st_uid, st.st_gid);
+	}
+	*ret_upper = CD_TAKE_FD(upper);
+	return 0;
+}
+
+/* The supervisor keeps the upper (to save it when the sandbox ends) and may seed it (a layer
+ * to start from) before the overlay is made. */
+static int hand_over_upper(struct mount_ctx *ctx, int upper, struct cordon_error *err)
+{
+	struct cd_msg m;
+	int r = cd_msg_send(ctx->plan->sync_sock, CD_MSG_LAYER, 0, NULL, upper);
+
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cow", "hand the layer to the supervisor");
+	r = cd_msg_recv(ctx->plan->sync_sock, &m, NULL);
+	if (r <= 0 || m.type != CD_MSG_LAYER || m.value != 0)
+		return cd_fail(err, r < 0 ? -r : EPROTO, "cow",
+			       "the supervisor could not prepare the layer");
+	return 0;
+}
+
+static int ovl_fd(int fs, const char *key, int fd)
+{
+	if (fsconfig(fs, FSCONFIG_SET_FD, key, NULL, fd) == 0)
+		return 0;
+	return -errno;
+}
+
+/* overlay: [placeholders,] the workdir's tree below, the layer's upper on top */
+static int overlay_new(int skel, int lower, int upper, int work, int *ret,
+		       struct cordon_error *err)
+{
+	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	char detail[256] = "";
+	int r = 0;
+	ssize_t n;
+
+	if (fs < 0)
+		return cd_fail(err, errno, "cow", "overlayfs: %s (the copy-on-write workdir needs it)",
+			       strerror(errno));
+	if (skel >= 0)
+		r = ovl_fd(fs, "lowerdir+", skel);
+	if (r == 0)
+		r = ovl_fd(fs, "lowerdir+", lower);
+	if (r == 0)
+		r = ovl_fd(fs, "upperdir", upper);
+	if (r == 0)
+		r = ovl_fd(fs, "workdir", work);
+	if (r == 0 && fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
+		r = -errno;
+	if (r == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		r = -errno;
+	if (r < 0) {
+		n = read(fs, detail, sizeof(detail) - 1);
+		detail[n > 0 ? n - (detail[n - 1] == '\n') : 0] = '\0';
+		return cd_fail(err, -r, "cow",
+			       "overlayfs over the workdir: %s%s%s%s", strerror(-r),
+			       detail[0] ? " (" : "", detail, detail[0] ? ")" : "");
+	}
+	*ret = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (*ret < 0)
+		return mount_fail(err, errno, "fsmount", "the copy-on-write workdir");
+	return 0;
+}
+
+/* overlayfs takes private clones of its layers, which must be mounts of our namespace: each is
+ * attached at a staging directory of the new root first, and detached once the overlay exists */
+static const char *const staging[] = { ".cordon-lower", ".cordon-layer", ".cordon-skel" };
+
+static int stage(struct mount_ctx *ctx, size_t i, int mnt, int *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int dir = -1;
+	int r;
+
+	if (mkdirat(ctx->root, staging[i], 0700) < 0)
+		return cd_fail_errno(err, errno, "cow", "create %s", staging[i]);
+	dir = openat(ctx->root, staging[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return cd_fail_errno(err, errno, "cow", "open %s", staging[i]);
+	r = attach(mnt, dir, staging[i], err);
+	if (r < 0)
+		return r;
+	*ret = openat(ctx->root, staging[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *ret < 0 ? cd_fail_errno(err, errno, "cow", "open %s", staging[i]) : 0;
+}
+
+static int unstage(struct mount_ctx *ctx, size_t i, int *fd, struct cordon_error *err)
+{
+	char path[64];
+
+	if (*fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
+	if (umount2(path, MNT_DETACH) < 0)
+		return mount_fail(err, errno, "detach", staging[i]);
+	cd_closep(fd);
+	*fd = -1;
+	if (unlinkat(ctx->root, staging[i], AT_REMOVEDIR) < 0)
+		return cd_fail_errno(err, errno, "cow", "remove %s", staging[i]);
+	return 0;
+}
+
+static int cow_layers(struct mount_ctx *ctx, struct cd_mnt *m, int st[3], int *ret,
+		      struct cordon_error *err)
+{
+	_cleanup_close_ int layer = -1, skel = -1, upper = -1, work = -1;
+	int r;
+
+	r = stage(ctx, 0, m->fd, &st[0], err);
+	if (r >= 0)
+		r = tmpfs_new(ctx, ctx->plan->cow_size, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			      &layer, err);
+	if (r >= 0)
+		r = stage(ctx, 1, layer, &st[1], err);
+	if (r >= 0)
+		r = layer_dirs(st[1], st[0], &upper, &work, err);
+	if (r >= 0)
+		r = hand_over_upper(ctx, upper, err);
+	if (r >= 0 && need_placeholders(&ctx->plan->guards)) {
+		r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &skel, err);
+		if (r >= 0)
+			r = stage(ctx, 2, skel, &st[2], err);
+		if (r >= 0)
+			r = make_placeholders(ctx, st[2], err);
+	}
+	if (r >= 0)
+		r = overlay_new(st[2], st[0], upper, work, ret, err);
+	return r;
+}
+
+static int cow_workdir(struct mount_ctx *ctx, struct cd_mnt *m, int *ret,
+		       struct cordon_error *err)
+{
+	int st[3] = { -1, -1, -1 };
+	int r = cow_layers(ctx, m, st, ret, err);
+
+	for (size_t i = 3; i-- > 0;) {
+		int u = unstage(ctx, i, &st[i], err);
+
+		r = r < 0 ? r : u;
+	}
+	return r;
+}
+
+/* A path of the workdir as placed in the new root, no symlink followed. */
+static int open_in_workdir(struct mount_ctx *ctx, const char *rel, int *ret)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", ctx->plan->workdir_target + 1, rel) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = (int)syscall(SYS_openat2, ctx->root, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	*ret = fd;
+	return 0;
+}
+
+static size_t depth(const char *rel)
+{
+	size_t d = 0;
+
+	for (; *rel; rel++)
+		d += *rel == '/';
+	return d;
+}
+
+/* Bound onto itself: it can no longer be renamed, removed or replaced (EBUSY). */
+static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
+{
+	_cleanup_close_ int t = -1, m = -1;
+	int r = open_in_workdir(ctx, rel, &t);
+
+	if (r == -ENOENT || r == -ELOOP)
+		return 0; /* changed since the plan: the guard below it is checked on its own */
+	if (r < 0)
+		return cd_fail_errno(err, -r, "protect", "%s", rel);
+	m = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (m < 0)
+		return mount_fail(err, errno, "pin", rel);
+	return attach(m, t, rel, err);
+}
+
+static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_error *err)
+{
+	_cleanup_close_ int t = -1, m = -1;
+	struct stat st;
+	int r;
+
+	if (g->state == CD_GUARD_BLOCKED || (g->state == CD_GUARD_ABSENT && !ctx->plan->cow))
+		return 0; /* nothing to mount on: swept after the run (protect.h) */
+	if (g->state == CD_GUARD_ABSENT && !g->create)
+		return 0;
+	r = open_in_workdir(ctx, g->rel, &t);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "protect", "%s", g->rel);
+	if (fstat(t, &st) < 0)
+		return cd_fail_errno(err, errno, "protect", "%s", g->rel);
+	if (g->deny)
+		return S_ISDIR(st.st_mode) ? mask_dir(ctx, t, g->rel, err)
+					   : mask_file(ctx, t, g->rel, err);
+	m = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+					 AT_RECURSIVE);
+	if (m < 0)
+		return mount_fail(err, errno, "protect", g->rel);
+	if (set_attr(m, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
+		return mount_fail(err, errno, "make read-only", g->rel);
+	return attach(m, t, g->rel, err);
+}
+
+/* Pins outermost first, then the protected paths, outermost first: a later mount goes on top. */
+static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
+{
+	const struct cd_guard_plan *gp = &ctx->plan->guards;
+	int r = 0;
+
+	for (size_t d = 0; r >= 0 && d < PATH_MAX / 2; d++) {
+		bool more = false;
+
+		for (char **s = gp->pins; r >= 0 && s && *s; s++)
+			if (depth(*s) == d)
+				r = pin(ctx, *s, err);
+			else if (depth(*s) > d)
+				more = true;
+		if (!more)
+			break;
+	}
+	for (size_t d = 0; r >= 0 && d < PATH_MAX / 2; d++) {
+		bool more = false;
+
+		for (size_t i = 0; r >= 0 && i < gp->n; i++)
+			if (depth(gp->g[i].rel) == d)
+				r = guard(ctx, &gp->g[i], err);
+			else if (depth(gp->g[i].rel) > d)
+				more = true;
+		if (!more)
+			break;
+	}
+	return r;
+}
+
+static int place_workdir(struct mount_ctx *ctx, struct cd_mnt *m, int t,
+			 struct cordon_error *err)
+{
+	_cleanup_close_ int ovl = -1;
+	int r;
+
+	if (ctx->plan->cow) {
+		r = cow_workdir(ctx, m, &ovl, err);
+		if (r < 0)
+			return r;
+	}
+	r = attach(ovl >= 0 ? ovl : m->fd, t, m->dst, err);
+	ctx->workdir_placed = r == 0;
+	return r < 0 ? r : place_guards(ctx, err);
+}
+
 static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
 {
 	_cleanup_close_ int t = -1;
@@ -710,9 +1043,7 @@ static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *e
 			      err);
 		return r < 0 ? r : attach(m->fd, t, m->dst, err);
 	case CD_MNT_WORKDIR:
-		r = attach(m->fd, t, m->dst, err);
-		ctx->workdir_placed = r == 0;
-		return r;
+		return place_workdir(ctx, m, t, err);
 	default:
 		return attach(m->fd, t, m->dst, err);
 	}

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "marks.h"
+#include "protect.h"
 #include "userns.h"
 
 enum cd_mnt_kind {
@@ -51,6 +52,10 @@ struct cd_mount_plan {
 	gid_t gid;
 	uint64_t tmp_size;
 	bool fresh_sysfs; /* own network namespace: a sysfs of our own can be mounted */
+	struct cd_guard_plan guards; /* protected paths in the workdir */
+	bool cow;                    /* the workdir is an overlay: its upper on a tmpfs of cow_size */
+	uint64_t cow_size;
+	int sync_sock;               /* child: where the layer's upper goes (cow), and the go-on */
 };
 
 /* supervisor */
@@ -63,6 +68,10 @@ const char *cd_mnt_kind_name(enum cd_mnt_kind k);
 /* Will the sandbox have this absolute path from the host (a directory of a bound tree, the
  * workdir), rather than nothing or an empty place (hidden, a fresh tmpfs)? */
 bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path);
+
+/* A hidden path (as --hide) cordon adds itself: git's template hooks where .git/hooks is
+ * protected (a `git init` inside copies none into a directory it cannot write). */
+int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cordon_error *err);
 
 /* Called before /sys is mounted: a fresh sysfs shows the network namespace of its mounter. */
 typedef int (*cd_join_net_fn)(void *data, struct cordon_error *err);

@@ -525,8 +525,19 @@ bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path)
 	}
 }
 
+int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cordon_error *err)
+{
+	struct cd_mnt *m;
+	int r = add(p, CD_MNT_HIDE, NULL, dst, &m, err);
+
+	if (r >= 0)
+		m->user = false;
+	return r;
+}
+
 void cd_mount_plan_done(struct cd_mount_plan *p)
 {
+	cd_guard_plan_done(&p->guards);
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->m[i].src);
 		free(p->m[i].dst);

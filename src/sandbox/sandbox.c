@@ -28,6 +28,7 @@
 #include "proxy.h"
 #include "rlimits.h"
 #include "sandbox.h"
+#include "cow.h"
 #include "sysinfo.h"
 #include "workdir.h"
 
@@ -180,6 +181,8 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	cd_cgroup_log(&sb->cg, c);
 	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
+	if (r >= 0)
+		r = cd_cow_prepare(sb, err);
 	if (r < 0)
 		return r;
 	log_plan(sb);
@@ -432,6 +435,10 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 
 	if (!cd_audit_on(&sb->audit))
 		return 0;
+	if (sb->c->cow) { /* the file events will come from the layer: no walk */
+		cd_event_start(&sb->audit, args->argv, 0, &info);
+		return 0;
+	}
 	own_files(sb);
 	r = cd_snapshot_take(workdir_fd_path(sb), sb->own_files, sb->n_own_files, &sb->before);
 	if (r < 0)
@@ -456,6 +463,8 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	 * pid 1 waits for before the command */
 	if (r >= 0)
 		r = compile_filters(sb, err);
+	if (r >= 0)
+		r = cd_cow_handshake(sb, err);
 	if (r >= 0)
 		r = audit_start(sb, args, err);
 	return r < 0 ? r : send_filters(sb, err);
@@ -649,6 +658,7 @@ static void audit_end(struct cd_sandbox *sb)
 void cd_sandbox_end(struct cd_sandbox *sb)
 {
 	cgroup_end(sb);
+	cd_cow_end(sb); /* every process of the sandbox is gone: its layer no longer changes */
 	if (sb->proxy) {
 		sb->res->has_proxy = 1;
 		/* its net events go to the audit before the exit event */
@@ -687,6 +697,7 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 			;
 	}
 	cd_closep(&sb->pidfd);
+	cd_cow_done(sb);
 	cd_report_discard(&sb->report);
 	cd_mount_plan_done(&sb->plan);
 	cd_filter_done(&sb->filter);

@@ -73,11 +73,14 @@ struct cd_sandbox {
 	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
 	cd_sandbox_msg_fn on_msg;
 	void *on_msg_data;
+	int layer_fd;               /* --cow: the overlay's upper, on pid 1's tmpfs; -1 */
+	int store_fd;               /* --cow: the layer store; -1 */
+	int64_t started;            /* when the run started (the layer's created time) */
 };
 
 #define CD_SANDBOX_INIT(cfg, r)                                                             \
 	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .report = { .dirfd = -1, .fd = -1 },             \
-	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1,        \
+	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1, .layer_fd = -1, .store_fd = -1,        \
 	  .sock = -1, .pidfd = -1 }
 
 /* Resolve the workdir, create the report and audit files (so that a later failure is reported

@@ -38,6 +38,7 @@ enum cd_msg_type {
 	CD_MSG_TIMEOUT,  /* value: 1 SIGTERM sent to every process, 2 SIGKILL */
 	CD_MSG_TREE,     /* before GO: fd a --ro-bind source cloned by root; value: its plan index */
 	CD_MSG_RLIMITS,  /* rlim: every rlimit of the command's process, as it will exec */
+	CD_MSG_LAYER,    /* sync 2, --cow: fd the layer's upper; back: value 0 once it is ready */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "config.h"
+#include "cow.h"
 #include "holder.h"
 #include "rmtree.h"
 #include "run.h"
@@ -61,6 +62,13 @@ static void on_holder(void *data, struct cd_sandbox *sb)
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_CHECKPOINT) {
+		struct cd_holder_msg reply = { .type = CD_HOLDER_CHECKPOINT };
+
+		reply.ret = cd_cow_checkpoint(sb, reply.res.layer_id, &reply.err);
+		send_msg(h->fd, &reply);
+		return;
+	}
 	cd_config_log(sb->c, "session: %s: ending the sandbox",
 		      n == 0 ? "the caller went away" : "the caller ends it");
 	cd_sandbox_kill(sb);

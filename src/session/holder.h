@@ -14,6 +14,8 @@ enum cd_holder_type {
 	CD_HOLDER_READY = 1, /* the agent runs: id */
 	CD_HOLDER_ENDED,     /* the session is over: ret, res, err */
 	CD_HOLDER_DESTROY,   /* caller -> supervisor: end it now */
+	CD_HOLDER_CHECKPOINT, /* caller -> supervisor: save the changes so far as a layer;
+			       * back: ret, res.layer_id, err */
 };
 
 struct cd_holder_msg {

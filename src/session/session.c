@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "holder.h"
+#include "layer.h"
 #include "proto.h"
 #include "rmtree.h"
 #include "util.h"
@@ -271,9 +272,14 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 	send(s->holder, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
 	cd_closep(&s->ctl); /* the agent sees the end too */
 	s->ctl = -1;
-	do
-		n = recv_holder(s->holder, &m);
-	while (n == (ssize_t)sizeof(m) && m.type != CD_HOLDER_ENDED);
+	if (s->ended) { /* a checkpoint's answer was the end */
+		m = s->end;
+		n = sizeof(m);
+	} else {
+		do
+			n = recv_holder(s->holder, &m);
+		while (n == (ssize_t)sizeof(m) && m.type != CD_HOLDER_ENDED);
+	}
 	status = reap_supervisor(s->pid);
 	if (n == (ssize_t)sizeof(m)) {
 		if (res)
@@ -289,6 +295,62 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	}
 	session_free(s);
+	return r;
+}
+
+int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
+			      struct cordon_error *err)
+{
+	struct cd_holder_msg m = { .type = CD_HOLDER_CHECKPOINT };
+	ssize_t n;
+
+	cd_error_clear(err);
+	if (!s || !ret_id)
+		return cd_fail(err, EINVAL, "session", "no session");
+	pthread_mutex_lock(&s->lock);
+	if (s->ended || send(s->holder, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m)) {
+		pthread_mutex_unlock(&s->lock);
+		return cd_fail(err, ESRCH, "session", "the session has ended");
+	}
+	n = recv_holder(s->holder, &m);
+	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_ENDED) {
+		s->ended = true; /* keep its result for cordon_session_destroy() */
+		s->end = m;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (n != (ssize_t)sizeof(m) || m.type != CD_HOLDER_CHECKPOINT)
+		return cd_fail(err, ESRCH, "session", "the session has ended");
+	m.res.layer_id[sizeof(m.res.layer_id) - 1] = '\0';
+	if (m.ret < 0) {
+		if (err)
+			*err = m.err;
+		return m.ret;
+	}
+	memcpy(ret_id, m.res.layer_id, 17);
+	return 0;
+}
+
+int cordon_session_fork(struct cordon_session *src, const struct cordon_config *c,
+			unsigned flags, struct cordon_session **ret, struct cordon_error *err)
+{
+	struct cordon_config copy;
+	char id[17];
+	int r, fd;
+
+	if (!c)
+		return cd_fail(err, EINVAL, "session", "no config");
+	r = cordon_session_checkpoint(src, id, err);
+	if (r < 0)
+		return r;
+	copy = *c; /* shallow: the supervisor forked from us takes its own copy */
+	copy.cow = true;
+	copy.cow_from = id;
+	r = cordon_session_create(&copy, flags, ret, err);
+	/* seeded into the new session's layer (or not needed any more) */
+	if (cd_layer_store_open(c->layer_dir, &fd, NULL, NULL) >= 0) {
+		(void)cd_layer_discard(fd, id, NULL);
+		close(fd);
+	}
 	return r;
 }
 

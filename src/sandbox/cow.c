@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cow.c - the supervisor's side of protected paths and of the copy-on-write workdir (cow.h).
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <time.h>
+
+#include "cow.h"
+#include "events.h"
+#include "layer.h"
+
+/* git's template hooks: hidden where .git/hooks is protected, so that `git init` inside copies
+ * none into a .git/hooks it cannot write (and fails) */
+#define CD_GIT_TEMPLATE_HOOKS "/usr/share/git-core/templates/hooks"
+
+static int check_cow_from(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
+	int r = cd_layer_load(sb->store_fd, sb->c->cow_from, &l, err);
+
+	if (r < 0)
+		return r;
+	if (l->workdir_dev != sb->wd.st.st_dev || l->workdir_ino != sb->wd.st.st_ino)
+		return cd_fail(err, 0, "cow-from",
+			       "layer %s holds changes of another workdir (%s), not of %s",
+			       sb->c->cow_from, l->workdir, sb->wd.path);
+	return 0;
+}
+
+int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	_cleanup_close_ int dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (dir < 0)
+		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
+	r = cd_guard_plan_build(c, dir, sb->wd.path, &sb->plan.guards, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sb->plan.guards.n; i++) {
+		const struct cd_guard *g = &sb->plan.guards.g[i];
+		static const char *const states[] = { "there", "not there", "behind a symlink" };
+
+		cd_config_log(c, "protect: %-7s %s (%s; %s)", g->deny ? "deny" : "ro", g->rel,
+			      g->glob, states[g->state]);
+	}
+	if (sb->plan.guards.git_hooks) {
+		r = cd_mount_plan_add_hide(&sb->plan, CD_GIT_TEMPLATE_HOOKS, err);
+		if (r < 0)
+			return r;
+	}
+	sb->plan.cow = c->cow;
+	sb->plan.cow_size = c->cow_size;
+	sb->started = (int64_t)time(NULL);
+	if (!c->cow)
+		return 0;
+	r = cd_layer_store_open(c->layer_dir, &sb->store_fd, NULL, err);
+	if (r < 0)
+		return r;
+	return c->cow_from ? check_cow_from(sb, err) : 0;
+}
+
+int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	struct cd_msg m;
+	int fd = -1, r;
+
+	if (!sb->c->cow)
+		return 0;
+	do { /* pid 1 is making its mounts: the socket is non-blocking */
+		struct pollfd p = { sb->sock, POLLIN, 0 };
+
+		r = poll(&p, 1, 60 * 1000);
+		r = r > 0 ? cd_msg_recv(sb->sock, &m, &fd) : r == 0 ? -ETIMEDOUT : -errno;
+	} while (r == -EAGAIN || r == -EINTR);
+	if (r > 0 && m.type == CD_MSG_ERROR) {
+		cd_closep(&fd);
+		sb->failed = true;
+		sb->res->error = m.err;
+		*err = m.err;
+		return -(m.err.code ? m.err.code : EINVAL);
+	}
+	if (r <= 0 || m.type != CD_MSG_LAYER || fd < 0) {
+		cd_closep(&fd);
+		return cd_fail(err, r < 0 ? -r : EPROTO, "cow", "pid 1 sent no layer");
+	}
+	sb->layer_fd = fd;
+	if (sb->c->cow_from) {
+		r = cd_layer_seed(sb->store_fd, sb->c->cow_from, sb->layer_fd, sb->id.host_uid,
+				  sb->id.host_gid, err);
+		if (r < 0)
+			return r;
+	}
+	r = cd_msg_send(sb->sock, CD_MSG_LAYER, 0, NULL, -1);
+	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
+}
+
+static void notice_removed(void *data, const char *rel, const char *glob)
+{
+	struct cd_sandbox *sb = data;
+
+	cd_config_notice(sb->c, "protect: removed %s, which the sandbox made at a protected path "
+				"(%s)", rel, glob);
+	cd_event_protect(&sb->audit, rel, glob);
+}
+
+static void sweep(struct cd_sandbox *sb)
+{
+	_cleanup_close_ int dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int n;
+
+	if (dir < 0)
+		return;
+	n = cd_guard_sweep(&sb->plan.guards, dir, notice_removed, sb);
+	if (n > 0)
+		sb->res->protect_removed = (uint64_t)n;
+}
+
+static int save_layer(struct cd_sandbox *sb, char id[CD_LAYER_ID_LEN + 1],
+		      struct cordon_error *err)
+{
+	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct cd_layer meta = { .workdir = sb->wd.path, .workdir_dev = sb->wd.st.st_dev,
+				 .workdir_ino = sb->wd.st.st_ino, .created = sb->started,
+				 .protect = sb->plan.guards.globs };
+
+	if (lower < 0)
+		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
+	return cd_layer_save(sb->store_fd, sb->layer_fd, lower, &meta, id, err);
+}
+
+int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)
+{
+	if (!sb->c->cow || sb->layer_fd < 0)
+		return cd_fail(err, EINVAL, "session", "not a copy-on-write session");
+	return save_layer(sb, ret_id, err);
+}
+
+static void save_failed(struct cd_sandbox *sb, const struct cordon_error *e)
+{
+	struct cordon_result *res = sb->res;
+
+	res->layer_error = *e;
+	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
+		res->error = *e;
+		res->exit_code = CORDON_EXIT_FAILURE;
+	}
+}
+
+static void save(struct cd_sandbox *sb)
+{
+	struct cordon_result *res = sb->res;
+	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
+	struct cordon_error e = { 0 };
+	char id[CD_LAYER_ID_LEN + 1];
+	struct statfs fs;
+	int r;
+
+	if (fstatfs(sb->layer_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0))
+		res->layer_full = 1;
+	r = save_layer(sb, id, &e);
+	if (r >= 0)
+		r = cd_layer_load(sb->store_fd, id, &l, &e);
+	if (r < 0)
+		return save_failed(sb, &e);
+	cd_event_layer(&sb->audit, l);
+	if (l->n_changes == 0 && l->skipped == 0) {
+		(void)cd_layer_discard(sb->store_fd, id, &e); /* nothing to review */
+		return;
+	}
+	snprintf(res->layer_id, sizeof(res->layer_id), "%s", id);
+	res->layer_changes = l->n_changes;
+	res->layer_skipped = l->skipped;
+}
+
+void cd_cow_end(struct cd_sandbox *sb)
+{
+	if (!sb->c->cow) {
+		sweep(sb);
+		return;
+	}
+	if (sb->layer_fd >= 0)
+		save(sb);
+	cd_closep(&sb->layer_fd);
+	sb->layer_fd = -1; /* the layer's tmpfs goes with the last reference */
+}
+
+void cd_cow_done(struct cd_sandbox *sb)
+{
+	cd_closep(&sb->layer_fd);
+	cd_closep(&sb->store_fd);
+}

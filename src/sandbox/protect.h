@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * protect.h - protected paths inside the workdir (--protect, --deny, the default set): which
+ * paths they are when the run starts, looked up by the supervisor through the workdir's
+ * descriptor (protect.c), and what pid 1 mounts for them (mount.c, guard mounts):
+ *  - a path that exists: a read-only clone of it (protect) or an empty mask (deny) over it;
+ *  - the directories above it (and a file standing where a directory of the path would be, as
+ *    a linked worktree's .git): each bound onto itself, so that none can be renamed, removed or
+ *    replaced while the sandbox runs (a mount point cannot be: EBUSY);
+ *  - a literal path that does not exist: with a copy-on-write workdir, a placeholder in a lower
+ *    layer of cordon's own, made read-only or masked like an existing one, so that it cannot be
+ *    created; with a direct workdir there is no place for a mount point that would not be in the
+ *    user's directory, so the supervisor looks after the run and removes what was made there
+ *    (cd_guard_sweep).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+enum cd_guard_state {
+	CD_GUARD_EXISTS,  /* the path is there (a directory, a file) */
+	CD_GUARD_ABSENT,  /* it, or a directory above it, is missing */
+	CD_GUARD_BLOCKED, /* a symlink stands in its path: nothing to mount on; swept after */
+};
+
+struct cd_guard {
+	char *rel;    /* relative to the workdir, normalized */
+	char *glob;   /* the rule it came from (borrowed from the config or the default set) */
+	bool deny;    /* hidden rather than read-only */
+	bool dir;     /* a directory (as found, or as the rule says for a placeholder) */
+	bool create;  /* a literal path guarded against being created too */
+	enum cd_guard_state state;
+};
+
+struct cd_guard_plan {
+	struct cd_guard *g;
+	size_t n;
+	char **pins;    /* relative paths bound onto themselves, outermost first */
+	char **globs;   /* every rule in force (for the layer's manifest), NULL-ended */
+	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
+};
+
+/* The rules of c (its own, then the default set unless turned off) against the workdir
+ * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for a linked
+ * worktree's gitdir). Bad globs were refused by the setter; a glob that matches more than
+ * CD_GUARD_MAX paths fails here. */
+#define CD_GUARD_MAX 4096
+int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
+			struct cd_guard_plan *ret, struct cordon_error *err);
+void cd_guard_plan_done(struct cd_guard_plan *p);
+
+/* A glob as the setter accepts it: relative, not empty, no "." or ".." component, no empty
+ * component; a trailing "/" says a directory. 0 or -EINVAL with the reason. */
+int cd_guard_glob_check(const char *glob, struct cordon_error *err);
+/* Does the relative path match the glob, or lie below what it matches? ("**" spans any number
+ * of directories; "*", "?", "[...]" stay within a name and match a leading "." too.) */
+bool cd_guard_glob_match(const char *glob, const char *path);
+
+/* The default set (README "Protected paths"): NULL-ended. */
+struct cd_guard_rule {
+	const char *glob;
+	bool deny;
+	bool create; /* guarded while it does not exist (a literal path) */
+};
+extern const struct cd_guard_rule cd_guard_defaults[];
+
+/* After a run with a direct workdir: remove what the sandbox made at a guarded path that did not
+ * exist (or stood behind a symlink) when it started, through descriptors, never following a
+ * symlink; each removal is told to notice(). Returns how many paths were removed, or -errno. */
+typedef void (*cd_guard_notice_fn)(void *data, const char *rel, const char *glob);
+int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
+		   void *data);
