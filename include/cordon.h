@@ -602,6 +602,44 @@ CORDON_PUBLIC int cordon_tree_usage(const char *dir, unsigned max_depth, uint64_
 				    uint64_t *ret_bytes, uint64_t *ret_entries,
 				    struct cordon_error *err);
 
+/* Layers: what a run with a copy-on-write workdir changed, kept in a store on the host until
+ * applied to the workdir or discarded (src/layer/layer.h has the format). store: the store's
+ * directory, NULL for the default ($CORDON_LAYER_DIR, else /var/lib/cordon/layers for root,
+ * else $XDG_STATE_HOME/cordon/layers or ~/.local/state/cordon/layers); it must be a directory
+ * of the caller's, mode 0700, not a symlink (made so when missing). id: 16 lower-case hex. */
+struct cordon_layer_info {
+	char id[17];
+	char *workdir;      /* the host workdir the layer changes (malloc'd) */
+	int64_t created;    /* when the run started (UNIX time) */
+	int64_t saved;      /* when the layer was stored */
+	uint64_t changes;   /* entries added, modified or deleted */
+	uint64_t bytes;     /* new content held */
+	uint64_t skipped;   /* entries of the run not kept (FIFOs, sockets, devices) */
+};
+/* Every layer of the store, newest first: *ret (free with cordon_layer_list_free), *ret_n. */
+CORDON_PUBLIC int cordon_layer_list(const char *store, struct cordon_layer_info **ret,
+				    size_t *ret_n, struct cordon_error *err);
+CORDON_PUBLIC void cordon_layer_list_free(struct cordon_layer_info *v, size_t n);
+/* One layer's description (*ret: free its workdir). -ENOENT: no such layer. */
+CORDON_PUBLIC int cordon_layer_info(const char *store, const char *id,
+				    struct cordon_layer_info *ret, struct cordon_error *err);
+/* What the layer changes, written to out_fd (borrowed): CORDON_DIFF_STAT, one line per change
+ * and a count; CORDON_DIFF_PATCH, a git-style patch of the workdir as the run saw it. */
+enum { CORDON_DIFF_STAT = 1, CORDON_DIFF_PATCH = 2 };
+CORDON_PUBLIC int cordon_layer_diff(const char *store, const char *id, unsigned flags,
+				    int out_fd, struct cordon_error *err);
+/* Apply the layer to its workdir: the workdir's path (from the layer) opened without following
+ * a symlink and checked to be the very directory of the run (device and inode: -ESTALE if
+ * replaced, -ENOENT if gone); every change checked first (-EEXIST: a path changed in the
+ * workdir since the run; -EPERM: a protected path), nothing written unless all pass; changes
+ * already made are skipped. The layer stays in the store (cordon_layer_discard removes it).
+ * *ret_changes (may be NULL): the layer's number of changes. */
+CORDON_PUBLIC int cordon_layer_apply(const char *store, const char *id, uint64_t *ret_changes,
+				     struct cordon_error *err);
+/* Remove a layer from the store. */
+CORDON_PUBLIC int cordon_layer_discard(const char *store, const char *id,
+				       struct cordon_error *err);
+
 CORDON_PUBLIC const char *cordon_version(void);
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cordon.h"
+#include "layers.h"
 #include "serve.h"
 
 struct cli {
@@ -744,6 +745,9 @@ int main(int argc, char **argv)
 		return cd_serve_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "policy") == 0)
 		return policy_command(argc, argv);
+	if (argc > 1 && (!strcmp(argv[1], "diff") || !strcmp(argv[1], "apply") ||
+			 !strcmp(argv[1], "discard") || !strcmp(argv[1], "layers")))
+		return cd_cli_layers(argc, argv);
 	cli.c = cordon_config_new();
 	if (!cli.c)
 		die("memory", "out of memory");

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fsops.h - what every part of src/layer does on files: open a relative path beneath a
+ * directory without following a symlink or leaving its filesystem (however long the path),
+ * hash and copy content, make directories. 0 / a descriptor, or -errno; no messages.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "layer.h"
+
+/* path (relative, checked by cd_layer_path_valid, or "" for dirfd itself) beneath dirfd:
+ * openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV, in pieces when longer than
+ * the kernel takes at once. flags get O_CLOEXEC|O_NOFOLLOW. */
+int cd_lfs_open(int dirfd, const char *path, int flags, mode_t mode);
+/* The directory holding path, opened as above (O_RDONLY|O_DIRECTORY); *ret_name: its last
+ * component (points into path). */
+int cd_lfs_open_parent(int dirfd, const char *path, const char **ret_name);
+/* Every directory of dir (relative, "" for dirfd) made when missing (mode), opened. */
+int cd_lfs_mkdirs(int dirfd, const char *dir, mode_t mode);
+
+/* Content of fd: size and sha256 (read to its end). */
+int cd_lfs_hash_fd(int fd, uint64_t *ret_size, uint8_t ret_sha[32]);
+/* in to out (both at their offsets), hashing what passes; ENOSPC and EDQUOT as they are. */
+int cd_lfs_copy_fd(int in, int out, uint64_t *ret_size, uint8_t ret_sha[32]);
+/* The symlink name in dirfd: its target (malloc'd, NUL-ended), size and sha256. */
+int cd_lfs_readlink(int dirfd, const char *name, char **ret, uint64_t *ret_size,
+		    uint8_t ret_sha[32]);
+/* A name for a temporary entry: ".cordon-" and 12 random hex digits. */
+void cd_lfs_tmpname(char ret[32]);
+/* Random layer id. */
+int cd_layer_new_id(char ret[CD_LAYER_ID_LEN + 1]);
+/* Remove STORE/.ID.tmp, if there (store.c). */
+int cd_layer_tmp_remove(int store_fd, const char *id);

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-layer.c - a copy-on-write workdir's stored changes (src/layer): the manifest written and
+ * read back (names with any bytes), its errors named by line; protect globs; the store's checks
+ * (0700, ours, no symlink); a save from a hand-made overlay upper (whiteouts, an opaque
+ * directory, type changes, modes, a FIFO, hard links, a tree too deep); apply (done, done again,
+ * conflicts, a symlink on the way, protected paths, no setuid); seed then save gives the same
+ * changes; a real overlay (userxattr) over the seeded upper shows the run's view; discard. The
+ * tree tests run in a user and mount namespace of their own, on a tmpfs (skipped, with the
+ * reason, where that cannot be had). TAP.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "layer.h"
+#include "manifest.h"
+#include "util.h"
+
+#include "../lib/tap.h"
+
+static char T[64];
+
+static void put(const char *rel, const char *text, mode_t mode)
+{
+	char p[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) {
+		if (write(fd, text, strlen(text)) < 0)
+			diag("write %s: %m", p);
+		fchmod(fd, mode);
+		close(fd);
+	} else
+		diag("open %s: %m", p);
+}
+
+static void mk(const char *rel, mode_t mode)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	if (mkdir(p, mode) < 0 || chmod(p, mode) < 0)
+		diag("mkdir %s: %m", p);
+}
+
+static void ln(const char *target, const char *rel)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	if (symlink(target, p) < 0)
+		diag("symlink %s: %m", p);
+}
+
+static void wh(const char *rel)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	if (mknod(p, S_IFCHR | 0, makedev(0, 0)) < 0)
+		diag("mknod %s: %m", p);
+}
+
+static char *slurp(const char *rel)
+{
+	static char buf[4096];
+	char p[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	fd = open(p, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+static bool exists(const char *rel)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	return lstat(p, &st) == 0;
+}
+
+static mode_t mode_of(const char *rel)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	return lstat(p, &st) == 0 ? st.st_mode : 0;
+}
+
+static int dfd(const char *rel)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int sh(const char *fmt, ...) _printf_(1, 2);
+static int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* ---- pure ---- */
+
+static void fill_state(struct cd_layer_state *s, char type, mode_t mode, uint64_t size, int seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->type = (enum cd_layer_type)type;
+	s->mode = mode;
+	s->size = size;
+	if (type == 'f' || type == 'l')
+		memset(s->sha256, seed, 32);
+}
+
+static char *to_text(const struct cd_layer *l)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cd_layer_manifest_write(l, f);
+	fclose(f);
+	return buf;
+}
+
+static void test_manifest(void)
+{
+	char *protect[] = { "**/.env", "secret dir/*", NULL };
+	struct cd_layer_change ch[5] = {
+		{ .op = CD_LAYER_ADD, .path = "a b\nc" },
+		{ .op = CD_LAYER_MODIFY, .path = "d\\e/\xff\x01g" },
+		{ .op = CD_LAYER_DELETE, .path = "dir" },
+		{ .op = CD_LAYER_DELETE, .path = "dir/x\x7f" },
+		{ .op = CD_LAYER_MODIFY, .path = "t" },
+	};
+	struct cd_layer l = { .workdir = "/home/ann/my work", .workdir_dev = 2049,
+			      .workdir_ino = 1234567, .created = 1700000000, .saved = 1700000100,
+			      .bytes = 42, .skipped = 1, .protect = protect, .changes = ch,
+			      .n_changes = 5 };
+	struct cordon_error err = { 0 };
+	struct cd_layer *back = NULL;
+	char *text, *again;
+	bool same = true;
+
+	fill_state(&ch[0].now, 'f', 0644, 5, 1);
+	fill_state(&ch[0].base, '-', 0, 0, 0);
+	fill_state(&ch[1].now, 'l', 0777, 3, 2);
+	fill_state(&ch[1].base, 'f', 01755, 9, 3);
+	fill_state(&ch[2].now, '-', 0, 0, 0);
+	fill_state(&ch[2].base, 'd', 0755, 0, 0);
+	fill_state(&ch[3].now, '-', 0, 0, 0);
+	fill_state(&ch[3].base, 'f', 0600, 0, 4);
+	fill_state(&ch[4].now, 'd', 0700, 0, 0);
+	fill_state(&ch[4].base, 'd', 0755, 0, 0);
+	text = to_text(&l);
+	unlike_str(text, "\n\n", "no empty line (newline in a name escaped)");
+	like_str(text, "a\\040b\\012c", "space and newline as \\ooo");
+	like_str(text, "d\\134e/\\377\\001g", "backslash, 0xff, 0x01 as \\ooo");
+	like_str(text, "workdir /home/ann/my\\040work\n", "workdir escaped");
+	like_str(text, "M l 0777 3 0202", "a change line");
+	like_str(text, " f 1755 9 ", "the sticky bit kept");
+	is_int(cd_layer_manifest_parse(text, strlen(text), &back, &err), 0, "parsed back: %s",
+	       err.msg);
+	if (back) {
+		is_uint(back->n_changes, 5, "5 changes");
+		for (size_t i = 0; i < 5 && i < back->n_changes; i++)
+			same = same && !strcmp(back->changes[i].path, ch[i].path) &&
+			       back->changes[i].op == ch[i].op &&
+			       cd_layer_state_equal(&back->changes[i].now, &ch[i].now) &&
+			       cd_layer_state_equal(&back->changes[i].base, &ch[i].base);
+		ok(same, "every change the same, nasty names included");
+		is_str(back->workdir, l.workdir, "workdir back");
+		is_uint(back->workdir_ino, 1234567, "workdir-id back");
+		is_int(back->saved, 1700000100, "saved back");
+		is_str(back->protect ? back->protect[1] : NULL, "secret dir/*", "protect back");
+		again = to_text(back);
+		is_str(again, text, "written again: the same text");
+		free(again);
+		cd_layer_free(back);
+	}
+	free(text);
+}
+
+static void parse_bad(const char *changes, const char *what, const char *want)
+{
+	char text[2048];
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+	int r;
+
+	snprintf(text, sizeof(text),
+		 "cordon-layer 1\nworkdir /w\nworkdir-id 1 2\ncreated 1\nsaved 2\nbytes 0\n"
+		 "skipped 0\nchanges\n%s",
+		 changes);
+	r = cd_layer_manifest_parse(text, strlen(text), &l, &err);
+	is_int(r, -EBADMSG, "%s: -EBADMSG", what);
+	like_str(err.msg, want, "%s: message names it", what);
+	cd_layer_free(l);
+}
+
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+
+static void test_parse_errors(void)
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a/../b\n", "a .. component", "line 9: bad path");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - /abs\n", "an absolute path", "line 9: bad path");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a//b\n", "a doubled /", "line 9: bad path");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - b\nA f 0644 1 " Z64 " - 0000 0 - a\n",
+		  "out of order", "line 10: changes out of order");
+	parse_bad("A f 4755 1 " Z64 " - 0000 0 - a\n", "setuid", "line 9: bad mode");
+	parse_bad("A f 0644 1 " Z64 " f 0644 1 " Z64 " a\n", "A with a base", "A needs");
+	parse_bad("M f 0644 1 " Z64 " f 0644 1 " Z64 " a\n", "M of nothing", "changes nothing");
+	parse_bad("X f 0644 1 " Z64 " - 0000 0 - a\n", "bad op", "bad operation");
+	parse_bad("A f 0644 1 00 - 0000 0 - a\n", "short sha", "bad sha256");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a\\9\n", "bad escape", "bad path");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a\\141\n", "a needless escape", "bad path");
+	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a b\n", "a space", "nothing after it");
+	parse_bad("A d 0755 0 - - 0000 0 - a", "no final newline", "truncated");
+	is_int(cd_layer_manifest_parse("cordon-layer 2\n", 15, &l, &err), -EBADMSG,
+	       "format 2 refused");
+	like_str(err.msg, "line 1", "line 1 named");
+	cd_error_clear(&err);
+	is_int(cd_layer_manifest_parse("cordon-layer 1\nworkdir /w\nchanges\n", 34, &l, &err),
+	       -EBADMSG, "missing headers refused");
+	ok(cd_layer_id_valid("0123456789abcdef"), "an id");
+	ok(!cd_layer_id_valid("0123456789ABCDEF") && !cd_layer_id_valid("0123") &&
+		   !cd_layer_id_valid("../../etc/passw"),
+	   "not ids");
+}
+
+static void test_protect(void)
+{
+	ok(cd_layer_protected("**/.env", ".env"), "**/.env: .env");
+	ok(cd_layer_protected("**/.env", "a/b/.env"), "**/.env: a/b/.env");
+	ok(!cd_layer_protected("**/.env", "a/b/env"), "**/.env: not a/b/env");
+	ok(cd_layer_protected(".git", ".git/config"), ".git covers .git/config");
+	ok(cd_layer_protected("/.git", ".git/hooks/pre-commit"), "/.git covers below");
+	ok(!cd_layer_protected("*", ".hidden"), "* does not match a leading dot");
+	ok(cd_layer_protected("src/*.key", "src/a.key") && !cd_layer_protected("src/*.key", "src/x/a.key"),
+	   "* stays within a component");
+	ok(cd_layer_protected("a/**/z", "a/z") && cd_layer_protected("a/**/z", "a/b/c/z"),
+	   "a/**/z: zero or more components");
+}
+
+/* ---- the store ---- */
+
+static void test_store(void)
+{
+	struct cordon_error err = { 0 };
+	char p[256], *path = NULL;
+	struct stat st;
+	int fd = -1;
+
+	snprintf(p, sizeof(p), "%s/state/cordon/layers", T);
+	is_int(cd_layer_store_open(p, &fd, &path, &err), 0, "store made: %s", err.msg);
+	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0700, "store 0700");
+	snprintf(p, sizeof(p), "%s/state", T);
+	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0700, "its parents 0700");
+	cd_closep(&fd);
+	free(path);
+	mk("s755", 0755);
+	snprintf(p, sizeof(p), "%s/s755", T);
+	cd_error_clear(&err);
+	is_int(cd_layer_store_open(p, &fd, NULL, &err), -EPERM, "a 0755 store refused");
+	like_str(err.msg, "not 0700 (chmod 0700", "saying what to do");
+	ln("state/cordon/layers", "slink");
+	snprintf(p, sizeof(p), "%s/slink", T);
+	cd_error_clear(&err);
+	is_int(cd_layer_store_open(p, &fd, NULL, &err), -ELOOP, "a symlinked store refused");
+	like_str(err.msg, "symlink", "saying so");
+	snprintf(p, sizeof(p), "%s/slink/x", T);
+	cd_error_clear(&err);
+	ok(cd_layer_store_open(p, &fd, NULL, &err) < 0, "a symlink on the way refused");
+	cd_closep(&fd);
+}
+
+/* ---- save, apply, seed ---- */
+
+static void make_lower(const char *w)
+{
+	char b[256];
+#define L(x) (snprintf(b, sizeof(b), "%s/%s", w, x), b)
+	mk(L(""), 0755);
+	put(L("a.txt"), "old a\n", 0644);
+	put(L("gone.txt"), "bye\n", 0644);
+	put(L("mode.txt"), "m\n", 0644);
+	put(L("ty"), "a file\n", 0644);
+	mk(L("d"), 0755);
+	put(L("d/x"), "x\n", 0644);
+	mk(L("d/sub"), 0700);
+	put(L("d/sub/y"), "y\n", 0600);
+	mk(L("od"), 0755);
+	put(L("od/1"), "1\n", 0644);
+	put(L("od/2"), "2\n", 0644);
+	mk(L("dir2file"), 0755);
+	put(L("dir2file/z"), "z\n", 0644);
+	mk(L("keepdir"), 0755);
+	put(L("keepdir/k"), "k\n", 0644);
+	ln("a.txt", L("l"));
+#undef L
+}
+
+/* the upper an overlay would have left after the run's changes */
+static void make_upper(void)
+{
+	char p[512];
+
+	mk("upper", 0755);
+	put("upper/a.txt", "new a\n", 0644);
+	put("upper/new.txt", "hello\n", 0644);
+	snprintf(p, sizeof(p), "%s/upper/new.txt", T);
+	{
+		char q[512];
+
+		snprintf(q, sizeof(q), "%s/upper/new2.txt", T);
+		if (link(p, q) < 0)
+			diag("link: %m");
+	}
+	put("upper/n\nl \\ \xff", "nasty\n", 0640);
+	wh("upper/gone.txt");
+	wh("upper/d");
+	mk("upper/od", 0755);
+	snprintf(p, sizeof(p), "%s/upper/od", T);
+	if (setxattr(p, "user.overlay.opaque", "y", 1, 0) < 0)
+		diag("setxattr: %m");
+	put("upper/od/2", "2\n", 0644);
+	put("upper/od/3", "3\n", 0644);
+	put("upper/mode.txt", "m\n", 04755);
+	put("upper/dir2file", "now a file\n", 0644);
+	mk("upper/ty", 0750);
+	put("upper/ty/q", "q\n", 0644);
+	mk("upper/newdir", 0755);
+	mk("upper/newdir/deep", 0700);
+	put("upper/newdir/deep/f", "deep\n", 0644);
+	mk("upper/keepdir", 0755);
+	put("upper/keepdir/new", "kn\n", 0644);
+	ln("new.txt", "upper/l");
+	snprintf(p, sizeof(p), "%s/upper/fifo", T);
+	if (mkfifo(p, 0644) < 0)
+		diag("mkfifo: %m");
+}
+
+static const char *const expect[] = {
+	"M a.txt",	  "D d",	  "D d/sub",	 "D d/sub/y", "D d/x",
+	"M dir2file",	  "D dir2file/z", "D gone.txt",	 "A keepdir/new", "M l",
+	"M mode.txt",	  "A n\nl \\ \xff", "A new.txt",	 "A new2.txt", "A newdir",
+	"A newdir/deep", "A newdir/deep/f", "D od/1",	"A od/3",    "M ty",
+	"A ty/q",
+};
+
+static bool same_changes(const struct cd_layer *a, const struct cd_layer *b)
+{
+	if (a->n_changes != b->n_changes)
+		return false;
+	for (size_t i = 0; i < a->n_changes; i++)
+		if (strcmp(a->changes[i].path, b->changes[i].path) ||
+		    a->changes[i].op != b->changes[i].op ||
+		    !cd_layer_state_equal(&a->changes[i].now, &b->changes[i].now) ||
+		    !cd_layer_state_equal(&a->changes[i].base, &b->changes[i].base)) {
+			diag("differs at %s", a->changes[i].path);
+			return false;
+		}
+	return true;
+}
+
+static int save_layer(int store, const char *upper, const char *lower, char id[17],
+		      char **protect, struct cordon_error *err)
+{
+	_cleanup_close_ int u = dfd(upper), w = dfd(lower);
+	char wd[256];
+	struct stat st;
+	struct cd_layer meta = { .workdir = wd, .created = 1, .protect = protect };
+
+	snprintf(wd, sizeof(wd), "%s/%s", T, lower);
+	fstat(w, &st);
+	meta.workdir_dev = st.st_dev;
+	meta.workdir_ino = st.st_ino;
+	return cd_layer_save(store, u, w, &meta, id, err);
+}
+
+static void test_save(int store, char id[17])
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+	char tree[512];
+	bool all = true;
+
+	make_lower("lower");
+	make_upper();
+	is_int(save_layer(store, "upper", "lower", id, NULL, &err), 0, "saved: %s", err.msg);
+	is_int(cd_layer_load(store, id, &l, &err), 0, "loaded: %s", err.msg);
+	if (!l)
+		return;
+	is_uint(l->n_changes, CD_ELEMENTSOF(expect), "%zu changes", CD_ELEMENTSOF(expect));
+	for (size_t i = 0; i < l->n_changes && i < CD_ELEMENTSOF(expect); i++) {
+		char got[600];
+
+		snprintf(got, sizeof(got), "%c %s", l->changes[i].op, l->changes[i].path);
+		if (strcmp(got, expect[i])) {
+			diag("change %zu: got %s, want %s", i, got, expect[i]);
+			all = false;
+		}
+	}
+	ok(all, "the changes: whiteouts, opaque dir, type changes, modes, new trees");
+	is_uint(l->skipped, 1, "the FIFO skipped and counted");
+	{
+		const struct cd_layer_change *c = cd_layer_find(l, "mode.txt");
+
+		ok(c && c->now.mode == 0755 && c->base.mode == 0644, "setuid dropped, mode change kept");
+		c = cd_layer_find(l, "dir2file");
+		ok(c && c->now.type == CD_LT_FILE && c->base.type == CD_LT_DIR, "dir -> file is M f/d");
+		c = cd_layer_find(l, "keepdir");
+		ok(!c, "a directory copied up only to hold a change is no change");
+	}
+	snprintf(tree, sizeof(tree), "store/%s/tree/a.txt", id);
+	is_str(slurp(tree), "new a\n", "tree/ holds the new content");
+	snprintf(tree, sizeof(tree), "store/%s/base/a.txt", id);
+	is_str(slurp(tree), "old a\n", "base/ holds the old content");
+	snprintf(tree, sizeof(tree), "store/%s/base/d/sub/y", id);
+	is_str(slurp(tree), "y\n", "base/ holds what a deleted directory held");
+	snprintf(tree, sizeof(tree), "store/%s/tree/od", id);
+	ok(S_ISDIR(mode_of(tree)), "tree/ has the opaque directory (for whiteouts)");
+	snprintf(tree, sizeof(tree), "store/.%s.tmp", id);
+	ok(!exists(tree), "no .tmp left");
+	cd_layer_free(l);
+}
+
+static void test_save_errors(int store)
+{
+	struct cordon_error err = { 0 };
+	char id[17] = "";
+	int fd, deep = 0;
+
+	mk("deepup", 0755);
+	mk("deeplow", 0755);
+	fd = dfd("deepup");
+	for (int i = 0; fd >= 0 && i < 4100; i++) {
+		int next;
+
+		mkdirat(fd, "d", 0755);
+		next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		close(fd);
+		fd = next;
+		deep++;
+	}
+	cd_closep(&fd);
+	is_int(save_layer(store, "deepup", "deeplow", id, NULL, &err), -E2BIG,
+	       "4100 levels: refused");
+	like_str(err.msg, "more than 4096 directory levels", "saying why");
+	ok(sh("ls -a %s/store | grep '\\.tmp$' >/dev/null", T) != 0, "nothing half-written left");
+	sh("rm -rf %s/deepup %s/deeplow", T, T);
+}
+
+static int copy_tree(const char *from, const char *to)
+{
+	return sh("cp -a %s/%s %s/%s", T, from, T, to);
+}
+
+static void test_apply(int store, const char *id)
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+	int w;
+
+	if (cd_layer_load(store, id, &l, &err) < 0)
+		return;
+	copy_tree("lower", "w1");
+	w = dfd("w1");
+	is_int(cd_layer_apply(l, store, w, &err), 0, "applied: %s", err.msg);
+	is_str(slurp("w1/a.txt"), "new a\n", "a.txt modified");
+	ok(!exists("w1/gone.txt") && !exists("w1/d"), "deletions made");
+	is_str(slurp("w1/newdir/deep/f"), "deep\n", "new tree made");
+	is_uint(mode_of("w1/mode.txt") & 07777, 0755, "mode 0755, setuid not applied");
+	is_uint(mode_of("w1/newdir/deep") & 07777, 0700, "directory mode");
+	ok(S_ISREG(mode_of("w1/dir2file")) && S_ISDIR(mode_of("w1/ty")), "type changes");
+	is_str(slurp("w1/n\nl \\ \xff"), "nasty\n", "a nasty name");
+	ok(!exists("w1/od/1") && exists("w1/od/2") && exists("w1/od/3"), "the opaque directory");
+	ok(!exists("w1/fifo"), "no FIFO");
+	is_int(cd_layer_apply(l, store, w, &err), 0, "applied again: all done already (%s)",
+	       err.msg);
+	close(w);
+
+	copy_tree("lower", "w2");
+	put("w2/a.txt", "someone else\n", 0644);
+	w = dfd("w2");
+	cd_error_clear(&err);
+	is_int(cd_layer_apply(l, store, w, &err), -EEXIST, "a conflict refused");
+	like_str(err.msg, "a.txt: changed in the workdir since the run", "naming it");
+	ok(!exists("w2/new.txt") && exists("w2/gone.txt"), "nothing changed");
+	close(w);
+
+	copy_tree("lower", "w3");
+	sh("mv %s/w3/keepdir %s/elsewhere && ln -s ../elsewhere %s/w3/keepdir", T, T, T);
+	w = dfd("w3");
+	cd_error_clear(&err);
+	ok(cd_layer_apply(l, store, w, &err) < 0, "a symlink on the way refused");
+	like_str(err.msg, "keepdir", "naming the path");
+	ok(!exists("elsewhere/new"), "nothing written through it");
+	close(w);
+
+	copy_tree("lower", "w4");
+	put("w4/d/extra", "new since\n", 0644);
+	w = dfd("w4");
+	cd_error_clear(&err);
+	is_int(cd_layer_apply(l, store, w, &err), -EEXIST, "a removed directory with new content");
+	like_str(err.msg, "d: changed in the workdir since the run (it now holds extra", "says so");
+	close(w);
+
+	{
+		char *prot[] = { "**/deep", NULL };
+
+		l->protect = cd_strv_copy((const char *const *)prot);
+		copy_tree("lower", "w5");
+		w = dfd("w5");
+		cd_error_clear(&err);
+		is_int(cd_layer_apply(l, store, w, &err), -EPERM, "a protected path refused");
+		like_str(err.msg, "newdir/deep: protected (**/deep)", "naming path and glob");
+		ok(!exists("w5/new.txt"), "nothing changed");
+		close(w);
+	}
+	cd_layer_free(l);
+}
+
+static void test_seed(int store, const char *id)
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *a = NULL, *b = NULL;
+	char id2[17] = "";
+	int u;
+
+	mk("upper2", 0755);
+	u = dfd("upper2");
+	is_int(cd_layer_seed(store, id, u, getuid(), getgid(), &err), 0, "seeded: %s", err.msg);
+	close(u);
+	ok(S_ISCHR(mode_of("upper2/gone.txt")) && S_ISCHR(mode_of("upper2/d")),
+	   "whiteouts for deletions");
+	ok(S_ISCHR(mode_of("upper2/od/1")), "a whiteout in the emptied directory");
+	ok(!exists("upper2/d/x"), "none below a removed directory");
+	is_uint(mode_of("upper2/keepdir") & 07777, 0755, "a holding directory keeps its mode");
+	is_int(save_layer(store, "upper2", "lower", id2, NULL, &err), 0, "saved again: %s", err.msg);
+	if (cd_layer_load(store, id, &a, &err) >= 0 && cd_layer_load(store, id2, &b, &err) >= 0)
+		ok(same_changes(a, b), "seed then save: the same changes");
+	else
+		ok(false, "loaded both: %s", err.msg);
+	cd_layer_free(a);
+	cd_layer_free(b);
+
+	/* the real thing: an overlay over the seeded upper shows the run's view */
+	mk("ovwork", 0700);
+	mk("merged", 0755);
+	{
+		char opts[512], m[128];
+
+		snprintf(opts, sizeof(opts), "lowerdir=%s/lower,upperdir=%s/upper2,workdir=%s/ovwork,userxattr",
+			 T, T, T);
+		snprintf(m, sizeof(m), "%s/merged", T);
+		if (mount("overlay", m, "overlay", 0, opts) < 0) {
+			skip("overlay mount failed", "an overlay over the seeded upper (%m)");
+		} else {
+			bool view = !strcmp(slurp("merged/a.txt") ?: "", "new a\n") &&
+				    !exists("merged/gone.txt") && !exists("merged/d") &&
+				    !exists("merged/od/1") && exists("merged/od/2") &&
+				    exists("merged/od/3") && exists("merged/keepdir/k") &&
+				    exists("merged/keepdir/new") && S_ISREG(mode_of("merged/dir2file")) &&
+				    exists("merged/ty/q") && !exists("merged/dir2file/z");
+			ok(view, "the overlay shows the run's view");
+			/* and what a run changes through it is saved on top */
+			put("merged/od/2", "two\n", 0644);
+			sh("rm -rf %s/merged/keepdir", T);
+			umount(m);
+			is_int(save_layer(store, "upper2", "lower", id2, NULL, &err), 0,
+			       "saved from a real overlay: %s", err.msg);
+			if (cd_layer_load(store, id2, &b, &err) >= 0) {
+				const struct cd_layer_change *c = cd_layer_find(b, "od/2");
+
+				ok(c && c->op == CD_LAYER_MODIFY, "od/2 modified through the overlay");
+				c = cd_layer_find(b, "keepdir/k");
+				ok(c && c->op == CD_LAYER_DELETE, "keepdir/k deleted through the overlay");
+				cd_layer_free(b);
+			}
+		}
+	}
+}
+
+static void test_list_discard(int store, const char *id)
+{
+	struct cordon_error err = { 0 };
+	char **ids = NULL, p[64];
+	size_t n;
+
+	mk("store/.0123456789abcdef.tmp", 0700);
+	mk("store/garbage", 0700);
+	is_int(cd_layer_list(store, &ids, &err), 0, "listed");
+	n = cd_strv_len(ids);
+	ok(n >= 2, "the layers (%zu), not the .tmp or garbage", n);
+	for (size_t i = 0; i < n; i++)
+		ok(cd_layer_id_valid(ids[i]) && strcmp(ids[i], "0123456789abcdef"), "%s listed", ids[i]);
+	cd_strv_free(ids);
+	is_int(cd_layer_discard(store, id, &err), 0, "discarded: %s", err.msg);
+	snprintf(p, sizeof(p), "store/%s", id);
+	ok(!exists(p), "gone");
+	cd_error_clear(&err);
+	is_int(cd_layer_discard(store, id, &err), -ENOENT, "twice: no such layer");
+	cd_error_clear(&err);
+	is_int(cd_layer_discard(store, "../../etc", &err), -EINVAL, "a bad id refused");
+}
+
+static bool enter_namespace(void)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return false;
+	cd_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+	if (cd_write_file_at(AT_FDCWD, "/proc/self/uid_map", map) < 0)
+		return false;
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+	if (cd_write_file_at(AT_FDCWD, "/proc/self/gid_map", map) < 0)
+		return false;
+	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	       mount("tmpfs", T, "tmpfs", 0, "mode=0755") == 0;
+}
+
+int main(void)
+{
+	struct cordon_error err = { 0 };
+	char id[17] = "", p[128];
+	int store = -1;
+
+	test_manifest();
+	test_parse_errors();
+	test_protect();
+	snprintf(T, sizeof(T), "/tmp/test-layer-XXXXXX");
+	if (!mkdtemp(T))
+		return 1;
+	if (!enter_namespace()) {
+		skip("no user+mount namespace with a tmpfs here", "the tree tests");
+		rmdir(T);
+		return done_testing();
+	}
+	umask(022);
+	test_store();
+	snprintf(p, sizeof(p), "%s/store", T);
+	if (cd_layer_store_open(p, &store, NULL, &err) < 0)
+		diag("store: %s", err.msg);
+	test_save(store, id);
+	test_save_errors(store);
+	test_apply(store, id);
+	test_seed(store, id);
+	test_list_discard(store, id);
+	close(store);
+	umount2(T, MNT_DETACH);
+	rmdir(T);
+	return done_testing();
+}
