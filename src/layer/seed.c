@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -42,6 +43,27 @@ struct seed {
 	size_t n_dirs;
 	struct cordon_error *err;
 };
+
+/* Entries are made with the sandbox's ids as the filesystem ids: root's are not mapped in the
+ * user namespace the upper's tmpfs belongs to (EOVERFLOW). Reading the store stays root's. */
+static void become(const struct seed *s, bool sandbox)
+{
+	if (geteuid() != 0)
+		return;
+	setfsgid(sandbox ? s->gid : 0);
+	setfsuid(sandbox ? s->uid : 0);
+}
+
+#define AS_SANDBOX(s, expr)                                                                        \
+	({                                                                                         \
+		int _r, _e;                                                                        \
+		become((s), true);                                                                 \
+		_r = (expr);                                                                       \
+		_e = errno;                                                                        \
+		become((s), false);                                                                \
+		errno = _e;                                                                        \
+		_r;                                                                                \
+	})
 
 static int own(struct seed *s, int dfd, const char *name, const char *path)
 {
@@ -109,7 +131,7 @@ static int make_parents(struct seed *s, const char *path)
 			return cd_fail_errno(s->err, -dfd, "layer", "upper %s", p);
 		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = tree_dir_mode(s, p, &mode);
-			if (r >= 0 && mkdirat(dfd, name, 0700) < 0)
+			if (r >= 0 && AS_SANDBOX(s, mkdirat(dfd, name, 0700)) < 0)
 				r = cd_fail_errno(s->err, errno, "layer", "upper %s", p);
 			if (r >= 0)
 				r = own(s, dfd, name, p);
@@ -132,7 +154,8 @@ static int copy_file(struct seed *s, const struct cd_layer_change *c, int dfd, c
 
 	if (in < 0)
 		return cd_fail_errno(s->err, -in, "layer", "layer %s: tree/%s", s->l->id, c->path);
-	out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = AS_SANDBOX(s, openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				   0600));
 	if (out < 0)
 		return cd_fail_errno(s->err, errno, "layer", "upper %s", c->path);
 	r = cd_lfs_copy_fd(in, out, &size, sha);
@@ -156,7 +179,7 @@ static int copy_symlink(struct seed *s, const struct cd_layer_change *c, int dfd
 	r = tdir < 0 ? tdir : cd_lfs_readlink(tdir, tname, &target, &size, sha);
 	if (r < 0)
 		return cd_fail_errno(s->err, -r, "layer", "layer %s: tree/%s", s->l->id, c->path);
-	if (symlinkat(target, dfd, name) < 0)
+	if (AS_SANDBOX(s, symlinkat(target, dfd, name)) < 0)
 		return cd_fail_errno(s->err, errno, "layer", "upper %s", c->path);
 	return 0;
 }
@@ -164,7 +187,7 @@ static int copy_symlink(struct seed *s, const struct cd_layer_change *c, int dfd
 /* A deletion: a whiteout (seed_one checked the upper has its directory). */
 static int whiteout(struct seed *s, const struct cd_layer_change *c, int dfd, const char *name)
 {
-	if (mknodat(dfd, name, S_IFCHR | 0, makedev(0, 0)) < 0)
+	if (AS_SANDBOX(s, mknodat(dfd, name, S_IFCHR | 0, makedev(0, 0))) < 0)
 		return cd_fail_errno(s->err, errno, "layer",
 				     "upper %s: making a whiteout (mknod 0:0; Linux 5.8 or later)",
 				     c->path);
@@ -200,7 +223,7 @@ static int seed_one(struct seed *s, const struct cd_layer_change *c)
 	if (c->op == CD_LAYER_DELETE)
 		r = whiteout(s, c, dfd, name);
 	else if (c->now.type == CD_LT_DIR) {
-		r = mkdirat(dfd, name, 0700) < 0 ? cd_fail_errno(s->err, errno, "layer", "upper %s",
+		r = AS_SANDBOX(s, mkdirat(dfd, name, 0700)) < 0 ? cd_fail_errno(s->err, errno, "layer", "upper %s",
 								 c->path)
 						 : remember_dir(s, c->path, c->now.mode);
 	} else if (c->now.type == CD_LT_FILE)

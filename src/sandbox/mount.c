@@ -921,7 +921,7 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	_cleanup_close_ int t = -1, m = -1;
 	int r = open_in_workdir(ctx, rel, &t);
 
-	if (r == -ENOENT || r == -ELOOP)
+	if (r == -ENOENT || r == -ELOOP || r == -ENOTDIR)
 		return 0; /* changed since the plan: the guard below it is checked on its own */
 	if (r < 0)
 		return cd_fail_errno(err, -r, "protect", "%s", rel);

@@ -29,6 +29,9 @@ const struct cd_guard_rule cd_guard_defaults[] = {
 	{ ".gitmodules", false, true, true },
 	/* submodules' git directories: their hooks and config (a new one too) */
 	{ ".git/modules/", false, true, false },
+	/* linked worktrees' own config (extensions.worktreeConfig) and where they point */
+	{ ".git/worktrees/*/config.worktree", false, false, false },
+	{ ".git/worktrees/*/commondir", false, false, false },
 	{ ".husky/", false, true, false },
 	/* agents' and editors' configuration: hooks, MCP servers, tasks they run */
 	{ ".claude/", false, true, false },
@@ -327,6 +330,7 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 	struct expand x = { .p = p, .rule = rule, .err = err };
 	size_t len = glob ? strlen(glob) : 0;
 	bool want_dir = len && glob[len - 1] == '/';
+	size_t first;
 	int r;
 
 	if (!glob)
@@ -340,11 +344,12 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	if (!has_wildcard(glob))
 		return plan_literal(&x, workdir_fd, glob, want_dir);
+	first = p->n;
 	r = expand_at(&x, workdir_fd, "", 0);
 	if (r < 0)
 		return r;
-	/* the directories above each match stay where they are too */
-	for (size_t i = 0; i < p->n; i++) {
+	/* the directories above each of its matches stay where they are too */
+	for (size_t i = first; i < p->n; i++) {
 		char *s = p->g[i].rel;
 
 		for (char *slash = strchr(s, '/'); slash && r >= 0; slash = strchr(slash + 1, '/')) {
