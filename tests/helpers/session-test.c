@@ -1987,6 +1987,181 @@ static void test_config_carried(void)
 	}
 }
 
+/* A copy-on-write session (cordon_config_set_cow): checkpoint and fork. The fork starts from
+ * the source's changes so far; from then on neither sees the other's changes; each keeps its
+ * own layer when destroyed; the workdir on the host is never written. Where the kernel refuses
+ * --cow, skipped with the reason. */
+static struct cordon_config *cow_config(const char *w, const char *store, int cow)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_error err = { 0 };
+
+	if (!c || cordon_config_set_workdir(c, w, &err) < 0 ||
+	    (cow && (cordon_config_set_cow(c, 1, &err) < 0 ||
+		     cordon_config_set_layer_dir(c, store, &err) < 0))) {
+		diag("cow config: %s: %s", err.step, err.msg);
+		cordon_config_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* cordon diff --stat of a layer, malloc'd; NULL when it fails */
+static char *layer_stat(const char *store, const char *id)
+{
+	struct cordon_error err = { 0 };
+	FILE *t = tmpfile();
+	char *buf = NULL;
+	long n;
+
+	if (!t || !id[0] || cordon_layer_diff(store, id, CORDON_DIFF_STAT, fileno(t), &err) < 0 ||
+	    (n = ftell(t), fseek(t, 0, SEEK_END), n = ftell(t)) < 0 || fseek(t, 0, SEEK_SET) < 0 ||
+	    !(buf = calloc(1, (size_t)n + 1)) || fread(buf, 1, (size_t)n, t) != (size_t)n) {
+		if (err.msg[0])
+			diag("diff %s: %s", id, err.msg);
+		free(buf);
+		buf = NULL;
+	}
+	if (t)
+		fclose(t);
+	return buf;
+}
+
+static void test_cow_fork(void)
+{
+	const char *w = fresh_dir("cow-work"), *store = fresh_dir("cow-layers");
+	struct cordon_config *c;
+	struct cordon_session *s = NULL, *f = NULL, *plain = NULL;
+	struct cordon_result res_s, res_f;
+	struct cordon_error err = { 0 };
+	char id[17] = "", path[PATH_MAX], *out, *data = NULL;
+	size_t len = 0;
+	int r, status;
+
+	chmod(store, 0700);
+	snprintf(path, sizeof(path), "%s/orig.txt", w);
+	{
+		FILE *fp = fopen(path, "w");
+
+		if (fp) {
+			fputs("orig\n", fp);
+			fclose(fp);
+		}
+	}
+	c = cow_config(w, store, 1);
+	r = c ? cordon_session_create(c, 0, &s, &err) : -ENOMEM;
+	if (r < 0 && strstr(err.msg, "extended attributes")) {
+		tap_skip_(err.msg, "cow sessions: --cow refused by this kernel");
+		cordon_config_free(c);
+		return;
+	}
+	if (!ok(r == 0 && s, "cow session: created (%s: %s)", err.step, err.msg)) {
+		cordon_config_free(c);
+		return;
+	}
+	out = sh_out(s, "echo a > f && echo ok", NULL);
+	is_str(out, "ok\n", "cow session: sh -c 'echo a > f'");
+	free(out);
+	ok(put_file(s, "g", 0644, "g1\n", 3, NULL, &err) == 0,
+	   "cow session: cordon_session_write g (%s)", err.msg);
+	snprintf(path, sizeof(path), "%s/f", w);
+	ok(!exists(path), "cow session: f is not in the workdir on the host");
+
+	memset(&err, 0, sizeof(err));
+	r = cordon_session_checkpoint(s, id, &err);
+	ok(r == 0 && strlen(id) == 16, "cow session: checkpoint -> a layer id (%s %s)", id, err.msg);
+	if (r == 0) {
+		char *ids[2] = { id, NULL };
+		struct cordon_layer_info *v = NULL;
+		size_t n = 0;
+		bool found = false;
+
+		if (cordon_layer_list(store, &v, &n, &err) == 0)
+			for (size_t i = 0; i < n; i++)
+				found |= strcmp(v[i].id, ids[0]) == 0;
+		cordon_layer_list_free(v, n);
+		ok(found, "cow session: the checkpoint is a layer of the store");
+	}
+	out = sh_out(s, "cat f", NULL);
+	is_str(out, "a\n", "cow session: runs on after the checkpoint");
+	free(out);
+
+	memset(&err, 0, sizeof(err));
+	r = cordon_session_fork(s, c, 0, &f, &err);
+	if (!ok(r == 0 && f, "cow session: fork (%s: %s)", err.step, err.msg)) {
+		destroy(s);
+		cordon_config_free(c);
+		return;
+	}
+	out = sh_out(f, "cat f g", NULL);
+	is_str(out, "a\ng1\n", "fork: sees the source's changes (f, g)");
+	free(out);
+	out = sh_out(s, "echo from-source > f; cat f", &status);
+	is_str(out, "from-source\n", "source: changes f after the fork");
+	free(out);
+	out = sh_out(f, "echo from-fork > f; echo new > forkonly; cat f", &status);
+	is_str(out, "from-fork\n", "fork: changes f too");
+	free(out);
+	out = sh_out(s, "cat f; test -e forkonly || echo no-forkonly", NULL);
+	is_str(out, "from-source\nno-forkonly\n", "source: sees neither the fork's f nor its new file");
+	free(out);
+	r = get_file(f, "f", &data, &len, &err);
+	ok(r == 0 && len == 10 && memcmp(data, "from-fork\n", 10) == 0,
+	   "fork: reads its own f, not the source's");
+	free(data);
+
+	memset(&res_s, 0, sizeof(res_s));
+	memset(&res_f, 0, sizeof(res_f));
+	ok(cordon_session_destroy(s, &res_s, &err) == 0, "source destroyed");
+	ok(cordon_session_destroy(f, &res_f, &err) == 0, "fork destroyed");
+	ok(strlen(res_s.layer_id) == 16 && strlen(res_f.layer_id) == 16 &&
+		   strcmp(res_s.layer_id, res_f.layer_id) != 0,
+	   "both results carry a layer id of their own (%s, %s)", res_s.layer_id, res_f.layer_id);
+	{
+		char *o = layer_stat(store, res_s.layer_id), *p = layer_stat(store, res_f.layer_id);
+
+		ok(o && strstr(o, "A f\n") && !strstr(o, "forkonly"),
+		   "the source's layer: f, and not the fork's file");
+		if (o && !strstr(o, "A f\n"))
+			diag("source's layer: %s", o);
+		ok(p && strstr(p, "A f\n") && strstr(p, "A forkonly\n"),
+		   "the fork's layer: f and its own file");
+		if (p && !strstr(p, "A forkonly\n"))
+			diag("fork's layer: %s", p);
+		free(o);
+		free(p);
+	}
+	snprintf(path, sizeof(path), "%s/f", w);
+	ok(!exists(path), "the workdir on the host is unchanged: no f");
+	snprintf(path, sizeof(path), "%s/forkonly", w);
+	ok(!exists(path), "... no forkonly");
+	snprintf(path, sizeof(path), "%s/orig.txt", w);
+	{
+		char buf[16] = "";
+		FILE *fp = fopen(path, "r");
+
+		if (fp) {
+			if (!fgets(buf, sizeof(buf), fp))
+				buf[0] = '\0';
+			fclose(fp);
+		}
+		is_str(buf, "orig\n", "... orig.txt as it was");
+	}
+	cordon_config_free(c);
+
+	/* a session without --cow cannot be checkpointed */
+	c = cow_config(w, store, 0);
+	r = c ? cordon_session_create(c, 0, &plain, &err) : -ENOMEM;
+	if (ok(r == 0, "a session without --cow")) {
+		memset(&err, 0, sizeof(err));
+		id[0] = '\0';
+		r = cordon_session_checkpoint(plain, id, &err);
+		is_int(r, -EINVAL, "... its checkpoint fails with EINVAL (%s)", err.msg);
+		destroy(plain);
+	}
+	cordon_config_free(c);
+}
+
 static void test_session_basics(void)
 {
 	const char *w = fresh_dir("main");
@@ -2044,5 +2219,6 @@ int main(int argc, char **argv)
 	test_agent_killed();
 	test_supervisor_fds();
 	test_caller_killed();
+	test_cow_fork();
 	return done_testing();
 }
