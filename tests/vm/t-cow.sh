@@ -8,12 +8,13 @@
 . "$TAP_LIB"
 
 w=$(mkwork)
-c() { cordon --workdir "$w" --layer-dir "$TEST_TMP/layers-$CORDON_AS" "$@"; }
+layers=$(mkwork) # the caller's own, 0700: a layer store
+chmod 700 "$layers"
+c() { cordon --workdir "$w" --layer-dir "$layers" "$@"; }
 kernel=$(uname -r)
 major=${kernel%%.*}
 rest=${kernel#*.}
 minor=${rest%%.*}
-as_caller sh -c "mkdir -p '$TEST_TMP/layers-$CORDON_AS' && chmod 700 '$TEST_TMP/layers-$CORDON_AS'"
 as_caller sh -c "echo old > '$w/a.txt'"
 
 c --cow -- sh -c 'echo new > a.txt'
