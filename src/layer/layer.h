@@ -119,7 +119,8 @@ int cd_layer_store_open(const char *dir, int *ret_fd, char **ret_path, struct co
  *  - CD_SAVE_MAX_CHANGES changes, CD_SAVE_MAX_PATH_BYTES bytes of paths kept in memory (and
  *    written to the manifest), and no more names of directories held at once while walking
  *    than CD_SAVE_MAX_CHANGES: past them -E2BIG, nothing kept.
- * Each refusal's message names the limit. */
+ * Each refusal's message names the limit. An upper on a filesystem that states no size (a tmpfs
+ * without size=; cordon always gives one, --cow-size) is bounded by CD_SAVE_MAX_FILE only. */
 #define CD_SAVE_SLACK          (1ull << 20)
 #define CD_SAVE_FILE_FACTOR    16
 #define CD_SAVE_MAX_FILE       (1ull << 40)

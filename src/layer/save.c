@@ -1240,6 +1240,10 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd)
 		s->max_file = size > CD_SAVE_MAX_FILE / CD_SAVE_FILE_FACTOR
 				      ? CD_SAVE_MAX_FILE
 				      : size * CD_SAVE_FILE_FACTOR;
+		if (!size) { /* a filesystem of no stated size (tmpfs without size=) */
+			s->max_file = CD_SAVE_MAX_FILE;
+			s->allowed = UINT64_MAX;
+		}
 	}
 	if (mkdirat(tmp_fd, "tree", 0700) < 0 || mkdirat(tmp_fd, "base", 0700) < 0)
 		return store_fail(s, -errno, "tree/");
