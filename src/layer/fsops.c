@@ -161,6 +161,105 @@ int cd_lfs_copy_fd(int in, int out, uint64_t *ret_size, uint8_t ret_sha[32])
 	return 0;
 }
 
+static void hash_zeros(struct cd_sha256 *s, uint64_t n)
+{
+	static const char zeros[65536];
+
+	while (n) {
+		size_t k = n < sizeof(zeros) ? (size_t)n : sizeof(zeros);
+
+		cd_sha256_update(s, zeros, k);
+		n -= k;
+	}
+}
+
+static int pwrite_all(int fd, const char *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t k = pwrite(fd, buf, n, (off_t)off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		buf += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int cd_lfs_copy_sparse(int in, int out, uint64_t max_size, uint64_t *budget, uint64_t *ret_size,
+		       uint8_t ret_sha[32])
+{
+	struct cd_sha256 s;
+	uint64_t off = 0;
+	char buf[65536];
+	struct stat st;
+
+	if (fstat(in, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > max_size)
+		return -E2BIG;
+	cd_sha256_init(&s);
+	for (;;) {
+		off_t data = lseek(in, (off_t)off, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO) { /* no data from off on: a hole to the end */
+			if (fstat(in, &st) < 0)
+				return -errno;
+			if ((uint64_t)st.st_size > max_size)
+				return -E2BIG;
+			if ((uint64_t)st.st_size > off)
+				hash_zeros(&s, (uint64_t)st.st_size - off), off = (uint64_t)st.st_size;
+			break;
+		}
+		if (data < 0 && errno != EINVAL)
+			return -errno;
+		if (data < 0) /* no SEEK_DATA here: all of it is data */
+			data = (off_t)off;
+		if ((uint64_t)data > max_size)
+			return -E2BIG;
+		hash_zeros(&s, (uint64_t)data - off);
+		off = (uint64_t)data;
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole <= data) /* no SEEK_HOLE (or a race): read on to the end */
+			hole = INT64_MAX;
+		while (off < (uint64_t)hole) {
+			size_t want = (uint64_t)hole - off < sizeof(buf) ? (size_t)((uint64_t)hole - off)
+									 : sizeof(buf);
+			ssize_t n = pread(in, buf, want, (off_t)off);
+			int r;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				goto end; /* the end of the file */
+			if (off + (uint64_t)n > max_size)
+				return -E2BIG;
+			if (out >= 0) {
+				if (budget && (uint64_t)n > *budget)
+					return -EFBIG;
+				if (budget)
+					*budget -= (uint64_t)n;
+				r = pwrite_all(out, buf, (size_t)n, off);
+				if (r < 0)
+					return r;
+			}
+			cd_sha256_update(&s, buf, (size_t)n);
+			off += (uint64_t)n;
+		}
+	}
+end:
+	if (out >= 0 && ftruncate(out, (off_t)off) < 0)
+		return -errno;
+	cd_sha256_final(&s, ret_sha);
+	*ret_size = off;
+	return 0;
+}
+
 int cd_lfs_readlink(int dirfd, const char *name, char **ret, uint64_t *ret_size,
 		    uint8_t ret_sha[32])
 {

@@ -25,6 +25,13 @@ int cd_lfs_mkdirs(int dirfd, const char *dir, mode_t mode);
 int cd_lfs_hash_fd(int fd, uint64_t *ret_size, uint8_t ret_sha[32]);
 /* in to out (both at their offsets), hashing what passes; ENOSPC and EDQUOT as they are. */
 int cd_lfs_copy_fd(int in, int out, uint64_t *ret_size, uint8_t ret_sha[32]);
+/* in to out (out -1: hashing only) from offset 0, keeping holes: only data extents
+ * (SEEK_DATA/SEEK_HOLE) are read and written (at their offsets), out is truncated to the size,
+ * holes are hashed as zeros. -E2BIG when the content reaches past max_size (checked first on
+ * st_size, then as it is read); budget (or NULL): bytes of data that may still be written,
+ * lessened by what is, -EFBIG past it. ENOSPC and EDQUOT as they are. */
+int cd_lfs_copy_sparse(int in, int out, uint64_t max_size, uint64_t *budget, uint64_t *ret_size,
+		       uint8_t ret_sha[32]);
 /* The symlink name in dirfd: its target (malloc'd, NUL-ended), size and sha256. */
 int cd_lfs_readlink(int dirfd, const char *name, char **ret, uint64_t *ret_size,
 		    uint8_t ret_sha[32]);

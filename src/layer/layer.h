@@ -101,14 +101,48 @@ struct cd_layer {
  * may be NULL). */
 int cd_layer_store_open(const char *dir, int *ret_fd, char **ret_path, struct cordon_error *err);
 
+/* What a save takes from an upper at most. The upper is a tmpfs of --cow-size bytes the sandbox
+ * wrote; a save must not cost the host much more than that, whatever the sandbox made there:
+ *  - CD_SAVE_SLACK: the data tree/ gets (bytes of the files' data extents written; holes are
+ *    kept holes, a hard-linked inode is copied once and its other names linked to that copy)
+ *    may not exceed what the upper's filesystem has in use ((f_blocks - f_bfree) * f_bsize,
+ *    read when the save starts and, for a live upper, again before each file) plus this;
+ *    past it: -EFBIG, nothing kept.
+ *  - CD_SAVE_FILE_FACTOR, CD_SAVE_MAX_FILE: no file whose (apparent) size exceeds
+ *    CD_SAVE_FILE_FACTOR times the size of the upper's filesystem (f_blocks * f_bsize), nor
+ *    CD_SAVE_MAX_FILE, is stored (a sparse file costs the tmpfs nothing, but its holes are
+ *    hashed: about 1 s per GiB); past it: -EFBIG, nothing kept. With the default --cow-size of
+ *    1G: 16 GiB.
+ *  - CD_SAVE_MAX_PATH: a change's path is at most PATH_MAX - 1 bytes (what apply can open);
+ *    longer: -ENAMETOOLONG. CD_SAVE_MAX_DEPTH follows from it: a path of 4095 bytes has at most
+ *    2048 components.
+ *  - CD_SAVE_MAX_CHANGES changes, CD_SAVE_MAX_PATH_BYTES bytes of paths kept in memory (and
+ *    written to the manifest), and no more names of directories held at once while walking
+ *    than CD_SAVE_MAX_CHANGES: past them -E2BIG, nothing kept.
+ * Each refusal's message names the limit. An upper on a filesystem that states no size (a tmpfs
+ * without size=; cordon always gives one, --cow-size) is bounded by CD_SAVE_MAX_FILE only. */
+#define CD_SAVE_SLACK          (1ull << 20)
+#define CD_SAVE_FILE_FACTOR    16
+#define CD_SAVE_MAX_FILE       (1ull << 40)
+#define CD_SAVE_MAX_PATH       4095
+#define CD_SAVE_MAX_DEPTH      2048
+#define CD_SAVE_MAX_CHANGES    1000000
+#define CD_SAVE_MAX_PATH_BYTES (256ull << 20)
+
 /* Save the upper layer (upper_fd: its root directory) against the workdir (lower_fd: the real
  * workdir, opened by the supervisor) as a new layer of the store; the manifest's header from
  * *meta (id filled here: ret_id gets it). Everything read through descriptors, no symlink
- * followed, the upper treated as hostile (any name, any depth, any mode, hard links, entries
- * that are not files). Fails with -ENOSPC (a clear message) when the store's filesystem fills:
- * nothing half-written is left. */
+ * followed, the upper treated as hostile (any name, any depth, any mode, hard links, sparse
+ * files, entries that are not files; the limits above). Fails with -ENOSPC (a clear message)
+ * when the store's filesystem fills: nothing half-written is left.
+ * live: the sandbox is still running (a checkpoint): an upper entry the sandbox closed to us
+ * (not root) and that we opened up (chmod) to read gets its mode back as soon as it has been
+ * read (a directory: when the walk leaves it, since its entries are looked up through it), and
+ * an entry that vanishes or changes type while the walk reaches it is left out instead of
+ * failing the save. Not live (the sandbox has ended): the upper is thrown away afterwards and
+ * any such change is an error. */
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
-		  char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
+		  bool live, char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
 
 /* Load and check a stored layer's manifest (malformed: -EBADMSG with where). */
 int cd_layer_load(int store_fd, const char *id, struct cd_layer **ret, struct cordon_error *err);

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * save.c - an overlay's upper layer saved as a layer of the store (layer.h: cd_layer_save).
- * Runs in the supervisor, after the sandbox has ended: nothing changes the upper any more, but
- * everything in it was written by the sandbox: any name, depth, mode or type.
+ * Runs in the supervisor, after the sandbox has ended (nothing changes the upper any more) or,
+ * for a checkpoint, while it runs (live: see layer.h); everything in the upper was written by
+ * the sandbox: any name, depth, mode or type, sparse files, hard links. What tree/ gets is
+ * bounded by what the upper holds (layer.h: CD_SAVE_*): files are copied with their holes, an
+ * inode of several names once (its other names hard links to that copy in tree/).
  *
  * The walk is iterative (an explicit stack of names; one directory of each tree open at a
  * time, climbing back through ".." checked against the device and inode we came down from), so
  * neither the C stack nor the descriptor table grows with depth; past CD_SAVE_MAX_DEPTH levels
- * the save fails. Upper directories of mode 000 (ours: the supervisor owns the upper) are opened
- * up through an O_PATH descriptor of the very directory (the upper is thrown away afterwards);
- * the workdir (the lower) is only read, never changed.
+ * the save fails. Upper entries of mode 000 (ours: the supervisor owns the upper) are opened
+ * up through an O_PATH descriptor of the very entry (struct pin); live, their mode is put back
+ * through it once read (a directory: when the walk leaves it). The workdir (the lower) is only
+ * read, never changed.
  *
  * tree/ keeps the new content: files mode | 0600 and directories mode | 0700, so that the
  * store's owner can always read a layer back; the manifest holds every change's true mode. A
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -32,10 +37,18 @@
 #include "manifest.h"
 #include "util.h"
 
-#define CD_SAVE_MAX_DEPTH 4096
-#define MODE_MASK         (0777 | S_ISVTX)
+#define MODE_MASK (0777 | S_ISVTX)
+#define GONE      1 /* a live upper's entry vanished or changed type: left out */
 
 enum kind { K_NONE, K_FILE, K_DIR, K_LINK, K_OTHER };
+
+/* An upper entry we opened up (chmod) to read it: its O_PATH descriptor, the mode it had and
+ * the mode we gave it; put back when live (unpin). */
+struct pin {
+	int fd;
+	mode_t old, set;
+};
+#define PIN_NONE ((struct pin){ .fd = -1 })
 
 struct frame {
 	char **names; /* this directory's entries, sorted */
@@ -46,6 +59,7 @@ struct frame {
 	bool lower;     /* has a workdir counterpart (lfd) */
 	int parent_lfd; /* the parent's lfd, kept while this frame has none */
 	mode_t mode;    /* of the primary directory */
+	struct pin pin, pin2; /* the directory opened up while the walk is inside it */
 };
 
 struct walk {
@@ -56,10 +70,27 @@ struct walk {
 	struct frame *f;
 	size_t depth, fcap;
 	mode_t next_mode; /* set by the visitor for a directory it descends into */
+	struct pin next_pin; /* likewise: the directory as the visitor opened it up */
+	bool live;           /* the upper, while the sandbox runs */
+	size_t held;         /* names held by all frames */
+};
+
+/* An upper inode of several names, copied once: its first copy in tree/ */
+struct link {
+	dev_t dev;
+	ino_t ino;
+	char *path; /* NULL: a free slot */
+	struct cd_layer_state now;
 };
 
 struct save {
-	int tree_fd, base_fd;
+	int tree_fd, base_fd, upper_fd;
+	bool live;
+	uint64_t allowed, written; /* data bytes tree/ may get (CD_SAVE_SLACK), and has got */
+	uint64_t max_file;         /* CD_SAVE_FILE_FACTOR, CD_SAVE_MAX_FILE */
+	uint64_t path_bytes;       /* kept in memory: the changes' paths, the links' */
+	struct link *links;        /* open addressing on (dev, ino) */
+	size_t links_cap, n_links;
 	dev_t upper_dev, lower_dev;
 	struct cd_layer *l;
 	size_t cap;
@@ -91,7 +122,8 @@ static int names_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int read_names(int fd, char ***ret, size_t *ret_n)
+/* The names of directory fd, sorted; -E2BIG past max of them. */
+static int read_names(int fd, size_t max, char ***ret, size_t *ret_n)
 {
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -106,6 +138,13 @@ static int read_names(int fd, char ***ret, size_t *ret_n)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (n >= max) {
+			closedir(d);
+			while (n)
+				free(v[--n]);
+			free(v);
+			return -E2BIG;
+		}
 		if (n + 1 >= cap) {
 			char **nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
 
@@ -148,39 +187,70 @@ static int chmod_pinned(int pathfd, mode_t mode)
 	return chmod(proc, mode) < 0 ? -errno : 0;
 }
 
+/* The mode of what pin holds put back (live: the sandbox sees this upper), unless it has
+ * changed since we set it; the pin let go. */
+static void unpin(struct pin *p, bool live)
+{
+	struct stat st;
+
+	if (p->fd < 0)
+		return;
+	if (live && fstat(p->fd, &st) == 0 && (st.st_mode & 07777) == p->set)
+		(void)chmod_pinned(p->fd, p->old);
+	cd_closep(&p->fd);
+}
+
 /* An upper entry opened (flags: O_RDONLY, maybe O_DIRECTORY) even when the sandbox took our
  * permissions away: then given owner rwx through an O_PATH descriptor of it, and reopened
- * through that descriptor. */
-static int open_upper(int dirfd, const char *name, int flags)
+ * through that descriptor (*pin: that descriptor and the old mode, for unpin). A file is opened
+ * O_NONBLOCK (a FIFO put there meanwhile does not block us) and must be a regular file. */
+static int open_upper(int dirfd, const char *name, int flags, struct pin *pin)
 {
 	_cleanup_close_ int pathfd = -1;
 	char proc[64];
 	struct stat st;
-	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+	mode_t set;
+	int fd;
 
-	if (fd >= 0 || errno != EACCES)
-		return fd < 0 ? -errno : fd;
-	pathfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (flags & O_DIRECTORY));
-	if (pathfd < 0 || fstat(pathfd, &st) < 0)
+	*pin = PIN_NONE;
+	if (!(flags & O_DIRECTORY))
+		flags |= O_NONBLOCK | O_NOCTTY;
+	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno != EACCES)
 		return -errno;
-	if (st.st_uid != geteuid() || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-		return -EACCES;
-	if (chmod_pinned(pathfd, (st.st_mode & 07777) | (S_ISDIR(st.st_mode) ? 0700 : 0600)) < 0)
-		return -errno;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
-	fd = open(proc, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0) {
+		pathfd = openat(dirfd, name,
+				O_PATH | O_NOFOLLOW | O_CLOEXEC | (flags & O_DIRECTORY));
+		if (pathfd < 0 || fstat(pathfd, &st) < 0)
+			return -errno;
+		if (st.st_uid != geteuid() || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			return -EACCES;
+		set = (st.st_mode & 07777) | (S_ISDIR(st.st_mode) ? 0700 : 0600);
+		if (chmod_pinned(pathfd, set) < 0)
+			return -errno;
+		*pin = (struct pin){ .fd = CD_TAKE_FD(pathfd), .old = st.st_mode & 07777, .set = set };
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pin->fd);
+		fd = open(proc, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	}
+	if (!(flags & O_DIRECTORY) && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -ESTALE; /* no longer the file we saw */
+	}
+	return fd;
 }
 
 /* An upper file or directory the sandbox closed to its owner (us, not root): opened up
  * (owner read, and for a directory rwx) through an O_PATH descriptor of that very entry, so
- * that its content and xattrs can be read. The upper is thrown away afterwards. */
-static int make_readable(int dirfd, const char *name, const struct stat *st)
+ * that its content and xattrs can be read; *pin for unpin. */
+static int make_readable(int dirfd, const char *name, const struct stat *st, struct pin *pin)
 {
-	mode_t need = S_ISDIR(st->st_mode) ? 0700 : 0400;
+	mode_t need = S_ISDIR(st->st_mode) ? 0700 : 0400, set;
 	_cleanup_close_ int pathfd = -1;
 	struct stat now;
 
+	*pin = PIN_NONE;
 	if (geteuid() == 0 || !(S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) ||
 	    (st->st_mode & need) == need || st->st_uid != geteuid())
 		return 0;
@@ -189,7 +259,11 @@ static int make_readable(int dirfd, const char *name, const struct stat *st)
 		return -errno;
 	if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
 		return -ESTALE;
-	return chmod_pinned(pathfd, (now.st_mode & 07777) | need);
+	set = (now.st_mode & 07777) | need;
+	if (chmod_pinned(pathfd, set) < 0)
+		return -errno;
+	*pin = (struct pin){ .fd = CD_TAKE_FD(pathfd), .old = now.st_mode & 07777, .set = set };
+	return 0;
 }
 
 static int push_frame(struct walk *w, int fd, mode_t mode)
@@ -205,7 +279,8 @@ static int push_frame(struct walk *w, int fd, mode_t mode)
 		w->f = f;
 	}
 	f = &w->f[w->depth];
-	*f = (struct frame){ .path_len = strlen(w->path), .parent_lfd = -1, .mode = mode };
+	*f = (struct frame){ .path_len = strlen(w->path), .parent_lfd = -1, .mode = mode,
+			     .pin = PIN_NONE, .pin2 = PIN_NONE };
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	f->dev = st.st_dev;
@@ -215,11 +290,28 @@ static int push_frame(struct walk *w, int fd, mode_t mode)
 		f->ldev = st.st_dev;
 		f->lino = st.st_ino;
 	}
-	r = read_names(fd, &f->names, &f->n);
+	r = read_names(fd, CD_SAVE_MAX_CHANGES - w->held, &f->names, &f->n);
 	if (r < 0)
 		return r;
+	w->held += f->n;
 	w->depth++;
 	return 0;
+}
+
+static int listing_fail(struct cordon_error *err, int r, const char *path)
+{
+	if (r == -E2BIG)
+		return cd_fail(err, E2BIG, "layer",
+			       "more than %d names in the directories down to %.200s%s (the limit "
+			       "of a layer's changes): not saved",
+			       CD_SAVE_MAX_CHANGES, *path ? path : ".", strlen(path) > 200 ? "..." : "");
+	return cd_fail_errno(err, -r, "layer", "%.200s: listing", *path ? path : ".");
+}
+
+/* A live upper's entry that vanished or changed type under us */
+static bool gone(bool live, int r)
+{
+	return live && (r == -ENOENT || r == -ESTALE || r == -ENOTDIR || r == -ELOOP);
 }
 
 static int set_path(struct walk *w, size_t len, const char *name)
@@ -248,26 +340,42 @@ static int set_path(struct walk *w, size_t len, const char *name)
 static int walk_down(struct walk *w, const char *name, bool with_lower, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1, lfd = -1;
+	struct pin pin = w->next_pin, pin2 = PIN_NONE;
 	int r, saved_lfd = -1;
 
-	if (w->depth >= CD_SAVE_MAX_DEPTH)
+	w->next_pin = PIN_NONE;
+	if (w->depth >= CD_SAVE_MAX_DEPTH) {
+		unpin(&pin, w->live);
 		return cd_fail(err, E2BIG, "layer",
 			       "the upper has more than %d directory levels (below %.80s...): not "
 			       "saved", CD_SAVE_MAX_DEPTH, w->path);
-	fd = w->upper ? open_upper(w->fd, name, O_RDONLY | O_DIRECTORY)
+	}
+	fd = w->upper ? open_upper(w->fd, name, O_RDONLY | O_DIRECTORY, &pin2)
 		      : openat(w->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return cd_fail_errno(err, w->upper ? -fd : errno, "layer", "%s%s%s: opening", w->path,
+	if (fd < 0) {
+		r = w->upper ? fd : -errno;
+		unpin(&pin, w->live);
+		if (w->upper && gone(w->live, r))
+			return GONE; /* left out */
+		return cd_fail_errno(err, -r, "layer", "%.200s%s%s: opening", w->path,
 				     *w->path ? "/" : "", name);
+	}
 	if (with_lower && w->lfd >= 0) {
 		lfd = openat(w->lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (lfd < 0)
-			return cd_fail_errno(err, errno, "layer", "workdir %s%s%s: opening", w->path,
+		if (lfd < 0) {
+			r = errno;
+			unpin(&pin2, w->live);
+			unpin(&pin, w->live);
+			return cd_fail_errno(err, r, "layer", "workdir %.200s%s%s: opening", w->path,
 					     *w->path ? "/" : "", name);
+		}
 	}
 	r = set_path(w, strlen(w->path), name);
-	if (r < 0)
+	if (r < 0) {
+		unpin(&pin2, w->live);
+		unpin(&pin, w->live);
 		return cd_fail(err, ENOMEM, "layer", "out of memory");
+	}
 	if (lfd < 0)
 		saved_lfd = CD_TAKE_FD(w->lfd);
 	else
@@ -283,9 +391,13 @@ static int walk_down(struct walk *w, const char *name, bool with_lower, struct c
 	r = push_frame(w, w->fd, w->next_mode);
 	if (r < 0) {
 		cd_closep(&saved_lfd);
-		return cd_fail_errno(err, -r, "layer", "%s: listing", w->path);
+		unpin(&pin2, w->live);
+		unpin(&pin, w->live);
+		return listing_fail(err, r, w->path);
 	}
 	w->f[w->depth - 1].parent_lfd = saved_lfd;
+	w->f[w->depth - 1].pin = pin;
+	w->f[w->depth - 1].pin2 = pin2;
 	return 0;
 }
 
@@ -309,8 +421,14 @@ static int walk_up(struct walk *w, struct cordon_error *err)
 	struct frame *cur = &w->f[w->depth - 1], *up = &w->f[w->depth - 2];
 	int fd = climb(w->fd, up->dev, up->ino);
 
+	if (fd < 0 && w->live)
+		return cd_fail(err, -fd, "layer",
+			       "%.200s: moved or removed while being saved (back up: %s): not saved; "
+			       "try again", w->path, strerror(-fd));
 	if (fd < 0)
-		return cd_fail_errno(err, -fd, "layer", "%s: back up", w->path);
+		return cd_fail_errno(err, -fd, "layer", "%.200s: back up", w->path);
+	unpin(&cur->pin2, w->live); /* the directory we leave: its mode back */
+	unpin(&cur->pin, w->live);
 	close(w->fd);
 	w->fd = fd;
 	if (cur->parent_lfd >= 0) {
@@ -328,6 +446,7 @@ static int walk_up(struct walk *w, struct cordon_error *err)
 		close(w->tree_fd);
 		w->tree_fd = fd;
 	}
+	w->held -= cur->n;
 	free_names(cur);
 	w->depth--;
 	return set_path(w, up->path_len, NULL);
@@ -343,7 +462,10 @@ static void walk_free(struct walk *w)
 
 		free_names(f);
 		cd_closep(&f->parent_lfd);
+		unpin(&f->pin2, w->live);
+		unpin(&f->pin, w->live);
 	}
+	unpin(&w->next_pin, w->live);
 	free(w->f);
 	free(w->path);
 	cd_closep(&w->fd);
@@ -355,7 +477,8 @@ static void walk_free(struct walk *w)
 static int walk_run(struct save *s, int fd, int lfd, int tree_fd, bool upper, const char *prefix,
 		    mode_t mode, visit_fn visit)
 {
-	struct walk w = { .fd = -1, .lfd = -1, .tree_fd = -1, .upper = upper };
+	struct walk w = { .fd = -1, .lfd = -1, .tree_fd = -1, .upper = upper,
+			  .live = upper && s->live, .next_pin = PIN_NONE };
 	int r;
 
 	w.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -368,7 +491,7 @@ static int walk_run(struct save *s, int fd, int lfd, int tree_fd, bool upper, co
 		r = push_frame(&w, w.fd, mode);
 	if (r < 0) {
 		walk_free(&w);
-		return cd_fail_errno(s->err, -r, "layer", "%s: listing", *prefix ? prefix : ".");
+		return listing_fail(s->err, r, prefix);
 	}
 	while (r >= 0 && w.depth) {
 		struct frame *f = &w.f[w.depth - 1];
@@ -382,6 +505,7 @@ static int walk_run(struct save *s, int fd, int lfd, int tree_fd, bool upper, co
 		r = visit(s, &w, f->names[f->i++]);
 		if (r > 0)
 			r = walk_down(&w, f->names[f->i - 1], r == 1, s->err);
+		unpin(&w.next_pin, w.live); /* a directory opened up and not gone into */
 	}
 	walk_free(&w);
 	return r < 0 ? r : 0;
@@ -394,7 +518,21 @@ static int record(struct save *s, enum cd_layer_op op, const struct cd_layer_sta
 {
 	struct cd_layer *l = s->l;
 	struct cd_layer_state none = { .type = CD_LT_NONE };
+	size_t len = strlen(dir) + !!*dir + strlen(name);
 
+	if (len > CD_SAVE_MAX_PATH)
+		return cd_fail(s->err, ENAMETOOLONG, "layer",
+			       "a path of %zu bytes, longer than %d (PATH_MAX), in the upper (%.100s...): "
+			       "not saved", len, CD_SAVE_MAX_PATH, *dir ? dir : name);
+	if (l->n_changes >= CD_SAVE_MAX_CHANGES)
+		return cd_fail(s->err, E2BIG, "layer",
+			       "more than %d changes (the limit of a layer): not saved",
+			       CD_SAVE_MAX_CHANGES);
+	if (s->path_bytes + len + 1 > CD_SAVE_MAX_PATH_BYTES)
+		return cd_fail(s->err, E2BIG, "layer",
+			       "the changes' paths take more than %llu MiB (the limit of a layer): not "
+			       "saved", CD_SAVE_MAX_PATH_BYTES >> 20);
+	s->path_bytes += len + 1;
 	if (l->n_changes == s->cap) {
 		struct cd_layer_change *c = realloc(l->changes, (s->cap = s->cap ? 2 * s->cap : 64) *
 								       sizeof(*c));
@@ -524,47 +662,212 @@ static int base_here(struct save *s, const char *dir)
 	return fd;
 }
 
-/* A file or symlink from (dirfd, name) into (to_fd, name), its state filled. */
+/* ---- what tree/ gets: bounded by what the upper holds ---- */
+
+static int too_big(struct save *s, const char *what, uint64_t size)
+{
+	return cd_fail(s->err, EFBIG, "layer",
+		       "%.200s: a file of %llu bytes or more, past the limit of %llu for one file (%d "
+		       "times the upper's size, at most 1 TiB; a sparse file?): not saved",
+		       what, (unsigned long long)size, (unsigned long long)s->max_file,
+		       CD_SAVE_FILE_FACTOR);
+}
+
+static int over_budget(struct save *s, const char *what)
+{
+	return cd_fail(s->err, EFBIG, "layer",
+		       "the layer holds more than its filesystem used (hard links or sparse files): "
+		       "not saved (%llu bytes of data allowed, at %.200s)",
+		       (unsigned long long)s->allowed, what);
+}
+
+/* What the upper's filesystem has in use, plus CD_SAVE_SLACK. */
+static uint64_t upper_allowance(int upper_fd, uint64_t *ret_size)
+{
+	struct statfs fs;
+
+	if (fstatfs(upper_fd, &fs) < 0)
+		return 0;
+	if (ret_size)
+		*ret_size = (uint64_t)fs.f_blocks * (uint64_t)fs.f_bsize;
+	return (uint64_t)(fs.f_blocks - fs.f_bfree) * (uint64_t)fs.f_bsize + CD_SAVE_SLACK;
+}
+
+/* Bytes tree/ may still get: a live upper may hold more now than when the save started (what
+ * it holds, never more than its size, bounds what we write all the same). */
+static uint64_t budget_left(struct save *s)
+{
+	if (s->live) {
+		uint64_t now = upper_allowance(s->upper_fd, NULL);
+
+		if (now > s->allowed)
+			s->allowed = now;
+	}
+	return s->allowed > s->written ? s->allowed - s->written : 0;
+}
+
+static size_t link_slot(const struct save *s, dev_t dev, ino_t ino)
+{
+	size_t i = ((uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev) & (s->links_cap - 1);
+
+	while (s->links[i].path && (s->links[i].dev != dev || s->links[i].ino != ino))
+		i = (i + 1) & (s->links_cap - 1);
+	return i;
+}
+
+static const struct link *link_find(const struct save *s, const struct stat *st)
+{
+	size_t i;
+
+	if (!s->links_cap || st->st_nlink < 2)
+		return NULL;
+	i = link_slot(s, st->st_dev, st->st_ino);
+	return s->links[i].path ? &s->links[i] : NULL;
+}
+
+/* An upper inode of several names just copied to tree/path: later names link to it */
+static int link_add(struct save *s, const struct stat *st, const char *path,
+		    const struct cd_layer_state *now)
+{
+	size_t len = strlen(path) + 1, i;
+
+	if (st->st_nlink < 2)
+		return 0;
+	if (s->path_bytes + len > CD_SAVE_MAX_PATH_BYTES)
+		return cd_fail(s->err, E2BIG, "layer",
+			       "the changes' paths take more than %llu MiB (the limit of a layer): not "
+			       "saved", CD_SAVE_MAX_PATH_BYTES >> 20);
+	if (2 * (s->n_links + 1) > s->links_cap) {
+		struct link *old = s->links;
+		size_t old_cap = s->links_cap;
+
+		s->links_cap = old_cap ? 2 * old_cap : 64;
+		s->links = calloc(s->links_cap, sizeof(*s->links));
+		if (!s->links) {
+			s->links = old;
+			s->links_cap = old_cap;
+			return cd_fail(s->err, ENOMEM, "layer", "out of memory");
+		}
+		for (size_t k = 0; k < old_cap; k++)
+			if (old[k].path)
+				s->links[link_slot(s, old[k].dev, old[k].ino)] = old[k];
+		free(old);
+	}
+	i = link_slot(s, st->st_dev, st->st_ino);
+	if (s->links[i].path)
+		return 0;
+	s->links[i] = (struct link){ .dev = st->st_dev, .ino = st->st_ino, .path = strdup(path),
+				     .now = *now };
+	if (!s->links[i].path)
+		return cd_fail(s->err, ENOMEM, "layer", "out of memory");
+	s->path_bytes += len;
+	s->n_links++;
+	return 0;
+}
+
+static void links_free(struct save *s)
+{
+	for (size_t i = 0; i < s->links_cap; i++)
+		free(s->links[i].path);
+	free(s->links);
+}
+
+/* Another name of an upper inode already in tree/: linked to that copy (1), or 0 when it
+ * cannot be (then copied). */
+static int link_to_first(struct save *s, const struct stat *st, int to_fd, const char *name,
+			 struct cd_layer_state *ret)
+{
+	const struct link *k = link_find(s, st);
+	_cleanup_close_ int pfd = -1;
+	const char *first;
+
+	if (!k)
+		return 0;
+	pfd = cd_lfs_open_parent(s->tree_fd, k->path, &first);
+	if (pfd < 0 || linkat(pfd, first, to_fd, name, 0) < 0)
+		return 0;
+	*ret = k->now;
+	return 1;
+}
+
+/* A file or symlink from (dirfd, name) into (to_fd, name), its state filled. upper: st is the
+ * upper's entry (hostile): holes kept, the budget and size limits, hard links made once.
+ * 1 (GONE): a live upper's entry vanished or changed type, nothing made. */
 static int copy_entry(struct save *s, int dirfd, const char *name, bool upper, const struct stat *st,
 		      int to_fd, const char *what, struct cd_layer_state *ret)
 {
 	_cleanup_close_ int in = -1, out = -1;
 	_cleanup_free_ char *target = NULL;
+	struct pin pin = PIN_NONE;
+	struct stat ist;
+	uint64_t left;
 	int r;
 
 	ret->mode = st->st_mode & MODE_MASK;
 	if (S_ISLNK(st->st_mode)) {
 		ret->type = CD_LT_SYMLINK;
 		r = cd_lfs_readlink(dirfd, name, &target, &ret->size, ret->sha256);
+		if (r == -EINVAL) /* no longer a symlink */
+			r = -ESTALE;
+		if (upper && gone(s->live, r))
+			return GONE;
 		if (r < 0)
 			return cd_fail_errno(s->err, -r, "layer", "%s: reading the symlink", what);
+		/* a tmpfs keeps a target of 128 bytes or more in a page of its own */
+		if (upper && ret->size >= 128) {
+			if (ret->size > budget_left(s))
+				return over_budget(s, what);
+			s->written += ret->size;
+		}
 		if (symlinkat(target, to_fd, name) < 0)
 			return store_fail(s, -errno, what);
 		return 0;
 	}
 	ret->type = CD_LT_FILE;
-	in = upper ? open_upper(dirfd, name, O_RDONLY)
-		   : openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	if (in < 0)
-		return cd_fail_errno(s->err, upper ? -in : errno, "layer", "%s: opening", what);
+	if (upper && (uint64_t)st->st_size > s->max_file)
+		return too_big(s, what, (uint64_t)st->st_size);
+	if (upper && link_to_first(s, st, to_fd, name, ret) > 0)
+		return 0;
+	in = upper ? open_upper(dirfd, name, O_RDONLY, &pin)
+		   : openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	unpin(&pin, s->live); /* open: its mode back at once */
+	r = in < 0 ? (upper ? in : -errno) : fstat(in, &ist) < 0 ? -errno : 0;
+	if (r >= 0 && (!S_ISREG(ist.st_mode) || ist.st_dev != st->st_dev || ist.st_ino != st->st_ino))
+		r = -ESTALE; /* not the file we saw */
+	if (upper && gone(s->live, r))
+		return GONE;
+	if (r < 0)
+		return cd_fail_errno(s->err, -r, "layer", "%s: opening", what);
 	out = openat(to_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return store_fail(s, -errno, what);
-	r = cd_lfs_copy_fd(in, out, &ret->size, ret->sha256);
+	if (upper) {
+		left = budget_left(s);
+		r = cd_lfs_copy_sparse(in, out, s->max_file, &left, &ret->size, ret->sha256);
+		if (r >= 0 || r == -EFBIG)
+			s->written = s->allowed - left;
+		if (r == -EFBIG)
+			return over_budget(s, what);
+		if (r == -E2BIG)
+			return too_big(s, what, s->max_file);
+	} else
+		r = cd_lfs_copy_fd(in, out, &ret->size, ret->sha256);
 	if (r < 0)
 		return r == -ENOSPC || r == -EDQUOT ? store_fail(s, r, what)
 						    : cd_fail_errno(s->err, -r, "layer", "%s: copying", what);
 	if (fchmod(out, ret->mode | 0600) < 0)
 		return store_fail(s, -errno, what);
-	return 0;
+	return upper ? link_add(s, st, what, ret) : 0;
 }
 
-/* State of a file or symlink without copying it. */
+/* State of a file or symlink without copying it; GONE as copy_entry. */
 static int state_of(struct save *s, int dirfd, const char *name, bool upper, const struct stat *st,
 		    const char *what, struct cd_layer_state *ret)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *target = NULL;
+	struct pin pin = PIN_NONE;
+	struct stat fst;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
@@ -572,12 +875,27 @@ static int state_of(struct save *s, int dirfd, const char *name, bool upper, con
 	if (S_ISLNK(st->st_mode)) {
 		ret->type = CD_LT_SYMLINK;
 		r = cd_lfs_readlink(dirfd, name, &target, &ret->size, ret->sha256);
+		if (r == -EINVAL)
+			r = -ESTALE;
 	} else {
 		ret->type = CD_LT_FILE;
-		fd = upper ? open_upper(dirfd, name, O_RDONLY)
-			   : openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-		r = fd < 0 ? (upper ? fd : -errno) : cd_lfs_hash_fd(fd, &ret->size, ret->sha256);
+		fd = upper ? open_upper(dirfd, name, O_RDONLY, &pin)
+			   : openat(dirfd, name,
+				    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		unpin(&pin, s->live);
+		r = fd < 0 ? (upper ? fd : -errno) : fstat(fd, &fst) < 0 ? -errno : 0;
+		if (r >= 0 && (!S_ISREG(fst.st_mode) || fst.st_dev != st->st_dev ||
+			       fst.st_ino != st->st_ino))
+			r = -ESTALE;
+		if (r >= 0)
+			r = upper ? cd_lfs_copy_sparse(fd, -1, s->max_file, NULL, &ret->size,
+						       ret->sha256)
+				  : cd_lfs_hash_fd(fd, &ret->size, ret->sha256);
+		if (upper && r == -E2BIG)
+			return too_big(s, what, s->max_file);
 	}
+	if (upper && gone(s->live, r))
+		return GONE;
 	return r < 0 ? cd_fail_errno(s->err, -r, "layer", "%s: reading", what) : 0;
 }
 
@@ -653,9 +971,9 @@ static int opaque_deletions(struct save *s, struct walk *w)
 	size_t ln = 0;
 	int r;
 
-	r = read_names(w->lfd, &lnames, &ln);
+	r = read_names(w->lfd, CD_SAVE_MAX_CHANGES, &lnames, &ln);
 	if (r < 0)
-		return cd_fail_errno(s->err, -r, "layer", "workdir %s: listing", w->path);
+		return listing_fail(s->err, r, w->path);
 	for (size_t i = 0; i < ln && r >= 0; i++) {
 		struct stat st;
 
@@ -732,6 +1050,8 @@ static int file_visit(struct save *s, struct walk *w, const char *name, const st
 	if (same_type && (us->st_mode & MODE_MASK) == (ls->st_mode & MODE_MASK) &&
 	    us->st_size == ls->st_size) { /* maybe no change at all: compare the content */
 		r = state_of(s, w->fd, name, true, us, path, &now);
+		if (r == GONE)
+			return 0;
 		if (r >= 0)
 			r = state_of(s, w->lfd, name, false, ls, path, &base);
 		if (r < 0 || cd_layer_state_equal(&now, &base))
@@ -741,8 +1061,8 @@ static int file_visit(struct save *s, struct walk *w, const char *name, const st
 	if (tfd < 0)
 		return tfd;
 	r = copy_entry(s, w->fd, name, true, us, tfd, path, &now);
-	if (r < 0)
-		return r;
+	if (r != 0)
+		return r < 0 ? r : 0; /* GONE: left out */
 	s->l->bytes += now.size;
 	if (lk == K_NONE)
 		return record(s, CD_LAYER_ADD, &now, NULL, w->path, name);
@@ -763,23 +1083,47 @@ static int file_visit(struct save *s, struct walk *w, const char *name, const st
 	return r < 0 ? r : record(s, CD_LAYER_MODIFY, &now, &base, w->path, name);
 }
 
+static int upper_visit_entry(struct save *s, struct walk *w, const char *name,
+			     const struct stat *us, enum kind lk, const struct stat *ls);
+
 static int upper_visit(struct save *s, struct walk *w, const char *name)
 {
 	struct stat us, ls;
+	struct pin pin;
 	enum kind lk;
 	int r;
 
-	if (fstatat(w->fd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
-		return cd_fail_errno(s->err, errno, "layer", "upper %s/%s", w->path, name);
+	if (fstatat(w->fd, name, &us, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (gone(s->live, -errno))
+			return 0;
+		return cd_fail_errno(s->err, errno, "layer", "upper %.200s/%s", w->path, name);
+	}
 	lk = lower_kind(s, w->lfd, name, &ls);
 	if (us.st_dev != s->upper_dev) {
 		s->l->skipped++;
 		return 0;
 	}
-	r = make_readable(w->fd, name, &us);
+	r = make_readable(w->fd, name, &us, &pin);
+	if (gone(s->live, r))
+		return 0;
 	if (r < 0)
-		return cd_fail_errno(s->err, -r, "layer", "upper %s/%s: opening up", w->path, name);
-	if (is_whiteout(&us)) {
+		return cd_fail_errno(s->err, -r, "layer", "upper %.200s/%s: opening up", w->path,
+				     name);
+	if (S_ISDIR(us.st_mode)) { /* opened up while the walk is in it (walk_down, walk_up) */
+		w->next_pin = pin;
+		pin = PIN_NONE;
+	}
+	r = upper_visit_entry(s, w, name, &us, lk, &ls);
+	unpin(&pin, s->live); /* a file: read, its mode back */
+	return r;
+}
+
+static int upper_visit_entry(struct save *s, struct walk *w, const char *name,
+			     const struct stat *us, enum kind lk, const struct stat *ls)
+{
+	int r;
+
+	if (is_whiteout(us)) {
 		if (lk == K_NONE)
 			return 0;
 		if (lk == K_OTHER) {
@@ -789,21 +1133,21 @@ static int upper_visit(struct save *s, struct walk *w, const char *name)
 		r = tree_here(s, w); /* the whiteout's directory, for cd_layer_seed */
 		return r < 0 ? r : delete_lower(s, w->lfd, w->path, name);
 	}
-	if (S_ISDIR(us.st_mode)) {
+	if (S_ISDIR(us->st_mode)) {
 		if (is_redirected(w->fd, name))
 			return cd_fail(s->err, ENOTSUP, "layer",
 				       "%s%s%s: a renamed directory (the overlay must be mounted "
 				       "with redirect_dir=off)", w->path, *w->path ? "/" : "", name);
-		r = dir_visit(s, w, name, &us, lk, &ls);
+		r = dir_visit(s, w, name, us, lk, ls);
 		if (r != 3)
 			return r;
 		r = walk_down(w, name, true, s->err); /* opaque: into it here, then deletions */
-		if (r >= 0)
+		if (r == 0)
 			r = opaque_deletions(s, w);
 		return r < 0 ? r : 0;
 	}
-	if (S_ISREG(us.st_mode) || S_ISLNK(us.st_mode))
-		return file_visit(s, w, name, &us, lk, &ls);
+	if (S_ISREG(us->st_mode) || S_ISLNK(us->st_mode))
+		return file_visit(s, w, name, us, lk, ls);
 	s->l->skipped++; /* FIFO, socket, device */
 	return 0;
 }
@@ -886,6 +1230,21 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd)
 		return cd_fail_errno(s->err, errno, "layer", "the upper or the workdir");
 	s->upper_dev = ust.st_dev;
 	s->lower_dev = lst.st_dev;
+	s->upper_fd = upper_fd;
+	{
+		uint64_t size = 0;
+
+		s->allowed = upper_allowance(upper_fd, &size);
+		if (!s->allowed)
+			return cd_fail_errno(s->err, errno, "layer", "the upper's filesystem (statfs)");
+		s->max_file = size > CD_SAVE_MAX_FILE / CD_SAVE_FILE_FACTOR
+				      ? CD_SAVE_MAX_FILE
+				      : size * CD_SAVE_FILE_FACTOR;
+		if (!size) { /* a filesystem of no stated size (tmpfs without size=) */
+			s->max_file = CD_SAVE_MAX_FILE;
+			s->allowed = UINT64_MAX;
+		}
+	}
 	if (mkdirat(tmp_fd, "tree", 0700) < 0 || mkdirat(tmp_fd, "base", 0700) < 0)
 		return store_fail(s, -errno, "tree/");
 	s->tree_fd = openat(tmp_fd, "tree", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -902,9 +1261,10 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd)
 }
 
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
-		  char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err)
+		  bool live, char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err)
 {
-	struct save s = { .tree_fd = -1, .base_fd = -1, .base_dir_fd = -1, .err = err };
+	struct save s = { .tree_fd = -1, .base_fd = -1, .base_dir_fd = -1, .upper_fd = -1,
+			  .live = live, .err = err };
 	_cleanup_close_ int tmp_fd = -1;
 	char id[CD_LAYER_ID_LEN + 1], tmp[CD_LAYER_ID_LEN + 8];
 	int r;
@@ -928,6 +1288,7 @@ int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_laye
 	cd_closep(&s.base_fd);
 	cd_closep(&s.base_dir_fd);
 	free(s.base_dir);
+	links_free(&s);
 	cd_layer_free(s.l);
 	if (r < 0) {
 		cd_layer_tmp_remove(store_fd, id);

@@ -120,7 +120,7 @@ static void sweep(struct cd_sandbox *sb)
 		sb->res->protect_removed = (uint64_t)n;
 }
 
-static int save_layer(struct cd_sandbox *sb, char id[CD_LAYER_ID_LEN + 1],
+static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN + 1],
 		      struct cordon_error *err)
 {
 	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -130,14 +130,14 @@ static int save_layer(struct cd_sandbox *sb, char id[CD_LAYER_ID_LEN + 1],
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_layer_save(sb->store_fd, sb->layer_fd, lower, &meta, id, err);
+	return cd_layer_save(sb->store_fd, sb->layer_fd, lower, &meta, live, id, err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)
 {
 	if (!sb->c->cow || sb->layer_fd < 0)
 		return cd_fail(err, EINVAL, "session", "not a copy-on-write session");
-	return save_layer(sb, ret_id, err);
+	return save_layer(sb, true, ret_id, err); /* live: the sandbox runs */
 }
 
 static void save_failed(struct cd_sandbox *sb, const struct cordon_error *e)
@@ -162,7 +162,7 @@ static void save(struct cd_sandbox *sb)
 
 	if (fstatfs(sb->layer_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0))
 		res->layer_full = 1;
-	r = save_layer(sb, id, &e);
+	r = save_layer(sb, false, id, &e); /* the sandbox has ended */
 	if (r >= 0)
 		r = cd_layer_load(sb->store_fd, id, &l, &e);
 	if (r < 0)

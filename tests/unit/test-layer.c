@@ -3,7 +3,9 @@
  * test-layer.c - a copy-on-write workdir's stored changes (src/layer): the manifest written and
  * read back (names with any bytes), its errors named by line; protect globs; the store's checks
  * (0700, ours, no symlink); a save from a hand-made overlay upper (whiteouts, an opaque
- * directory, type changes, modes, a FIFO, hard links, a tree too deep); apply (done, done again,
+ * directory, type changes, modes, a FIFO, hard links, a tree too deep); a save's bounds (a
+ * sparse file kept sparse or refused past its size limit, hard links stored once, more data
+ * than the upper holds refused, a path past PATH_MAX refused); apply (done, done again,
  * conflicts, a symlink on the way, protected paths, no setuid); seed then save gives the same
  * changes; a real overlay (userxattr) over the seeded upper shows the run's view; discard. The
  * tree tests run in a user and mount namespace of their own, on a tmpfs (skipped, with the
@@ -18,9 +20,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
+#include <grp.h>
 #include <unistd.h>
 
+#include "fsops.h"
 #include "layer.h"
 #include "manifest.h"
 #include "util.h"
@@ -405,7 +410,7 @@ static int save_layer(int store, const char *upper, const char *lower, char id[1
 	fstat(w, &st);
 	meta.workdir_dev = st.st_dev;
 	meta.workdir_ino = st.st_ino;
-	return cd_layer_save(store, u, w, &meta, id, err);
+	return cd_layer_save(store, u, w, &meta, false, id, err);
 }
 
 static void test_save(int store, char id[17])
@@ -476,9 +481,268 @@ static void test_save_errors(int store)
 	cd_closep(&fd);
 	is_int(save_layer(store, "deepup", "deeplow", id, NULL, &err), -E2BIG,
 	       "4100 levels: refused");
-	like_str(err.msg, "more than 4096 directory levels", "saying why");
+	like_str(err.msg, "more than 2048 directory levels", "saying why");
 	ok(sh("ls -a %s/store | grep '\\.tmp$' >/dev/null", T) != 0, "nothing half-written left");
 	sh("rm -rf %s/deepup %s/deeplow", T, T);
+}
+
+static bool no_tmp(void)
+{
+	return sh("ls -a %s/store | grep '\\.tmp$' >/dev/null", T) != 0;
+}
+
+static void make_file(const char *rel, uint64_t size, const off_t *data, size_t n_data)
+{
+	char p[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", T, rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+		diag("make %s: %m", p);
+	for (size_t i = 0; fd >= 0 && i < n_data; i++) {
+		char buf[4096];
+
+		memset(buf, 'a' + (int)i, sizeof(buf));
+		if (pwrite(fd, buf, sizeof(buf), data[i]) != (ssize_t)sizeof(buf))
+			diag("pwrite: %m");
+	}
+	cd_closep(&fd);
+}
+
+/* An upper on a tmpfs of 8M of its own: what the store gets is bounded by what it holds */
+static void test_save_bounds(int store)
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+	char id[17] = "", p[600], up[256];
+	struct stat st;
+	int fd;
+
+	snprintf(up, sizeof(up), "%s/bup", T);
+	mk("bup", 0755);
+	mk("blow", 0755);
+	if (mount("tmpfs", up, "tmpfs", 0, "size=8m,mode=0755") < 0) {
+		skip("no tmpfs for the upper", "the save's bounds");
+		return;
+	}
+
+	/* a sparse file of 1 TiB: past 16 x 8M */
+	make_file("bup/huge", 1ull << 40, NULL, 0);
+	is_int(save_layer(store, "bup", "blow", id, NULL, &err), -EFBIG, "a 1 TiB sparse file refused");
+	like_str(err.msg, "past the limit of 134217728 for one file", "naming the limit: %s", err.msg);
+	ok(no_tmp(), "nothing half-written left");
+	unlink(strcat(strcpy(p, up), "/huge"));
+
+	/* a sparse file of 100M with two pages of data: saved with its holes, hashed in full */
+	{
+		const off_t data[] = { 0, 50 << 20 };
+		uint8_t sha[32];
+		uint64_t size = 0;
+
+		make_file("bup/sparse", 100 << 20, data, 2);
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), 0, "a 100M sparse file saved: %s",
+		       err.msg);
+		snprintf(p, sizeof(p), "store/%s/tree/sparse", id);
+		{
+			char q[700];
+			bool there;
+
+			snprintf(q, sizeof(q), "%s/%s", T, p);
+			there = lstat(q, &st) == 0;
+			ok(there && st.st_size == 100 << 20 && st.st_blocks * 512 <= 64 << 10,
+			   "its copy keeps the holes (%lld bytes allocated)",
+			   there ? (long long)st.st_blocks * 512 : -1LL);
+		}
+		fd = open(strcat(strcpy(p, up), "/sparse"), O_RDONLY);
+		if (fd >= 0)
+			cd_lfs_hash_fd(fd, &size, sha);
+		cd_closep(&fd);
+		if (cd_layer_load(store, id, &l, &err) == 0) {
+			const struct cd_layer_change *c = cd_layer_find(l, "sparse");
+
+			ok(c && c->now.size == 100 << 20 && !memcmp(c->now.sha256, sha, 32),
+			   "its hash is the content's (zeros in the holes)");
+			cd_layer_free(l);
+			l = NULL;
+		}
+		snprintf(p, sizeof(p), "store/%s/tree/sparse", id);
+		{
+			char q[700];
+			uint8_t sha2[32];
+			uint64_t size2 = 0;
+
+			snprintf(q, sizeof(q), "%s/%s", T, p);
+			fd = open(q, O_RDONLY);
+			if (fd >= 0)
+				cd_lfs_hash_fd(fd, &size2, sha2);
+			cd_closep(&fd);
+			ok(size2 == size && !memcmp(sha, sha2, 32), "the copy reads back the same");
+		}
+		cd_layer_discard(store, id, &err);
+		unlink(strcat(strcpy(p, up), "/sparse"));
+	}
+
+	/* 100 hard links to a 1M file: stored once */
+	{
+		char a[600], b[600];
+
+		mk("bup/h", 0755);
+		snprintf(a, sizeof(a), "%s/h/a", up);
+		fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; fd >= 0 && i < 256; i++) {
+			char buf[4096];
+
+			memset(buf, i, sizeof(buf));
+			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				diag("write: %m");
+		}
+		cd_closep(&fd);
+		for (int i = 0; i < 100; i++) {
+			snprintf(b, sizeof(b), "%s/h/l%03d", up, i);
+			if (link(a, b) < 0)
+				diag("link: %m");
+		}
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), 0, "100 hard links saved: %s",
+		       err.msg);
+		snprintf(p, sizeof(p), "%s/store/%s/tree/h/l042", T, id);
+		if (lstat(p, &st) < 0)
+			memset(&st, 0, sizeof(st));
+		ok(st.st_nlink == 101 && st.st_size == 1 << 20,
+		   "stored once: one inode of 101 names in tree/ (%lu)", (unsigned long)st.st_nlink);
+		if (cd_layer_load(store, id, &l, &err) == 0) {
+			is_uint(l->n_changes, 102, "one change per name (and the directory)");
+			cd_layer_free(l);
+			l = NULL;
+		}
+		cd_layer_discard(store, id, &err);
+		sh("rm -rf %s/h", up);
+	}
+
+	/* the same inode reached twice without hard links (a bind mount in the upper): past the
+	 * budget, refused, nothing left */
+	{
+		char a[600], b[600];
+		char buf[4096];
+
+		mk("bup/a", 0755);
+		mk("bup/b", 0755);
+		memset(buf, 'x', sizeof(buf));
+		fd = open(strcat(strcpy(a, up), "/a/f"), O_WRONLY | O_CREAT, 0644);
+		for (int i = 0; fd >= 0 && i < 768; i++) /* 3M of data */
+			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				break;
+		cd_closep(&fd);
+		snprintf(a, sizeof(a), "%s/a", up);
+		snprintf(b, sizeof(b), "%s/b", up);
+		if (mount(a, b, NULL, MS_BIND, NULL) < 0)
+			diag("bind: %m");
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), -EFBIG,
+		       "more data than the upper holds: refused");
+		like_str(err.msg, "the layer holds more than its filesystem used", "saying so: %s",
+			 err.msg);
+		ok(no_tmp(), "nothing half-written left");
+		umount2(b, MNT_DETACH);
+		sh("rm -rf %s/a %s/b", up, up);
+	}
+
+	/* a path of 5000 bytes */
+	{
+		char name[251];
+		int next;
+
+		memset(name, 'n', 250);
+		name[250] = '\0';
+		fd = open(up, O_RDONLY | O_DIRECTORY);
+		for (int i = 0; fd >= 0 && i < 20; i++) {
+			mkdirat(fd, name, 0755);
+			next = openat(fd, name, O_RDONLY | O_DIRECTORY);
+			close(fd);
+			fd = next;
+		}
+		cd_closep(&fd);
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), -ENAMETOOLONG,
+		       "a path past 4095 bytes (20 names of 250): refused");
+		like_str(err.msg, "longer than 4095 (PATH_MAX)", "saying so: %s", err.msg);
+		ok(no_tmp(), "nothing half-written left");
+	}
+	umount2(up, MNT_DETACH);
+	sh("rm -rf %s/bup %s/blow", T, T);
+}
+
+/* A live save (a checkpoint) by a supervisor that is not root: the file and the directory the
+ * sandbox closed (mode 000) are read, and have mode 000 again afterwards. Run in a child (as
+ * nobody when we are root, outside any namespace: root reads anything without opening it up);
+ * its results come back as bits of its exit status. */
+static void test_save_live(void)
+{
+	char dir[] = "/tmp/test-layer-live-XXXXXX";
+	pid_t pid;
+	int status = 0;
+
+	if (!mkdtemp(dir)) {
+		diag("mkdtemp: %m");
+		return;
+	}
+	if (getuid() == 0 && chown(dir, 65534, 65534) < 0)
+		diag("chown: %m");
+	pid = fork();
+	if (pid == 0) {
+		struct cordon_error err = { 0 };
+		struct cd_layer meta = { .workdir = dir, .created = 1 };
+		char p[512], id[17];
+		struct stat st;
+		int store, u, w, bits = 0;
+
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(100);
+#define P(x) (snprintf(p, sizeof(p), "%s/%s", dir, x), p)
+		if (mkdir(P("upper"), 0755) < 0 || mkdir(P("lower"), 0755) < 0 ||
+		    mkdir(P("store"), 0700) < 0 || mkdir(P("upper/closed"), 0755) < 0)
+			_exit(101);
+		for (int i = 0; i < 2; i++) {
+			int fd = open(P(i ? "upper/secret" : "upper/closed/f"),
+				      O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+			if (fd < 0 || write(fd, "closed\n", 7) != 7)
+				_exit(102);
+			close(fd);
+		}
+		chmod(P("upper/closed"), 0);
+		chmod(P("upper/secret"), 0);
+		store = open(P("store"), O_RDONLY | O_DIRECTORY);
+		u = open(P("upper"), O_RDONLY | O_DIRECTORY);
+		w = open(P("lower"), O_RDONLY | O_DIRECTORY);
+		if (cd_layer_save(store, u, w, &meta, true, id, &err) == 0)
+			bits |= 1;
+		else
+			fprintf(stderr, "# live save: %s\n", err.msg);
+		if (stat(P("upper/secret"), &st) == 0 && (st.st_mode & 07777) == 0)
+			bits |= 2;
+		if (stat(P("upper/closed"), &st) == 0 && (st.st_mode & 07777) == 0)
+			bits |= 4;
+		snprintf(p, sizeof(p), "%s/store/%s/tree/closed/f", dir, id);
+		if (bits & 1 && stat(p, &st) == 0)
+			bits |= 8;
+		chmod(P("upper/closed"), 0700); /* for the rm */
+#undef P
+		_exit(bits);
+	}
+	waitpid(pid, &status, 0);
+	status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	if (status >= 100) {
+		skip("cannot run as another user here", "the live save");
+	} else {
+		ok(status & 1, "a live save as a non-root supervisor");
+		ok(status & 2, "a file the sandbox closed has mode 000 again");
+		ok(status & 4, "a directory the sandbox closed has mode 000 again");
+		ok(status & 8, "what it held was saved");
+	}
+	sh("rm -rf %s", dir);
 }
 
 static int copy_tree(const char *from, const char *to)
@@ -663,6 +927,7 @@ int main(void)
 	test_manifest();
 	test_parse_errors();
 	test_protect();
+	test_save_live();
 	snprintf(T, sizeof(T), "/tmp/test-layer-XXXXXX");
 	if (!mkdtemp(T))
 		return 1;
@@ -678,6 +943,7 @@ int main(void)
 		diag("store: %s", err.msg);
 	test_save(store, id);
 	test_save_errors(store);
+	test_save_bounds(store);
 	test_apply(store, id);
 	test_seed(store, id);
 	test_list_discard(store, id);
