@@ -139,7 +139,8 @@ void cd_event_layer(const struct cd_audit *a, const struct cd_layer *l)
 		layer_event(a, &l->changes[i]);
 }
 
-void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob)
+void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob,
+		      const char *action)
 {
 	bool lossy = false;
 	struct cd_json j;
@@ -150,7 +151,7 @@ void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glo
 	cd_json_key(&j, "path");
 	cd_audit_string(&j, rel, strlen(rel), &lossy);
 	cd_json_kv_string(&j, "rule", glob);
-	cd_json_kv_string(&j, "action", "removed");
+	cd_json_kv_string(&j, "action", action);
 	cd_audit_end(a, &j);
 }
 

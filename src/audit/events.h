@@ -23,7 +23,8 @@ struct cd_layer;
 /* "file": one per change a copy-on-write workdir's layer holds (from its manifest: no walk). */
 void cd_event_layer(const struct cd_audit *a, const struct cd_layer *l);
 /* "protect": a path the sandbox made at a protected path, removed after the run. */
-void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob);
+void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob,
+		      const char *action);
 /* "exit": the result; the last line. */
 void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
 		   uint64_t exec_events_dropped);

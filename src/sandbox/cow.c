@@ -99,13 +99,18 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
 }
 
-static void notice_removed(void *data, const char *rel, const char *glob)
+static void notice_removed(void *data, const char *rel, const char *glob, const char *aside)
 {
 	struct cd_sandbox *sb = data;
 
-	cd_config_notice(sb->c, "protect: removed %s, which the sandbox made at a protected path "
-				"(%s)", rel, glob);
-	cd_event_protect(&sb->audit, rel, glob);
+	if (aside)
+		cd_config_notice(sb->c, "protect: moved %s aside to %s: the sandbox made it at a "
+					"protected path (%s), and it holds files of another owner",
+				 rel, aside, glob);
+	else
+		cd_config_notice(sb->c, "protect: removed %s, which the sandbox made at a protected "
+					"path (%s)", rel, glob);
+	cd_event_protect(&sb->audit, rel, glob, aside ? "moved-aside" : "removed");
 }
 
 static void sweep(struct cd_sandbox *sb)
@@ -115,7 +120,7 @@ static void sweep(struct cd_sandbox *sb)
 
 	if (dir < 0)
 		return;
-	n = cd_guard_sweep(&sb->plan.guards, dir, notice_removed, sb);
+	n = cd_guard_sweep(&sb->plan.guards, dir, sb->wd.st.st_uid, notice_removed, sb);
 	if (n > 0)
 		sb->res->protect_removed = (uint64_t)n;
 }

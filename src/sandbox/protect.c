@@ -237,11 +237,15 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 		struct stat st;
 		int r;
 
+		if (cur < 0 && errno == EACCES) /* a directory closed to us (mode 000): swept */
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL);
 		if (cur < 0)
 			return cd_fail_errno(x->err, errno, "protect", "%s", rel);
 		r = stat_at(cur, x->comps[i], &st);
 		if (r == -ENOENT)
 			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT, NULL);
+		if (r == -EACCES)
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL);
 		if (r < 0)
 			return cd_fail_errno(x->err, -r, "protect", "%s", rel);
 		if (S_ISLNK(st.st_mode))
@@ -287,7 +291,9 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 		if (r < 0)
 			return r;
 	}
-	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	/* an open file of its own: a dup() would share (and move) the offset of dirfd, which an
+	 * earlier glob or "**" read from already */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		cd_closep(&fd);
@@ -544,19 +550,67 @@ static int open_prefix(int workdir_fd, const char *rel, size_t len)
 	return fd < 0 ? -errno : fd;
 }
 
-/* name in parent, whatever it is (a directory with all it holds), never followed: 1 removed */
-static int remove_at(int parent, const char *name)
+/* Is everything in directory d owned by owner (what the sandbox could remove itself)? Not
+ * followed, not below another filesystem; false past a depth or on any doubt. */
+static bool all_owned(int d, uid_t owner, unsigned depth)
+{
+	_cleanup_close_ int fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_(cd_closedirp) DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	struct stat st;
+
+	if (!dir || depth > 256)
+		return false;
+	fd = -1; /* the DIR has it */
+	while ((e = readdir(dir))) {
+		_cleanup_close_ int sub = -1;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != owner)
+			return false;
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		sub = openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || !all_owned(sub, owner, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* A tree holding what the sandbox could not have removed (as root, a file of an owner not
+ * mapped inside, moved in with its directory) is moved aside rather than removed: out of the
+ * protected path, nothing lost. */
+static int move_aside(int parent, const char *name, char *aside, size_t size)
+{
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(aside, size, "%s.cordon-moved-aside%s%.0u", name, i ? "." : "", i);
+		if (renameat2(parent, name, parent, aside, RENAME_NOREPLACE) == 0)
+			return 2;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* name in parent, whatever it is (a directory with all it holds), never followed: 1 removed,
+ * 2 moved aside (to aside) */
+static int remove_at(int parent, const char *name, uid_t owner, char *aside, size_t size)
 {
 	struct stat st;
 	_cleanup_close_ int d = -1;
 
 	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (st.st_uid != owner)
+		return move_aside(parent, name, aside, size);
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(parent, name, 0) < 0 ? -errno : 1;
 	d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0)
 		return -errno;
+	if (!all_owned(d, owner, 0))
+		return move_aside(parent, name, aside, size);
 	(void)cd_rmtree_contents(d);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 1;
 }
@@ -565,7 +619,8 @@ static int remove_at(int parent, const char *name)
  * at a time; a directory the run made is entered (a new repository's .git stays), anything
  * else standing in the path (a symlink, a file) goes, as does whatever is at the path itself.
  * The user's own symlink that stood there from the start stays. */
-static int sweep_one(const struct cd_guard *g, int workdir_fd)
+static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char *aside,
+		     size_t size)
 {
 	_cleanup_close_ int cur = open_prefix(workdir_fd, g->rel, g->exist_len);
 	const char *p = g->rel + g->exist_len + (g->exist_len > 0);
@@ -587,7 +642,7 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd)
 		if (S_ISLNK(st.st_mode) && st.st_dev == g->link_dev && st.st_ino == g->link_ino)
 			return 0; /* the user's */
 		if (!p[n] || !S_ISDIR(st.st_mode))
-			return remove_at(cur, name);
+			return remove_at(cur, name, owner, aside, size);
 		next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			return -errno;
@@ -598,22 +653,23 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd)
 	return 0;
 }
 
-int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
-		   void *data)
+int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
+		   cd_guard_notice_fn notice, void *data)
 {
 	int removed = 0, first = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_guard *g = &p->g[i];
+		char aside[300] = "";
 		int r;
 
 		if (g->state == CD_GUARD_EXISTS || !g->create)
 			continue;
-		r = sweep_one(g, workdir_fd);
+		r = sweep_one(g, workdir_fd, owner, aside, sizeof(aside));
 		if (r > 0) {
 			removed++;
 			if (notice)
-				notice(data, g->rel, g->glob);
+				notice(data, g->rel, g->glob, r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}

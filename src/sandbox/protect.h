@@ -77,7 +77,12 @@ extern const struct cd_guard_rule cd_guard_defaults[];
 
 /* After a run with a direct workdir: remove what the sandbox made at a guarded path that did not
  * exist (or stood behind a symlink) when it started, through descriptors, never following a
- * symlink; each removal is told to notice(). Returns how many paths were removed, or -errno. */
-typedef void (*cd_guard_notice_fn)(void *data, const char *rel, const char *glob);
-int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
-		   void *data);
+ * symlink. Only what is owned by owner (the workdir's: whom the sandbox's files belong to on
+ * the host) is removed; a tree holding anything else (as root, files of an owner the sandbox
+ * could not remove, moved in with their directory) is renamed aside, NAME.cordon-moved-aside,
+ * out of the protected path. Each is told to notice() (aside: the new name, or NULL when
+ * removed). Returns how many paths were removed or moved, or -errno. */
+typedef void (*cd_guard_notice_fn)(void *data, const char *rel, const char *glob,
+				   const char *aside);
+int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
+		   cd_guard_notice_fn notice, void *data);

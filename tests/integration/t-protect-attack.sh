@@ -70,4 +70,53 @@ is "a deep tree of 1600 empty entries in an 8M layer does not make a ${used}M ma
 	"$([ "$used" -lt 64 ] && echo bounded || echo unbounded)" bounded
 rm -rf "${store:?}"/* "$store"/.[!.]* 2>/dev/null
 
+# --- 7. globs: expand_at reads each directory through a dup() of its descriptor, which shares
+# the file offset: a second glob over the same directory (or "**" after its own first level)
+# starts at the end and matches nothing
+w=$(mkwork)
+mkdir -p "$w/a/b" && for f in top.pem a/x.pem a/b/y.pem z.key; do echo orig >"$w/$f"; done
+own "$w"
+cordon --workdir "$w" --protect '*.key' --protect '*.pem' -- sh -c 'echo pwn >top.pem' 2>/dev/null
+is "a second --protect glob over the workdir still protects what it matches" "$(cat "$w/top.pem")" orig
+cordon --workdir "$w" --protect '**/*.pem' -- sh -c 'echo pwn >a/b/y.pem; echo pwn >a/x.pem' 2>/dev/null
+is "--protect '**/*.pem' protects matches below the first level" "$(cat "$w/a/x.pem" "$w/a/b/y.pem")" "orig
+orig"
+cordon --workdir "$w" --deny '*.pem' --deny '*.key' -- sh -c 'echo "[$(cat z.key)]"'
+is "a second --deny glob hides what it matches" "$out" "[]"
+
+# --- 8. the default .git/worktrees/*/commondir is never matched (the glob before it read the
+# workdir to its end): the sandbox points a linked worktree outside the workdir at a config of
+# its own, and git in that worktree runs its core.fsmonitor on the host
+w=$(mkwork)
+lt=$(mkwork)
+rmdir "$lt"
+g() { as_caller env HOME="$TEST_TMP" git -c safe.directory='*' -c user.email=a@b -c user.name=a "$@"; }
+g -C "$w" init -q . && g -C "$w" commit -q --allow-empty -m i && g -C "$w" worktree add -q "$lt"
+name=$(basename "$lt")
+cordon --workdir "$w" -- sh -c 'mkdir -p evil/worktrees && cp -r .git/objects .git/refs .git/HEAD evil/ &&
+	cp -r .git/worktrees/'"$name"' evil/worktrees/ &&
+	printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch '"$mark"'; false\"\n" >evil/config &&
+	echo "$PWD/evil" >.git/worktrees/'"$name"'/commondir' 2>/dev/null
+g -C "$lt" status >/dev/null 2>&1
+is "a sandbox cannot redirect a linked worktree's commondir (git status there runs nothing)" \
+	"$(test -e "$mark" && echo ran || echo no)" no
+rm -f "$mark"
+
+# --- 11. the sweep removes, with the supervisor's rights, what the sandbox moved to a protected
+# path: as root, a file of another owner (unmapped inside: the sandbox cannot remove it, EOVERFLOW)
+# went with its directory renamed to .claude. Now such a tree is moved aside, not removed.
+if [ "$(id -u)" = 0 ] && [ "${CORDON_AS:-root}" = root ]; then
+	w=$(mkwork)
+	mkdir "$w/sub" && echo precious >"$w/sub/data" && chown 1234:1234 "$w/sub/data"
+	cordon --workdir "$w" -- sh -c 'rm -f sub/data 2>/dev/null; mv sub .claude'
+	is "the sweep does not remove a file the sandbox could not remove (moved in under .claude)" \
+		"$(cat "$w/.claude.cordon-moved-aside/data" 2>/dev/null)" precious
+	is "... and .claude is no longer there" "$(test -e "$w/.claude" && echo there || echo gone)" gone
+	like "... the user is told" "$err" "*protect: moved .claude aside to .claude.cordon-moved-aside*"
+else
+	skip "the sweep with rights the sandbox lacks: as root"
+	skip "... and .claude is no longer there" "as root"
+	skip "... the user is told" "as root"
+fi
+
 done_testing

@@ -141,7 +141,7 @@ static void test_plan(void)
 		snprintf(l, sizeof(l), "%s/.cursor", top);
 		symlink("vs", l); /* a directory the run made, reached through a symlink of its own */
 	}
-	r = cd_guard_sweep(&p, fd, NULL, NULL);
+	r = cd_guard_sweep(&p, fd, getuid(), NULL, NULL);
 	ok(r == 4, "sweep removed 4 paths (%d)", r);
 	ok(faccessat(fd, ".cursor", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(fd, "vs/tasks.json", F_OK, 0) == 0,
 	   "... a symlink the run put where a protected directory would be: removed (not what it names)");
