@@ -35,7 +35,7 @@ struct apply {
 	bool chown;
 	uid_t uid;
 	gid_t gid;
-	bool *todo;
+	bool *pending;
 	size_t done;
 	struct cordon_error *err;
 };
@@ -194,7 +194,7 @@ static int check_one(struct apply *a, size_t i)
 			       "%s: changed in the workdir since the run (now %s; the run saw %s): "
 			       "not applied",
 			       c->path, cd_layer_state_str(&cur, s1), cd_layer_state_str(&c->base, s2));
-	a->todo[i] = true;
+	a->pending[i] = true;
 	if (c->base.type == CD_LT_DIR && c->now.type != CD_LT_DIR) {
 		r = check_emptied(a, c->path);
 		if (r < 0)
@@ -344,21 +344,21 @@ static int write_all(struct apply *a)
 	int r;
 
 	for (size_t i = l->n_changes; i-- > 0;) /* deepest first: children sort after parents */
-		if (a->todo[i] && removes_first(&l->changes[i])) {
+		if (a->pending[i] && removes_first(&l->changes[i])) {
 			r = delete_one(a, &l->changes[i]);
 			if (r < 0)
 				return r;
 			a->done += l->changes[i].op == CD_LAYER_DELETE;
 		}
 	for (size_t i = 0; i < l->n_changes; i++)
-		if (a->todo[i] && l->changes[i].op != CD_LAYER_DELETE) {
+		if (a->pending[i] && l->changes[i].op != CD_LAYER_DELETE) {
 			r = add_one(a, &l->changes[i]);
 			if (r < 0)
 				return r;
 			a->done++;
 		}
 	for (size_t i = l->n_changes; i-- > 0;)
-		if (a->todo[i] && l->changes[i].now.type == CD_LT_DIR) {
+		if (a->pending[i] && l->changes[i].now.type == CD_LT_DIR) {
 			r = dir_mode(a, &l->changes[i]);
 			if (r < 0)
 				return r;
@@ -369,14 +369,14 @@ static int write_all(struct apply *a)
 int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
 		   struct cordon_error *err)
 {
-	_cleanup_free_ bool *todo = calloc(l->n_changes + 1, sizeof(bool));
+	_cleanup_free_ bool *pending = calloc(l->n_changes + 1, sizeof(bool));
 	struct apply a = { .l = l, .store_fd = store_fd, .workdir_fd = workdir_fd, .err = err };
 	struct stat st;
 	int r;
 
-	if (!todo)
+	if (!pending)
 		return cd_fail(err, ENOMEM, "layer", "out of memory");
-	a.todo = todo;
+	a.pending = pending;
 	if (fstat(workdir_fd, &st) < 0)
 		return cd_fail_errno(err, errno, "layer", "the workdir");
 	a.dev = st.st_dev;
