@@ -29,7 +29,7 @@ static void check_mark(struct walk *w)
 {
 	struct cd_mark d;
 
-	if (!w->below_mark && w->marks && w->marks->n && cd_mark_of(w->cur, &d) == 0)
+	if (!w->below_mark && cd_marks_any(w->marks) && cd_mark_of(w->cur, &d) == 0)
 		w->below_mark = cd_marks_has(w->marks, &d);
 }
 

@@ -4,14 +4,15 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "marks.h"
 
-#define ROOT_DIR  "/var/lib/cordon"
-#define LINE_FMT  "%llx %llx %llx.%x %s\n" /* dev ino btime path (hex: any byte) */
-#define LINE_MAX_ (3 * 17 + 9 + 2 * 4096 + 2)
+#define ROOT_STATE "/var/lib/cordon"
+#define LIST_NAME  "workdirs.d"
+#define LEGACY     "workdirs" /* the one-file list of earlier versions */
+#define NAME_MAX_  80
 
 static char *state_dir(void)
 {
@@ -19,7 +20,7 @@ static char *state_dir(void)
 	struct passwd *pw;
 
 	if (geteuid() == 0)
-		return strdup(ROOT_DIR);
+		return strdup(ROOT_STATE);
 	if (xdg && xdg[0] == '/')
 		return cd_strdup_printf("%s/cordon", xdg);
 	if (!home || home[0] != '/') {
@@ -30,10 +31,9 @@ static char *state_dir(void)
 }
 
 /* mkdir -p; what it makes is the caller's alone, but root's list is for every user to read */
-static int make_dirs(const char *dir)
+static int make_dirs(const char *dir, mode_t mode)
 {
 	_cleanup_free_ char *p = strdup(dir);
-	mode_t mode = geteuid() == 0 ? 0755 : 0700;
 
 	if (!p)
 		return -ENOMEM;
@@ -48,86 +48,24 @@ static int make_dirs(const char *dir)
 	}
 }
 
-/* Room for one more: doubled when full (a list of 65536 is read whole at every run). */
-static int grow(struct cd_marks *m)
+/* "BUCKET/DEV-INO-SEC.NSEC", all hex */
+static void entry_name(const struct cd_mark *d, char buf[NAME_MAX_])
 {
-	size_t cap = m->cap ? 2 * m->cap : 64;
-	struct cd_mark *v;
-	char **p;
-
-	if (m->n < m->cap)
-		return 0;
-	v = reallocarray(m->v, cap, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	m->v = v;
-	p = reallocarray(m->paths, cap, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	m->paths = p;
-	m->cap = cap;
-	return 0;
+	snprintf(buf, NAME_MAX_, "%02x/%llx-%llx-%llx.%x", (unsigned)(d->ino & 0xff),
+		 (unsigned long long)d->dev, (unsigned long long)d->ino,
+		 (unsigned long long)d->btime_sec, d->btime_nsec);
 }
 
-static int push(struct cd_marks *m, const struct cd_mark *d, const char *path)
+static bool parse_name(const char *name, struct cd_mark *ret)
 {
-	int r = grow(m);
+	unsigned long long dev, ino, sec;
+	unsigned nsec;
+	int n = 0;
 
-	if (r < 0)
-		return r;
-	m->paths[m->n] = strdup(path ? path : "");
-	if (!m->paths[m->n])
-		return -ENOMEM;
-	m->v[m->n++] = *d;
-	return 0;
-}
-
-static void unhex(char *s)
-{
-	size_t n = strlen(s) / 2;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned b;
-
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			b = '?';
-		s[i] = (char)b;
-	}
-	s[n] = '\0';
-}
-
-static int parse(FILE *f, struct cd_marks *m)
-{
-	char line[LINE_MAX_];
-
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long dev, ino, sec;
-		unsigned nsec;
-		char hex[2 * 4096 + 1];
-		int r;
-
-		hex[0] = '\0';
-		if (sscanf(line, "%llx %llx %llx.%x %8192s", &dev, &ino, &sec, &nsec, hex) < 4)
-			continue;
-		unhex(hex);
-		r = push(m, &(struct cd_mark){ dev, ino, (int64_t)sec, nsec }, hex);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int format(const struct cd_mark *d, const char *path, char *buf, size_t size)
-{
-	char hex[2 * 4096 + 1];
-	size_t n = 0;
-
-	for (; path && *path && n + 2 < sizeof(hex); path++)
-		n += (size_t)snprintf(hex + n, 3, "%02x", (unsigned char)*path);
-	hex[n] = '\0';
-	return snprintf(buf, size, LINE_FMT, (unsigned long long)d->dev,
-			(unsigned long long)d->ino, (unsigned long long)d->btime_sec, d->btime_nsec,
-			n ? hex : "-");
+	if (sscanf(name, "%llx-%llx-%llx.%x%n", &dev, &ino, &sec, &nsec, &n) != 4 || name[n])
+		return false;
+	*ret = (struct cd_mark){ dev, ino, (int64_t)sec, nsec };
+	return true;
 }
 
 int cd_mark_of(int fd, struct cd_mark *ret)
@@ -145,64 +83,136 @@ int cd_mark_of(int fd, struct cd_mark *ret)
 	return 0;
 }
 
-static void load_file(struct cd_marks *m, const char *path)
+static bool same_mark(const struct cd_mark *a, const struct cd_mark *b)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
 
-	if (fd >= 0 && !f)
+/* --- the one-file list of earlier versions: "dev ino sec.nsec hex(path)" per line --- */
+
+typedef int (*legacy_fn)(const struct cd_mark *d, const char *path, void *data);
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* the path's hex, decoded in place ("-": none) */
+static void unhex(char *s)
+{
+	size_t i = 0;
+
+	for (; hexval(s[2 * i]) >= 0 && hexval(s[2 * i + 1]) >= 0; i++)
+		s[i] = (char)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+	s[i] = '\0';
+}
+
+static int legacy_each(int dir, legacy_fn fn, void *data)
+{
+	int fd = openat(dir, LEGACY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	_cleanup_(cd_fclosep) FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (!f) {
 		close(fd);
-	if (f) {
-		parse(f, m);
-		fclose(f);
+		return -ENOMEM;
 	}
+	while (r >= 0 && getline(&line, &size, f) > 0) {
+		unsigned long long dev, ino, sec;
+		unsigned nsec;
+		int n = 0;
+
+		if (sscanf(line, "%llx %llx %llx.%x %n", &dev, &ino, &sec, &nsec, &n) < 4 || !n)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		unhex(line + n);
+		r = fn(&(struct cd_mark){ dev, ino, (int64_t)sec, nsec }, line + n, data);
+	}
+	return r;
+}
+
+static int push_legacy(const struct cd_mark *d, _unused_ const char *path, void *data)
+{
+	struct cd_marks *m = data;
+	struct cd_mark *v;
+
+	if (m->n_legacy % 64 == 0) {
+		v = reallocarray(m->legacy, m->n_legacy + 64, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->legacy = v;
+	}
+	m->legacy[m->n_legacy++] = *d;
+	return 0;
+}
+
+/* --- the directory --- */
+
+static int open_dir(const char *path)
+{
+	return open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* a list's directory, and the entries of an earlier version's file beside it */
+static int load_one(struct cd_marks *m, const char *state)
+{
+	_cleanup_free_ char *list = cd_strdup_printf("%s/" LIST_NAME, state);
+	_cleanup_close_ int st = open_dir(state);
+
+	if (!list)
+		return -1;
+	if (st >= 0 && faccessat(st, LEGACY, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		legacy_each(st, push_legacy, m);
+	return open_dir(list);
 }
 
 void cd_marks_load(struct cd_marks *m)
 {
-	_cleanup_free_ char *dir = state_dir();
+	_cleanup_free_ char *state = state_dir();
 
-	*m = (struct cd_marks){ 0 };
-	if (!dir) {
+	*m = (struct cd_marks){ .dir_fd = -1, .root_fd = -1 };
+	if (!state) {
 		snprintf(m->why, sizeof(m->why), "no home directory to keep the list in");
 		return;
 	}
-	m->path = cd_strdup_printf("%s/workdirs", dir);
+	m->path = cd_strdup_printf("%s/" LIST_NAME, state);
 	if (!m->path)
 		return;
-	load_file(m, m->path);
+	m->dir_fd = load_one(m, state);
 	/* root's list too: a sandbox root ran for this user (sudo cordon -w ~/proj) left its
 	 * symlinks here as well; only root writes that list */
 	if (geteuid() != 0)
-		load_file(m, ROOT_DIR "/workdirs");
+		m->root_fd = load_one(m, ROOT_STATE);
+}
+
+bool cd_marks_any(const struct cd_marks *m)
+{
+	return m && (m->n_legacy || m->dir_fd >= 0 || m->root_fd >= 0);
+}
+
+static bool in_dir(int dir, const char *name)
+{
+	struct stat st;
+
+	return dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool cd_marks_has(const struct cd_marks *m, const struct cd_mark *d)
 {
-	for (size_t i = 0; m && i < m->n; i++)
-		if (m->v[i].dev == d->dev && m->v[i].ino == d->ino &&
-		    m->v[i].btime_sec == d->btime_sec && m->v[i].btime_nsec == d->btime_nsec)
+	char name[NAME_MAX_];
+
+	if (!m)
+		return false;
+	for (size_t i = 0; i < m->n_legacy; i++)
+		if (same_mark(&m->legacy[i], d))
 			return true;
-	return false;
-}
-
-/* The list file, open and locked, still the one at its path (a shrinking run may have renamed
- * a new one over it meanwhile: then the new one). */
-static int open_locked(const char *path, mode_t mode)
-{
-	for (int tries = 0; tries < 16; tries++) {
-		int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-			      mode);
-		struct stat a, b;
-
-		if (fd < 0)
-			return -errno;
-		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			return fd;
-		close(fd);
-	}
-	return -EAGAIN;
+	entry_name(d, name);
+	return in_dir(m->dir_fd, name) || in_dir(m->root_fd, name);
 }
 
 /* Does the entry's directory still exist at its path? A gone one holds no symlink any more. */
@@ -211,87 +221,160 @@ static bool still_there(const struct cd_mark *d, const char *path)
 	_cleanup_close_ int fd = path[0] == '/' ? open(path, O_PATH | O_CLOEXEC) : -1;
 	struct cd_mark now;
 
-	return fd < 0 ? path[0] != '/' : cd_mark_of(fd, &now) < 0 || (now.dev == d->dev &&
-		now.ino == d->ino && now.btime_sec == d->btime_sec && now.btime_nsec == d->btime_nsec);
+	return fd < 0 ? path[0] != '/' : cd_mark_of(fd, &now) < 0 || same_mark(&now, d);
 }
 
-/* Over CD_MARKS_MAX (under the lock): the list written anew without the directories that are
- * gone, and, if it is still too long, without the oldest; renamed over the file. */
-static int shrink(const struct cd_marks *f, const char *path, mode_t mode)
+struct entry {
+	char name[NAME_MAX_];
+	struct timespec added;
+	bool keep;
+};
+
+static int by_age(const void *a, const void *b)
 {
-	_cleanup_free_ char *tmp = cd_strdup_printf("%s.new", path);
-	_cleanup_free_ bool *keep = calloc(f->n ? f->n : 1, sizeof(*keep));
-	_cleanup_close_ int fd = -1;
-	size_t kept = 0, start = 0;
-	char line[LINE_MAX_];
+	const struct timespec *x = &((const struct entry *)a)->added;
+	const struct timespec *y = &((const struct entry *)b)->added;
 
-	if (!tmp || !keep)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->n; i++)
-		kept += keep[i] = still_there(&f->v[i], f->paths[i]);
-	for (; kept > CD_MARKS_MAX * 3 / 4 && start < f->n; start++)
-		kept -= keep[start];
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	for (size_t i = start; i < f->n; i++) {
-		int n = keep[i] ? format(&f->v[i], f->paths[i], line, sizeof(line)) : 0;
+	return x->tv_sec != y->tv_sec ? (x->tv_sec > y->tv_sec) - (x->tv_sec < y->tv_sec)
+				      : (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
 
-		if (n > 0 && cd_write_all(fd, line, (size_t)n) < 0)
-			return -errno;
+/* The bucket's entries, up to twice its limit (more came from elsewhere: those wait). */
+static size_t read_bucket(int bucket, struct entry *v, size_t max)
+{
+	_cleanup_(cd_closedirp) DIR *d = fdopendir(dup(bucket));
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && n < max && (de = readdir(d))) {
+		struct stat st;
+		struct cd_mark mark;
+
+		if (strlen(de->d_name) >= sizeof(v[n].name) || !parse_name(de->d_name, &mark) ||
+		    fstatat(bucket, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		strcpy(v[n].name, de->d_name);
+		v[n].added = st.st_mtim;
+		v[n++].keep = true;
 	}
-	return rename(tmp, path) < 0 ? -errno : 0;
+	return n;
+}
+
+/* A full bucket: without the directories that are gone, and if still too full, the oldest. */
+static void prune_bucket(int dir, const char *bucket_name)
+{
+	_cleanup_close_ int bucket = openat(dir, bucket_name,
+					    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ struct entry *v = calloc(2 * CD_MARKS_BUCKET_MAX, sizeof(*v));
+	size_t n, kept;
+
+	if (bucket < 0 || !v)
+		return;
+	n = read_bucket(bucket, v, 2 * CD_MARKS_BUCKET_MAX);
+	if (n <= CD_MARKS_BUCKET_MAX)
+		return;
+	qsort(v, n, sizeof(*v), by_age);
+	kept = n;
+	for (size_t i = 0; i < n; i++) {
+		char target[4096];
+		ssize_t len = readlinkat(bucket, v[i].name, target, sizeof(target) - 1);
+		struct cd_mark mark;
+
+		if (len < 0 || !parse_name(v[i].name, &mark))
+			continue;
+		target[len] = '\0';
+		if (!still_there(&mark, target)) {
+			v[i].keep = false;
+			kept--;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].keep && kept > CD_MARKS_BUCKET_MAX * 3 / 4) {
+			v[i].keep = false; /* the oldest of those still there */
+			kept--;
+		}
+		if (!v[i].keep)
+			unlinkat(bucket, v[i].name, 0);
+	}
+}
+
+/* One entry: 1 if new, 0 if it was there, or -errno. */
+static int add_entry(int dir, const struct cd_mark *d, const char *path, mode_t mode)
+{
+	char name[NAME_MAX_];
+
+	entry_name(d, name);
+	if (symlinkat(path[0] ? path : "-", dir, name) == 0)
+		return 1;
+	if (errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	name[2] = '\0'; /* the bucket is made on its first entry */
+	if (mkdirat(dir, name, mode) < 0 && errno != EEXIST)
+		return -errno;
+	name[2] = '/';
+	if (symlinkat(path[0] ? path : "-", dir, name) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : -errno;
+}
+
+static int import_legacy(const struct cd_mark *d, const char *path, void *data)
+{
+	const int *dir = data;
+
+	add_entry(dir[0], d, path, (mode_t)dir[1]);
+	return 0;
+}
+
+/* an earlier version's file: its entries moved into the directory, then it is removed */
+static void migrate(struct cd_marks *m, mode_t mode)
+{
+	_cleanup_free_ char *state = strndup(m->path, (size_t)(strrchr(m->path, '/') - m->path));
+	_cleanup_close_ int st = state ? open_dir(state) : -1;
+	int data[2] = { m->dir_fd, (int)mode };
+
+	if (st < 0 || faccessat(st, LEGACY, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (legacy_each(st, import_legacy, data) >= 0)
+		unlinkat(st, LEGACY, 0);
 }
 
 int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_path)
 {
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	_cleanup_(cd_fclosep) FILE *f = NULL;
-	struct cd_marks file = { 0 };
-	mode_t mode = geteuid() == 0 ? 0644 : 0600;
-	char line[LINE_MAX_];
-	int r, n;
+	mode_t mode = geteuid() == 0 ? 0755 : 0700; /* every user's runs read root's list */
+	char name[NAME_MAX_];
+	int r;
 
 	if (!m->path)
 		return -ENOENT;
-	dir = strndup(m->path, (size_t)(strrchr(m->path, '/') - m->path));
-	if (!dir)
-		return -ENOMEM;
-	r = make_dirs(dir);
-	if (r >= 0 && geteuid() == 0)
-		chmod(dir, 0755); /* every user's runs read root's list */
-	fd = r < 0 ? r : open_locked(m->path, mode);
-	if (fd < 0) {
-		snprintf(m->why, sizeof(m->why), "%s: %s", m->path, strerror(-fd));
-		return fd;
+	if (m->dir_fd < 0) {
+		r = make_dirs(m->path, mode);
+		m->dir_fd = r < 0 ? r : open_dir(m->path);
+		if (m->dir_fd < 0) {
+			r = m->dir_fd < -1 ? m->dir_fd : -errno;
+			m->dir_fd = -1;
+			snprintf(m->why, sizeof(m->why), "%s: %s", m->path, strerror(-r));
+			return r;
+		}
 	}
-	if (geteuid() == 0)
-		fchmod(fd, mode); /* every user's runs read root's list */
-	/* the file as it is now, under the lock: other runs may have added to it */
-	f = fdopen(dup(fd), "r");
-	if (f)
-		parse(f, &file);
-	r = 0;
-	if (!cd_marks_has(&file, d)) {
-		n = format(d, dir_path, line, sizeof(line));
-		r = cd_write_all(fd, line, (size_t)n);
-		if (r >= 0)
-			r = push(&file, d, dir_path);
-		if (r >= 0 && file.n > CD_MARKS_MAX)
-			r = shrink(&file, m->path, mode);
+	migrate(m, mode);
+	r = add_entry(m->dir_fd, d, dir_path, mode);
+	if (r > 0) {
+		entry_name(d, name);
+		name[2] = '\0';
+		prune_bucket(m->dir_fd, name);
 	}
-	cd_marks_done(&file);
-	return r < 0 ? r : push(m, d, dir_path);
+	if (r < 0)
+		snprintf(m->why, sizeof(m->why), "%s: %s", m->path, strerror(-r));
+	return r < 0 ? r : 0;
 }
 
 void cd_marks_done(struct cd_marks *m)
 {
-	for (size_t i = 0; i < m->n; i++)
-		free(m->paths[i]);
-	free(m->paths);
-	free(m->v);
+	cd_closep(&m->dir_fd);
+	cd_closep(&m->root_fd);
+	free(m->legacy);
 	free(m->path);
-	*m = (struct cd_marks){ 0 };
+	*m = (struct cd_marks){ .dir_fd = -1, .root_fd = -1 };
 }

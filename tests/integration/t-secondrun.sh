@@ -161,30 +161,54 @@ if [ -n "$host_root" ]; then
 		"cordon: --workdir: $x/proj/link/sub: $x/proj/link is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)"
 fi
 
-# --- the list itself: kept out of the sandbox's reach, and pruned of what is gone when long
+# --- the list itself: kept out of the sandbox's reach, bucketed, pruned of what is gone when a
+# bucket is full, and an earlier version's one-file list moved into it
 st=$(mkwork)
 mine "$st/state"
 if is_user_mode; then
 	out=$(as_caller env XDG_STATE_HOME="$st/state" "$CORDON" -w "$st" -- true 2>&1)
 	is "a list of earlier workdirs inside the workdir (XDG_STATE_HOME) is refused" "$out" \
-		"cordon: --workdir: $st: holds $st/state/cordon/workdirs, cordon's list of earlier workdirs, which the sandbox must not reach (set XDG_STATE_HOME elsewhere)"
-	list=$USER_STATE/cordon/workdirs
+		"cordon: --workdir: $st: holds $st/state/cordon/workdirs.d, cordon's list of earlier workdirs, which the sandbox must not reach (set XDG_STATE_HOME elsewhere)"
+	list=$USER_STATE/cordon/workdirs.d
+	# every bucket full of directories long gone (their paths do not exist)
 	python3 - "$list" <<'PY'
-import sys
-with open(sys.argv[1], "a") as f:
-    for i in range(70000):  # directories long gone: their paths do not exist
-        f.write("1 %x 1.0 %s\n" % (0x100000 + i, ("/nonexistent/%d" % i).encode().hex()))
+import os, sys
+d = sys.argv[1]
+for b in range(256):
+    os.makedirs("%s/%02x" % (d, b), exist_ok=True)
+    for i in range(300):
+        ino = (0x100000 + i) << 8 | b
+        os.symlink("/nonexistent/%x" % ino, "%s/%02x/1-%x-1.0" % (d, b, ino))
 PY
-	chown "$TEST_USER:" "$list"
+	chown -R "$TEST_USER:" "$list"
 	n=$(mktemp -d "$TEST_TMP/newest.XXXXXX") && mine "$n"
 	cordon_bare -w "$n" -- true
-	between "past 65536 entries the list drops the directories that are gone" "$(wc -l <"$list")" 1 1000
+	entry=$(find "$list" -type l -lname "$n")
+	between "a full bucket drops the directories that are gone" \
+		"$(find "$(dirname "${entry:-/nonexistent}")" -type l | wc -l)" 1 192
+	between "... and the other buckets keep theirs (a run reads one bucket)" \
+		"$(find "$list" -type l | wc -l)" $((255 * 300)) $((255 * 300 + 200))
 	second "$f/link/sub"
 	is "... and keeps those still there: the first workdir's symlink is still refused" "$rc" 125
+	# an earlier version's list: one file, "dev ino sec.nsec hex(path)" per line
+	old=$(mktemp -d "$TEST_TMP/oldlist.XXXXXX") && mine "$old" "$old/proj" "$old/other/sub"
+	cordon_bare -w "$old/proj" -- ln -s "$old/other" link
+	entry=$(find "$list" -type l -lname "$old/proj")
+	line=$(python3 -c 'import os,sys; b=os.path.basename(sys.argv[1]); d,i,t=b.split("-"); print(d, i, t, sys.argv[2].encode().hex())' "$entry" "$old/proj")
+	rm -f "$entry"
+	echo "$line" >"$USER_STATE/cordon/workdirs" && chown "$TEST_USER:" "$USER_STATE/cordon/workdirs"
+	second "$old/proj/link/sub"
+	is "a workdir in an earlier version's list is still an earlier workdir" "$rc" 125
+	cordon_bare -w "$n" -- true # the next run that records its workdir moves the list
+	is "... and that list is moved into the directory" \
+		"$([ -e "$USER_STATE/cordon/workdirs" ] && echo file left)|$(find "$list" -type l -lname "$old/proj" | wc -l)" "|1"
 else
 	skip "a list of earlier workdirs inside the workdir is refused" "root's list is /var/lib/cordon"
-	skip "past 65536 entries the list drops the directories that are gone" "root's list is the machine's"
+	skip "a full bucket drops the directories that are gone" "root's list is the machine's"
+	skip "... and the other buckets keep theirs" "root's list is the machine's"
 	skip "... and keeps those still there" "root's list is the machine's"
+	skip "a workdir in an earlier version's list is still an earlier workdir" "root's list is the machine's"
+	skip "... and that list is moved into the directory" "root's list is the machine's"
 fi
 
 done_testing
