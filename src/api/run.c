@@ -10,6 +10,7 @@
 #include "report.h"
 #include "run.h"
 #include "sandbox.h"
+#include "timing.h"
 
 /* The records asked for: the audit trail checked complete (a loss goes in res, so that the
  * report says so too), then the report written. Each: 0, or -errno and its error. */
@@ -49,22 +50,31 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	 * failed run shows what was decided before */
 	if (r >= 0)
 		r = cd_sandbox_open(&sb, &res->error);
+	cd_timing("sandbox opened (workdir, outputs)");
 	if (r >= 0)
 		r = cd_command_open(&cmd, &sb, &res->error);
+	cd_timing("command opened");
 	if (r >= 0)
 		r = cd_sandbox_prepare(&sb, &res->error);
+	cd_timing("sandbox prepared (identity, cgroup, mount plan)");
 	if (r >= 0)
 		r = cd_command_prepare(&cmd, &sb, &res->error);
+	cd_timing("command prepared (environment)");
 	if (r >= 0)
 		r = cd_sandbox_load_policy(&sb, &res->error);
+	cd_timing("policy loaded");
 	if (r >= 0)
 		r = cd_command_start(&cmd, &sb, &res->error);
+	cd_timing("command started (filters sent)");
 	if (r >= 0)
 		cd_command_watch(&cmd, &sb);
 	else
 		cmd.failed = true;
+	cd_timing("watch ended");
 	cd_command_finish(&cmd, &sb);
+	cd_timing("command finished");
 	cd_sandbox_end(&sb);
+	cd_timing("sandbox ended");
 	cd_config_log(c, "sandbox: ended, exit code %d", res->exit_code);
 	/* a record asked for and not written whole fails the run (cordon.h): the command's
 	 * outcome stays in res, the exit code becomes 125 */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cordon.h"
+#include "timing.h"
 #include "layers.h"
 #include "serve.h"
 
@@ -742,6 +743,7 @@ int main(int argc, char **argv)
 	struct cordon_error err = { 0 };
 	int r;
 
+	cd_timing("main");
 	build_opts();
 	if (argc > 1 && strcmp(argv[1], "serve") == 0)
 		return cd_serve_main(argc - 1, argv + 1);
@@ -761,7 +763,9 @@ int main(int argc, char **argv)
 	if (!cli.quiet)
 		cordon_config_set_notice(cli.c, log_line, NULL);
 	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
+	cd_timing("options parsed");
 	r = cordon_run(cli.c, &res, &err);
+	cd_timing("run returned");
 	cordon_config_free(cli.c);
 	if (r < 0 && res.outcome != CORDON_OUTCOME_SETUP_ERROR)
 		record_lost(&err, &res);

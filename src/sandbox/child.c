@@ -33,6 +33,7 @@
 #include "rlimits.h"
 #include "net.h"
 #include "sync.h"
+#include "timing.h"
 
 /* Close every fd but 0, 1, 2 and those in keep[] (entries < 3 are ignored). */
 static void close_other_fds(int *keep, size_t n)
@@ -122,6 +123,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 		a->plan->m[m.value].fd = CD_TAKE_FD(workdir_fd);
 	if (r <= 0 || m.type != CD_MSG_GO)
 		_exit(CORDON_EXIT_FAILURE);
+	cd_timing("pid 1: GO");
 	/* sync 2: id maps written, and we are in our cgroup: it becomes the root of our cgroup
 	 * namespace (made here, not at clone, where it would be the supervisor's cgroup) */
 	if (unshare(CLONE_NEWCGROUP) < 0)
@@ -138,6 +140,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 		return r;
 	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */
 	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
+	cd_timing("pid 1: mounts made");
 	if (r >= 0 && net.proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */
 		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, net.proxy_fd);
@@ -300,6 +303,7 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	if (command_setup(a, path, sizeof(path), &errfd, &err) == 0) {
 		int e;
 
+		cd_timing("command: exec");
 		if (a->exec_fd >= 0)
 			syscall(SYS_execveat, a->exec_fd, "", a->argv, a->envp, AT_EMPTY_PATH);
 		else
@@ -357,9 +361,11 @@ _Noreturn static void end_sandbox(int sock, int status)
 	struct cd_msg m = { .type = CD_MSG_EXIT, .value = status };
 	struct rusage self, children;
 
+	cd_timing("T pid 1: command ended");
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
+	cd_timing("T pid 1: all reaped");
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &children);
 	m.usage.user_us = tv_us(self.ru_utime) + tv_us(children.ru_utime);
@@ -521,8 +527,10 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 	sigaddset(&stops, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &stops, NULL);
 	r = pid1_setup(a, &err);
+	cd_timing("pid 1: set up");
 	if (r >= 0) {
 		r = receive_filters(a, &baseline, &filter, &err);
+		cd_timing("pid 1: filters received");
 		a->baseline = &baseline;
 		a->filter = a->policy_coming ? &filter : NULL;
 	}
@@ -542,6 +550,7 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 		cd_msg_send(a->sock, CD_MSG_ERROR, 0, &err, -1);
 		_exit(CORDON_EXIT_FAILURE);
 	}
+	cd_timing("pid 1: command exec'd");
 	cd_msg_send(a->sock, CD_MSG_RUNNING, in.command, NULL, -1);
 	pid1_loop(&in);
 }

@@ -30,6 +30,7 @@
 #include "sandbox.h"
 #include "cow.h"
 #include "sysinfo.h"
+#include "timing.h"
 #include "workdir.h"
 
 /* --- preparation: nothing runs yet --- */
@@ -63,17 +64,21 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	int r;
 
 	cd_marks_load(&sb->marks);
+	cd_timing("T marks loaded");
 	r = cd_workdir_open(c->workdir, &sb->marks, &sb->wd, err);
 	if (r < 0)
 		return r;
+	cd_timing("T workdir opened");
 	/* the list of earlier workdirs must be out of the sandbox's reach (XDG_STATE_HOME) */
 	r = marks_outside(sb, err);
 	if (r < 0)
 		return r;
+	cd_timing("T marks outside");
 	/* remembered before anything runs in it: no later run follows a symlink in it */
 	r = cd_mark_of(sb->wd.fd, &mark);
 	if (r >= 0)
 		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
+	cd_timing("T marks added");
 	if (r < 0)
 		cd_config_log(c, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: "
 			      "a later run given a path through it would follow the symlinks it "
@@ -175,12 +180,15 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	sb->have_id = true;
 	memcpy(sb->rlimits, c->rlimits, sizeof(sb->rlimits));
+	cd_timing("T identity");
 	r = cd_cgroup_setup(c, sb->res->id, sb->id.host_uid, &sb->cg, sb->rlimits, err);
 	if (r < 0)
 		return r;
+	cd_timing("T cgroup");
 	cd_cgroup_log(&sb->cg, c);
 	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
+	cd_timing("T mount plan");
 	if (r >= 0)
 		r = cd_cow_prepare(sb, err);
 	if (r < 0)
@@ -245,6 +253,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.cgroup = in_cgroup ? (uint64_t)sb->cg.fd : 0;
+	cd_timing("clone");
 	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0 && in_cgroup && (errno == E2BIG || errno == EINVAL)) {
 		/* before 5.7: no CLONE_INTO_CGROUP; moved before GO instead (go()) */
@@ -259,6 +268,8 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	}
 	if (pid == 0) {
 		struct cd_child_args args = *args_template;
+
+		cd_timing("pid 1 born");
 
 		close(sv[0]);
 		args.sock = sv[1];
@@ -321,6 +332,7 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 	r = cd_userns_write_maps(sb->pid, &sb->id, err);
 	if (r < 0)
 		return r;
+	cd_timing("T maps written");
 	/* the tree of the directory that was checked, never looked up again by name; without
 	 * the privilege to clone it here, pid 1 looks it up and checks it is the same (mount.c) */
 	if (sb->id.idmap_workdir)
@@ -330,9 +342,11 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &workdir_fd, err);
 	if (r < 0)
 		return r;
+	cd_timing("T workdir tree");
 	r = send_bind_trees(sb, err);
 	if (r < 0)
 		return r;
+	cd_timing("T bind trees");
 	r = cd_msg_send(sb->sock, CD_MSG_GO, 0, NULL, workdir_fd);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
@@ -458,11 +472,14 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	r = spawn(sb, args, err);
 	if (r < 0)
 		return r;
+	cd_timing("cloned");
 	r = go(sb, err);
+	cd_timing("GO sent");
 	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before the filter, which
 	 * pid 1 waits for before the command */
 	if (r >= 0)
 		r = compile_filters(sb, err);
+	cd_timing("filters compiled");
 	if (r >= 0)
 		r = cd_cow_handshake(sb, err);
 	if (r >= 0)
@@ -658,7 +675,9 @@ static void audit_end(struct cd_sandbox *sb)
 void cd_sandbox_end(struct cd_sandbox *sb)
 {
 	cgroup_end(sb);
-	cd_cow_end(sb); /* every process of the sandbox is gone: its layer no longer changes */
+	cd_timing("T cgroup ended");
+	cd_cow_end(sb);
+	cd_timing("T cow/protect ended"); /* every process of the sandbox is gone: its layer no longer changes */
 	if (sb->proxy) {
 		sb->res->has_proxy = 1;
 		/* its net events go to the audit before the exit event */

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * timing.h - CORDON_TIMING=1: one line on stderr per step of a run, with the monotonic clock in
+ * microseconds and the process, so that bench/phases can tell where each millisecond of a cold
+ * start goes (bench/README.md). Off, a step costs one test of a flag.
+ */
+#pragma once
+
+/* "cordon-timing <µs> <pid> <step>"; steps are string literals. Async-signal-safe enough for a
+ * child between clone and exec (snprintf and write only). */
+void cd_timing(const char *step);
