@@ -19,7 +19,6 @@
 #include "cordon.h"
 #include "timing.h"
 #include "layers.h"
-#include "serve.h"
 
 struct cli {
 	struct cordon_config *c;
@@ -736,6 +735,27 @@ static int policy_command(int argc, char **argv)
 	return 0;
 }
 
+/* `cordon serve`: the server is a program of its own (src/server/main.c), beside this one in a
+ * build tree, else in libexecdir */
+static _Noreturn void exec_serve(char **argv)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 16], msg[PATH_MAX + 128];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int e;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		snprintf(path, sizeof(path), "%s/cordon-serve", exe);
+		execv(path, argv);
+	}
+	execv(CORDON_LIBEXECDIR "/cordon-serve", argv);
+	e = errno;
+	snprintf(msg, sizeof(msg), "cannot run cordon-serve (beside %s or in %s): %s",
+		 n > 0 ? exe : "cordon", CORDON_LIBEXECDIR, strerror(e));
+	die("serve", msg);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
@@ -746,7 +766,7 @@ int main(int argc, char **argv)
 	cd_timing("main");
 	build_opts();
 	if (argc > 1 && strcmp(argv[1], "serve") == 0)
-		return cd_serve_main(argc - 1, argv + 1);
+		exec_serve(argv + 1);
 	if (argc > 1 && strcmp(argv[1], "policy") == 0)
 		return policy_command(argc, argv);
 	if (argc > 1 && (!strcmp(argv[1], "diff") || !strcmp(argv[1], "apply") ||
