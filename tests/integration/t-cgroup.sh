@@ -61,6 +61,19 @@ else
 	r=$(cat "$o/r.json")
 	like "... and the report lists what was not applied" "$r" "*\"cgroup\":{\"mode\":\"auto\",*\"memory_max\":null*\"missing\":[\"$why_mem"
 	like "... the pids default too" "$r" "*\"missing\":[*$why_pids"
+	if [ -n "$root" ]; then
+		like "... and no cgroup is made, which would limit nothing here" "$r" \
+			"*\"cgroup\":{\"mode\":\"auto\",\"path\":null,*\"cgroup: none made: cgroup v2 at $mnt/cordon has no memory, pids or cpu controller (--cgroup required makes one all the same)\"*"
+		mine() { ls -d "$mnt"/cordon/cordon-* 2>/dev/null | sort; }
+		before=$(mine)
+		rm -f "$w/running"
+		(exec_as_caller "$CORDON" --workdir "$w" -- sh -c 'touch running; sleep 30') &
+		pid=$!
+		for i in $(seq 100); do [ -e "$w/running" ] && break; sleep 0.05; done
+		is "... none while it runs either" "$([ -e "$w/running" ] && echo running):$(comm -13 <(echo "$before") <(mine))" "running:"
+		kill $pid
+		wait $pid 2>/dev/null
+	fi
 	c -v -- true
 	like "-v says what could not be applied" "$err" "*cgroup: not applied: $why_mem"
 	refuse "an explicit --memory without the controller" "cordon: --memory: cannot apply the limit: " --memory 1G
@@ -83,14 +96,16 @@ else
 	fi
 fi
 
-# --- placement and clean-up
+# --- placement and clean-up (of a cgroup made: on a host without controllers, when required)
+req=()
+grep -qwE 'memory|pids|cpu' "$mnt/cordon/cgroup.controllers" 2>/dev/null || req=(--cgroup required)
 if [ -n "$root" ]; then
-	c --report "$o/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
+	c "${req[@]}" --report "$o/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
 	is "inside, the sandbox's cgroup is the root of its cgroup namespace" "$out" "0::/"
 	like "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$o/p.json")" "*\"path\":\"$mnt/cordon/cordon-*"
 	# (other sandboxes may run on this machine meanwhile: only the new cgroup is this one's)
 	before=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null)
-	(exec_as_caller "$CORDON" --workdir "$w" -- sleep 30) &
+	(exec_as_caller "$CORDON" --workdir "$w" "${req[@]}" -- sleep 30) &
 	pid=$!
 	mine=
 	for i in $(seq 100); do
@@ -102,13 +117,13 @@ if [ -n "$root" ]; then
 	kill -9 $pid
 	wait $pid 2>/dev/null
 	sleep 1 # a cgroup younger than 0.5 s may be a neighbour's about to be used
-	c -- true
+	c "${req[@]}" -- true # the next run that makes a cgroup cleans up
 	[ -n "$mine" ] && [ ! -e "$mine" ] && pass "the cgroup of a cordon killed with SIGKILL is removed by the next run" ||
 		fail "the cgroup of a cordon killed with SIGKILL is removed by the next run"
 	# (the runs' own cgroups, by their ids: other sandboxes may run on this machine meanwhile)
 	ids=
 	for i in $(seq 10); do
-		c --report "$o/many.json" -- true
+		c "${req[@]}" --report "$o/many.json" -- true
 		ids+="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$o/many.json") "
 	done
 	left() { for id in $ids; do [ -e "$mnt/cordon/cordon-$id" ] && echo "$id"; done | wc -l; }
