@@ -18,8 +18,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <nettle/sha2.h>
 
 #include "filter.h"
+#include "precompiled.h"
 
 static void ctx_release(scmp_filter_ctx *ctx)
 {
@@ -229,8 +231,78 @@ int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct
 	return cd_filter_compile_audit(p, log, optimize, false, f, err);
 }
 
+/* --- the key of a compile, and the shipped programs (precompiled.h) --- */
+
+static void hash_u64(struct sha256_ctx *h, uint64_t v)
+{
+	sha256_update(h, sizeof(v), (const uint8_t *)&v);
+}
+
+void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
+		   uint8_t key[32])
+{
+	const struct scmp_version *v = seccomp_version();
+	struct sha256_ctx h;
+
+	sha256_init(&h);
+	sha256_update(&h, 12, (const uint8_t *)"cordon-bpf-1");
+	hash_u64(&h, v ? (uint64_t)v->major << 32 | v->minor << 16 | v->micro : 0);
+	hash_u64(&h, seccomp_api_get());
+	hash_u64(&h, seccomp_arch_native());
+	hash_u64(&h, (uint64_t)log | (uint64_t)optimize << 1 | (uint64_t)notify_exec << 2);
+	hash_u64(&h, p->default_action);
+	hash_u64(&h, p->n_rules);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct cd_policy_rule *r = &p->rules[i];
+
+		hash_u64(&h, r->action);
+		hash_u64(&h, (uint64_t)(int64_t)r->nr);
+		hash_u64(&h, r->n_conds);
+		for (unsigned k = 0; k < r->n_conds && k < CD_POLICY_MAX_CONDS; k++) {
+			hash_u64(&h, r->conds[k].arg);
+			hash_u64(&h, r->conds[k].op);
+			hash_u64(&h, r->conds[k].mask);
+			hash_u64(&h, r->conds[k].value);
+		}
+	}
+	sha256_digest(&h, 32, key);
+}
+
+static const struct cd_precompiled *find_precompiled(const uint8_t key[32])
+{
+	const char *off = getenv("CORDON_NO_PRECOMPILED");
+
+	if (off && *off && strcmp(off, "0") != 0)
+		return NULL;
+	for (size_t i = 0; i < cd_n_precompiled; i++)
+		if (memcmp(cd_precompiled[i].key, key, 32) == 0)
+			return &cd_precompiled[i];
+	return NULL;
+}
+
 int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
 			    bool notify_exec, struct cd_filter *f, struct cordon_error *err)
+{
+	const struct cd_precompiled *pre;
+	uint8_t key[32];
+	size_t size;
+
+	cd_filter_key(p, log, optimize, notify_exec, key);
+	pre = find_precompiled(key);
+	if (!pre)
+		return cd_filter_compile_fresh(p, log, optimize, notify_exec, f, err);
+	size = (size_t)pre->len * sizeof(struct sock_filter);
+	*f = (struct cd_filter){ .log = log, .optimized = optimize, .notify = pre->notify,
+				 .n_rules = pre->n_rules, .len = pre->len, .insns = malloc(size) };
+	if (!f->insns)
+		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	memcpy(f->insns, pre->insns, size);
+	f->blocks_tiocsti = cd_filter_set_blocks_tiocsti(&(const struct cd_filter *){ f }, 1);
+	return 0;
+}
+
+int cd_filter_compile_fresh(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
+			    struct cd_filter *f, struct cordon_error *err)
 {
 	uint32_t def = effective(p->default_action, log);
 	_cleanup_(ctx_release) scmp_filter_ctx ctx = seccomp_init(def);

@@ -24,9 +24,18 @@ struct cd_filter {
  * learning mode. optimize: libseccomp's binary tree instead of a linear list. */
 int cd_filter_compile(const struct cd_policy *p, bool log, bool optimize, struct cd_filter *f,
 		      struct cordon_error *err);
-/* Same, and execve/execveat that the policy allows notify the supervisor instead. */
+/* Same, and execve/execveat that the policy allows notify the supervisor instead. A program
+ * compiled when cordon was built from the same rules and options is taken instead
+ * (precompiled.h); CORDON_NO_PRECOMPILED=1 compiles all the same. */
 int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
 			    bool notify_exec, struct cd_filter *f, struct cordon_error *err);
+/* The same, never precompiled (precompile.c). */
+int cd_filter_compile_fresh(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
+			    struct cd_filter *f, struct cordon_error *err);
+/* The key of what a compile of p with these options makes, with this libseccomp and kernel
+ * (precompiled.h). */
+void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
+		   uint8_t key[32]);
 void cd_filter_done(struct cd_filter *f);
 
 /* The compiled program travels to pid 1 after clone (the supervisor compiles it while pid 1

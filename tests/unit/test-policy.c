@@ -24,6 +24,7 @@
 
 #include "filter.h"
 #include "policy.h"
+#include "precompiled.h"
 
 #include "../lib/tap.h"
 
@@ -1556,6 +1557,92 @@ static void test_filter_sweep(void)
 		sweep(&P, "comparisons");
 }
 
+/* --- the shipped programs, compiled at build time (precompiled.h) --- */
+
+static bool in_table(const uint8_t key[32])
+{
+	for (size_t i = 0; i < cd_n_precompiled; i++)
+		if (memcmp(cd_precompiled[i].key, key, 32) == 0)
+			return true;
+	return false;
+}
+
+static bool same_program(const struct cd_filter *a, const struct cd_filter *b)
+{
+	return a->len == b->len && a->n_rules == b->n_rules && a->notify == b->notify &&
+	       a->blocks_tiocsti == b->blocks_tiocsti && a->log == b->log &&
+	       a->optimized == b->optimized &&
+	       memcmp(a->insns, b->insns, a->len * sizeof(*a->insns)) == 0;
+}
+
+/* P, with the options a run uses: in the binary, and the very program a compile makes now */
+static void check_shipped(const char *what, bool notify)
+{
+	struct cd_filter fresh = {0}, taken = {0};
+	struct cordon_error err = {0};
+	uint8_t key[32];
+
+	cd_filter_key(&P, false, true, notify, key);
+	ok(in_table(key), "%s%s: its program is in the binary", what, notify ? " (audit)" : "");
+	if (cd_filter_compile_fresh(&P, false, true, notify, &fresh, &err) < 0 ||
+	    cd_filter_compile_audit(&P, false, true, notify, &taken, &err) < 0)
+		ok(false, "%s: compiles: %s", what, err.msg);
+	else
+		ok(same_program(&fresh, &taken), "%s%s: the same program as a compile now", what,
+		   notify ? " (audit)" : "");
+	cd_filter_done(&fresh);
+	cd_filter_done(&taken);
+}
+
+static void test_precompiled(void)
+{
+	uint8_t key[32];
+
+	if (!seccomp_usable) {
+		skip("no seccomp() system call", "the shipped programs");
+		return;
+	}
+	is_int((int)cd_n_precompiled, 6, "six shipped programs: baseline, default, strict, each "
+	       "with and without the audit trail");
+	cd_policy_free(&P);
+	memset(&P, 0, sizeof(P));
+	if (cd_policy_parse_baseline(&P, &E) == 0) {
+		check_shipped("baseline", false);
+		check_shipped("baseline", true);
+	}
+	if (load(CORDON_TEST_POLICY_DIR "/default.policy", "default.policy") == 0) {
+		check_shipped("default.policy", false);
+		check_shipped("default.policy", true);
+		cd_filter_key(&P, true, true, false, key);
+		ok(!in_table(key), "default.policy in log mode: compiled at run time");
+		cd_filter_key(&P, false, false, false, key);
+		ok(!in_table(key), "default.policy unoptimized: compiled at run time");
+		/* one rule changed: another key (an edited installed file is compiled) */
+		P.rules[0].action = P.rules[0].action == SCMP_ACT_ALLOW ? SCMP_ACT_KILL_PROCESS
+									 : SCMP_ACT_ALLOW;
+		cd_filter_key(&P, false, true, false, key);
+		ok(!in_table(key), "default.policy with one rule's action changed: another key");
+	}
+	if (load(CORDON_TEST_POLICY_DIR "/default.policy", "default.policy") == 0 && P.n_rules) {
+		struct cd_policy_rule *last = &P.rules[P.n_rules - 1];
+
+		if (last->n_conds)
+			last->conds[0].value++;
+		else
+			last->nr++;
+		cd_filter_key(&P, false, true, false, key);
+		ok(!in_table(key), "default.policy with one condition or syscall changed: another key");
+	}
+	if (load(CORDON_TEST_POLICY_DIR "/strict.policy", "strict.policy") == 0) {
+		check_shipped("strict.policy", false);
+		check_shipped("strict.policy", true);
+	}
+	if (parse(ops_policy) == 0) {
+		cd_filter_key(&P, false, true, false, key);
+		ok(!in_table(key), "a policy of one's own: compiled at run time");
+	}
+}
+
 int main(void)
 {
 	if (setup_scratch() < 0) {
@@ -1583,6 +1670,7 @@ int main(void)
 	test_filter_actions();
 	test_filter_comparisons();
 	test_filter_sweep();
+	test_precompiled();
 	cd_policy_free(&P);
 	remove_scratch();
 	return done_testing();
