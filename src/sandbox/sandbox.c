@@ -715,14 +715,18 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	cd_timing("T done: start");
 	cd_closep(&sb->pidfd);
 	cd_cow_done(sb);
 	cd_report_discard(&sb->report);
 	cd_mount_plan_done(&sb->plan);
+	cd_timing("T done: plan");
 	cd_filter_done(&sb->filter);
 	cd_filter_done(&sb->baseline);
+	cd_timing("T done: filters");
 	cd_policy_free(&sb->baseline_policy);
 	cd_policy_free(&sb->policy); /* also what a failed load left */
+	cd_timing("T done: policies");
 	free(sb->policy_path);
 	cd_cgroup_done(&sb->cg);
 	cd_audit_close(&sb->audit);

@@ -176,8 +176,26 @@ int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdi
 	return 0;
 }
 
+/* the idmap's holder (open_idmap_userns), gone by now */
+static void reap_holder(struct cd_identity *id)
+{
+	siginfo_t si;
+
+	if (!id->holding)
+		return;
+	/* by its pidfd: a caller's waitpid(-1) may have reaped it already (ECHILD), and its pid
+	 * may be another process's since */
+	while (waitid((idtype_t)P_PIDFD, (id_t)id->holder_pidfd, &si, WEXITED) < 0 &&
+	       errno == EINTR)
+		;
+	close(id->holder_pidfd);
+	free(id->holder_stack);
+	id->holding = false;
+}
+
 void cd_identity_done(struct cd_identity *id)
 {
+	reap_holder(id);
 	free(id->user);
 	free(id->home);
 	id->user = id->home = NULL;
@@ -229,24 +247,26 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 
 static int hold_userns(void *arg)
 {
-	const int *pipefd = arg;
+	const int *pipefd = arg; /* at the bottom of its own stack: ours may be gone by now */
 	char c;
 
 	syscall(SYS_close, pipefd[1]); /* its copy of the write end: EOF comes when ours closes */
-	while (syscall(SYS_read, pipefd[0], &c, 1) < 0)
-		;
+	for (int i = 0; i < 1000; i++) /* EINTR aside, any answer ends it */
+		if (syscall(SYS_read, pipefd[0], &c, 1) >= 0 || errno != EINTR)
+			break;
 	return 0;
 }
 
 /* A user namespace that maps 0 to the sandbox's host id, for the mount's id mapping when the
  * sandbox's own namespace maps some other inside id (--uid/--gid). A holder keeps the namespace
- * while we write its maps and open it. */
-static int open_idmap_userns(const struct cd_identity *id, int *ret_fd, struct cordon_error *err)
+ * while we write its maps and open it, then exits when the pipe closes; it is reaped at the end
+ * (waiting for it here cost a scheduling round on a busy machine: 1-3 ms). */
+static int open_idmap_userns(struct cd_identity *id, int *ret_fd, struct cordon_error *err)
 {
 	_cleanup_free_ char *stack = malloc(HOLDER_STACK);
 	_cleanup_close_ int rd = -1, wr = -1;
 	char path[64];
-	int pipefd[2], fd, r, status;
+	int pipefd[2], pidfd = -1, fd, r;
 	pid_t pid;
 
 	if (!stack)
@@ -255,22 +275,23 @@ static int open_idmap_userns(const struct cd_identity *id, int *ret_fd, struct c
 		return cd_fail_errno(err, errno, "userns", "pipe");
 	rd = pipefd[0];
 	wr = pipefd[1];
-	pid = clone(hold_userns, stack + HOLDER_STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD, pipefd);
+	memcpy(stack, pipefd, sizeof(pipefd));
+	pid = clone(hold_userns, stack + HOLDER_STACK,
+		    CLONE_VM | CLONE_NEWUSER | CLONE_PIDFD | SIGCHLD, stack, &pidfd);
 	if (pid < 0)
 		return cd_fail_errno(err, errno, "userns", "clone a user namespace for the idmap");
+	id->holding = true;
+	id->holder_pidfd = pidfd;
+	id->holder_stack = CD_TAKE_PTR(stack);
 	r = write_id_maps(pid, 0, id->host_uid, 0, id->host_gid, false, err);
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	fd = r < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (r >= 0 && fd < 0)
 		r = cd_fail_errno(err, errno, "userns", "open %s", path);
-	close(CD_TAKE_FD(wr));
-	/* its stack is freed on return: it must be gone first */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
 	if (r < 0)
 		return r;
 	*ret_fd = fd;
-	return 0;
+	return 0; /* our write end closes here: the holder reads EOF and exits */
 }
 
 /* A detached copy of a mount tree, from the descriptor the launcher checked. */
@@ -316,7 +337,7 @@ int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon
 	return 0;
 }
 
-int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int workdir,
+int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 			       const char *path_str, int *ret_fd, struct cordon_error *err)
 {
 	_cleanup_close_ int nsfd = -1, tree = -1;

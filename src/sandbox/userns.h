@@ -19,6 +19,11 @@ struct cd_identity {
 	bool named;             /* the inside uid has no account: one is added inside */
 	char *user;             /* USER and LOGNAME */
 	char *home;             /* HOME: a fresh tmpfs */
+	/* the holder of the idmap's user namespace, reaped by cd_identity_done (it exits on its
+	 * own once the maps are written: nobody waits for it meanwhile) */
+	bool holding;
+	int holder_pidfd;
+	void *holder_stack;
 };
 
 /* The account inside for an id the system does not know (CORDON_SANDBOX_ID, say). */
@@ -35,7 +40,7 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 
 /* A detached, id-mapped clone of the workdir's mount tree (from its descriptor), for the child
  * to attach. */
-int cd_userns_idmapped_workdir(pid_t child, const struct cd_identity *id, int workdir,
+int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 			       const char *path, int *ret_fd, struct cordon_error *err);
 /* The same without an id mapping (nosuid, nodev; ro: read-only too): a root caller's workdir
  * or --ro-bind source, cloned from the descriptor it checked rather than looked up again by
