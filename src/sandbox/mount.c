@@ -613,6 +613,10 @@ static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
 		return cd_fail_errno(err, errno, "mount", "hide %s", m->dst);
 	if (!S_ISDIR(st.st_mode))
 		return mask_file(ctx, t, m->dst, err);
+	/* cordon's own (git's template hooks): nothing is mounted below it, the empty directory
+	 * will do; --hide's is a tmpfs, where later options may mount */
+	if (!m->user)
+		return mask_dir(ctx, t, m->dst, err);
 	m->ro = true;
 	return hide_dir(ctx, t, m->dst, &m->fd, err);
 }

@@ -229,7 +229,8 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 /* A literal path: found, missing, or behind a symlink. */
 static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool want_dir)
 {
-	_cleanup_close_ int cur = fcntl(workdir_fd, F_DUPFD_CLOEXEC, 3);
+	_cleanup_close_ int below = -1; /* the directory reached below the workdir, ours */
+	int cur = workdir_fd;
 	size_t pinned = 0; /* rel[0..pinned): the directories found so far */
 
 	for (size_t i = 0, off = 0; i < x->n_comps; off += strlen(x->comps[i]) + 1, i++) {
@@ -260,8 +261,8 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 					      want_dir, CD_GUARD_ABSENT, NULL);
 		pinned = off + strlen(x->comps[i]);
 		r = open_dir_at(cur, x->comps[i]);
-		close(cur);
-		cur = r;
+		cd_closep(&below); /* keeps errno, which the loop's top reads */
+		below = cur = r;
 	}
 	return 0;
 }
@@ -622,7 +623,10 @@ static int remove_at(int parent, const char *name, uid_t owner, char *aside, siz
 static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char *aside,
 		     size_t size)
 {
-	_cleanup_close_ int cur = open_prefix(workdir_fd, g->rel, g->exist_len);
+	/* the directory reached, ours once below the workdir (which is not ours to close) */
+	_cleanup_close_ int below = g->exist_len ? open_prefix(workdir_fd, g->rel, g->exist_len)
+						 : -1;
+	int cur = g->exist_len ? below : workdir_fd;
 	const char *p = g->rel + g->exist_len + (g->exist_len > 0);
 
 	if (cur < 0)
@@ -646,8 +650,8 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char
 		next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			return -errno;
-		close(cur);
-		cur = next;
+		cd_closep(&below);
+		below = cur = next;
 		p += n + 1;
 	}
 	return 0;
