@@ -2,6 +2,7 @@
 /* timing.c - steps of a run, timed for bench/phases (timing.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@ static int enabled = -1; /* -1: the environment not read yet */
 void cd_timing(const char *step)
 {
 	struct timespec ts;
+	struct rusage ru;
 	char line[160];
 	int n;
 
@@ -20,8 +22,10 @@ void cd_timing(const char *step)
 	if (!enabled)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	n = snprintf(line, sizeof(line), "cordon-timing %lld %d %s\n",
-		     (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, (int)getpid(), step);
+	getrusage(RUSAGE_SELF, &ru);
+	n = snprintf(line, sizeof(line), "cordon-timing %lld %d %ld %s\n",
+		     (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, (int)getpid(),
+		     ru.ru_minflt + ru.ru_majflt, step);
 	if (n > 0 && write(2, line, (size_t)n) < 0)
 		enabled = 0;
 }

@@ -6,6 +6,6 @@
  */
 #pragma once
 
-/* "cordon-timing <µs> <pid> <step>"; steps are string literals. Async-signal-safe enough for a
- * child between clone and exec (snprintf and write only). */
+/* "cordon-timing <µs> <pid> <page faults so far> <step>"; steps are string literals.
+ * Async-signal-safe enough for a child between clone and exec (snprintf and system calls). */
 void cd_timing(const char *step);

@@ -111,12 +111,14 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	/* nothing of the supervisor's stays open in here but the terminal, which pid 1 alone keeps
 	 * to hand it to the command */
 	close_other_fds((int[]){ a->sock, a->tty_fd, a->exec_fd }, 3);
+	cd_timing("T pid 1: fds closed");
 	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
 	if (a->own_net) {
 		r = cd_netns_start(&net, err);
 		if (r < 0)
 			return r;
 	}
+	cd_timing("T pid 1: net thread started");
 	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
 	while ((r = cd_msg_recv(a->sock, &m, &workdir_fd)) > 0 && m.type == CD_MSG_TREE &&
 	       m.value >= 0 && (size_t)m.value < a->plan->n && a->plan->m[m.value].fd < 0)
