@@ -23,6 +23,7 @@ struct cd_identity {
 	 * own once the maps are written: nobody waits for it meanwhile) */
 	bool holding;
 	int holder_pidfd;
+	void *holder_stack; /* its stack (CLONE_VM), freed once it is reaped */
 };
 
 /* The account inside for an id the system does not know (CORDON_SANDBOX_ID, say). */
