@@ -210,7 +210,7 @@ static void on_message(void *data, const struct cd_msg *m)
 	switch (m->type) {
 	case CD_MSG_RUNNING:
 		cmd->running = true;
-		cd_timing("T RUNNING received");
+		cd_timing("RUNNING received");
 		cmd->t_running = cd_now_ns();
 		cd_config_log(cmd->c, "sandbox: command running (pid %d inside), setup took %llu us",
 			      m->value, (unsigned long long)(cmd->t_running - cmd->t_start) / 1000);
@@ -218,7 +218,7 @@ static void on_message(void *data, const struct cd_msg *m)
 			cmd->session->on_running(cmd->session->data);
 		break;
 	case CD_MSG_EXIT:
-		cd_timing("T EXIT received");
+		cd_timing("EXIT received");
 		cmd->got_exit = true;
 		cmd->exit_status = m->value;
 		cmd->usage = m->usage;

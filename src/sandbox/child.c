@@ -111,14 +111,14 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	/* nothing of the supervisor's stays open in here but the terminal, which pid 1 alone keeps
 	 * to hand it to the command */
 	close_other_fds((int[]){ a->sock, a->tty_fd, a->exec_fd }, 3);
-	cd_timing("T pid 1: fds closed");
+	cd_timing("pid 1: fds closed");
 	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
 	if (a->own_net) {
 		r = cd_netns_start(&net, err);
 		if (r < 0)
 			return r;
 	}
-	cd_timing("T pid 1: net thread started");
+	cd_timing("pid 1: net thread started");
 	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
 	while ((r = cd_msg_recv(a->sock, &m, &workdir_fd)) > 0 && m.type == CD_MSG_TREE &&
 	       m.value >= 0 && (size_t)m.value < a->plan->n && a->plan->m[m.value].fd < 0)
@@ -363,11 +363,11 @@ _Noreturn static void end_sandbox(int sock, int status)
 	struct cd_msg m = { .type = CD_MSG_EXIT, .value = status };
 	struct rusage self, children;
 
-	cd_timing("T pid 1: command ended");
+	cd_timing("pid 1: command ended");
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
-	cd_timing("T pid 1: all reaped");
+	cd_timing("pid 1: all reaped");
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &children);
 	m.usage.user_us = tv_us(self.ru_utime) + tv_us(children.ru_utime);

@@ -1119,24 +1119,24 @@ int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_
 	for (size_t i = 0; i < CD_ELEMENTSOF(ctx.dev_src); i++)
 		ctx.dev_src[i] = -1;
 	r = open_sources(&ctx, workdir_fd, err);
-	cd_timing("T pid 1: sources opened");
+	cd_timing("pid 1: sources opened");
 	if (r >= 0)
 		r = attach_root(&ctx, err);
-	cd_timing("T pid 1: root attached");
+	cd_timing("pid 1: root attached");
 	for (size_t i = 0; r >= 0 && i < p->n; i++)
 		if (p->m[i].kind != CD_MNT_SYSFS)
 			r = place(&ctx, &p->m[i], err);
 		else
 			r = prepare_mount_point(&ctx, p->m[i].dst, err);
-	cd_timing("T pid 1: placed");
+	cd_timing("pid 1: placed");
 	if (r >= 0)
 		r = make_read_only(&ctx, err);
-	cd_timing("T pid 1: read-only");
+	cd_timing("pid 1: read-only");
 	/* a fresh sysfs shows its mounter's network namespace: /sys waits for it, last; mounting
 	 * on a directory of the read-only root is fine */
 	if (r >= 0 && join_net)
 		r = join_net(data, err);
-	cd_timing("T pid 1: net joined");
+	cd_timing("pid 1: net joined");
 	for (size_t i = 0; r >= 0 && i < p->n; i++)
 		if (p->m[i].kind == CD_MNT_SYSFS)
 			r = place(&ctx, &p->m[i], err);

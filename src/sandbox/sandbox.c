@@ -64,21 +64,19 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	int r;
 
 	cd_marks_load(&sb->marks);
-	cd_timing("T marks loaded");
 	r = cd_workdir_open(c->workdir, &sb->marks, &sb->wd, err);
 	if (r < 0)
 		return r;
-	cd_timing("T workdir opened");
+	cd_timing("workdir opened");
 	/* the list of earlier workdirs must be out of the sandbox's reach (XDG_STATE_HOME) */
 	r = marks_outside(sb, err);
 	if (r < 0)
 		return r;
-	cd_timing("T marks outside");
 	/* remembered before anything runs in it: no later run follows a symlink in it */
 	r = cd_mark_of(sb->wd.fd, &mark);
 	if (r >= 0)
 		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
-	cd_timing("T marks added");
+	cd_timing("workdir remembered");
 	if (r < 0)
 		cd_config_log(c, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: "
 			      "a later run given a path through it would follow the symlinks it "
@@ -180,15 +178,15 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	sb->have_id = true;
 	memcpy(sb->rlimits, c->rlimits, sizeof(sb->rlimits));
-	cd_timing("T identity");
+	cd_timing("identity");
 	r = cd_cgroup_setup(c, sb->res->id, sb->id.host_uid, &sb->cg, sb->rlimits, err);
 	if (r < 0)
 		return r;
-	cd_timing("T cgroup");
+	cd_timing("cgroup");
 	cd_cgroup_log(&sb->cg, c);
 	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
-	cd_timing("T mount plan");
+	cd_timing("mount plan");
 	if (r >= 0)
 		r = cd_cow_prepare(sb, err);
 	if (r < 0)
@@ -318,6 +316,29 @@ static int send_bind_trees(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
+/* The tree of the directory that was checked, never looked up again by name: id-mapped for a
+ * root caller's root-owned workdir, as it is for another root caller. Without the privilege to
+ * clone it here, pid 1 looks it up and checks it is the same (mount.c). */
+static int make_workdir_tree(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	int r = 0;
+
+	if (sb->id.idmap_workdir)
+		r = cd_userns_idmapped_workdir(sb->pid, &sb->id, sb->wd.fd, sb->wd.path,
+					       &sb->workdir_tree, err);
+	else if (geteuid() == 0)
+		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &sb->workdir_tree, err);
+	cd_timing("workdir tree");
+	return r;
+}
+
+/* Made before pid 1 unless it maps through pid 1's own user namespace: pid 1, just cloned,
+ * waited for a CPU while the supervisor made it (1-2 ms). */
+static bool tree_after_clone(const struct cd_sandbox *sb)
+{
+	return sb->id.idmap_workdir && cd_userns_idmap_is_own(&sb->id);
+}
+
 /* sync 2 */
 static int go(struct cd_sandbox *sb, struct cordon_error *err)
 {
@@ -332,21 +353,16 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 	r = cd_userns_write_maps(sb->pid, &sb->id, err);
 	if (r < 0)
 		return r;
-	cd_timing("T maps written");
-	/* the tree of the directory that was checked, never looked up again by name; without
-	 * the privilege to clone it here, pid 1 looks it up and checks it is the same (mount.c) */
-	if (sb->id.idmap_workdir)
-		r = cd_userns_idmapped_workdir(sb->pid, &sb->id, sb->wd.fd, sb->wd.path,
-					       &workdir_fd, err);
-	else if (geteuid() == 0)
-		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &workdir_fd, err);
-	if (r < 0)
-		return r;
-	cd_timing("T workdir tree");
+	cd_timing("id maps written");
+	if (tree_after_clone(sb)) {
+		r = make_workdir_tree(sb, err);
+		if (r < 0)
+			return r;
+	}
+	workdir_fd = CD_TAKE_FD(sb->workdir_tree);
 	r = send_bind_trees(sb, err);
 	if (r < 0)
 		return r;
-	cd_timing("T bind trees");
 	r = cd_msg_send(sb->sock, CD_MSG_GO, 0, NULL, workdir_fd);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
@@ -467,9 +483,15 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 		     struct cordon_error *err)
 {
-	int r;
+	int r = tree_after_clone(sb) ? 0 : make_workdir_tree(sb, err);
 
-	r = spawn(sb, args, err);
+	/* the filters too: the shipped policies' programs are taken from the binary, and what
+	 * the supervisor does after the clone keeps pid 1 from a CPU on a small machine */
+	if (r >= 0)
+		r = compile_filters(sb, err);
+	cd_timing("filters compiled");
+	if (r >= 0)
+		r = spawn(sb, args, err);
 	if (r < 0)
 		return r;
 	cd_timing("cloned");
@@ -477,9 +499,6 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	cd_timing("GO sent");
 	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before the filter, which
 	 * pid 1 waits for before the command */
-	if (r >= 0)
-		r = compile_filters(sb, err);
-	cd_timing("filters compiled");
 	if (r >= 0)
 		r = cd_cow_handshake(sb, err);
 	if (r >= 0)
@@ -675,9 +694,9 @@ static void audit_end(struct cd_sandbox *sb)
 void cd_sandbox_end(struct cd_sandbox *sb)
 {
 	cgroup_end(sb);
-	cd_timing("T cgroup ended");
-	cd_cow_end(sb);
-	cd_timing("T cow/protect ended"); /* every process of the sandbox is gone: its layer no longer changes */
+	cd_timing("cgroup ended");
+	cd_cow_end(sb); /* every process of the sandbox is gone: its layer no longer changes */
+	cd_timing("layer saved, protected paths swept");
 	if (sb->proxy) {
 		sb->res->has_proxy = 1;
 		/* its net events go to the audit before the exit event */
@@ -715,18 +734,15 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	cd_timing("T done: start");
 	cd_closep(&sb->pidfd);
+	cd_closep(&sb->workdir_tree);
 	cd_cow_done(sb);
 	cd_report_discard(&sb->report);
 	cd_mount_plan_done(&sb->plan);
-	cd_timing("T done: plan");
 	cd_filter_done(&sb->filter);
 	cd_filter_done(&sb->baseline);
-	cd_timing("T done: filters");
 	cd_policy_free(&sb->baseline_policy);
 	cd_policy_free(&sb->policy); /* also what a failed load left */
-	cd_timing("T done: policies");
 	free(sb->policy_path);
 	cd_cgroup_done(&sb->cg);
 	cd_audit_close(&sb->audit);

@@ -26,7 +26,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "timing.h"
 #include "userns.h"
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -370,6 +369,11 @@ int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon
 	return 0;
 }
 
+bool cd_userns_idmap_is_own(const struct cd_identity *id)
+{
+	return id->inside_uid == 0 && id->inside_gid == 0;
+}
+
 int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 			       const char *path_str, int *ret_fd, struct cordon_error *err)
 {
@@ -378,7 +382,7 @@ int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 	char path[64];
 	int r;
 
-	if (id->inside_uid == 0 && id->inside_gid == 0) {
+	if (cd_userns_idmap_is_own(id)) {
 		/* the sandbox's own namespace maps exactly 0 -> host id */
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", child);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -389,15 +393,12 @@ int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 		if (r < 0)
 			return r;
 	}
-	cd_timing("T idmap userns");
 	r = clone_tree(workdir, path_str, "workdir", &tree, err);
 	if (r < 0)
 		return r;
-	cd_timing("T tree cloned");
 	r = lock_tree(tree, true, err, "workdir", path_str);
 	if (r < 0)
 		return r;
-	cd_timing("T tree locked");
 	/* the id mapping on the top mount only: what is mounted below it stays as it is, and
 	 * read-only (a bind of root's /etc there must not become the sandbox's to write) */
 	attr.userns_fd = (uint64_t)nsfd;

@@ -40,6 +40,9 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 
 /* A detached, id-mapped clone of the workdir's mount tree (from its descriptor), for the child
  * to attach. */
+/* Does the workdir's id mapping go through the sandbox's own user namespace (its inside ids are
+ * 0), which exists only once pid 1 does? Else through a namespace of its own, made any time. */
+bool cd_userns_idmap_is_own(const struct cd_identity *id);
 int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 			       const char *path, int *ret_fd, struct cordon_error *err);
 /* The same without an id mapping (nosuid, nodev; ro: read-only too): a root caller's workdir
