@@ -385,8 +385,9 @@ static void log_filters(const struct cd_sandbox *sb)
 			      ? "denied" : "not proven denied: new session instead");
 }
 
-/* sync 2, the supervisor's half: compile what load_policy() parsed, and the baseline. The exec
- * notifications of the audit trail go in the policy's program, or the baseline's without one. */
+/* Before the clone: compile what load_policy() parsed, and the baseline. The exec notifications
+ * of the audit trail go in the policy's program, or the baseline's without one. The parsed
+ * policies go at once: freed after the clone, their pages were copied (pid 1 shared them). */
 static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -411,6 +412,8 @@ static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 		(const struct cd_filter *[]){ &sb->baseline, sb->have_filter ? &sb->filter : NULL },
 		2);
 	log_filters(sb);
+	cd_policy_free(&sb->baseline_policy);
+	cd_policy_free(&sb->policy);
 	return 0;
 }
 
