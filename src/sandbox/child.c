@@ -302,10 +302,10 @@ _Noreturn static void command_exec(const struct cd_child_args *a, int errfd)
 	struct cordon_error err = { 0 };
 	char path[4096];
 
+	cd_timing("command: set up"); /* not after: its filter may allow no write */
 	if (command_setup(a, path, sizeof(path), &errfd, &err) == 0) {
 		int e;
 
-		cd_timing("command: exec");
 		if (a->exec_fd >= 0)
 			syscall(SYS_execveat, a->exec_fd, "", a->argv, a->envp, AT_EMPTY_PATH);
 		else

@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -48,10 +49,23 @@ static int make_dirs(const char *dir, mode_t mode)
 	}
 }
 
+/* Which bucket: a hash of the whole mark (not the inode's low byte, which a sandbox can choose
+ * by making directories until one has it) */
+static unsigned bucket_of(const struct cd_mark *d)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	const uint64_t v[] = { d->dev, d->ino, (uint64_t)d->btime_sec, d->btime_nsec };
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(v); i++)
+		for (int b = 0; b < 64; b += 8)
+			h = (h ^ ((v[i] >> b) & 0xff)) * 1099511628211ull;
+	return (unsigned)(h % CD_MARKS_BUCKETS);
+}
+
 /* "BUCKET/DEV-INO-SEC.NSEC", all hex */
 static void entry_name(const struct cd_mark *d, char buf[NAME_MAX_])
 {
-	snprintf(buf, NAME_MAX_, "%02x/%llx-%llx-%llx.%x", (unsigned)(d->ino & 0xff),
+	snprintf(buf, NAME_MAX_, "%02x/%llx-%llx-%llx.%x", bucket_of(d),
 		 (unsigned long long)d->dev, (unsigned long long)d->ino,
 		 (unsigned long long)d->btime_sec, d->btime_nsec);
 }
@@ -98,42 +112,67 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* the path's hex, decoded in place ("-": none) */
-static void unhex(char *s)
+/* The path's hex decoded in place ("-": none): false unless the field is exactly that. */
+static bool unhex(char *s)
 {
 	size_t i = 0;
 
+	if (strcmp(s, "-") == 0) {
+		s[0] = '\0';
+		return true;
+	}
 	for (; hexval(s[2 * i]) >= 0 && hexval(s[2 * i + 1]) >= 0; i++)
 		s[i] = (char)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+	if (s[2 * i] != '\0')
+		return false;
 	s[i] = '\0';
+	return true;
 }
 
-static int legacy_each(int dir, legacy_fn fn, void *data)
+/* One line, whole ("dev ino sec.nsec hex|-\n"): false for anything else (a write cut short). */
+static bool parse_line(char *line, struct cd_mark *ret, char **ret_path)
 {
-	int fd = openat(dir, LEGACY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	_cleanup_(cd_fclosep) FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	unsigned long long dev, ino, sec;
+	unsigned nsec;
+	size_t len = strlen(line);
+	int n = 0;
+
+	if (len == 0 || line[len - 1] != '\n')
+		return false;
+	line[len - 1] = '\0';
+	if (sscanf(line, "%llx %llx %llx.%x %n", &dev, &ino, &sec, &nsec, &n) != 4 || !n ||
+	    !unhex(line + n))
+		return false;
+	*ret = (struct cd_mark){ dev, ino, (int64_t)sec, nsec };
+	*ret_path = line + n;
+	return true;
+}
+
+/* Each whole line of the file fd to fn: 0, the first error of fn, -EIO for a read error, or
+ * -EBADMSG when a line was not whole (the others are still handed over). */
+static int legacy_each(int fd, legacy_fn fn, void *data)
+{
+	_cleanup_(cd_fclosep) FILE *f = fdopen(fd, "r");
 	_cleanup_free_ char *line = NULL;
 	size_t size = 0;
-	int r = 0;
+	int r = 0, bad = 0;
 
-	if (fd < 0)
-		return -errno;
 	if (!f) {
 		close(fd);
 		return -ENOMEM;
 	}
 	while (r >= 0 && getline(&line, &size, f) > 0) {
-		unsigned long long dev, ino, sec;
-		unsigned nsec;
-		int n = 0;
+		struct cd_mark mark;
+		char *path;
 
-		if (sscanf(line, "%llx %llx %llx.%x %n", &dev, &ino, &sec, &nsec, &n) < 4 || !n)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		unhex(line + n);
-		r = fn(&(struct cd_mark){ dev, ino, (int64_t)sec, nsec }, line + n, data);
+		if (parse_line(line, &mark, &path))
+			r = fn(&mark, path, data);
+		else
+			bad = -EBADMSG;
 	}
-	return r;
+	if (r >= 0 && ferror(f))
+		r = -EIO;
+	return r < 0 ? r : bad;
 }
 
 static int push_legacy(const struct cd_mark *d, _unused_ const char *path, void *data)
@@ -166,8 +205,10 @@ static int load_one(struct cd_marks *m, const char *state)
 
 	if (!list)
 		return -1;
-	if (st >= 0 && faccessat(st, LEGACY, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		legacy_each(st, push_legacy, m);
+	int fd = st < 0 ? -1 : openat(st, LEGACY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+
+	if (fd >= 0)
+		legacy_each(fd, push_legacy, m);
 	return open_dir(list);
 }
 
@@ -195,11 +236,13 @@ bool cd_marks_any(const struct cd_marks *m)
 	return m && (m->n_legacy || m->dir_fd >= 0 || m->root_fd >= 0);
 }
 
+/* Fails closed: an entry that cannot be looked up (a bucket closed to us, say) counts as there,
+ * so that a symlink in that directory is refused rather than followed. */
 static bool in_dir(int dir, const char *name)
 {
 	struct stat st;
 
-	return dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	return dir >= 0 && (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
 }
 
 bool cd_marks_has(const struct cd_marks *m, const struct cd_mark *d)
@@ -224,77 +267,46 @@ static bool still_there(const struct cd_mark *d, const char *path)
 	return fd < 0 ? path[0] != '/' : cd_mark_of(fd, &now) < 0 || same_mark(&now, d);
 }
 
-struct entry {
-	char name[NAME_MAX_];
-	struct timespec added;
-	bool keep;
-};
-
-static int by_age(const void *a, const void *b)
-{
-	const struct timespec *x = &((const struct entry *)a)->added;
-	const struct timespec *y = &((const struct entry *)b)->added;
-
-	return x->tv_sec != y->tv_sec ? (x->tv_sec > y->tv_sec) - (x->tv_sec < y->tv_sec)
-				      : (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
-}
-
-/* The bucket's entries, up to twice its limit (more came from elsewhere: those wait). */
-static size_t read_bucket(int bucket, struct entry *v, size_t max)
+static size_t count_entries(int bucket)
 {
 	_cleanup_(cd_closedirp) DIR *d = fdopendir(dup(bucket));
-	struct dirent *de;
 	size_t n = 0;
 
-	while (d && n < max && (de = readdir(d))) {
-		struct stat st;
-		struct cd_mark mark;
-
-		if (strlen(de->d_name) >= sizeof(v[n].name) || !parse_name(de->d_name, &mark) ||
-		    fstatat(bucket, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		strcpy(v[n].name, de->d_name);
-		v[n].added = st.st_mtim;
-		v[n++].keep = true;
-	}
-	return n;
+	while (d && readdir(d))
+		n++;
+	return n > 2 ? n - 2 : 0; /* . and .. */
 }
 
-/* A full bucket: without the directories that are gone, and if still too full, the oldest. */
+/* A bucket past CD_MARKS_BUCKET_MAX entries: without the directories that are gone. Those still
+ * there stay, however many (a bucket of live ones is checked again at each new entry: 65,536
+ * live earlier workdirs before that happens): a limit by age would let a sandbox push its own
+ * workdir out of the list (make directories, have the user run in them). */
 static void prune_bucket(int dir, const char *bucket_name)
 {
 	_cleanup_close_ int bucket = openat(dir, bucket_name,
 					    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ struct entry *v = calloc(2 * CD_MARKS_BUCKET_MAX, sizeof(*v));
-	size_t n, kept;
+	_cleanup_(cd_closedirp) DIR *d = NULL;
+	size_t n = bucket < 0 ? 0 : count_entries(bucket);
+	struct dirent *de;
 
-	if (bucket < 0 || !v)
-		return;
-	n = read_bucket(bucket, v, 2 * CD_MARKS_BUCKET_MAX);
 	if (n <= CD_MARKS_BUCKET_MAX)
 		return;
-	qsort(v, n, sizeof(*v), by_age);
-	kept = n;
-	for (size_t i = 0; i < n; i++) {
+	d = fdopendir(dup(bucket));
+	if (d)
+		rewinddir(d); /* the count read to the end through a descriptor sharing this offset */
+	while (d && (de = readdir(d))) {
 		char target[4096];
-		ssize_t len = readlinkat(bucket, v[i].name, target, sizeof(target) - 1);
 		struct cd_mark mark;
+		ssize_t len;
 
-		if (len < 0 || !parse_name(v[i].name, &mark))
+		if (!parse_name(de->d_name, &mark))
+			continue;
+		len = readlinkat(bucket, de->d_name, target, sizeof(target) - 1);
+		if (len < 0)
 			continue;
 		target[len] = '\0';
-		if (!still_there(&mark, target)) {
-			v[i].keep = false;
-			kept--;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].keep && kept > CD_MARKS_BUCKET_MAX * 3 / 4) {
-			v[i].keep = false; /* the oldest of those still there */
-			kept--;
-		}
-		if (!v[i].keep)
-			unlinkat(bucket, v[i].name, 0);
+		if (!still_there(&mark, target))
+			unlinkat(bucket, de->d_name, 0);
 	}
 }
 
@@ -310,8 +322,8 @@ static int add_entry(int dir, const struct cd_mark *d, const char *path, mode_t 
 		return 0;
 	if (errno != ENOENT)
 		return -errno;
-	name[2] = '\0'; /* the bucket is made on its first entry */
-	if (mkdirat(dir, name, mode) < 0 && errno != EEXIST)
+	name[2] = '\0'; /* the bucket is made on its first entry, whatever the umask */
+	if ((mkdirat(dir, name, mode) < 0 && errno != EEXIST) || fchmodat(dir, name, mode, 0) < 0)
 		return -errno;
 	name[2] = '/';
 	if (symlinkat(path[0] ? path : "-", dir, name) == 0)
@@ -322,21 +334,28 @@ static int add_entry(int dir, const struct cd_mark *d, const char *path, mode_t 
 static int import_legacy(const struct cd_mark *d, const char *path, void *data)
 {
 	const int *dir = data;
+	int r = add_entry(dir[0], d, path, (mode_t)dir[1]);
 
-	add_entry(dir[0], d, path, (mode_t)dir[1]);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
-/* an earlier version's file: its entries moved into the directory, then it is removed */
+/* An earlier version's file: its entries moved into the directory under its writers' lock
+ * (an older cordon may still be adding to it), then it is removed; kept, and read at every
+ * run, unless every line was whole and every entry made. */
 static void migrate(struct cd_marks *m, mode_t mode)
 {
 	_cleanup_free_ char *state = strndup(m->path, (size_t)(strrchr(m->path, '/') - m->path));
 	_cleanup_close_ int st = state ? open_dir(state) : -1;
+	_cleanup_close_ int fd = st < 0 ? -1 : openat(st, LEGACY, O_RDONLY | O_NOFOLLOW |
+								  O_CLOEXEC | O_NOCTTY);
 	int data[2] = { m->dir_fd, (int)mode };
+	struct stat a, b;
 
-	if (st < 0 || faccessat(st, LEGACY, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	if (legacy_each(st, import_legacy, data) >= 0)
+	if (fd < 0 || flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0 ||
+	    fstatat(st, LEGACY, &b, AT_SYMLINK_NOFOLLOW) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return; /* replaced meanwhile: the next run */
+	if (legacy_each(dup(fd), import_legacy, data) == 0)
 		unlinkat(st, LEGACY, 0);
 }
 
@@ -358,13 +377,20 @@ int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_pa
 			return r;
 		}
 	}
+	/* whatever a umask made of root's list (this run's, or an earlier one's): every user's
+	 * runs read it */
+	if (geteuid() == 0) {
+		chmod(ROOT_STATE, mode);
+		chmod(m->path, mode);
+	}
 	migrate(m, mode);
 	r = add_entry(m->dir_fd, d, dir_path, mode);
-	if (r > 0) {
-		entry_name(d, name);
-		name[2] = '\0';
+	entry_name(d, name);
+	name[2] = '\0';
+	if (r == 0 && geteuid() == 0)
+		fchmodat(m->dir_fd, name, mode, 0);
+	if (r > 0)
 		prune_bucket(m->dir_fd, name);
-	}
 	if (r < 0)
 		snprintf(m->why, sizeof(m->why), "%s: %s", m->path, strerror(-r));
 	return r < 0 ? r : 0;

@@ -13,10 +13,12 @@
  * symlink once it is below one of them.
  *
  * One entry is one symlink, named after the mark, pointing at the directory's path (to tell,
- * when a bucket is full, which are gone), in one of 256 buckets by the inode's low byte. A
- * lookup is one fstatat, an addition one symlinkat: a run costs the same with 10 or 65,536
- * entries (the list of earlier versions was one file, read whole at every run: 40 ms per
- * lookup at 17,000 entries). Such a file, still there, is read and moved into the directory.
+ * when a bucket is full, which are gone), in one of 256 buckets by a hash of the mark. A lookup
+ * is one fstatat (an entry that cannot be looked up counts as there), an addition one
+ * symlinkat: a run costs the same with 10 or 65,536 entries (the list of earlier versions was
+ * one file, read whole at every run: 40 ms per lookup at 17,000 entries). Such a file, still
+ * there, is read and moved into the directory, under its writers' lock. Root's directories are
+ * made 0755 whatever the umask: every user's runs read them.
  */
 #pragma once
 
@@ -25,7 +27,8 @@
 
 #include "util.h"
 
-/* A bucket past this many drops the directories that are gone, then the oldest (to 3/4). */
+/* A bucket past CD_MARKS_BUCKET_MAX entries drops the directories that are gone; those still
+ * there are all kept. */
 #define CD_MARKS_BUCKETS    256
 #define CD_MARKS_BUCKET_MAX 256
 

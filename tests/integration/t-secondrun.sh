@@ -159,6 +159,14 @@ if [ -n "$host_root" ]; then
 		"$CORDON" -w "$x/proj/link/sub" -- pwd 2>&1)
 	is "a symlink a root-run sandbox left in a user's directory is refused to that user's run" "$out" \
 		"cordon: --workdir: $x/proj/link/sub: $x/proj/link is a symlink in a directory that was a sandbox's workdir, which may have planted it: cordon does not follow it (give the real path)"
+	# root's umask 077 (sudo from such a user): its list stays readable to every user
+	x=$(mktemp -d "$TEST_TMP/xumask.XXXXXX")
+	mkdir "$x/proj" "$x/other" "$x/other/sub" && chown -R "$TEST_USER:" "$x" && chmod -R 755 "$x"
+	(umask 077 && "$CORDON" -w "$x/proj" -- ln -s "$x/other" link)
+	out=$(setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
+		env HOME=/nonexistent XDG_STATE_HOME="$TEST_TMP/xuser-state" \
+		"$CORDON" -w "$x/proj/link/sub" -- pwd 2>&1)
+	like "... and so it is when root's umask was 077" "$out" "*is a symlink in a directory that was a sandbox's workdir*"
 fi
 
 # --- the list itself: kept out of the sandbox's reach, bucketed, pruned of what is gone when a
@@ -176,7 +184,7 @@ import os, sys
 d = sys.argv[1]
 for b in range(256):
     os.makedirs("%s/%02x" % (d, b), exist_ok=True)
-    for i in range(300):
+    for i in range(320):
         ino = (0x100000 + i) << 8 | b
         os.symlink("/nonexistent/%x" % ino, "%s/%02x/1-%x-1.0" % (d, b, ino))
 PY
@@ -187,7 +195,7 @@ PY
 	between "a full bucket drops the directories that are gone" \
 		"$(find "$(dirname "${entry:-/nonexistent}")" -type l | wc -l)" 1 192
 	between "... and the other buckets keep theirs (a run reads one bucket)" \
-		"$(find "$list" -type l | wc -l)" $((255 * 300)) $((255 * 300 + 200))
+		"$(find "$list" -type l | wc -l)" $((255 * 320)) $((255 * 320 + 200))
 	second "$f/link/sub"
 	is "... and keeps those still there: the first workdir's symlink is still refused" "$rc" 125
 	# an earlier version's list: one file, "dev ino sec.nsec hex(path)" per line
@@ -196,19 +204,53 @@ PY
 	entry=$(find "$list" -type l -lname "$old/proj")
 	line=$(python3 -c 'import os,sys; b=os.path.basename(sys.argv[1]); d,i,t=b.split("-"); print(d, i, t, sys.argv[2].encode().hex())' "$entry" "$old/proj")
 	rm -f "$entry"
+	# its last line cut short (a write that did not finish): the file is kept, and read
+	printf '%s\nfe00 a7810b 6b1331b7.de' "$line" >"$USER_STATE/cordon/workdirs"
+	chown "$TEST_USER:" "$USER_STATE/cordon/workdirs"
+	cordon_bare -w "$n" -- true
+	is "an earlier version's list with a line cut short is kept (read at every run)" \
+		"$([ -e "$USER_STATE/cordon/workdirs" ] && echo kept)|$(find "$list" -type l -lname "$old/proj" | wc -l)" "kept|1"
+	rm -f "$(find "$list" -type l -lname "$old/proj")"
+	second "$old/proj/link/sub"
+	is "... and its whole lines still count" "$rc" 125
 	echo "$line" >"$USER_STATE/cordon/workdirs" && chown "$TEST_USER:" "$USER_STATE/cordon/workdirs"
 	second "$old/proj/link/sub"
 	is "a workdir in an earlier version's list is still an earlier workdir" "$rc" 125
 	cordon_bare -w "$n" -- true # the next run that records its workdir moves the list
 	is "... and that list is moved into the directory" \
 		"$([ -e "$USER_STATE/cordon/workdirs" ] && echo file left)|$(find "$list" -type l -lname "$old/proj" | wc -l)" "|1"
+	# the first workdir's bucket filled with entries whose directories may still be there (no
+	# path known), then new workdirs until one lands in it: nothing still there is dropped (by
+	# age it was, and a sandbox could have had its own workdir forgotten that way)
+	fb=$(dirname "$(find "$list" -type l -lname "$f" | head -1)")
+	python3 - "$fb" <<'PY'
+import os, sys
+for i in range(300):
+    os.symlink("-", "%s/1-%x-2.0" % (sys.argv[1], 0x200000 + i))
+PY
+	chown -R "$TEST_USER:" "$fb"
+	landed=
+	for i in $(seq 2000); do
+		nd=$(mktemp -d "$TEST_TMP/fill.XXXXXX") && mine "$nd"
+		cordon_bare -w "$nd" -- true
+		[ -n "$(find "$fb" -type l -lname "$nd")" ] && landed=$i && break
+		rm -rf "$nd"
+	done
+	[ -n "$landed" ] && pass "a new workdir landed in that bucket (after $landed)" ||
+		fail "a new workdir landed in that bucket"
+	second "$f/link/sub"
+	is "... and the first workdir is still remembered: its symlink is refused" "$rc" 125
 else
 	skip "a list of earlier workdirs inside the workdir is refused" "root's list is /var/lib/cordon"
 	skip "a full bucket drops the directories that are gone" "root's list is the machine's"
 	skip "... and the other buckets keep theirs" "root's list is the machine's"
 	skip "... and keeps those still there" "root's list is the machine's"
+	skip "an earlier version's list with a line cut short is kept" "root's list is the machine's"
+	skip "... and its whole lines still count" "root's list is the machine's"
 	skip "a workdir in an earlier version's list is still an earlier workdir" "root's list is the machine's"
 	skip "... and that list is moved into the directory" "root's list is the machine's"
+	skip "a new workdir landed in that bucket" "root's list is the machine's"
+	skip "... and the first workdir is still remembered" "root's list is the machine's"
 fi
 
 done_testing
