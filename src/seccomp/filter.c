@@ -18,6 +18,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <elf.h>
+#include <link.h>
 #include <nettle/sha2.h>
 
 #include "filter.h"
@@ -238,6 +240,38 @@ static void hash_u64(struct sha256_ctx *h, uint64_t v)
 	sha256_update(h, sizeof(v), (const uint8_t *)&v);
 }
 
+/* The GNU build id of the libseccomp this process loaded, hashed in: a distribution's fix that
+ * keeps the version (2.5.4-1+deb12u1 still says 2.5.4) is another library, whose programs the
+ * table does not hold. A static libseccomp has none: its version stands alone, as at build. */
+static int hash_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "/libseccomp.so"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *n = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = n + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (n + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)n;
+			const char *name = n + sizeof(*nh);
+			const uint8_t *desc = (const uint8_t *)name + ((nh->n_namesz + 3) & ~3u);
+
+			if ((const char *)desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
+				sha256_update(data, nh->n_descsz, desc);
+				return 1;
+			}
+			n = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
 void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
 		   uint8_t key[32])
 {
@@ -247,6 +281,7 @@ void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool noti
 	sha256_init(&h);
 	sha256_update(&h, 12, (const uint8_t *)"cordon-bpf-1");
 	hash_u64(&h, v ? (uint64_t)v->major << 32 | v->minor << 16 | v->micro : 0);
+	dl_iterate_phdr(hash_build_id, &h);
 	hash_u64(&h, seccomp_api_get());
 	hash_u64(&h, seccomp_arch_native());
 	hash_u64(&h, (uint64_t)log | (uint64_t)optimize << 1 | (uint64_t)notify_exec << 2);

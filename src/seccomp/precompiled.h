@@ -6,10 +6,11 @@
  * pid 1 needed for its mounts.
  *
  * An entry is found by its key (cd_filter_key): a SHA-256 of the parsed policy's rules, the
- * compile's options, libseccomp's version and API level, and the architecture. The policy is
- * still read and parsed at every run (it may be an edited installed file); only a program made
- * from exactly the same rules, by the same libseccomp, for the same kernel API, is taken. The
- * table is in the binary: nothing on disk can change what a run installs.
+ * compile's options, libseccomp's version, GNU build id and API level, and the architecture.
+ * The policy is still read and parsed at every run (it may be an edited installed file); only a
+ * program made from exactly the same rules, by the same libseccomp build (a distribution's fix
+ * that keeps the version is another), for the same kernel API, is taken. The table is in the
+ * binary: nothing on disk can change what a run installs.
  */
 #pragma once
 
