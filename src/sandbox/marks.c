@@ -202,14 +202,11 @@ static int load_one(struct cd_marks *m, const char *state)
 {
 	_cleanup_free_ char *list = cd_strdup_printf("%s/" LIST_NAME, state);
 	_cleanup_close_ int st = open_dir(state);
-
-	if (!list)
-		return -1;
 	int fd = st < 0 ? -1 : openat(st, LEGACY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 
 	if (fd >= 0)
-		legacy_each(fd, push_legacy, m);
-	return open_dir(list);
+		legacy_each(fd, push_legacy, m); /* takes fd */
+	return list ? open_dir(list) : -1;
 }
 
 void cd_marks_load(struct cd_marks *m)
