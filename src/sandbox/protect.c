@@ -531,8 +531,8 @@ void cd_guard_plan_done(struct cd_guard_plan *p)
 	*p = (struct cd_guard_plan){ 0 };
 }
 
-/* rel[0..len) opened beneath the workdir, no symlink followed (directories that were there at
- * the start: pinned during the run, so still the same). */
+/* rel[0..len), len > 0, opened beneath the workdir, no symlink followed (directories that were
+ * there at the start: pinned during the run, so still the same). */
 static int open_prefix(int workdir_fd, const char *rel, size_t len)
 {
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -541,8 +541,6 @@ static int open_prefix(int workdir_fd, const char *rel, size_t len)
 	char prefix[PATH_MAX];
 	int fd;
 
-	if (len == 0)
-		return fcntl(workdir_fd, F_DUPFD_CLOEXEC, 3);
 	if (len >= sizeof(prefix))
 		return -ENAMETOOLONG;
 	memcpy(prefix, rel, len);
