@@ -164,13 +164,30 @@ static int openat2_in(int root, const char *path, int flags, int *ret)
 	return 0;
 }
 
-/* The directory `dst`, created with its parents as needed: as an O_PATH fd. Nothing is created
- * inside the workdir once it is in place: that would write to the host. */
+/* One missing directory, `name` in the resolved parent `dir`: nothing is followed. Never in the
+ * workdir once it is in place: that would write to the host. */
+static int make_dir(struct mount_ctx *ctx, int dir, const char *prefix, const char *name,
+		    const char *dst, struct cordon_error *err)
+{
+	if (ctx->workdir_placed && cd_path_startswith(prefix, ctx->plan->workdir_target))
+		return cd_fail(err, ENOENT, "mount",
+			       "mount point %s does not exist in the workdir "
+			       "(cordon does not create files in the workdir)",
+			       dst);
+	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
+		return cd_fail_errno(err, errno, "mount", "create mount point %s", prefix);
+	return 0;
+}
+
+/* The directory `dst`, created with its parents as needed: as an O_PATH fd. Each prefix is
+ * looked up from the new root (a symlink in it resolves inside it) until one is missing; from
+ * there each is made in its resolved parent, then looked up the same way. */
 static int open_dir_p(struct mount_ctx *ctx, const char *dst, int *ret, struct cordon_error *err)
 {
 	_cleanup_close_ int cur = -1;
 	char prefix[4096];
 	size_t len = strlen(dst);
+	bool missing = false;
 	int r;
 
 	if (len >= sizeof(prefix))
@@ -178,40 +195,33 @@ static int open_dir_p(struct mount_ctx *ctx, const char *dst, int *ret, struct c
 	r = openat2_in(ctx->root, dst, O_PATH | O_DIRECTORY, ret);
 	if (r != -ENOENT)
 		return r < 0 ? cd_fail_errno(err, -r, "mount", "mount point %s", dst) : 0;
-	r = openat2_in(ctx->root, "/", O_PATH | O_DIRECTORY, &cur);
-	for (size_t start = 1; r == 0 && start < len;) {
-		size_t end = start + strcspn(dst + start, "/");
-		char name[256];
-		int next;
+	for (size_t start = 1, end; start < len; start = end + 1) {
+		int next = -1;
 
-		if (end - start >= sizeof(name))
-			return cd_fail(err, ENAMETOOLONG, "mount", "%s: name too long", dst);
+		end = start + strcspn(dst + start, "/");
+		if (end == start)
+			continue;
 		memcpy(prefix, dst, end);
 		prefix[end] = '\0';
-		memcpy(name, dst + start, end - start);
-		name[end - start] = '\0';
-		r = openat2_in(ctx->root, prefix, O_PATH | O_DIRECTORY, &next);
+		/* all of dst was missing: so is its last name, once its parent is found */
+		r = missing || end == len ? -ENOENT
+					  : openat2_in(ctx->root, prefix, O_PATH | O_DIRECTORY, &next);
 		if (r == -ENOENT) {
-			if (ctx->workdir_placed &&
-			    cd_path_startswith(prefix, ctx->plan->workdir_target))
-				return cd_fail(err, ENOENT, "mount",
-					       "mount point %s does not exist in the workdir "
-					       "(cordon does not create files in the workdir)",
-					       dst);
-			/* one name relative to the resolved parent: nothing is followed */
-			if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
-				return cd_fail_errno(err, errno, "mount", "create mount point %s",
-						     prefix);
+			missing = true;
+			r = make_dir(ctx, cur >= 0 ? cur : ctx->root, prefix, prefix + start, dst,
+				     err);
+			if (r < 0)
+				return r;
 			r = openat2_in(ctx->root, prefix, O_PATH | O_DIRECTORY, &next);
 		}
-		if (r == 0) {
+		if (r < 0)
+			return cd_fail_errno(err, -r, "mount", "mount point %s", dst);
+		if (cur >= 0)
 			close(cur);
-			cur = next;
-		}
-		start = end + 1;
+		cur = next;
 	}
-	if (r < 0)
-		return cd_fail_errno(err, -r, "mount", "mount point %s", dst);
+	if (cur < 0)
+		return cd_fail_errno(err, ENOENT, "mount", "mount point %s", dst);
 	*ret = CD_TAKE_FD(cur);
 	return 0;
 }
@@ -1110,8 +1120,7 @@ static void close_all(struct mount_ctx *ctx)
 	cd_closep(&ctx->root);
 }
 
-int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
-		   struct cordon_error *err)
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, struct cordon_error *err)
 {
 	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1, .empty_dir = -1 };
 	int r;
@@ -1132,11 +1141,8 @@ int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_
 	if (r >= 0)
 		r = make_read_only(&ctx, err);
 	cd_timing("pid 1: read-only");
-	/* a fresh sysfs shows its mounter's network namespace: /sys waits for it, last; mounting
-	 * on a directory of the read-only root is fine */
-	if (r >= 0 && join_net)
-		r = join_net(data, err);
-	cd_timing("pid 1: net joined");
+	/* /sys last, on a directory of the read-only root (a fresh sysfs shows the network
+	 * namespace of its mounter: pid 1's own since the clone) */
 	for (size_t i = 0; r >= 0 && i < p->n; i++)
 		if (p->m[i].kind == CD_MNT_SYSFS)
 			r = place(&ctx, &p->m[i], err);

@@ -53,6 +53,11 @@ is "a missing --chdir fails inside with its step, 125" "$rc:$err" "125:cordon: -
 c --ro-bind /etc/hostname:"$w/missing/file" -- /bin/true
 is "no mount point is created in the workdir" "$rc:$err" "125:cordon: mount: mount point $w/missing does not exist in the workdir (cordon does not create files in the workdir)"
 [ -e "$w/missing" ] && fail "... and nothing was created" || pass "... and nothing was created"
+c --ro-bind /etc/hostname:"$w/m1/m2/file" -- /bin/true
+is "no mount point is created in the workdir, two levels down" "$rc:$err" "125:cordon: mount: mount point $w/m1/m2 does not exist in the workdir (cordon does not create files in the workdir)"
+[ -e "$w/m1" ] && fail "... and nothing was created there" || pass "... and nothing was created there"
+c --ro-bind /etc/hostname:/opt/cordon-a/b/c/file -- cat /opt/cordon-a/b/c/file
+is "a mount point outside the workdir: its missing parents made, in the new root" "$rc:$out" "0:$(cat /etc/hostname)"
 
 c -- sh -c 'exit 3' extra args
 is "arguments reach the command" "$rc" 3
