@@ -4,16 +4,13 @@
  * Runs in the child (pid 1), which holds CAP_NET_ADMIN over its own network namespace.
  */
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <libmnl/libmnl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -65,7 +62,7 @@ int cd_net_loopback_up(struct cordon_error *err)
 
 /* The egress proxy's socket: made here, in the sandbox's namespace, and accepted on by the
  * supervisor outside it (the listening socket stays in the namespace it was made in). */
-static int proxy_listen(uint16_t port, struct cordon_error *err)
+int cd_net_proxy_listen(uint16_t port, struct cordon_error *err)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -79,71 +76,4 @@ static int proxy_listen(uint16_t port, struct cordon_error *err)
 		return -1;
 	}
 	return fd;
-}
-
-/* The helper thread: a network namespace of its own (unshare() changes only the calling
- * thread's), lo up, and its fd for pid 1. A thread, not a process: nothing to copy, and the
- * fd table is shared. */
-static void *netns_thread(void *data)
-{
-	struct cd_netns_job *job = data;
-
-	if (unshare(CLONE_NEWNET) < 0)
-		return (void *)(intptr_t)cd_fail_errno(&job->err, errno, "net",
-						      "create a network namespace");
-	if (cd_net_loopback_up(&job->err) < 0)
-		return NULL;
-	if (job->proxy_port && (job->proxy_fd = proxy_listen(job->proxy_port, &job->err)) < 0)
-		return NULL;
-	/* still the host's /proc in here */
-	job->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (job->fd < 0)
-		cd_fail_errno(&job->err, errno, "net", "open the new network namespace");
-	return NULL;
-}
-
-int cd_netns_start(struct cd_netns_job *job, struct cordon_error *err)
-{
-	pthread_attr_t attr;
-	int r;
-
-	*job = (struct cd_netns_job){ .fd = -1, .proxy_fd = -1, .proxy_port = job->proxy_port };
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 << 10);
-	r = pthread_create(&job->thread, &attr, netns_thread, job);
-	pthread_attr_destroy(&attr);
-	if (r != 0)
-		return cd_fail_errno(err, r, "net", "start the network thread");
-	job->started = true;
-	return 0;
-}
-
-void cd_netns_done(struct cd_netns_job *job)
-{
-	if (job->started) {
-		pthread_join(job->thread, NULL);
-		job->started = false;
-	}
-	cd_closep(&job->fd);
-	job->fd = -1;
-	cd_closep(&job->proxy_fd);
-	job->proxy_fd = -1;
-}
-
-int cd_netns_join(struct cd_netns_job *job, struct cordon_error *err)
-{
-	_cleanup_close_ int fd = -1;
-
-	if (!job->started)
-		return cd_fail(err, EINVAL, "net", "no network thread");
-	pthread_join(job->thread, NULL);
-	job->started = false;
-	fd = CD_TAKE_FD(job->fd);
-	if (fd < 0) {
-		*err = job->err;
-		return -(job->err.code ? job->err.code : EIO);
-	}
-	if (setns(fd, CLONE_NEWNET) < 0)
-		return cd_fail_errno(err, errno, "net", "join the new network namespace");
-	return 0;
 }

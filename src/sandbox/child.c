@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,8 +63,8 @@ static void close_other_fds(int *keep, size_t n)
  * here on nothing is done with the host's root identity. */
 static int become_sandbox_ids(const struct cd_identity *id, struct cordon_error *err)
 {
-	/* raw system calls: this thread only. glibc's would stop the network thread to change its
-	 * ids too, and wait for it; that thread is gone before the ids matter (cd_caps_drop) */
+	/* raw system calls: glibc's signal every thread of the process to change its ids too;
+	 * pid 1 has no other, so they would only cost more */
 	if (id->setgroups_allowed && syscall(SYS_setgroups, 0, NULL) < 0)
 		return cd_fail_errno(err, errno, "init", "clear supplementary groups");
 	if (syscall(SYS_setresgid, id->inside_gid, id->inside_gid, id->inside_gid) < 0)
@@ -88,17 +89,10 @@ static int no_nested_userns(struct cordon_error *err)
 	return 0;
 }
 
-static int join_net(void *data, struct cordon_error *err)
-{
-	return cd_netns_join(data, err);
-}
-
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	/* the thread writes into this job until it is joined: no return may leave it running */
-	_cleanup_(cd_netns_done) struct cd_netns_job net = { .fd = -1, .proxy_fd = -1,
-							     .proxy_port = a->proxy_port };
+	_cleanup_close_ int proxy_fd = -1;
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
@@ -112,13 +106,15 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	 * to hand it to the command */
 	close_other_fds((int[]){ a->sock, a->tty_fd, a->exec_fd }, 3);
 	cd_timing("pid 1: fds closed");
-	/* the network namespace is made meanwhile, on the other core: it needs no id maps */
+	/* the network namespace came with the clone (ours: it needs no id maps); lo up meanwhile */
 	if (a->own_net) {
-		r = cd_netns_start(&net, err);
+		r = cd_net_loopback_up(err);
 		if (r < 0)
 			return r;
+		if (a->proxy_port && (proxy_fd = cd_net_proxy_listen(a->proxy_port, err)) < 0)
+			return -(err->code ? err->code : EIO);
 	}
-	cd_timing("pid 1: net thread started");
+	cd_timing("pid 1: lo up");
 	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
 	while ((r = cd_msg_recv(a->sock, &m, &workdir_fd)) > 0 && m.type == CD_MSG_TREE &&
 	       m.value >= 0 && (size_t)m.value < a->plan->n && a->plan->m[m.value].fd < 0)
@@ -141,13 +137,13 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */
-	r = cd_mount_setup(a->plan, workdir_fd, a->own_net ? join_net : NULL, &net, err);
+	r = cd_mount_setup(a->plan, workdir_fd, err);
 	cd_timing("pid 1: mounts made");
-	if (r >= 0 && net.proxy_fd >= 0) {
+	if (r >= 0 && proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */
-		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, net.proxy_fd);
-		cd_closep(&net.proxy_fd);
-		net.proxy_fd = -1;
+		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, proxy_fd);
+		cd_closep(&proxy_fd);
+		proxy_fd = -1;
 		if (r < 0)
 			return cd_fail_errno(err, -r, "net", "hand the proxy's socket to the supervisor");
 	}

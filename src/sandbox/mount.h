@@ -73,13 +73,8 @@ bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path);
  * protected (a `git init` inside copies none into a directory it cannot write). */
 int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cordon_error *err);
 
-/* Called before /sys is mounted: a fresh sysfs shows the network namespace of its mounter. */
-typedef int (*cd_join_net_fn)(void *data, struct cordon_error *err);
-
 /* child, pid 1 of the new namespaces, before pivot_root: build the new root and enter it.
  * workdir_fd: a detached tree of the workdir made by the launcher (ownership taken), or -1 to
  * look it up here: by its canonical path, following no symlink, and only if it is the directory
- * the launcher checked (same device and inode).
- * join_net: NULL, or what moves pid 1 into its network namespace. */
-int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, cd_join_net_fn join_net, void *data,
-		   struct cordon_error *err);
+ * the launcher checked (same device and inode). */
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, struct cordon_error *err);
