@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "passwd.h"
 #include "workdir.h"
 
 /* Trees of the system: refused, with everything below them. */
@@ -109,38 +110,68 @@ const char *cd_workdir_refusal(const char *path, char *const *own, char *const *
 	return NULL;
 }
 
-static int push_real(char ***v, const char *p)
+/* The canonical path of p, or NULL if it does not exist: resolved by the kernel in one lookup
+ * and read back from its descriptor (realpath() asks readlink() about every component: 100
+ * calls a run here); realpath() where that path is not a plain one (another root, deleted). */
+static char *canonical(const char *p)
 {
-	_cleanup_free_ char *r = p && p[0] == '/' ? realpath(p, NULL) : NULL;
+	_cleanup_close_ int fd = open(p, O_PATH | O_CLOEXEC);
+	char link[64], buf[4096];
+	ssize_t n;
 
-	return r ? cd_strv_push(v, r) : 0; /* what does not exist holds nothing */
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf) || buf[0] != '/' ||
+	    (n >= 10 && memcmp(buf + n - 10, " (deleted)", 10) == 0))
+		return realpath(p, NULL);
+	return strndup(buf, (size_t)n);
+}
+
+/* p's canonical path added to v, once for each given path (seen: the paths given so far) */
+static int push_real(char ***v, char ***seen, const char *p)
+{
+	_cleanup_free_ char *r = NULL;
+	int e;
+
+	if (!p || p[0] != '/')
+		return 0;
+	for (char **s = *seen; s && *s; s++)
+		if (strcmp(*s, p) == 0)
+			return 0;
+	e = cd_strv_push(seen, p);
+	r = e >= 0 ? canonical(p) : NULL;
+	return r ? cd_strv_push(v, r) : e; /* what does not exist holds nothing */
 }
 
 /* The caller's HOME and home directory */
-static int list_own(char ***ret)
+static int list_own(char ***ret, char ***seen)
 {
 	struct passwd *pw = getpwuid(geteuid());
-	int r = push_real(ret, getenv("HOME"));
+	int r = push_real(ret, seen, getenv("HOME"));
 
-	return r >= 0 && pw ? push_real(ret, pw->pw_dir) : r;
+	return r >= 0 && pw ? push_real(ret, seen, pw->pw_dir) : r;
 }
 
-/* The caller's own, then every account's in /etc/passwd (not NSS: a directory service could be
- * slow, and its accounts' homes are rarely local). */
-static int list_homes(char ***ret)
+/* The caller's own (own, already listed), then every account's in /etc/passwd (not NSS: a
+ * directory service could be slow, and its accounts' homes are rarely local). */
+static int list_homes(char *const *own, char ***ret, char ***seen)
 {
-	struct passwd *pw;
-	_cleanup_(cd_fclosep) FILE *f = NULL;
-	int r = list_own(ret);
+	_cleanup_(cd_passwd_close) struct cd_passwd pw = { 0 };
+	int r = 0;
 
-	f = fopen("/etc/passwd", "re");
-	while (r >= 0 && f && (pw = fgetpwent(f)))
-		if (strcmp(pw->pw_dir, "/") != 0)
-			r = push_real(ret, pw->pw_dir);
+	for (; *own && r >= 0; own++)
+		r = cd_strv_push(ret, *own);
+	if (r >= 0 && cd_passwd_open(&pw, "/etc/passwd") < 0)
+		return 0;
+	while (r >= 0 && (r = cd_passwd_next(&pw)) > 0)
+		if (strcmp(pw.home, "/") != 0)
+			r = push_real(ret, seen, pw.home);
 	return r;
 }
 
-static int list_path_dirs(char ***ret)
+static int list_path_dirs(char ***ret, char ***seen)
 {
 	const char *path = getenv("PATH");
 	_cleanup_free_ char *copy = path ? strdup(path) : NULL;
@@ -151,7 +182,7 @@ static int list_path_dirs(char ***ret)
 		return -ENOMEM;
 	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; r >= 0 && d;
 	     d = strtok_r(NULL, ":", &save))
-		r = push_real(ret, d); /* relative entries (".", "") are not places */
+		r = push_real(ret, seen, d); /* relative entries (".", "") are not places */
 	return r;
 }
 
@@ -160,11 +191,21 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 	_cleanup_strv_ char **own = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **homes = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **path_dirs = calloc(1, sizeof(char *));
+	_cleanup_strv_ char **seen = calloc(1, sizeof(char *));
+	_cleanup_strv_ char **seen_path = calloc(1, sizeof(char *));
 	const char *why;
+	int r = own && homes && path_dirs && seen && seen_path ? 0 : -ENOMEM;
 
-	if (!own || !homes || !path_dirs || list_own(&own) < 0 || list_homes(&homes) < 0 ||
-	    list_path_dirs(&path_dirs) < 0)
+	if (r >= 0)
+		r = list_own(&own, &seen);
+	if (r >= 0)
+		r = list_homes(own, &homes, &seen);
+	if (r >= 0)
+		r = list_path_dirs(&path_dirs, &seen_path);
+	if (r == -ENOMEM)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
+	if (r < 0) /* only reading /etc/passwd fails otherwise: its homes would go unchecked */
+		return cd_fail_errno(err, -r, "workdir", "read /etc/passwd");
 	why = cd_workdir_refusal(hp->path, own, homes, path_dirs);
 	if (why)
 		return cd_fail(err, 0, "workdir", "%s: refusing to make it writable: %s", hp->path,

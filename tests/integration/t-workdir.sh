@@ -107,6 +107,11 @@ refused_by "a directory that holds the caller's HOME" "$home" "$homes" HOME="$ho
 accepted "(control: a project below HOME is fine)" "$homes/alice/project" HOME="$homes/alice"
 refused_by "an account's home from /etc/passwd (/root), HOME being elsewhere" "$home" /root \
 	HOME=/nonexistent
+mine "$homes/real/bob"
+mylink real "$homes/via"
+refused_by "the caller's HOME through a symlink: its real directory" "$home" "$homes/real/bob" \
+	HOME="$homes/via/bob"
+refused_by "... and the real directory that holds it" "$home" "$homes/real" HOME="$homes/via/bob"
 
 # --- credential and configuration stores, as any component of the path
 stores=$TEST_TMP/stores
@@ -124,6 +129,12 @@ tools=$TEST_TMP/tools
 mine "$tools/bin"
 refused_by "a directory on the caller's PATH" "$onpath" "$tools/bin" PATH="$tools/bin:/usr/bin:/bin"
 refused_by "a directory that holds one" "$onpath" "$tools" PATH="/usr/bin:$tools/bin:/bin"
+mine "$tools/real/bin"
+mylink real "$tools/via"
+refused_by "a PATH directory through a symlink: its real directory" "$onpath" "$tools/real/bin" \
+	PATH="/usr/bin:$tools/via/bin:/bin"
+refused_by "... the same one twice, and a missing one before it: still refused" "$onpath" \
+	"$tools/real/bin" PATH="$tools/missing:$tools/via/bin:$tools/via/bin:/bin"
 accepted "(control: the same directory off PATH is fine)" "$tools/bin"
 accepted "(control: a relative PATH entry (.) is no place: the current directory is fine)" \
 	"$tools/bin" -C "$tools/bin" PATH=".:/usr/bin:/bin"
