@@ -59,6 +59,11 @@ is "no mount point is created in the workdir, two levels down" "$rc:$err" "125:c
 c --ro-bind /etc/hostname:/opt/cordon-a/b/c/file -- cat /opt/cordon-a/b/c/file
 is "a mount point outside the workdir: its missing parents made, in the new root" "$rc:$out" "0:$(cat /etc/hostname)"
 
+trap '' PIPE HUP USR2
+c -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+trap - PIPE HUP USR2
+is "signals the caller ignores: back at their defaults in the command, none blocked" "$rc:$out" \
+	"0:$(printf 'SigBlk:\t%016x\nSigIgn:\t%016x' 0 0)"
 c -- sh -c 'exit 3' extra args
 is "arguments reach the command" "$rc" 3
 c -- sh -c 'printf "%s|" "$@"' sh 'a b' '' 'c"d' "$(printf 'e\nf')"
