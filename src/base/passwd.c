@@ -64,6 +64,32 @@ int cd_passwd_next(struct cd_passwd *pw)
 	return ferror(pw->f) ? -(errno ? errno : EIO) : 0;
 }
 
+int cd_passwd_find(const char *path, uid_t uid, char **ret_name, char **ret_home)
+{
+	struct cd_passwd pw;
+	char *name = NULL, *home = NULL;
+	int r = cd_passwd_open(&pw, path) < 0 ? 0 : -ENOENT;
+
+	while (r == -ENOENT && cd_passwd_next(&pw) > 0) {
+		if (!pw.uid_ok || pw.uid != uid)
+			continue;
+		name = ret_name ? strdup(pw.name) : NULL;
+		home = ret_home ? strdup(pw.home) : NULL;
+		r = (ret_name && !name) || (ret_home && !home) ? -ENOMEM : 1;
+	}
+	cd_passwd_close(&pw);
+	if (r != 1) {
+		free(name);
+		free(home);
+		return r == -ENOMEM ? r : 0;
+	}
+	if (ret_name)
+		*ret_name = name;
+	if (ret_home)
+		*ret_home = home;
+	return 1;
+}
+
 void cd_passwd_close(struct cd_passwd *pw)
 {
 	if (pw->f)

@@ -22,3 +22,7 @@ int cd_passwd_open(struct cd_passwd *pw, const char *path);
  * 1, 0 at the end, -errno on a read error. The fields last until the next call. */
 int cd_passwd_next(struct cd_passwd *pw);
 void cd_passwd_close(struct cd_passwd *pw);
+
+/* The first account of uid in the file at path: 1 with copies of its name and home (either
+ * pointer may be NULL), 0 if none (or no file), -ENOMEM. */
+int cd_passwd_find(const char *path, uid_t uid, char **ret_name, char **ret_home);

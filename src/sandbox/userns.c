@@ -102,27 +102,23 @@ static int root_identity(const struct stat *st, struct cd_identity *id, struct c
 	return 0;
 }
 
-static int account(const char *name, const char *home, char **ret_name, char **ret_home)
-{
-	*ret_name = strdup(name);
-	*ret_home = home ? cd_path_normalize(home) : NULL;
-	return *ret_name ? 1 : -ENOMEM;
-}
-
 /* The account of uid as the sandbox sees it: in /etc/passwd, the file bound inside. NSS only for
  * the caller's own uid (a directory service's account): its modules are slow to load (systemd's
  * took 1.5 ms of each run here) and reach nothing from inside anyway. */
 static int lookup_account(uid_t uid, char **ret_name, char **ret_home)
 {
-	_cleanup_(cd_passwd_close) struct cd_passwd f = { 0 };
+	_cleanup_free_ char *home = NULL;
 	struct passwd *pw;
+	int r = cd_passwd_find("/etc/passwd", uid, ret_name, &home);
 
-	if (cd_passwd_open(&f, "/etc/passwd") == 0)
-		while (cd_passwd_next(&f) > 0)
-			if (f.uid_ok && f.uid == uid)
-				return account(f.name, f.home, ret_name, ret_home);
-	pw = uid == getuid() ? getpwuid(uid) : NULL;
-	return pw ? account(pw->pw_name, pw->pw_dir, ret_name, ret_home) : 0;
+	if (r == 0 && uid == getuid() && (pw = getpwuid(uid))) {
+		*ret_name = strdup(pw->pw_name);
+		home = strdup(pw->pw_dir);
+		r = *ret_name && home ? 1 : -ENOMEM;
+	}
+	if (r > 0 && !(*ret_home = cd_path_normalize(home)))
+		r = -ENOMEM;
+	return r;
 }
 
 static int pick_home(struct cd_identity *id, const char *workdir_target, struct cordon_error *err)

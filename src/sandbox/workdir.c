@@ -145,13 +145,19 @@ static int push_real(char ***v, char ***seen, const char *p)
 	return r ? cd_strv_push(v, r) : e; /* what does not exist holds nothing */
 }
 
-/* The caller's HOME and home directory */
+/* The caller's HOME and home directory: its account in /etc/passwd, NSS only for one that is
+ * not there (a directory service's) */
 static int list_own(char ***ret, char ***seen)
 {
-	struct passwd *pw = getpwuid(geteuid());
+	_cleanup_free_ char *dir = NULL;
+	struct passwd *pw;
 	int r = push_real(ret, seen, getenv("HOME"));
 
-	return r >= 0 && pw ? push_real(ret, seen, pw->pw_dir) : r;
+	if (r >= 0)
+		r = cd_passwd_find("/etc/passwd", geteuid(), NULL, &dir);
+	if (r == 0 && (pw = getpwuid(geteuid())))
+		return push_real(ret, seen, pw->pw_dir);
+	return r > 0 ? push_real(ret, seen, dir) : r;
 }
 
 /* The caller's own (own, already listed), then every account's in /etc/passwd (not NSS: a

@@ -3,7 +3,8 @@
  * test-passwd.c - an /etc/passwd text read a line at a time (passwd.h): the host's own file
  * read the same as glibc's fgetpwent() reads it; then the lines it skips or keeps whatever
  * their shape (comments, blank lines, a missing shell, too few fields, a uid that is no number,
- * a line longer than a page, no final newline), and a missing file. TAP.
+ * a line longer than a page, no final newline), and a missing file; and the lookup of a uid.
+ * TAP.
  */
 #include <errno.h>
 #include <pwd.h>
@@ -84,8 +85,25 @@ static void test_shapes(void)
 	is_int(cd_passwd_next(&pw), 0, "the end");
 	is_int(cd_passwd_next(&pw), 0, "... again");
 	cd_passwd_close(&pw);
+	{
+		char *name = NULL, *home = NULL;
+
+		is_int(cd_passwd_find(path, 4, &name, &home), 1, "find uid 4");
+		is_str(name, "noshell", "... its name");
+		is_str(home, "/home/noshell", "... its home");
+		free(name);
+		free(home);
+		home = NULL;
+		is_int(cd_passwd_find(path, 8, NULL, &home), 1, "find uid 8, the home alone");
+		is_str(home, "/home/last", "... its home");
+		free(home);
+		is_int(cd_passwd_find(path, 1, &name, NULL), 0,
+		       "a uid only a comment has: no account");
+		is_int(cd_passwd_find(path, 99, &name, NULL), 0, "a uid nobody has: no account");
+	}
 	unlink(path);
 	free(big);
+	is_int(cd_passwd_find(path, 0, NULL, NULL), 0, "a missing file: no account");
 	is_int(cd_passwd_open(&pw, path), -ENOENT, "a missing file: -ENOENT");
 	is_int(cd_passwd_next(&pw), 0, "... and no line");
 	cd_passwd_close(&pw);
