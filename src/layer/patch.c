@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include <nettle/sha1.h>
-#include <zlib.h>
 
+#include "libz.h"
 #include "patch.h"
 #include "util.h"
 
@@ -130,12 +130,15 @@ static void put_deflated(FILE *out, const uint8_t *p, size_t n, uint8_t line[B85
 
 static int put_literal(FILE *out, const uint8_t *data, size_t len)
 {
+	const struct cd_zlib *zl = cd_zlib(&(struct cordon_error){ 0 });
 	z_stream z = { 0 };
 	uint8_t buf[B85_LINE * 80], line[B85_LINE];
 	size_t fill = 0;
 	int r = Z_OK;
 
-	if (deflateInit(&z, Z_DEFAULT_COMPRESSION) != Z_OK)
+	if (!zl)
+		return -ELIBACC;
+	if (zl->deflate_init_(&z, Z_DEFAULT_COMPRESSION, ZLIB_VERSION, (int)sizeof(z)) != Z_OK)
 		return -ENOMEM;
 	fprintf(out, "literal %zu\n", len);
 	z.next_in = (uint8_t *)data;
@@ -146,14 +149,14 @@ static int put_literal(FILE *out, const uint8_t *data, size_t len)
 		}
 		z.next_out = buf;
 		z.avail_out = sizeof(buf);
-		r = deflate(&z, len == 0 ? Z_FINISH : Z_NO_FLUSH);
+		r = zl->deflate(&z, len == 0 ? Z_FINISH : Z_NO_FLUSH);
 		if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) {
-			deflateEnd(&z);
+			zl->deflate_end(&z);
 			return -ENOMEM;
 		}
 		put_deflated(out, buf, sizeof(buf) - z.avail_out, line, &fill);
 	}
-	deflateEnd(&z);
+	zl->deflate_end(&z);
 	if (fill > 0)
 		put_b85_line(out, line, fill);
 	fputc('\n', out);

@@ -11,7 +11,6 @@
  * this file only carries them out. Refusals answer one line, "cordon: <why>". Each connection
  * ends in one audit event.
  */
-#include <ares.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +25,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cares.h"
 #include "hostaddr.h"
 #include "httpreq.h"
 #include "socks.h"
@@ -95,6 +95,7 @@ struct cd_proxy {
 	struct ev lev, tev;
 	struct ev ares_ev[MAX_ARES_FD];
 	struct cd_addr_list own; /* the host's own addresses, read at the start (rebinding) */
+	const struct cd_cares *ca; /* c-ares, loaded by start_resolver() */
 	ares_channel ares;
 	bool ares_up;
 	struct conn *conns, *graveyard;
@@ -580,7 +581,7 @@ static void act(struct conn *c, enum cd_verdict v, const struct cd_decision *d)
 		c->resolving = true;
 		c->p->n_lookups++;
 		/* may call back now */
-		ares_getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c);
+		c->p->ca->getaddrinfo(c->p->ares, c->name, NULL, &hints, resolved, c);
 		break;
 	case CD_VERDICT_REFUSE:
 		notice_refusal(c->p, d->host, c->req.host_is_v6, c->req.port, d->notice);
@@ -590,7 +591,7 @@ static void act(struct conn *c, enum cd_verdict v, const struct cd_decision *d)
 		refuse(c, 400, "%s", d->reason);
 		break;
 	case CD_VERDICT_NO_ADDRESS:
-		refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(ARES_ENODATA));
+		refuse(c, 502, "cannot resolve %s: %s", c->name, c->p->ca->strerror(ARES_ENODATA));
 		break;
 	}
 }
@@ -629,13 +630,13 @@ static void resolved(void *arg, int status, int timeouts, struct ares_addrinfo *
 	if (busy(c->p) < c->p->cap)
 		pause_accept(c->p, false);
 	if (c->closed || status != ARES_SUCCESS) {
-		ares_freeaddrinfo(res);
+		c->p->ca->freeaddrinfo(res);
 		if (!c->closed)
-			refuse(c, 502, "cannot resolve %s: %s", c->name, ares_strerror(status));
+			refuse(c, 502, "cannot resolve %s: %s", c->name, c->p->ca->strerror(status));
 		return;
 	}
 	addrs = gather(res, &l.n);
-	ares_freeaddrinfo(res);
+	c->p->ca->freeaddrinfo(res);
 	if (!addrs) {
 		refuse(c, 502, "out of memory");
 		return;
@@ -860,7 +861,7 @@ static void on_tick(struct cd_proxy *p)
 
 	if (read(p->tfd, &expired, sizeof(expired)) < 0)
 		return;
-	ares_process_fd(p->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* the resolver's timeouts */
+	p->ca->process_fd(p->ares, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* the resolver's timeouts */
 	now = cd_now_ns(); /* after: what the resolver's callbacks started is younger */
 	for (struct conn *c = p->conns; c; c = next) {
 		/* the request head must be whole within the timeout, not merely keep trickling */
@@ -940,7 +941,7 @@ void cd_proxy_run(struct cd_proxy *p)
 			on_tick(p);
 			break;
 		case EV_ARES:
-			ares_process_fd(p->ares,
+			p->ca->process_fd(p->ares,
 					evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP) ? ev->fd
 											: ARES_SOCKET_BAD,
 					evs[i].events & EPOLLOUT ? ev->fd : ARES_SOCKET_BAD);
@@ -975,16 +976,22 @@ static int start_resolver(struct cd_proxy *p, struct cordon_error *err)
 	/* no search domains: an allowed name is looked up as it is, never as name.corp.internal */
 	struct ares_options opts = { .flags = ARES_FLAG_NOSEARCH, .sock_state_cb = ares_sock,
 				     .sock_state_cb_data = p, .timeout = 3000, .tries = 2 };
-	int r = ares_library_init(ARES_LIB_INIT_ALL);
+	int r;
 
+	p->ca = cd_cares(err);
+	if (!p->ca)
+		return -ELIBACC;
+	r = p->ca->library_init(ARES_LIB_INIT_ALL);
 	if (r != ARES_SUCCESS)
-		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
-	r = ares_init_options(&p->ares, &opts,
+		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s",
+			       p->ca->strerror(r));
+	r = p->ca->init_options(&p->ares, &opts,
 			      ARES_OPT_FLAGS | ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS |
 				      ARES_OPT_TRIES);
 	if (r != ARES_SUCCESS) {
-		ares_library_cleanup();
-		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s", ares_strerror(r));
+		p->ca->library_cleanup();
+		return cd_fail(err, EIO, "net", "start the resolver (c-ares): %s",
+			       p->ca->strerror(r));
 	}
 	p->ares_up = true;
 	return 0;
@@ -1071,8 +1078,8 @@ void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)
 		conn_close(p->conns);
 	}
 	if (p->ares_up) {
-		ares_destroy(p->ares); /* calls back each pending lookup */
-		ares_library_cleanup();
+		p->ca->destroy(p->ares); /* calls back each pending lookup */
+		p->ca->library_cleanup();
 	}
 	for (struct conn *c = p->graveyard; c; c = c->next)
 		c->resolving = false;

@@ -44,6 +44,15 @@ start_server PK sink 127.0.0.1:0 "$sinklog"
 [ -n "$P1" ] && [ -n "$P2" ] && [ -n "$PS" ] && [ -n "$PK" ] && pass "test servers listen on 127.0.0.1 and 127.0.0.2" ||
 	fail "test servers listen on 127.0.0.1 and 127.0.0.2"
 
+# --- c-ares is loaded when the proxy starts: a library that cannot be loaded refuses the run
+badlib=$TEST_TMP/badlib
+mkdir -p "$badlib" && : >"$badlib/libcares.so.2" && chmod 755 "$badlib"
+LD_LIBRARY_PATH=$badlib c --allow-net "127.0.0.1:$P1" -- sh -c 'echo ran'
+like "c-ares that cannot be loaded: one line, 125, before anything ran" "$rc|$out|$err" \
+	"125||cordon: --net: cannot load libcares.so.2: *"
+LD_LIBRARY_PATH=$badlib c -- sh -c 'echo ran'
+is "... and a run without --allow-net does not load it" "$rc|$out" "0|ran"
+
 # --- the allowed server, through the proxy; the other refused; neither directly
 c --allow-net "127.0.0.1:$P1" --report "$o/r.json" -- curl -sS "http://127.0.0.1:$P1/index.txt"
 is "curl reaches the allowed server through the proxy (plain HTTP)" "$rc:$out" "0:hello from the allowed server"
