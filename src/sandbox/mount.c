@@ -280,6 +280,23 @@ static int attach(int mnt, int target, const char *dst, struct cordon_error *err
 	return 0;
 }
 
+/* Attach on `name` in dir, a directory pid 1 made in a filesystem of its own just now: nothing
+ * there can be a symlink (the sandbox has not started), so the name is not opened first. */
+static int attach_in_new(int mnt, int dir, const char *name, const char *dst,
+			 struct cordon_error *err)
+{
+	if (syscall(SYS_move_mount, mnt, "", dir, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return mount_fail(err, errno, "attach on", dst);
+	return 0;
+}
+
+/* A top-level name of the new root (a tmpfs pid 1 made: nothing in it is a symlink but what
+ * cordon put there), or NULL for a deeper path */
+static const char *top_level(const char *dst)
+{
+	return dst[0] == '/' && dst[1] && !strchr(dst + 1, '/') ? dst + 1 : NULL;
+}
+
 /* Clone a host tree; read-only (unless rw), nosuid, nodev everywhere in it. The sources are
  * canonical paths (resolved, or checked not to be symlinks, by the supervisor): a symlink that
  * appears in one since (a tree a sandbox can write, swapped) is refused, never followed. */
@@ -567,7 +584,7 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 		{ "stderr", "/proc/self/fd/2" },
 	};
 	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666", "mode=620", NULL };
-	_cleanup_close_ int pts = -1, shm = -1, t = -1;
+	_cleanup_close_ int pts = -1, shm = -1;
 	int r;
 
 	/* a directory of the root tmpfs (nosuid, nodev, read-only in phase 4): the nodes are binds,
@@ -576,15 +593,11 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	if (m->fd < 0)
 		return cd_fail_errno(err, errno, "mount", "open /dev");
 	for (size_t i = 0; i < CD_ELEMENTSOF(dev_nodes); i++) {
-		_cleanup_close_ int node = -1;
-
-		node = openat(m->fd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
-		if (node < 0)
+		if (mknodat(m->fd, dev_nodes[i], S_IFREG | 0666, 0) < 0)
 			return cd_fail_errno(err, errno, "mount", "create /dev/%s", dev_nodes[i]);
-		close(node);
-		node = openat(m->fd, dev_nodes[i], O_PATH | O_CLOEXEC);
-		if (node < 0 || attach(ctx->dev_src[i], node, dev_nodes[i], err) < 0)
-			return cd_fail_errno(err, errno, "mount", "bind /dev/%s", dev_nodes[i]);
+		r = attach_in_new(ctx->dev_src[i], m->fd, dev_nodes[i], dev_nodes[i], err);
+		if (r < 0)
+			return r;
 	}
 	for (size_t i = 0; i < CD_ELEMENTSOF(links); i++)
 		if (symlinkat(links[i][1], m->fd, links[i][0]) < 0)
@@ -592,20 +605,12 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	if (mkdirat(m->fd, "pts", 0755) < 0 || mkdirat(m->fd, "shm", 01777) < 0)
 		return cd_fail_errno(err, errno, "mount", "create /dev/pts, /dev/shm");
 	r = fs_new("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, &pts, err);
-	if (r < 0)
-		return r;
-	t = openat(m->fd, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	r = t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/pts") : attach(pts, t, "/dev/pts", err);
-	if (r < 0)
-		return r;
-	close(CD_TAKE_FD(t));
-	r = tmpfs_new(ctx, ctx->plan->tmp_size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &shm,
-		      err);
-	if (r < 0)
-		return r;
-	t = openat(m->fd, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return t < 0 ? cd_fail_errno(err, errno, "mount", "open /dev/shm")
-		     : attach(shm, t, "/dev/shm", err);
+	if (r >= 0)
+		r = attach_in_new(pts, m->fd, "pts", "/dev/pts", err);
+	if (r >= 0)
+		r = tmpfs_new(ctx, ctx->plan->tmp_size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			      &shm, err);
+	return r < 0 ? r : attach_in_new(shm, m->fd, "shm", "/dev/shm", err);
 }
 
 static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
@@ -634,13 +639,14 @@ static int place_hide(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
 static int place_symlink(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)
 {
 	_cleanup_close_ int parent = -1;
-	const char *name;
-	int r;
+	const char *name = top_level(m->dst);
+	int r = 0;
 
-	r = open_parent(ctx, m->dst, &parent, &name, err);
+	if (!name)
+		r = open_parent(ctx, m->dst, &parent, &name, err);
 	if (r < 0)
 		return r;
-	if (symlinkat(m->src, parent, name) < 0)
+	if (symlinkat(m->src, parent >= 0 ? parent : ctx->root, name) < 0)
 		return cd_fail_errno(err, errno, "mount", "symlink %s -> %s", m->dst, m->src);
 	return 0;
 }
@@ -1037,6 +1043,14 @@ static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *e
 			r = open_file_p(ctx, m->dst, &t, err);
 			return r < 0 ? r : attach(m->fd, t, m->dst, err);
 		}
+		break;
+	case CD_MNT_DIR: /* a top-level one made in one call; what is there already is checked */
+		if (!top_level(m->dst))
+			break;
+		if (mkdirat(ctx->root, m->dst + 1, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return cd_fail_errno(err, errno, "mount", "create %s", m->dst);
 		break;
 	default:
 		break;
