@@ -65,7 +65,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	cd_timing("policy loaded");
 	if (r >= 0)
 		r = cd_command_start(&cmd, &sb, &res->error);
-	cd_timing("command started (filters sent)");
+	cd_timing("command started (START sent)");
 	if (r >= 0)
 		cd_command_watch(&cmd, &sb);
 	else

@@ -512,39 +512,22 @@ _Noreturn static void pid1_loop(struct init *in)
 }
 
 /* One seccomp program, compiled by the supervisor meanwhile: the next messages after GO. */
-static int receive_filter(int sock, struct cd_filter *f, struct cordon_error *err)
+/* sync 2's end: START (the supervisor's audit snapshot is taken), or the supervisor is gone */
+static int wait_start(int sock, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = -1;
 	struct cd_msg m;
-	int r = cd_msg_recv(sock, &m, &fd);
+	int r = cd_msg_recv(sock, &m, NULL);
 
 	if (r <= 0)
 		_exit(CORDON_EXIT_FAILURE); /* the supervisor gave up (it reports why) */
-	if (m.type != CD_MSG_FILTER || fd < 0)
-		return cd_fail(err, EPROTO, "seccomp", "expected the filter from the supervisor");
-	r = cd_filter_import_fd(fd, (uint32_t)m.value, f);
-	if (r < 0)
-		return cd_fail_errno(err, -r, "seccomp", "receive the filter");
+	if (m.type != CD_MSG_START)
+		return cd_fail(err, EPROTO, "sync", "expected START from the supervisor");
 	return 0;
-}
-
-/* The baseline first, then the policy's program when there is one. */
-static int receive_filters(const struct cd_child_args *a, struct cd_filter *baseline,
-			   struct cd_filter *policy, struct cordon_error *err)
-{
-	int r = receive_filter(a->sock, baseline, err);
-
-	if (r >= 0 && !baseline->baseline)
-		return cd_fail(err, EPROTO, "seccomp", "expected the baseline filter first");
-	if (r >= 0 && a->policy_coming)
-		r = receive_filter(a->sock, policy, err);
-	return r;
 }
 
 _Noreturn void cd_child_main(const struct cd_child_args *args)
 {
 	struct cd_child_args copy = *args, *a = &copy;
-	struct cd_filter filter = { 0 }, baseline = { 0 };
 	struct cordon_error err = { 0 };
 	struct init in = { .a = a, .sigfd = -1, .timerfd = -1 };
 	sigset_t chld, stops;
@@ -564,12 +547,9 @@ _Noreturn void cd_child_main(const struct cd_child_args *args)
 	sigprocmask(SIG_BLOCK, &stops, NULL);
 	r = pid1_setup(a, &err);
 	cd_timing("pid 1: set up");
-	if (r >= 0) {
-		r = receive_filters(a, &baseline, &filter, &err);
-		cd_timing("pid 1: filters received");
-		a->baseline = &baseline;
-		a->filter = a->policy_coming ? &filter : NULL;
-	}
+	if (r >= 0)
+		r = wait_start(a->sock, &err);
+	cd_timing("pid 1: START");
 	if (r >= 0) {
 		in.sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 		if (in.sigfd < 0)

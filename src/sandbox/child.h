@@ -21,9 +21,9 @@ struct cd_child_args {
 	const char *path; /* PATH inside, for looking up argv[0] */
 	const char *chdir;
 	const struct cd_rlimit *rlimits;
-	const struct cd_filter *filter;   /* the policy's program, set by pid 1 when it came */
-	const struct cd_filter *baseline; /* cordon's own rules: always, set by pid 1 */
-	bool policy_coming;               /* the supervisor sends the policy's program after GO */
+	/* the seccomp programs, compiled before the clone: pid 1 has its own copy of them */
+	const struct cd_filter *filter;   /* the policy's, or NULL */
+	const struct cd_filter *baseline; /* cordon's own rules: always */
 	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
 	int tty_fd;       /* the caller's controlling terminal, or -1: kept by pid 1 alone */
 	int exec_fd;      /* a session's agent: the command is executed from it (argv[0] is only

@@ -207,7 +207,9 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 	a->own_net = sb->c->net != CORDON_NET_HOST;
 	a->proxy_port = sb->c->n_allow ? CD_PROXY_PORT : 0;
 	a->rlimits = sb->rlimits;
-	a->policy_coming = sb->have_policy;
+	/* filled by compile_filters() before the clone */
+	a->baseline = &sb->baseline;
+	a->filter = sb->have_policy ? &sb->filter : NULL;
 }
 
 /* --- start --- */
@@ -420,29 +422,18 @@ static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-static int send_one_filter(struct cd_sandbox *sb, const struct cd_filter *f,
-			   struct cordon_error *err)
+/* sync 2's end: the command may start. pid 1 has the seccomp programs already (compiled before
+ * the clone, in its copy of our memory): this only orders the command after the audit's
+ * snapshot of the workdir. */
+static int send_start(struct cd_sandbox *sb, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = cd_filter_export_fd(f);
-	int r;
+	int r = cd_msg_send(sb->sock, CD_MSG_START, 0, NULL, -1);
 
-	if (fd < 0)
-		return cd_fail_errno(err, -fd, "seccomp", "hand the filter to the sandbox");
-	r = cd_msg_send(sb->sock, CD_MSG_FILTER, (int32_t)cd_filter_flags(f), NULL, fd);
 	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
-	 * for the poll loop to report); without the filters no command can have started */
+	 * for the poll loop to report); without START no command can have started */
 	if (r == -EPIPE || r == -ECONNRESET)
 		return 0;
-	return r < 0 ? cd_fail_errno(err, -r, "seccomp", "hand the filter to the sandbox") : 0;
-}
-
-static int send_filters(struct cd_sandbox *sb, struct cordon_error *err)
-{
-	int r = send_one_filter(sb, &sb->baseline, err);
-
-	if (r >= 0 && sb->have_filter)
-		r = send_one_filter(sb, &sb->filter, err);
-	return r;
+	return r < 0 ? cd_fail_errno(err, -r, "sync", "tell the sandbox to start") : 0;
 }
 
 /* cordon's own outputs are never in the workdir (output.h), but an fd the caller gave may be */
@@ -503,13 +494,13 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	cd_timing("cloned");
 	r = go(sb, err);
 	cd_timing("GO sent");
-	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before the filter, which
-	 * pid 1 waits for before the command */
+	/* pid 1 builds its mounts meanwhile; the workdir's snapshot comes before START, which pid 1
+	 * waits for before the command */
 	if (r >= 0)
 		r = cd_cow_handshake(sb, err);
 	if (r >= 0)
 		r = audit_start(sb, args, err);
-	return r < 0 ? r : send_filters(sb, err);
+	return r < 0 ? r : send_start(sb, err);
 }
 
 /* --- sync 3 and 4: the poll loop --- */

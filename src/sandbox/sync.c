@@ -61,7 +61,7 @@ int cd_msg_recv(int sock, struct cd_msg *m, int *ret_fd)
 
 	if (ret_fd)
 		*ret_fd = -1;
-	/* a peer that closed with a message of ours unread (pid 1 failing while the filter comes)
+	/* a peer that closed with a message of ours unread (pid 1 failing while START comes)
 	 * is reported once, as ECONNRESET, before the messages it queued: read on to those */
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);

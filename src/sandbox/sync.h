@@ -32,7 +32,7 @@ enum cd_msg_type {
 	CD_MSG_KILL_ALL, /* value: a signal for every process in the sandbox */
 	CD_MSG_LISTENER, /* fd: the seccomp notification listener (the audit trail) */
 	CD_MSG_PROXY,    /* fd: the socket the egress proxy listens on, inside (--allow-net) */
-	CD_MSG_FILTER,   /* fd: the compiled seccomp program (memfd); value: its flags */
+	CD_MSG_START,    /* after GO: the command may start (the audit's snapshot is taken) */
 	CD_MSG_STOPPED,  /* value: the signal that stopped the command (job control) */
 	CD_MSG_CONT,     /* value: 1 when the command gets the terminal back; SIGCONT to it */
 	CD_MSG_TIMEOUT,  /* value: 1 SIGTERM sent to every process, 2 SIGKILL */

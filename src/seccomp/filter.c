@@ -376,47 +376,6 @@ int cd_filter_compile_fresh(const struct cd_policy *p, bool log, bool optimize, 
 	return 0;
 }
 
-enum { FLAG_TIOCSTI = 1, FLAG_LOG = 2, FLAG_OPTIMIZED = 4, FLAG_NOTIFY = 8, FLAG_BASELINE = 16 };
-
-int cd_filter_export_fd(const struct cd_filter *f)
-{
-	_cleanup_close_ int fd = memfd_create("cordon-bpf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	size_t size = (size_t)f->len * sizeof(struct sock_filter);
-
-	if (fd < 0)
-		return -errno;
-	if (cd_write_all(fd, f->insns, size) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-		return -errno;
-	return CD_TAKE_FD(fd);
-}
-
-uint32_t cd_filter_flags(const struct cd_filter *f)
-{
-	return (f->blocks_tiocsti ? FLAG_TIOCSTI : 0) | (f->log ? FLAG_LOG : 0) |
-	       (f->optimized ? FLAG_OPTIMIZED : 0) | (f->notify ? FLAG_NOTIFY : 0) |
-	       (f->baseline ? FLAG_BASELINE : 0);
-}
-
-int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f)
-{
-	struct stat st;
-	int r;
-
-	*f = (struct cd_filter){ 0 };
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	r = read_program(fd, st.st_size, f);
-	if (r < 0)
-		return r == -E2BIG ? -EINVAL : r;
-	f->blocks_tiocsti = flags & FLAG_TIOCSTI;
-	f->log = flags & FLAG_LOG;
-	f->optimized = flags & FLAG_OPTIMIZED;
-	f->notify = flags & FLAG_NOTIFY;
-	f->baseline = flags & FLAG_BASELINE;
-	return 0;
-}
-
 void cd_filter_done(struct cd_filter *f)
 {
 	free(f->insns);

@@ -38,13 +38,6 @@ void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool noti
 		   uint8_t key[32]);
 void cd_filter_done(struct cd_filter *f);
 
-/* The compiled program travels to pid 1 after clone (the supervisor compiles it while pid 1
- * sets up the mounts): a sealed memfd with the instructions, and the flags as one number.
- * export: the fd, or -errno. import: 0 or -errno; f is filled, its insns malloc'd. */
-int cd_filter_export_fd(const struct cd_filter *f);
-uint32_t cd_filter_flags(const struct cd_filter *f);
-int cd_filter_import_fd(int fd, uint32_t flags, struct cd_filter *f);
-
 /* Install in the calling thread: no allocation, safe after vfork(). Returns 0, or the
  * notification listener's fd when f->notify, or -errno. Requires no_new_privs. */
 int cd_filter_install(const struct cd_filter *f);

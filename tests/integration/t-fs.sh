@@ -141,7 +141,7 @@ is "--tmpfs default size 64M" "$out" 65536
 c --tmpfs /usr/cordon-scratch -- true
 is "a mount point in the read-only root cannot be made: clear error, 125" "$rc:$err" \
 	"125:cordon: mount: create mount point /usr/cordon-scratch: Read-only file system"
-# pid 1 fails while the launcher hands it the filter: its error, not the broken pipe (it was
+# pid 1 fails while the launcher sends it START: its error, not the broken pipe (it was
 # "seccomp: hand the filter to the sandbox: Broken pipe" in 2-3% of runs)
 n=0 others=
 for i in $(seq 60); do
