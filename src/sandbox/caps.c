@@ -3,6 +3,7 @@
  * caps.c - drop privileges. Runs in the child (pid 1) after the mounts, before the command is
  * forked, so that nothing the command can reach holds a capability, even in its own namespace.
  *
+ * The capability sets are emptied with libcap-ng; the bounding set by prctl (drop_bounding()).
  * Order matters: the securebits and the bounding set need CAP_SETPCAP, the id change needs
  * CAP_SETUID/CAP_SETGID, so those go first, and the capability sets are emptied last.
  */
@@ -21,12 +22,6 @@
 static const char *capng_reason(int rc)
 {
 	switch (rc) {
-	case -2:
-		return "dropping from the bounding set failed";
-	case -3:
-		return "reading back the bounding set failed";
-	case -4:
-		return "the bounding set needs CAP_SETPCAP";
 	case -5:
 		return "capset failed";
 	case -6:
@@ -49,6 +44,21 @@ static int apply(capng_select_t what, const char *which, struct cordon_error *er
 	if (rc < 0)
 		return cd_fail(err, errno ? errno : EPERM, "caps", "empty the %s: %s (%d)", which,
 			       capng_reason(rc), rc);
+	return 0;
+}
+
+/* Every capability out of the bounding set, up to the running kernel's last (which may be newer
+ * than our headers: the first one it does not know ends the loop). By prctl directly: libcap-ng's
+ * capng_apply() reads /proc/self/status three times around the same calls. */
+static int drop_bounding(struct cordon_error *err)
+{
+	for (int cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL && cap > 0)
+				return 0;
+			return cd_fail_errno(err, errno, "caps", "drop capability %d from the bounding "
+								 "set", cap);
+		}
 	return 0;
 }
 
@@ -93,7 +103,7 @@ int cd_caps_drop(uid_t uid, gid_t gid, bool clear_groups, struct cordon_error *e
 		return cd_fail_errno(err, errno, "caps", "set securebits");
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "caps", "clear the ambient set");
-	r = apply(CAPNG_SELECT_BOUNDS, "bounding set", err);
+	r = drop_bounding(err);
 	if (r < 0)
 		return r;
 	/* a root caller's child still carries root's groups (gid 0 among them) */
