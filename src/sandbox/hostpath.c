@@ -307,54 +307,60 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-/* The root and the mount point of mount mnt_id (mountinfo's 4th and 5th fields). */
-static int mount_of(uint64_t mnt_id, char **ret_root, char **ret_point)
+/* A directory's mount (statx's mnt_id), its path, and that mount's root and mount point
+ * (mountinfo's 4th and 5th fields) */
+struct fs_where {
+	uint64_t mnt_id;
+	char *path, *root, *point;
+};
+
+static void fs_where_done(struct fs_where *w)
+{
+	free(w->path);
+	free(w->root);
+	free(w->point);
+}
+
+/* The roots and mount points of the n mounts, in one pass over mountinfo. */
+static int mounts_of(struct fs_where *w, size_t n)
 {
 	_cleanup_(cd_fclosep) FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
-	size_t size = 0;
+	size_t size = 0, found = 0;
 
 	if (!f)
 		return -errno;
-	while (getline(&line, &size, f) > 0) {
+	while (found < n && getline(&line, &size, f) > 0) {
 		unsigned long long id;
 		char root[4096], point[4096];
 
-		if (sscanf(line, "%llu %*u %*s %4095s %4095s", &id, root, point) != 3 ||
-		    id != mnt_id)
+		if (sscanf(line, "%llu %*u %*s %4095s %4095s", &id, root, point) != 3)
 			continue;
 		unescape(root);
 		unescape(point);
-		*ret_root = strdup(root);
-		*ret_point = strdup(point);
-		return *ret_root && *ret_point ? 0 : -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			if (w[i].mnt_id != id || w[i].root)
+				continue;
+			w[i].root = strdup(root);
+			w[i].point = strdup(point);
+			if (!w[i].root || !w[i].point)
+				return -ENOMEM;
+			found++;
+		}
 	}
-	return -ENOENT;
+	return found == n ? 0 : -ENOENT;
 }
 
-/* The path of the directory fd within its filesystem: its mount's root joined with the path
- * below the mount point. Every mount of one filesystem (a bind mount of a directory below the
+/* The path of directory fd within its filesystem: its mount's root joined with the path below
+ * the mount point. Every mount of one filesystem (a bind mount of a directory below the
  * workdir, say) shows a directory under this one path. */
-static int fs_path(int fd, char **ret)
+static int fs_path(const struct fs_where *w, char **ret)
 {
-	_cleanup_free_ char *path = NULL, *root = NULL, *point = NULL;
-	struct statx stx;
-	const char *below;
-	int r;
+	const char *below = strcmp(w->point, "/") == 0 ? w->path : w->path + strlen(w->point);
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
-		return -errno;
-	if (!(stx.stx_mask & STATX_MNT_ID))
-		return -EOPNOTSUPP;
-	r = fd_path(fd, &path);
-	if (r >= 0)
-		r = mount_of(stx.stx_mnt_id, &root, &point);
-	if (r < 0)
-		return r;
-	below = strcmp(point, "/") == 0 ? path : path + strlen(point);
-	if (!cd_path_startswith(path, point))
+	if (!cd_path_startswith(w->path, w->point))
 		return -ENOENT;
-	*ret = cd_strdup_printf("%s%s", strcmp(root, "/") == 0 ? "" : root, below);
+	*ret = cd_strdup_printf("%s%s", strcmp(w->root, "/") == 0 ? "" : w->root, below);
 	if (*ret && !**ret) {
 		free(*ret);
 		*ret = strdup("/");
@@ -362,17 +368,38 @@ static int fs_path(int fd, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+static int locate(int fd, struct fs_where *w)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	w->mnt_id = stx.stx_mnt_id;
+	return fd_path(fd, &w->path);
+}
+
 /* The same filesystem, and a path in it at or below anc's? */
 static int within_fs(int dirfd, const struct stat *st, const struct cd_hostpath *anc)
 {
 	_cleanup_free_ char *dir = NULL, *top = NULL;
+	struct fs_where w[2] = { 0 };
 	int r;
 
 	if (st->st_dev != anc->st.st_dev)
 		return 0;
-	r = fs_path(dirfd, &dir);
+	r = locate(dirfd, &w[0]);
 	if (r >= 0)
-		r = fs_path(anc->fd, &top);
+		r = locate(anc->fd, &w[1]);
+	if (r >= 0)
+		r = mounts_of(w, 2);
+	if (r >= 0)
+		r = fs_path(&w[0], &dir);
+	if (r >= 0)
+		r = fs_path(&w[1], &top);
+	fs_where_done(&w[0]);
+	fs_where_done(&w[1]);
 	if (r == -EOPNOTSUPP)
 		return 0; /* before 5.8: the ".." walk alone */
 	return r < 0 ? r : cd_path_startswith(dir, top);
