@@ -128,9 +128,6 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 	const char *path = c->seccomp_path;
 	int r;
 
-	r = cd_policy_parse_baseline(&sb->baseline_policy, err);
-	if (r < 0)
-		return r;
 	if (c->seccomp_none) {
 		cd_config_log(c, "seccomp: none (no policy: only cordon's baseline)");
 		return 0;
@@ -141,8 +138,15 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 			return -ENOENT;
 		path = found;
 	}
-	r = cd_policy_load(&sb->policy, path,
-			   c->seccomp_display ? c->seccomp_display : "default.policy", err);
+	/* a shipped policy, byte for byte with what it includes: the build's program, unparsed */
+	r = cd_filter_from_sources(path, c->seccomp_log, !c->seccomp_unoptimized,
+				   cd_audit_on(&sb->audit), &sb->filter);
+	if (r < 0)
+		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	sb->have_filter = r > 0;
+	if (!sb->have_filter)
+		r = cd_policy_load(&sb->policy, path,
+				   c->seccomp_display ? c->seccomp_display : "default.policy", err);
 	if (r < 0)
 		return r;
 	sb->have_policy = true;
@@ -399,13 +403,20 @@ static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 	bool audit = cd_audit_on(&sb->audit);
 	int r;
 
-	r = cd_filter_compile_audit(&sb->baseline_policy, false, true, audit && !sb->have_policy,
-				    &sb->baseline, err);
+	r = cd_filter_from_sources(NULL, false, true, audit && !sb->have_policy, &sb->baseline);
 	if (r < 0)
-		return r;
+		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	if (r == 0) {
+		r = cd_policy_parse_baseline(&sb->baseline_policy, err);
+		if (r >= 0)
+			r = cd_filter_compile_audit(&sb->baseline_policy, false, true,
+						    audit && !sb->have_policy, &sb->baseline, err);
+		if (r < 0)
+			return r;
+	}
 	sb->baseline.baseline = true;
 	sb->have_baseline = true;
-	if (sb->have_policy) {
+	if (sb->have_policy && !sb->have_filter) {
 		r = cd_filter_compile_audit(&sb->policy, c->seccomp_log, !c->seccomp_unoptimized,
 					    audit, &sb->filter, err);
 		if (r < 0)

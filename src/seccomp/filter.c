@@ -272,19 +272,28 @@ static int hash_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* What a compile depends on besides the rules: libseccomp, the kernel's API level, the
+ * architecture, the options; tag: which kind of key */
+static void hash_compiler(struct sha256_ctx *h, const char *tag, bool log, bool optimize,
+			  bool notify_exec)
+{
+	const struct scmp_version *v = seccomp_version();
+
+	sha256_init(h);
+	sha256_update(h, strlen(tag), (const uint8_t *)tag);
+	hash_u64(h, v ? (uint64_t)v->major << 32 | v->minor << 16 | v->micro : 0);
+	dl_iterate_phdr(hash_build_id, h);
+	hash_u64(h, seccomp_api_get());
+	hash_u64(h, seccomp_arch_native());
+	hash_u64(h, (uint64_t)log | (uint64_t)optimize << 1 | (uint64_t)notify_exec << 2);
+}
+
 void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
 		   uint8_t key[32])
 {
-	const struct scmp_version *v = seccomp_version();
 	struct sha256_ctx h;
 
-	sha256_init(&h);
-	sha256_update(&h, 12, (const uint8_t *)"cordon-bpf-1");
-	hash_u64(&h, v ? (uint64_t)v->major << 32 | v->minor << 16 | v->micro : 0);
-	dl_iterate_phdr(hash_build_id, &h);
-	hash_u64(&h, seccomp_api_get());
-	hash_u64(&h, seccomp_arch_native());
-	hash_u64(&h, (uint64_t)log | (uint64_t)optimize << 1 | (uint64_t)notify_exec << 2);
+	hash_compiler(&h, "cordon-bpf-1", log, optimize, notify_exec);
 	hash_u64(&h, p->default_action);
 	hash_u64(&h, p->n_rules);
 	for (size_t i = 0; i < p->n_rules; i++) {
@@ -303,11 +312,45 @@ void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool noti
 	sha256_digest(&h, 32, key);
 }
 
-static const struct cd_precompiled *find_precompiled(const uint8_t key[32])
+/* A text, hashed in with its length (one text cannot pass for two) */
+static void hash_text(const char *text, size_t len, void *data)
+{
+	uint8_t digest[32];
+	struct sha256_ctx t;
+
+	sha256_init(&t);
+	sha256_update(&t, len, (const uint8_t *)text);
+	sha256_digest(&t, sizeof(digest), digest);
+	hash_u64(data, len);
+	sha256_update(data, sizeof(digest), digest);
+}
+
+int cd_filter_source_key(const char *path, const char *const *includes, bool log, bool optimize,
+			 bool notify_exec, uint8_t key[32])
+{
+	struct sha256_ctx h;
+	int r = 0;
+
+	hash_compiler(&h, path ? "cordon-src-1" : "cordon-src-baseline-1", log, optimize,
+		      notify_exec);
+	if (path)
+		r = cd_policy_sources(path, includes, hash_text, &h);
+	else
+		cd_policy_baseline_source(hash_text, &h);
+	sha256_digest(&h, 32, key);
+	return r;
+}
+
+static bool precompiled_off(void)
 {
 	const char *off = getenv("CORDON_NO_PRECOMPILED");
 
-	if (off && *off && strcmp(off, "0") != 0)
+	return off && *off && strcmp(off, "0") != 0;
+}
+
+static const struct cd_precompiled *find_precompiled(const uint8_t key[32])
+{
+	if (precompiled_off())
 		return NULL;
 	for (size_t i = 0; i < cd_n_precompiled; i++)
 		if (memcmp(cd_precompiled[i].key, key, 32) == 0)
@@ -315,24 +358,67 @@ static const struct cd_precompiled *find_precompiled(const uint8_t key[32])
 	return NULL;
 }
 
+static int take_precompiled(const struct cd_precompiled *pre, bool log, bool optimize,
+			    struct cd_filter *f)
+{
+	size_t size = (size_t)pre->len * sizeof(struct sock_filter);
+
+	*f = (struct cd_filter){ .log = log, .optimized = optimize, .notify = pre->notify,
+				 .n_rules = pre->n_rules, .len = pre->len, .insns = malloc(size) };
+	if (!f->insns)
+		return -ENOMEM;
+	memcpy(f->insns, pre->insns, size);
+	f->blocks_tiocsti = cd_filter_set_blocks_tiocsti(&(const struct cd_filter *){ f }, 1);
+	return 0;
+}
+
+static bool same_names(const char *const *a, const char *const *b)
+{
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b) != 0)
+			return false;
+	return !*a && !*b;
+}
+
+int cd_filter_from_sources(const char *path, bool log, bool optimize, bool notify_exec,
+			   struct cd_filter *f)
+{
+	const char *const *tried = NULL;
+	uint8_t key[32];
+	bool keyed = false;
+
+	if (precompiled_off())
+		return 0;
+	for (size_t i = 0; i < cd_n_precompiled; i++) {
+		const struct cd_precompiled *pre = &cd_precompiled[i];
+
+		if (pre->notify_exec != notify_exec || pre->baseline != !path)
+			continue;
+		/* the entries of one list of includes share a key: computed once */
+		if (!keyed || !same_names(pre->includes, tried)) {
+			if (cd_filter_source_key(path, pre->includes, log, optimize, notify_exec, key) < 0)
+				continue; /* a text it would include is not there: not this one */
+			tried = pre->includes;
+			keyed = true;
+		}
+		if (memcmp(pre->source, key, 32) == 0)
+			return take_precompiled(pre, log, optimize, f) < 0 ? -ENOMEM : 1;
+	}
+	return 0;
+}
+
 int cd_filter_compile_audit(const struct cd_policy *p, bool log, bool optimize,
 			    bool notify_exec, struct cd_filter *f, struct cordon_error *err)
 {
 	const struct cd_precompiled *pre;
 	uint8_t key[32];
-	size_t size;
 
 	cd_filter_key(p, log, optimize, notify_exec, key);
 	pre = find_precompiled(key);
 	if (!pre)
 		return cd_filter_compile_fresh(p, log, optimize, notify_exec, f, err);
-	size = (size_t)pre->len * sizeof(struct sock_filter);
-	*f = (struct cd_filter){ .log = log, .optimized = optimize, .notify = pre->notify,
-				 .n_rules = pre->n_rules, .len = pre->len, .insns = malloc(size) };
-	if (!f->insns)
+	if (take_precompiled(pre, log, optimize, f) < 0)
 		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
-	memcpy(f->insns, pre->insns, size);
-	f->blocks_tiocsti = cd_filter_set_blocks_tiocsti(&(const struct cd_filter *){ f }, 1);
 	return 0;
 }
 

@@ -36,6 +36,16 @@ int cd_filter_compile_fresh(const struct cd_policy *p, bool log, bool optimize, 
  * (precompiled.h). */
 void cd_filter_key(const struct cd_policy *p, bool log, bool optimize, bool notify_exec,
 		   uint8_t key[32]);
+/* The key of the texts a parse of path (NULL: the baseline) would read, path's own then the
+ * files includes names resolve to (cd_policy_sources()), with the compile's identity and
+ * options (precompiled.h). 0, or -errno: a text cannot be read. */
+int cd_filter_source_key(const char *path, const char *const *includes, bool log, bool optimize,
+			 bool notify_exec, uint8_t key[32]);
+/* The build's program for the policy at path (NULL: the baseline) when its texts are a shipped
+ * policy's, byte for byte: 1 with f filled, 0 (not one: parse and compile it), -ENOMEM.
+ * CORDON_NO_PRECOMPILED=1: always 0. */
+int cd_filter_from_sources(const char *path, bool log, bool optimize, bool notify_exec,
+			   struct cd_filter *f);
 void cd_filter_done(struct cd_filter *f);
 
 /* Install in the calling thread: no allocation, safe after vfork(). Returns 0, or the

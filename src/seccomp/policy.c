@@ -879,15 +879,16 @@ static char *file_in(const char *dir, const char *name)
 	return name[0] == '/' || !dir ? strdup(name) : cd_strdup_printf("%s/%s", dir, name);
 }
 
-/* The file an `include` names: a path relative to the including file, or NAME.policy in the
- * including file's directory, then in the search path. */
-static char *include_path(struct parser *ps, const char *name, bool quoted)
+/* The file an `include` names in the file real (NULL: text given in memory): a path relative
+ * to it, or NAME.policy in its directory, then in the search path. */
+static char *resolve_include(const char *real, const char *const *search, const char *name,
+			     bool quoted)
 {
 	_cleanup_free_ char *dir = NULL;
 	char *path;
 
-	if (ps->real && !builtin_of(ps->real)) {
-		dir = strdup(ps->real);
+	if (real && !builtin_of(real)) {
+		dir = strdup(real);
 		if (!dir)
 			return NULL;
 		*strrchr(dir, '/') = '\0';
@@ -895,14 +896,19 @@ static char *include_path(struct parser *ps, const char *name, bool quoted)
 	if (quoted || strchr(name, '/'))
 		return file_in(dir, name);
 	/* a built-in policy includes built-ins: never a file of another version */
-	if (ps->real && builtin_of(ps->real))
+	if (real && builtin_of(real))
 		return builtin_name(name, NULL, NULL);
 	path = cd_strdup_printf("%s/%s.policy", dir ? dir : ".", name);
 	if (path && (!dir || access(path, F_OK) < 0)) {
 		free(path);
-		path = cd_policy_find(name, ps->pol->search, NULL);
+		path = cd_policy_find(name, search, NULL);
 	}
 	return path;
+}
+
+static char *include_path(struct parser *ps, const char *name, bool quoted)
+{
+	return resolve_include(ps->real, ps->pol->search, name, quoted);
 }
 
 static int record_file(struct cd_policy *p, const char *display, const char *real,
@@ -1090,6 +1096,46 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 	top.real = p->files_real[0];
 	r = parse_text(&top, text, len);
 	return r < 0 ? r : finish(&top);
+}
+
+/* One text a parse would read, by its identity, to fn */
+static int pass_source(const char *real, cd_policy_source_fn fn, void *data)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r = source_read(real, &text, &len);
+
+	if (r < 0)
+		return r;
+	fn(text, len, data);
+	return 0;
+}
+
+int cd_policy_sources(const char *path, const char *const *includes, cd_policy_source_fn fn,
+		      void *data)
+{
+	_cleanup_free_ char *real = source_real(path);
+	int r;
+
+	if (!real)
+		return -errno;
+	r = pass_source(real, fn, data);
+	for (size_t i = 0; r >= 0 && includes && includes[i]; i++) {
+		_cleanup_free_ char *inc = resolve_include(real, cd_policy_search_path(), includes[i],
+							   false);
+		_cleanup_free_ char *inc_real = inc ? source_real(inc) : NULL;
+
+		r = inc_real ? pass_source(inc_real, fn, data) : -ENOENT;
+	}
+	return r;
+}
+
+void cd_policy_baseline_source(cd_policy_source_fn fn, void *data)
+{
+	extern const char cd_baseline_policy[];
+	extern const size_t cd_baseline_policy_len;
+
+	fn(cd_baseline_policy, cd_baseline_policy_len, data);
 }
 
 int cd_policy_parse_baseline(struct cd_policy *p, struct cordon_error *err)

@@ -91,6 +91,16 @@ int cd_policy_load(struct cd_policy *p, const char *path, const char *display,
 /* Parse from memory (for tests and the fuzzer); includes are resolved in p->search. */
 int cd_policy_parse(struct cd_policy *p, const char *text, size_t len, const char *display,
 		    struct cordon_error *err);
+/* The texts a cd_policy_load() of path would parse, without parsing them: the file's own, then
+ * the one each NAME of includes (NULL-terminated, as `include NAME` in that file) resolves to,
+ * each handed to fn, in that order. For the shipped policies, whose includes are known when
+ * cordon is built (precompiled.h). 0, or -errno (a text that cannot be read). */
+typedef void (*cd_policy_source_fn)(const char *text, size_t len, void *data);
+int cd_policy_sources(const char *path, const char *const *includes, cd_policy_source_fn fn,
+		      void *data);
+/* The baseline's one text, to fn. */
+void cd_policy_baseline_source(cd_policy_source_fn fn, void *data);
+
 /* cordon's own rules (seccomp-policies/baseline.policy), compiled into the binary: parsed from
  * memory, never from a file, into *p (zeroed first). */
 int cd_policy_parse_baseline(struct cd_policy *p, struct cordon_error *err);

@@ -238,6 +238,7 @@ static void remove_scratch(void)
 	    "main.policy",   "groups.policy", "sub/child.policy", "leaf.policy", "sibling.policy",
 	    "quoted.policy", "a.policy",      "b.policy",	  "self.policy", "x.policy",
 	    "y.policy",	     "common.policy", "diamond.policy",	  "bad.policy",	 "big.policy",
+	    "fifo.policy",
 	};
 	char name[32];
 
@@ -1643,6 +1644,107 @@ static void test_precompiled(void)
 	}
 }
 
+/* --- a shipped policy found by its texts, unparsed (cd_filter_from_sources) --- */
+
+static int copy_shipped(const char *name, const char *to, const char *extra)
+{
+	char src[PATH_MAX], dst[PATH_MAX + 64], buf[1 << 16];
+	FILE *in, *out;
+	size_t n;
+
+	snprintf(src, sizeof(src), CORDON_TEST_POLICY_DIR "/%s", name);
+	snprintf(dst, sizeof(dst), "%s/%s/%s", scratch, to, name);
+	in = fopen(src, "re");
+	out = fopen(dst, "we");
+	if (!in || !out) {
+		if (in)
+			fclose(in);
+		if (out)
+			fclose(out);
+		return -1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	fputs(extra, out);
+	fclose(in);
+	return fclose(out);
+}
+
+/* What the texts at path give (a program, or 0: parse it), and what a parse of the same path
+ * gives: a program found by its texts must be the one its rules' key finds, and a compile's */
+static void check_sources(const char *what, const char *path, bool log, bool optimize,
+			  bool notify, int want)
+{
+	struct cd_filter by_source = {0}, by_rules = {0};
+	struct cordon_error err = {0};
+	struct cd_policy p = {0};
+	int r = cd_filter_from_sources(path, log, optimize, notify, &by_source);
+
+	is_int(r, want, "%s: %s", what, want ? "the build's program, unparsed" : "parsed");
+	if (r == 1) {
+		int l = path ? cd_policy_load(&p, path, "p.policy", &err)
+			     : cd_policy_parse_baseline(&p, &err);
+
+		if (l < 0 || cd_filter_compile_fresh(&p, log, optimize, notify, &by_rules, &err) < 0)
+			ok(false, "%s: parses and compiles: %s", what, err.msg);
+		else
+			ok(same_program(&by_source, &by_rules), "%s: the program a compile makes", what);
+	}
+	cd_policy_free(&p);
+	cd_filter_done(&by_source);
+	cd_filter_done(&by_rules);
+}
+
+static void test_sources(void)
+{
+	if (!seccomp_usable) {
+		skip("no seccomp() system call", "programs found by their texts");
+		return;
+	}
+	check_sources("the baseline", NULL, false, true, false, 1);
+	check_sources("the baseline (audit)", NULL, false, true, true, 1);
+	check_sources("built-in default", "built-in:default", false, true, false, 1);
+	check_sources("built-in default (audit)", "built-in:default", false, true, true, 1);
+	check_sources("built-in strict", "built-in:strict", false, true, false, 1);
+	check_sources("built-in default, log mode", "built-in:default", true, true, false, 0);
+	check_sources("built-in default, unoptimized", "built-in:default", false, false, false, 0);
+	if (mkdir(in_scratch("shipped"), 0755) < 0 || mkdir(in_scratch("edited"), 0755) < 0 ||
+	    mkdir(in_scratch("edited-groups"), 0755) < 0 ||
+	    copy_shipped("default.policy", "shipped", "") < 0 ||
+	    copy_shipped("groups.policy", "shipped", "") < 0 ||
+	    copy_shipped("default.policy", "edited", "\n") < 0 ||
+	    copy_shipped("groups.policy", "edited", "") < 0 ||
+	    copy_shipped("default.policy", "edited-groups", "") < 0 ||
+	    copy_shipped("groups.policy", "edited-groups", "# mine\n") < 0) {
+		ok(false, "copies of the shipped policies: %s", strerror(errno));
+		return;
+	}
+	check_sources("an installed default.policy and groups.policy as shipped",
+		      in_scratch("shipped/default.policy"), false, true, false, 1);
+	check_sources("... for the audit trail", in_scratch("shipped/default.policy"), false, true,
+		      true, 1);
+	check_sources("default.policy with a line added", in_scratch("edited/default.policy"),
+		      false, true, false, 0);
+	check_sources("default.policy as shipped, the groups.policy beside it with a comment added",
+		      in_scratch("edited-groups/default.policy"), false, true, false, 0);
+	check_sources("a policy of one's own", in_scratch("main.policy"), false, true, false, 0);
+	check_sources("a file that is not there", in_scratch("none.policy"), false, true, false, 0);
+	setenv("CORDON_NO_PRECOMPILED", "1", 1);
+	check_sources("CORDON_NO_PRECOMPILED=1", "built-in:default", false, true, false, 0);
+	unsetenv("CORDON_NO_PRECOMPILED");
+	for (const char *const *d = (const char *const[]){ "shipped", "edited", "edited-groups",
+							   NULL };
+	     *d; d++) {
+		char f[64];
+
+		snprintf(f, sizeof(f), "%s/default.policy", *d);
+		unlink(in_scratch(f));
+		snprintf(f, sizeof(f), "%s/groups.policy", *d);
+		unlink(in_scratch(f));
+		rmdir(in_scratch(*d));
+	}
+}
+
 int main(void)
 {
 	if (setup_scratch() < 0) {
@@ -1671,6 +1773,7 @@ int main(void)
 	test_filter_comparisons();
 	test_filter_sweep();
 	test_precompiled();
+	test_sources();
 	cd_policy_free(&P);
 	remove_scratch();
 	return done_testing();
