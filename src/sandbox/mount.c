@@ -52,6 +52,7 @@ struct mount_ctx {
 	int empty_dir; /* and of EMPTY_DIR */
 	int dev_src[CD_ELEMENTSOF(dev_nodes)];
 	bool workdir_placed;
+	uint64_t workdir_mnt_id; /* the workdir's mount once placed (the one writable host one) */
 };
 
 static int sys_open_tree(int dfd, const char *path, unsigned flags)
@@ -164,12 +165,30 @@ static int openat2_in(int root, const char *path, int flags, int *ret)
 	return 0;
 }
 
+/* Would making `path` in the resolved directory dir write to the workdir, on the host? By its
+ * path, and by dir's mount: a symlink elsewhere in the new root (in a --ro-bind source) may
+ * lead into the workdir. Where the mount cannot be told, it is taken to be the workdir's. */
+static bool in_workdir(const struct mount_ctx *ctx, int dir, const char *path)
+{
+	struct statx stx;
+
+	if (!ctx->workdir_placed)
+		return false;
+	if (cd_path_startswith(path, ctx->plan->workdir_target))
+		return true;
+	if (!ctx->workdir_mnt_id)
+		return false; /* before 5.8: no mount ids, the path alone */
+	if (statx(dir, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return true;
+	return stx.stx_mnt_id == ctx->workdir_mnt_id;
+}
+
 /* One missing directory, `name` in the resolved parent `dir`: nothing is followed. Never in the
  * workdir once it is in place: that would write to the host. */
 static int make_dir(struct mount_ctx *ctx, int dir, const char *prefix, const char *name,
 		    const char *dst, struct cordon_error *err)
 {
-	if (ctx->workdir_placed && cd_path_startswith(prefix, ctx->plan->workdir_target))
+	if (in_workdir(ctx, dir, prefix))
 		return cd_fail(err, ENOENT, "mount",
 			       "mount point %s does not exist in the workdir "
 			       "(cordon does not create files in the workdir)",
@@ -257,7 +276,7 @@ static int open_file_p(struct mount_ctx *ctx, const char *dst, int *ret, struct 
 	r = open_parent(ctx, dst, &parent, &name, err);
 	if (r < 0)
 		return r;
-	if (ctx->workdir_placed && cd_path_startswith(dst, ctx->plan->workdir_target))
+	if (in_workdir(ctx, parent, dst))
 		return cd_fail(err, ENOENT, "mount",
 			       "mount point %s does not exist in the workdir (cordon does not "
 			       "create files in the workdir)",
@@ -1023,6 +1042,14 @@ static int place_workdir(struct mount_ctx *ctx, struct cd_mnt *m, int t,
 	}
 	r = attach(ovl >= 0 ? ovl : m->fd, t, m->dst, err);
 	ctx->workdir_placed = r == 0;
+	if (r == 0) {
+		struct statx stx;
+
+		/* the mount it now is (the one writable host mount: those below it are read-only) */
+		if (statx(ovl >= 0 ? ovl : m->fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 &&
+		    (stx.stx_mask & STATX_MNT_ID))
+			ctx->workdir_mnt_id = stx.stx_mnt_id;
+	}
 	return r < 0 ? r : place_guards(ctx, err);
 }
 

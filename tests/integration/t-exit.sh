@@ -56,6 +56,13 @@ is "no mount point is created in the workdir" "$rc:$err" "125:cordon: mount: mou
 c --ro-bind /etc/hostname:"$w/m1/m2/file" -- /bin/true
 is "no mount point is created in the workdir, two levels down" "$rc:$err" "125:cordon: mount: mount point $w/m1/m2 does not exist in the workdir (cordon does not create files in the workdir)"
 [ -e "$w/m1" ] && fail "... and nothing was created there" || pass "... and nothing was created there"
+# ... nor through a symlink elsewhere in the new root that leads into the workdir
+src=$TEST_TMP/src-into-w
+mkdir -p "$src" && chmod 755 "$src" && ln -sfn "$w" "$src/l"
+c --ro-bind "$src:/opt/cordon-src" --tmpfs /opt/cordon-src/l/cordon-newdir -- /bin/true
+is "no mount point is made in the workdir through a symlink in a --ro-bind source" "$rc:$err" \
+	"125:cordon: mount: mount point /opt/cordon-src/l/cordon-newdir does not exist in the workdir (cordon does not create files in the workdir)"
+[ -e "$w/cordon-newdir" ] && fail "... and nothing was created there" || pass "... and nothing was created there"
 c --ro-bind /etc/hostname:/opt/cordon-a/b/c/file -- cat /opt/cordon-a/b/c/file
 is "a mount point outside the workdir: its missing parents made, in the new root" "$rc:$out" "0:$(cat /etc/hostname)"
 
