@@ -116,7 +116,9 @@ static int lookup_account(uid_t uid, char **ret_name, char **ret_home)
 		home = strdup(pw->pw_dir);
 		r = *ret_name && home ? 1 : -ENOMEM;
 	}
-	if (r > 0 && !(*ret_home = cd_path_normalize(home)))
+	/* a home that is no clean absolute path (empty, relative, with "..") is none: the
+	 * sandbox gets /home/NAME instead (pick_home) */
+	if (r > 0 && !(*ret_home = cd_path_normalize(home)) && errno == ENOMEM)
 		r = -ENOMEM;
 	return r;
 }

@@ -116,4 +116,24 @@ else
 	skip "large account and hosts files" "needs root for a private mount namespace"
 fi
 
+# an account whose home is no clean absolute path (empty, relative, with ..): the sandbox gets
+# /home/NAME, and the run goes on (root: the workdir's owner's account, in a private mount
+# namespace's /etc/passwd)
+if [ "$(id -u)" = 0 ] && ! is_user_mode; then
+	acc=$(mkwork)
+	{ cat /etc/passwd
+	  echo 'cdempty:x:4242:4242:gecos::/bin/sh'
+	  echo 'cdrel:x:4243:4243::relative/home:/bin/sh'
+	  echo 'cddots:x:4244:4244::/home/../etc:/bin/sh'; } >"$acc/passwd"
+	for u in 4242:cdempty 4243:cdrel 4244:cddots; do
+		w=$(mkwork)
+		chown "${u%%:*}:${u%%:*}" "$w"
+		out=$(unshare -m sh -c 'mount --bind "$1/passwd" /etc/passwd; cd "$2" && "$3" -q -- sh -c "id -un; echo \$HOME"' sh "$acc" "$w" "$CORDON" 2>&1)
+		is "an account whose home is no clean path (${u#*:}): HOME is /home/NAME" "$out" \
+			"$(printf '%s\n/home/%s' "${u#*:}" "${u#*:}")"
+	done
+else
+	skip "accounts whose home is no clean path" "needs root for a private mount namespace"
+fi
+
 done_testing
