@@ -27,6 +27,7 @@
 #include "events.h"
 #include "proxy.h"
 #include "rlimits.h"
+#include "cares.h"
 #include "sandbox.h"
 #include "cow.h"
 #include "sysinfo.h"
@@ -162,6 +163,10 @@ int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
 	if (c->n_allow && c->net == CORDON_NET_HOST)
 		return cd_fail(err, 0, "allow-net", "cannot be combined with the host's network, "
 				   "which has no allow-list");
+	/* the proxy's resolver, loaded now: a library that cannot be loaded stops the run before
+	 * anything starts, and nothing of the sandbox's can stand in for it */
+	if (c->n_allow && !cd_cares(err))
+		return -ELIBACC;
 	r = resolve_workdir(sb, err);
 	if (r < 0)
 		return r;

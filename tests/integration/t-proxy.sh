@@ -47,9 +47,10 @@ start_server PK sink 127.0.0.1:0 "$sinklog"
 # --- c-ares is loaded when the proxy starts: a library that cannot be loaded refuses the run
 badlib=$TEST_TMP/badlib
 mkdir -p "$badlib" && : >"$badlib/libcares.so.2" && chmod 755 "$badlib"
-LD_LIBRARY_PATH=$badlib c --allow-net "127.0.0.1:$P1" -- sh -c 'echo ran'
+LD_LIBRARY_PATH=$badlib c --allow-net "127.0.0.1:$P1" -- sh -c 'echo ran; : >cares-ran'
 like "c-ares that cannot be loaded: one line, 125, before anything ran" "$rc|$out|$err" \
 	"125||cordon: --net: cannot load libcares.so.2: *"
+[ -e "$w/cares-ran" ] && fail "... and the command did not run" || pass "... and the command did not run"
 LD_LIBRARY_PATH=$badlib c -- sh -c 'echo ran'
 is "... and a run without --allow-net does not load it" "$rc|$out" "0|ran"
 
