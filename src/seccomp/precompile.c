@@ -48,12 +48,28 @@ static void write_bytes(FILE *out, const uint8_t b[32])
 	fprintf(out, " }");
 }
 
-/* What the policy's file includes: the names of the files the parse read after it */
-static void write_includes(FILE *out, size_t i, const struct cd_policy *p)
+/* What the policy's file includes: the names of the files the parse read after it, into inc
+ * (NULL-terminated): 0, -EINVAL (one not shipped), -E2BIG (more than inc holds) */
+static int includes_of(const struct cd_policy *p, const char **inc, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t k = 1; p->files_real && p->files_real[0] && p->files_real[k]; k++) {
+		if (strncmp(p->files_real[k], "built-in:", strlen("built-in:")) != 0)
+			return -EINVAL; /* a shipped policy includes shipped ones only */
+		if (n + 1 >= size)
+			return -E2BIG;
+		inc[n++] = p->files_real[k] + strlen("built-in:");
+	}
+	inc[n] = NULL;
+	return 0;
+}
+
+static void write_includes(FILE *out, size_t i, const char *const *inc)
 {
 	fprintf(out, "static const char *const inc%zu[] = { ", i);
-	for (size_t k = 1; p->files_real && p->files_real[k]; k++)
-		fprintf(out, "\"%s\", ", p->files_real[k] + strlen("built-in:"));
+	for (; *inc; inc++)
+		fprintf(out, "\"%s\", ", *inc);
 	fprintf(out, "NULL };\n\n");
 }
 
@@ -70,19 +86,10 @@ static void write_entry(FILE *out, size_t i, const struct cd_filter *f, const ui
 }
 
 /* The key of the texts the parse read: the same a run computes from the files it finds */
-static int source_key(size_t i, const struct cd_policy *p, uint8_t key[32])
+static int source_key(size_t i, const char *const *inc, uint8_t key[32])
 {
 	char path[64];
-	const char *inc[8] = { 0 };
-	size_t n = 0;
 
-	for (size_t k = 1; p->files_real && p->files_real[k] && n + 1 < CD_ELEMENTSOF(inc); k++) {
-		if (strncmp(p->files_real[k], "built-in:", strlen("built-in:")) != 0)
-			return -EINVAL; /* a shipped policy includes shipped ones only */
-		inc[n++] = p->files_real[k] + strlen("built-in:");
-	}
-	if (p->files_real && p->files_real[0] && p->files_real[1 + n])
-		return -E2BIG;
 	snprintf(path, sizeof(path), "built-in:%s", variants[i].policy ? variants[i].policy : "");
 	return cd_filter_source_key(variants[i].policy ? path : NULL, inc, false, true,
 				    variants[i].notify, key);
@@ -93,6 +100,7 @@ static int compile_all(FILE *out, struct cd_filter *f, uint8_t (*keys)[32],
 {
 	for (size_t i = 0; i < CD_ELEMENTSOF(variants); i++) {
 		struct cordon_error err = { 0 };
+		const char *inc[8];
 		struct cd_policy p;
 		int r = parse(variants[i].policy, &p, &err);
 
@@ -100,10 +108,11 @@ static int compile_all(FILE *out, struct cd_filter *f, uint8_t (*keys)[32],
 			cd_filter_key(&p, false, true, variants[i].notify, keys[i]);
 			r = cd_filter_compile_fresh(&p, false, true, variants[i].notify, &f[i], &err);
 		}
-		if (r >= 0 && (r = source_key(i, &p, sources[i])) < 0)
+		if (r >= 0 && ((r = includes_of(&p, inc, CD_ELEMENTSOF(inc))) < 0 ||
+			       (r = source_key(i, inc, sources[i])) < 0))
 			cd_fail(&err, -r, "precompile", "the sources of the policy");
 		if (r >= 0)
-			write_includes(out, i, &p);
+			write_includes(out, i, inc);
 		cd_policy_free(&p);
 		if (r < 0) {
 			fprintf(stderr, "precompile: %s: %s\n",
