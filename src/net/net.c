@@ -71,9 +71,11 @@ int cd_net_proxy_listen(uint16_t port, struct cordon_error *err)
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "net", "make the proxy's socket");
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
-		cd_fail_errno(err, errno, "net", "listen on 127.0.0.1:%u for the proxy", port);
+		int r = cd_fail_errno(err, errno, "net", "listen on 127.0.0.1:%u for the proxy",
+				      port);
+
 		close(fd);
-		return -1;
+		return r;
 	}
 	return fd;
 }

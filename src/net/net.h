@@ -10,5 +10,5 @@
 int cd_net_loopback_up(struct cordon_error *err);
 
 /* The egress proxy's listening socket on 127.0.0.1:port, in the current network namespace: the
- * supervisor accepts on it from outside. The fd, or -1 with err set. */
+ * supervisor accepts on it from outside. The fd, or -errno with err set. */
 int cd_net_proxy_listen(uint16_t port, struct cordon_error *err);

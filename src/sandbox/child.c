@@ -112,7 +112,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 		if (r < 0)
 			return r;
 		if (a->proxy_port && (proxy_fd = cd_net_proxy_listen(a->proxy_port, err)) < 0)
-			return -(err->code ? err->code : EIO);
+			return proxy_fd;
 	}
 	cd_timing("pid 1: lo up");
 	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
@@ -511,7 +511,6 @@ _Noreturn static void pid1_loop(struct init *in)
 	}
 }
 
-/* One seccomp program, compiled by the supervisor meanwhile: the next messages after GO. */
 /* sync 2's end: START (the supervisor's audit snapshot is taken), or the supervisor is gone */
 static int wait_start(int sock, struct cordon_error *err)
 {
