@@ -444,8 +444,9 @@ CORDON_PUBLIC int cordon_run(struct cordon_config *c, struct cordon_result *res,
  * Threads and cordon_session_create(): the supervisor is a fork() of the caller that goes on
  * running cordon's code. glibc makes malloc usable after a fork, but any other lock another
  * thread holds at that moment stays held in the supervisor: the user database's (getpwuid(),
- * fgetpwent(), which cordon calls to decide the identity), a FILE's your log callback writes
- * to. A multi-threaded caller creates sessions one at a time, and keeps its other threads out
+ * which cordon calls for the caller's own account), a FILE's your log callback writes to; under
+ * a sanitizer's allocator (ASan's), malloc's too, which a thread also takes as it starts or
+ * ends. A multi-threaded caller creates sessions one at a time, and keeps its other threads out
  * of getpw*()/getgr*() meanwhile, and its log callback off stdio locks (write(2)); cordon serve
  * does so. The other functions start nothing in the caller's process.
  */

@@ -1393,13 +1393,17 @@ struct creator {
 };
 
 /* written for a create, read for everything else: no other thread is inside libc while a
- * supervisor is forked (a sanitizer's allocator lock is not fork-safe either) */
+ * supervisor is forked (a sanitizer's allocator lock is not fork-safe either). A thread that
+ * starts or ends allocates too (ASan drains its cache into the shared allocator then), so no
+ * create begins before every thread runs (start) and none ends while another may create (end). */
 static pthread_rwlock_t create_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_barrier_t all_started, all_created;
 
 static void *creator_main(void *data)
 {
 	struct creator *c = data;
 
+	pthread_barrier_wait(&all_started);
 	for (int i = 0; i < 3; i++) {
 		char name[64], want[32], script[64], *out;
 		struct cordon_session *s;
@@ -1418,6 +1422,7 @@ static void *creator_main(void *data)
 		free(out);
 		pthread_rwlock_unlock(&create_lock);
 	}
+	pthread_barrier_wait(&all_created);
 	return NULL;
 }
 
@@ -1464,10 +1469,13 @@ static void test_threaded_creates(void)
 	struct timespec ts;
 	int good = 0, hung = 0;
 
+	pthread_barrier_init(&all_started, NULL, 5);
+	pthread_barrier_init(&all_created, NULL, 4);
 	for (int i = 0; i < 4; i++) {
 		c[i] = (struct creator){ .id = i };
 		pthread_create(&t[i], NULL, creator_main, &c[i]);
 	}
+	pthread_barrier_wait(&all_started);
 	/* a supervisor forked while another thread held a lock can hang in setup, and its
 	 * creator with it: after a minute, kill what is left so that the test ends */
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -1479,6 +1487,8 @@ static void test_threaded_creates(void)
 			hung += kill_children();
 			pthread_join(t[i], NULL);
 		}
+	pthread_barrier_destroy(&all_started);
+	pthread_barrier_destroy(&all_created);
 	for (int i = 0; i < 4; i++)
 		good += c[i].good;
 	is_int(hung, 0, "threads: no session's supervisor hangs when sessions are made in turn from "
