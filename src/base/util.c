@@ -8,6 +8,10 @@
 
 #include "util.h"
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+
 int cd_failv(struct cordon_error *err, int code, const char *step, const char *fmt, va_list ap)
 {
 	if (err && err->msg[0] == '\0') {
@@ -214,4 +218,13 @@ int cd_random_id(char ret[33])
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		snprintf(ret + 2 * i, 3, "%02x", bytes[i]);
 	return 0;
+}
+
+bool cd_under_valgrind(void)
+{
+#if __has_include(<valgrind/valgrind.h>)
+	return RUNNING_ON_VALGRIND;
+#else
+	return false;
+#endif
 }

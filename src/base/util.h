@@ -102,3 +102,6 @@ uint64_t cd_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* Random id: 32 lowercase hex digits. */
 int cd_random_id(char ret[33]);
+
+/* Under valgrind, which knows no CLONE_VM child but a thread: such children are forks there. */
+bool cd_under_valgrind(void);

@@ -27,11 +27,8 @@
 #include <sys/wait.h>
 
 #include "passwd.h"
+#include "rawsys.h"
 #include "userns.h"
-
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
 
 #define NOBODY_ID 65534u
 
@@ -249,28 +246,20 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 /* The idmap's holder: a process in a new user namespace that waits for EOF on a pipe, then
  * exits. It shares our memory (CLONE_VM): making it copies no page table and its exit frees
  * none (a fork of the supervisor ran 1.7 ms on the other core just when pid 1 needed it).
- * Under valgrind, which knows no CLONE_VM with CLONE_NEWUSER, a fork. */
+ * Under valgrind, which knows no CLONE_VM with CLONE_NEWUSER, or without raw system calls
+ * (rawsys.h), a fork. */
 #define HOLDER_STACK (64 * 1024)
 
-static bool under_valgrind(void)
-{
-#if __has_include(<valgrind/valgrind.h>)
-	return RUNNING_ON_VALGRIND;
-#else
-	return false;
-#endif
-}
-
 /* arg: the pipe's two ends, at the bottom of its own stack (ours may be gone by then). Raw
- * system calls only: it shares our memory, heap and all. */
+ * system calls only (rawsys.h): it shares our memory, heap, errno and all. */
 static int hold_userns(void *arg)
 {
 	const int *pipefd = arg;
 	char c;
 
-	syscall(SYS_close, pipefd[1]); /* its copy of the write end: EOF comes when ours closes */
+	cd_raw_syscall(SYS_close, pipefd[1]); /* its copy of the write end: EOF at our close */
 	for (int i = 0; i < 1000; i++) /* EINTR aside, any answer ends it */
-		if (syscall(SYS_read, pipefd[0], &c, 1) >= 0 || errno != EINTR)
+		if (cd_raw_syscall(SYS_read, pipefd[0], &c, 1) != -EINTR)
 			break;
 	return 0;
 }
@@ -280,7 +269,7 @@ static pid_t start_holder(struct cd_identity *id, const int pipefd[2], int *pidf
 	const unsigned long flags = CLONE_NEWUSER | CLONE_PIDFD | SIGCHLD;
 	pid_t pid;
 
-	if (under_valgrind()) {
+	if (!CD_HAVE_RAW_SYSCALL || cd_under_valgrind()) {
 		pid = (pid_t)syscall(SYS_clone, flags, NULL, pidfd, NULL, NULL);
 		if (pid == 0) {
 			hold_userns((void *)pipefd);
