@@ -52,7 +52,7 @@ void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u);
 /* Kill, wait until empty (bounded), remove. */
 void cd_cgroup_remove(struct cd_cgroup *cg);
 /* Kill, and remove it now if it is empty; otherwise leave waiting and removing to a detached
- * process (pid 1 takes milliseconds to tear down its namespaces after its last word: the
- * caller, who exits right after, need not wait for that). */
+ * child that shares our memory (pid 1 takes milliseconds to tear down its namespaces after its
+ * last word: the caller, who exits right after, need not wait for that). */
 void cd_cgroup_release(struct cd_cgroup *cg);
 void cd_cgroup_done(struct cd_cgroup *cg);

@@ -134,6 +134,45 @@ if [ -n "$root" ]; then
 		sleep 0.1
 	done
 	is "no cgroup is left after many runs" "$(wc -w <<<"$ids"):$(left)" "10:0"
+
+	# The remover (cgroup.c), which outlives cordon: it holds none of the caller's descriptors
+	# (a pipe of the caller's kept open would hold the caller's reader), in a session of its
+	# own. A cgroup the host makes below the sandbox's keeps its rmdir failing (EBUSY) for a
+	# second, long enough to look at it: it is the process holding the sandbox's cgroup open.
+	before=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null)
+	rm -f "$w/go"
+	(exec_as_caller "$CORDON" --workdir "$w" "${req[@]}" -- \
+		sh -c 'while [ ! -e go ]; do sleep 0.02; done' >"$o/rm.out" 2>&1 3>"$o/rm.fd3") &
+	pid=$!
+	mine=
+	for i in $(seq 100); do
+		mine=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null | grep -vxF -e "$before" -e '' | head -1)
+		[ -n "$mine" ] && break
+		sleep 0.05
+	done
+	mkdir "$mine/hold"
+	touch "$w/go"
+	wait $pid
+	rem=
+	for i in $(seq 50); do
+		for p in $(pgrep -x cordon); do
+			[ "$(ps -o stat= -p "$p" | cut -c1)" != Z ] &&
+				ls -l "/proc/$p/fd" 2>/dev/null | grep -q -- "-> $mine\$" && rem=$p
+		done
+		[ -n "$rem" ] && break
+		sleep 0.02
+	done
+	[ -n "$rem" ] && pass "the remover runs on while the sandbox's cgroup cannot be removed yet" ||
+		fail "the remover runs on while the sandbox's cgroup cannot be removed yet"
+	fds=$(for f in /proc/"$rem"/fd/*; do readlink "$f"; done 2>/dev/null | sort | uniq -c |
+		awk '{print $1 "x " $2}' | paste -sd' ')
+	is "... holding none of the caller's descriptors: /dev/null on 0-2, and the cgroup" "$fds" \
+		"3x /dev/null 1x $mine"
+	is "... in a session of its own" "$(ps -o sid= -p "$rem" | tr -d ' ')" "$rem"
+	rmdir "$mine/hold"
+	for i in $(seq 40); do [ -e "$mine" ] || break; sleep 0.05; done
+	[ ! -e "$mine" ] && pass "... and it removes the cgroup once it can" ||
+		fail "... and it removes the cgroup once it can"
 	c --cgroup required -- true
 	is "--cgroup required: a cgroup can be made here (without controllers)" "$rc" 0
 	c --cgroup off --report "$o/o.json" -- true
