@@ -8,9 +8,15 @@
  */
 #pragma once
 
-#if defined(__x86_64__)
+/* For every function such a child runs: no stack protector (it would check its canary against
+ * the maker's thread, which may be gone by then) and no sanitizer (ASan's fake stack frames and
+ * reports are the maker's thread's too). */
+#define _raw_child_ __attribute__((no_stack_protector, no_sanitize("address", "undefined")))
+
+#if defined(__x86_64__) && !defined(__ILP32__)
 #define CD_HAVE_RAW_SYSCALL 1
 
+_raw_child_
 static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long e)
 {
 	register long r10 __asm__("r10") = d;
@@ -26,6 +32,7 @@ static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long 
 #elif defined(__aarch64__)
 #define CD_HAVE_RAW_SYSCALL 1
 
+_raw_child_
 static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long e)
 {
 	register long x8 __asm__("x8") = n;
@@ -46,6 +53,7 @@ static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long 
 #include <errno.h>
 #include <unistd.h>
 
+_raw_child_
 static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long e)
 {
 	long r = syscall(n, a, b, c, d, e);
@@ -54,6 +62,7 @@ static inline long cd_raw_syscall5(long n, long a, long b, long c, long d, long 
 }
 #endif
 
+/* at most five arguments: a sixth would be dropped */
 #define cd_raw_syscall(n, ...) cd_raw_syscall_(n, __VA_ARGS__, 0, 0, 0, 0, 0)
 #define cd_raw_syscall_(n, a, b, c, d, e, ...)                                                     \
 	cd_raw_syscall5((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e))

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* util.c - error helpers, string vectors, paths, I/O. Runs in both processes. */
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "util.h"
@@ -227,4 +230,21 @@ bool cd_under_valgrind(void)
 #else
 	return false;
 #endif
+}
+
+pid_t cd_clone_shared(int (*fn)(void *), void *stack_top, unsigned long flags, void *arg,
+		      int *pidfd)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int e;
+
+	/* the kernel's own call: pthread_sigmask() leaves glibc's two internal signals out */
+	memset(&all, 0xff, sizeof(all));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
+	pid = clone(fn, stack_top, CLONE_VM | flags, arg, pidfd);
+	e = errno;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	errno = e;
+	return pid;
 }

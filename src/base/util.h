@@ -105,3 +105,9 @@ int cd_random_id(char ret[33]);
 
 /* Under valgrind, which knows no CLONE_VM child but a thread: such children are forks there. */
 bool cd_under_valgrind(void);
+
+/* clone(CLONE_VM | flags): fn(arg) runs on stack_top, sharing our memory (rawsys.h says how it
+ * must be written), with every signal blocked from its birth, so that none of our handlers ever
+ * runs in it. pidfd as clone()'s parent_tid (CLONE_PIDFD); -1 with errno on failure. */
+pid_t cd_clone_shared(int (*fn)(void *), void *stack_top, unsigned long flags, void *arg,
+		      int *pidfd);

@@ -56,15 +56,15 @@ static int write_text(const char *dir, const char *file, const char *value)
 	return 0;
 }
 
-/* "key value" lines (cpu.stat, memory.events, cgroup.events): how many of the n keys were
- * found (each into ret[i]), from one read */
+/* "key value" lines (cpu.stat, memory.events, cgroup.events): how many of the n (at most 32)
+ * keys were found (each into ret[i]), from one read */
 static size_t read_keys(const char *dir, const char *file, const char *const *keys, size_t n,
 			uint64_t *ret)
 {
 	char buf[2048], *line, *save = NULL;
-	size_t found = 0;
+	uint32_t found = 0;
 
-	if (read_text(dir, file, buf, sizeof(buf)) < 0)
+	if (n > 32 || read_text(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (size_t i = 0; i < n; i++) {
@@ -72,10 +72,10 @@ static size_t read_keys(const char *dir, const char *file, const char *const *ke
 
 			if (strncmp(line, keys[i], klen) == 0 && line[klen] == ' ') {
 				ret[i] = strtoull(line + klen + 1, NULL, 10);
-				found++;
+				found |= 1u << i;
 			}
 		}
-	return found;
+	return (size_t)__builtin_popcount(found);
 }
 
 static bool read_key(const char *dir, const char *file, const char *key, uint64_t *ret)
@@ -692,7 +692,9 @@ void cd_cgroup_remove(struct cd_cgroup *cg)
  * its faults more) and so runs on raw system calls only (rawsys.h), on a mapping of its own that
  * holds all it reads and that we never unmap: the caller may exit, or go on, while it runs. It
  * keeps the cgroup's fd (and so the lock that tells other cordons' clean-up the cgroup is in
- * use) and nothing else of ours. Where it cannot share (valgrind, no raw system calls), a fork. */
+ * use) and nothing else of ours. Where it cannot share (valgrind, no raw system calls), a fork.
+ * The mapping: a guard page, the stack, then what it reads (above the stack's top). */
+#define REMOVER_GUARD  4096
 #define REMOVER_STACK  (32 * 1024)
 #define REMOVER_ROUNDS 40 /* of up to 50 ms: 2 s at most for it to empty, as wait_empty() */
 #define REMOVER_TRIES  50 /* of rmdir, 20 ms apart: nobody waits for it */
@@ -704,7 +706,7 @@ struct remover {
 };
 
 /* Does cgroup.events' text say "populated 0"? By hand: no library call in the remover. */
-static bool says_empty(const char *buf, long n)
+_raw_child_ static bool says_empty(const char *buf, long n)
 {
 	static const char key[] = "populated ";
 	const long k = (long)sizeof(key) - 1;
@@ -721,30 +723,48 @@ static bool says_empty(const char *buf, long n)
 	return false;
 }
 
-/* Hold none of the caller's descriptors but the cgroup's: not its pipes, not its terminal. */
-static void remover_detach(int keep)
+/* Hold none of the caller's descriptors but the cgroup's: not its pipes, not its terminal, not
+ * its working directory. Closed first: without a /dev/null to put there, 0-2 stay closed. */
+_raw_child_ static void remover_detach(int keep)
 {
-	long null = cd_raw_syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
+	long null;
 
+	if (keep > 0)
+		cd_raw_syscall(SYS_close_range, 0, keep - 1, 0);
+	cd_raw_syscall(SYS_close_range, keep + 1, ~0u, 0);
+	cd_raw_syscall(SYS_chdir, "/");
+	null = cd_raw_syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
 	for (int i = 0; i < 3 && null >= 0; i++)
 		if (i != null && i != keep)
 			cd_raw_syscall(SYS_dup3, null, i, 0);
-	if (keep > 3)
-		cd_raw_syscall(SYS_close_range, 3, keep - 1, 0);
-	cd_raw_syscall(SYS_close_range, keep >= 3 ? keep + 1 : 3, ~0u, 0);
+	if (null > 2)
+		cd_raw_syscall(SYS_close, null);
 }
 
 /* Sleep up to ms (and less if fd, when >= 0, has news). ppoll writes back what is left of the
  * time: a fresh one each call. */
-static void remover_wait(long fd, long ms)
+_raw_child_ static void remover_wait(long fd, long ms)
 {
 	struct timespec t = { 0, ms * (long)NSEC_PER_MSEC };
 	struct pollfd p = { (int)fd, POLLPRI, 0 };
 
+#if CD_HAVE_RAW_SYSCALL
 	cd_raw_syscall(SYS_ppoll, fd >= 0 ? &p : NULL, fd >= 0, &t, NULL, 0);
+#else /* a fork: libc's ppoll() knows this ABI's struct timespec */
+	ppoll(fd >= 0 ? &p : NULL, fd >= 0, &t, NULL);
+#endif
 }
 
-static int remover_main(void *arg)
+_raw_child_ static long remover_read(long fd, char *buf, long size)
+{
+#if CD_HAVE_RAW_SYSCALL
+	return cd_raw_syscall(SYS_pread64, fd, buf, size, 0);
+#else
+	return pread((int)fd, buf, (size_t)size, 0);
+#endif
+}
+
+_raw_child_ static int remover_main(void *arg)
 {
 	const struct remover *r = arg;
 	char buf[256];
@@ -754,7 +774,7 @@ static int remover_main(void *arg)
 	remover_detach(r->fd);
 	fd = cd_raw_syscall(SYS_openat, AT_FDCWD, r->events, O_RDONLY | O_CLOEXEC);
 	for (int i = 0; fd >= 0 && i < REMOVER_ROUNDS; i++) {
-		n = cd_raw_syscall(SYS_pread64, fd, buf, sizeof(buf), 0);
+		n = remover_read(fd, buf, sizeof(buf));
 		if (n <= 0 || says_empty(buf, n))
 			break;
 		remover_wait(fd, 50);
@@ -774,32 +794,36 @@ static int remover_main(void *arg)
 static int start_remover(const struct cd_cgroup *cg)
 {
 	const bool shared = CD_HAVE_RAW_SYSCALL && !cd_under_valgrind();
-	const size_t size = sizeof(struct remover) + REMOVER_STACK;
+	const size_t size = REMOVER_GUARD + REMOVER_STACK + sizeof(struct remover);
+	char *map, *top;
 	struct remover *r;
-	sigset_t all, old;
 	pid_t pid;
 	int e;
 
-	r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (r == MAP_FAILED)
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+		   0);
+	if (map == MAP_FAILED)
 		return -errno;
+	top = map + REMOVER_GUARD + REMOVER_STACK;
+	r = (struct remover *)top;
 	r->fd = cg->fd;
+	if (mprotect(map, REMOVER_GUARD, PROT_NONE) < 0) {
+		e = errno;
+		munmap(map, size);
+		return -e;
+	}
 	if ((size_t)snprintf(r->path, sizeof(r->path), "%s", cg->path) >= sizeof(r->path) ||
 	    (size_t)snprintf(r->events, sizeof(r->events), "%s/cgroup.events", cg->path) >=
 		    sizeof(r->events)) {
-		munmap(r, size);
+		munmap(map, size);
 		return -ENAMETOOLONG;
 	}
-	/* no handler of ours may run in it: they would run on our memory */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = shared ? clone(remover_main, (char *)r + size, CLONE_VM | SIGCHLD, r) : fork();
+	pid = shared ? cd_clone_shared(remover_main, top, SIGCHLD, r, NULL) : fork();
 	if (pid == 0)
 		_exit(remover_main(r));
 	e = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0 || !shared)
-		munmap(r, size); /* no child, or a fork with a copy of its own */
+		munmap(map, size); /* no child, or a fork with a copy of its own */
 	return pid < 0 ? -e : 0;
 }
 
@@ -809,8 +833,8 @@ void cd_cgroup_release(struct cd_cgroup *cg)
 		return;
 	cd_cgroup_kill(cg);
 	/* not empty yet (EBUSY): pid 1 is still on its way out */
-	if (rmdir(cg->path) < 0 && start_remover(cg) < 0) /* no child: remove it here */
-		remove_when_empty(cg->path);
+	if (rmdir(cg->path) < 0 && errno == EBUSY && start_remover(cg) < 0)
+		remove_when_empty(cg->path); /* no child: remove it here */
 	forget(cg);
 }
 

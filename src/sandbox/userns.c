@@ -252,7 +252,7 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 
 /* arg: the pipe's two ends, at the bottom of its own stack (ours may be gone by then). Raw
  * system calls only (rawsys.h): it shares our memory, heap, errno and all. */
-static int hold_userns(void *arg)
+_raw_child_ static int hold_userns(void *arg)
 {
 	const int *pipefd = arg;
 	char c;
@@ -281,8 +281,8 @@ static pid_t start_holder(struct cd_identity *id, const int pipefd[2], int *pidf
 	if (!id->holder_stack)
 		return -1;
 	memcpy(id->holder_stack, pipefd, 2 * sizeof(int));
-	return clone(hold_userns, (char *)id->holder_stack + HOLDER_STACK, CLONE_VM | flags,
-		     id->holder_stack, pidfd);
+	return cd_clone_shared(hold_userns, (char *)id->holder_stack + HOLDER_STACK, flags,
+			       id->holder_stack, pidfd);
 }
 
 /* A user namespace that maps 0 to the sandbox's host id, for the mount's id mapping when the
