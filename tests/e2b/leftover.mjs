@@ -5,7 +5,7 @@
 // cgroup of theirs, no mount naming the state dir. TAP on stdout.
 import { readdirSync, readFileSync, existsSync } from 'node:fs'
 import { Sandbox } from 'e2b'
-import { test, ok, eq, done, poll, note, runid, hostProcs } from './tap.mjs'
+import { test, ok, eq, skip, done, poll, note, runid, hostProcs } from './tap.mjs'
 
 const N = 20
 const serverPid = +process.env.CORDON_SERVER_PID
@@ -102,6 +102,7 @@ await test('kill -9 of the server: nothing left', async () => {
   ok(await poll(() => readdirSync(stateDir).length === 0, { deadline }), 'no workdir left in the state dir', readdirSync(stateDir))
   ok(await poll(() => cgroupDirsNaming(ids).length === 0, { deadline }), 'no cgroup directory naming a sandbox id', cgroupDirsNaming(ids))
   if (cg2) ok(await poll(() => cgroups.every(c => !existsSync(`${cg2}${c}`)), { deadline }), 'the cgroups their processes were in are gone', cgroups.filter(c => existsSync(`${cg2}${c}`)))
+  else skip('the cgroups their processes were in are gone', 'no cgroup2 mount on this host')
   ok(await poll(() => mounts().length === 0, { deadline }), 'no mount naming the state dir', mounts())
   note(`all clean ${Date.now() - t0} ms after the SIGKILL`)
 }, { timeout: 120_000 })
