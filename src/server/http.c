@@ -304,18 +304,35 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 	return 0;
 }
 
-/* A declared length over the limit is refused before the body is read (and before curl's
- * Expect: 100-continue is answered); a chunked body is counted as it comes (gather()). */
+/* A body over the limit that is sent anyway is read and dropped up to this much, then answered
+ * 413: closing on a client still sending makes the kernel reset the connection, and the reset
+ * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
+#define DRAIN_MAX (64ull * CD_JSON_BODY_MAX)
+
+static enum MHD_Result too_large(struct cd_req *r)
+{
+	if (r->body_fn)
+		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
+				     (unsigned long long)cd_opts.max_upload);
+	return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+}
+
+/* A declared length over the limit: refused before the body when the client waits for
+ * Expect: 100-continue (it sends nothing more) or the length is past what is worth draining;
+ * otherwise the body is dropped as it comes and the 413 comes at its end, as for a chunked body
+ * counted as it comes (gather()). */
 static enum MHD_Result check_length(struct cd_req *r)
 {
 	const char *cl = cd_http_header(r, "Content-Length");
+	const char *expect = cd_http_header(r, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+	unsigned long long max = r->body_fn ? cd_opts.max_upload : CD_JSON_BODY_MAX;
 
-	if (!r->body_fn && n > CD_JSON_BODY_MAX)
-		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
-	if (r->body_fn && n > cd_opts.max_upload)
-		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
-				     (unsigned long long)cd_opts.max_upload);
+	if (n <= max)
+		return MHD_YES;
+	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > DRAIN_MAX)
+		return too_large(r);
+	r->too_big = true;
 	return MHD_YES;
 }
 
@@ -350,7 +367,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_YES; /* an early error was queued: the rest is dropped */
 		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
 			r->body_len += n;
-			return r->body_len > 64 * CD_JSON_BODY_MAX ? MHD_NO : MHD_YES;
+			return r->body_len > DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
 		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
 		if (k == -E2BIG && !r->body_fn)
@@ -362,7 +379,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->answered)
 		return MHD_YES;
 	if (r->too_big)
-		return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+		return too_large(r);
 	if (r->body_fn && r->body_fn(r, NULL, 0) < 0 && r->answered)
 		return MHD_YES;
 	return r->handler(r);

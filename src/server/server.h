@@ -116,7 +116,7 @@ struct cd_req {
 	char *body;
 	size_t body_len, body_cap;
 	bool answered; /* a response was queued already (an early error) */
-	bool too_big;  /* the body passed CD_JSON_BODY_MAX: dropped, then 413 */
+	bool too_big;  /* the body passed its limit (CD_JSON_BODY_MAX, --max-upload): dropped, then 413 */
 	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
