@@ -108,6 +108,7 @@ struct upload {
 	uint64_t total;	     /* bytes of every file so far */
 	json_object *done;   /* the written files' entries */
 	unsigned status;     /* an error: its HTTP status */
+	uint64_t dropped;    /* bytes read and dropped since, up to CD_DRAIN_MAX */
 	char msg[600];
 };
 
@@ -251,6 +252,10 @@ static int upload_body(struct cd_req *r, const char *data, size_t len)
 {
 	struct upload *up = r->state;
 
+	if (data && up->status) { /* answered at the end; a client that goes on past this is cut */
+		up->dropped += len;
+		return up->dropped > CD_DRAIN_MAX ? -E2BIG : 0;
+	}
 	if (data) {
 		if (up->pp)
 			return MHD_post_process(up->pp, data, len) == MHD_YES || up->status ? 0 : 0;

@@ -51,6 +51,8 @@ static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Respo
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r->too_big) /* a body drained to answer it: the connection is not kept for more */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
 	r->answered = true;
@@ -248,8 +250,8 @@ static enum MHD_Result route(struct cd_req *r)
 		r->handler = cd_control_route(r->method, r->url, &r->sub);
 		if (!r->handler)
 			return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-		if (strcmp(r->url, "/health") != 0 &&
-		    !cd_auth_api_key_ok(cd_http_header(r, "X-API-Key")))
+		r->anonymous = strcmp(r->url, "/health") == 0;
+		if (!r->anonymous && !cd_auth_api_key_ok(cd_http_header(r, "X-API-Key")))
 			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
 		return MHD_YES;
 	}
@@ -262,8 +264,10 @@ static enum MHD_Result route(struct cd_req *r)
 	token = cd_http_header(r, "X-Access-Token");
 	if (!token)
 		token = cd_http_header(r, "E2B-Traffic-Access-Token");
-	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0)
+	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
 		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
+		r->anonymous = true;
+	}
 	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
 		struct cd_sandbox *s = signed_files(r);
 
@@ -304,10 +308,9 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 	return 0;
 }
 
-/* A body over the limit that is sent anyway is read and dropped up to this much, then answered
- * 413: closing on a client still sending makes the kernel reset the connection, and the reset
- * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
-#define DRAIN_MAX (64ull * CD_JSON_BODY_MAX)
+/* A body over the limit that is sent anyway is read and dropped up to CD_DRAIN_MAX, then
+ * answered 413: closing on a client still sending makes the kernel reset the connection, and the
+ * reset discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
 
 static enum MHD_Result too_large(struct cd_req *r)
 {
@@ -328,9 +331,12 @@ static enum MHD_Result check_length(struct cd_req *r)
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
 	unsigned long long max = r->body_fn ? cd_opts.max_upload : CD_JSON_BODY_MAX;
 
+	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
+	if (r->anonymous && (n > 0 || cd_http_header(r, "Transfer-Encoding")))
+		return cd_http_error(r, 413, "%s takes no body", r->url);
 	if (n <= max)
 		return MHD_YES;
-	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > DRAIN_MAX)
+	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > CD_DRAIN_MAX)
 		return too_large(r);
 	r->too_big = true;
 	return MHD_YES;
@@ -367,7 +373,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_YES; /* an early error was queued: the rest is dropped */
 		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
 			r->body_len += n;
-			return r->body_len > DRAIN_MAX ? MHD_NO : MHD_YES;
+			return r->body_len > CD_DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
 		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
 		if (k == -E2BIG && !r->body_fn)

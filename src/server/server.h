@@ -19,6 +19,8 @@
 /* the newest envd version the SDK (e2b 2.51.0) compares against: its newest code paths */
 #define CD_ENVD_VERSION	 "0.6.4"
 #define CD_JSON_BODY_MAX (1u << 20)
+/* A body over its limit is read and dropped up to this much before the 413 (http.c) */
+#define CD_DRAIN_MAX (64ull * CD_JSON_BODY_MAX)
 
 struct cd_serve_opts {
 	char *listen_host;
@@ -117,6 +119,7 @@ struct cd_req {
 	size_t body_len, body_cap;
 	bool answered; /* a response was queued already (an early error) */
 	bool too_big;  /* the body passed its limit (CD_JSON_BODY_MAX, --max-upload): dropped, then 413 */
+	bool anonymous; /* answered without credentials (/health): it takes no body */
 	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };

@@ -24,6 +24,13 @@ s=$(head -c 2000000 /dev/zero | tr '\0' ' ' | req -X POST "$url/sandboxes" -H "X
 ok "$(is "$s" 413)" "a 2 MB body: 413" "$s"
 s=$(head -c 2000000 /dev/zero | tr '\0' ' ' | req -X POST "$url/sandboxes" -H "X-API-Key: $key" -H 'Transfer-Encoding: chunked' --data-binary @-)
 ok "$(is "$s" 413)" "a 2 MB chunked body (no length): 413" "$s"
+# /health answers anyone: it takes no body, which is refused before it is read (not drained)
+s=$(head -c 2000000 /dev/zero | req -X GET "$url/health" -H 'Expect:' --data-binary @-)
+ok "$(is "$s" 413)" "/health without a key, with a 2 MB body: 413" "$s $(body)"
+s=$(printf x | req -X GET "$url/health" -H 'Transfer-Encoding: chunked' --data-binary @-)
+ok "$(is "$s$(json_code)" 413413)" "/health with a chunked body: 413 with a JSON body" "$s $(body)"
+s=$(req "$url/health")
+ok "$(is "$s" 200)" "/health without a body: 200" "$s"
 s=$(req "$url/sandboxes" -H "X-API-Key: e2b_00")
 ok "$(is "$s$(json_code)" 401401)" "a wrong API key: 401" "$s $(body)"
 s=$(req "$url/sandboxes")
