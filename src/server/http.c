@@ -308,10 +308,9 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 	return 0;
 }
 
-/* A body over the limit that is sent anyway is read and dropped up to CD_DRAIN_MAX, then
- * answered 413: closing on a client still sending makes the kernel reset the connection, and the
- * reset discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
-
+/* The 413 of a body over its limit. One sent anyway is read and dropped up to CD_DRAIN_MAX
+ * first: closing on a client still sending makes the kernel reset the connection, and the reset
+ * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
 static enum MHD_Result too_large(struct cd_req *r)
 {
 	if (r->body_fn)
