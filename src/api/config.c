@@ -121,13 +121,6 @@ int cordon_parse_duration(const char *s, uint64_t *ret_ns, struct cordon_error *
 	return 0;
 }
 
-const char *cd_rlimit_name(int resource)
-{
-	const struct cd_limit_def *d = cd_limit_of_rlimit(resource);
-
-	return d ? d->info.name : NULL;
-}
-
 static int parse_count(const char *s, uint64_t *ret)
 {
 	char *end;

@@ -200,3 +200,10 @@ const struct cordon_limit_info *cordon_limit_info(size_t i)
 {
 	return i < cd_limits_n ? &cd_limits[i].info : NULL;
 }
+
+const char *cd_rlimit_name(int resource)
+{
+	const struct cd_limit_def *d = cd_limit_of_rlimit(resource);
+
+	return d ? d->info.name : NULL;
+}

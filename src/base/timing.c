@@ -10,6 +10,18 @@
 
 static int enabled = -1; /* -1: the environment not read yet */
 
+bool cd_timing_on(void)
+{
+	if (enabled < 0)
+		enabled = getenv("CORDON_TIMING") != NULL;
+	return enabled;
+}
+
+void cd_timing_enable(bool on)
+{
+	enabled = on;
+}
+
 void cd_timing(const char *step)
 {
 	struct timespec ts;
@@ -17,9 +29,7 @@ void cd_timing(const char *step)
 	char line[160];
 	int n;
 
-	if (enabled < 0)
-		enabled = getenv("CORDON_TIMING") != NULL;
-	if (!enabled)
+	if (!cd_timing_on())
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	getrusage(RUSAGE_SELF, &ru);

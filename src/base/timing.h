@@ -6,6 +6,12 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 /* "cordon-timing <µs> <pid> <page faults so far> <step>"; steps are string literals.
  * Async-signal-safe enough for a child between clone and exec (snprintf and system calls). */
 void cd_timing(const char *step);
+/* Is it on (the environment read once)? */
+bool cd_timing_on(void);
+/* Set it without the environment: cordon-init, whose environment is empty, is told. */
+void cd_timing_enable(bool on);

@@ -8,9 +8,12 @@
 #include "userns.h"
 
 /* Everything the child needs, prepared by the supervisor before clone(): the child parses
- * nothing. It runs on its own copy of the supervisor's memory. */
+ * nothing. It runs on its own copy of the supervisor's memory until it execs cordon-init, which
+ * gets the command's half from spec_fd (initspec.h). */
 struct cd_child_args {
 	int sock; /* the child's end of the sync socket */
+	int init_fd; /* cordon-init, opened on the host (libexec.h) */
+	int spec_fd; /* a memfd: the spec cordon-init reads (initspec.h) */
 	struct cd_mount_plan *plan;
 	const struct cd_identity *id;
 	const char *hostname;
@@ -33,5 +36,6 @@ struct cd_child_args {
 	uint64_t kill_after_ns; /* then SIGKILL this much later */
 };
 
-/* pid 1: set up, fork the command, reap, forward; reports over a->sock (sync.h). */
+/* pid 1: set up, then exec cordon-init (init.c: the command, reaping, forwarding); reports over
+ * a->sock (sync.h). */
 _Noreturn void cd_child_main(const struct cd_child_args *a);

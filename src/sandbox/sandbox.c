@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -25,6 +26,8 @@
 #include <sys/wait.h>
 
 #include "events.h"
+#include "initspec.h"
+#include "libexec.h"
 #include "proxy.h"
 #include "rlimits.h"
 #include "cares.h"
@@ -182,6 +185,10 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	r = cd_limits_check(c->rlimits, err);
 	if (r < 0)
 		return r;
+	/* what pid 1 becomes: found now, so that a missing one stops the run before it starts */
+	sb->init_fd = cd_libexec_open("cordon-init", "CORDON_INIT", err);
+	if (sb->init_fd < 0)
+		return sb->init_fd;
 	r = cd_identity_resolve(c, &sb->wd.st, sb->workdir_target, &sb->id, err);
 	if (r < 0)
 		return r;
@@ -245,6 +252,38 @@ static int clone_fail(int e, struct cordon_error *err)
 		       strerror(e));
 }
 
+/* What cordon-init needs (initspec.h), in a memfd pid 1 inherits and hands it. */
+static int write_spec(const struct cd_child_args *a, int *ret_fd, struct cordon_error *err)
+{
+	struct cd_init_spec s = {
+		.argv = (char **)a->argv, .envp = (char **)a->envp, .path = a->path,
+		.chdir = a->chdir, .baseline = *a->baseline, .has_filter = a->filter != NULL,
+		.has_tty = a->tty_fd >= 0, .take_tty = a->take_tty, .has_exec = a->exec_fd >= 0,
+		.timing = cd_timing_on(), .deadline_ns = a->deadline_ns,
+		.kill_after_ns = a->kill_after_ns,
+	};
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ void *buf = NULL;
+	size_t len;
+	int r;
+
+	if (a->filter)
+		s.filter = *a->filter;
+	memcpy(s.rlimits, a->rlimits, sizeof(s.rlimits));
+	r = cd_init_spec_pack(&s, &buf, &len);
+	if (r < 0)
+		return cd_fail(err, -r, "init", "the command's argv and environment%s",
+			       r == -E2BIG ? " are too large" : ": out of memory");
+	fd = memfd_create("cordon-init-spec", MFD_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "init", "memfd_create");
+	r = cd_write_all(fd, buf, len);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "init", "write the spec for cordon-init");
+	*ret_fd = CD_TAKE_FD(fd);
+	return 0;
+}
+
 /* sync 1 */
 static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_template,
 		 struct cordon_error *err)
@@ -254,9 +293,13 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 			 CLONE_PIDFD;
 	struct clone_args ca = { .exit_signal = SIGCHLD };
 	bool in_cgroup = sb->cg.fd >= 0;
-	int sv[2], pidfd = -1;
+	_cleanup_close_ int spec_fd = -1;
+	int sv[2], pidfd = -1, r, e;
 	pid_t pid;
 
+	r = write_spec(args_template, &spec_fd, err);
+	if (r < 0)
+		return r;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cd_fail_errno(err, errno, "sync", "socketpair");
 	/* a network namespace in the clone: a thread of pid 1 that made it cost more (its stack's
@@ -286,12 +329,13 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 
 		close(sv[0]);
 		args.sock = sv[1];
+		args.init_fd = sb->init_fd;
+		args.spec_fd = spec_fd;
 		cd_child_main(&args);
 	}
+	e = errno;
 	close(sv[1]);
 	if (pid < 0) {
-		int e = errno;
-
 		close(sv[0]);
 		return clone_fail(e, err);
 	}
@@ -748,6 +792,7 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 			;
 	}
 	cd_closep(&sb->pidfd);
+	cd_closep(&sb->init_fd);
 	cd_closep(&sb->workdir_tree);
 	cd_cow_done(sb);
 	cd_report_discard(&sb->report);

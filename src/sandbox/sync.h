@@ -6,9 +6,12 @@
  *
  *  supervisor                                   child (pid 1)
  *  1 clone3(NEWUSER|NEWNS|NEWPID|...)     ->    1 PDEATHSIG; wait for GO (EOF: _exit)
+ *    (the programs compiled, the spec for
+ *    cordon-init in a memfd, before)
  *  2 id maps; GO [+ id-mapped workdir fd] ->    2 mounts, hostname, lo, drop privileges
  *    (--allow-net) accept on it            <-      PROXY + the listening socket's fd
- *    compile the policy; FILTER + memfd    ->      (waits for it before the command)
+ *                                                  exec cordon-init (init.c), which goes on:
+ *    START (the audit's snapshot taken)    ->      (waits for it before the command)
  *                                               3 fork the command; it execs
  *    keeps them for the report            <-      RLIMITS: what the command got, before exec
  *  3 RUNNING or ERROR                     <-      RUNNING once exec succeeded, else ERROR

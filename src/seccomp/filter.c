@@ -468,14 +468,6 @@ void cd_filter_done(struct cd_filter *f)
 	*f = (struct cd_filter){ 0 };
 }
 
-int cd_filter_install(const struct cd_filter *f)
-{
-	struct sock_fprog prog = { .len = f->len, .filter = f->insns };
-	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			 f->notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, &prog);
-
-	return r < 0 ? -errno : (int)r;
-}
 
 /* --- a classic BPF interpreter, for the subset seccomp accepts --- */
 

@@ -3,13 +3,18 @@
  * creator.c - the process that makes the server's sessions. A session's supervisor is a fork()
  * of whoever calls cordon_session_create(), and goes on running cordon's code: forked from this
  * threaded server, it could inherit a lock another thread held (a FILE's, the user database's;
- * seen: a supervisor stuck in fgetpwent()). So the server forks this helper first thing, before
- * any thread, and asks it for each session; it makes it (single-threaded: every fork of it is
- * clean) and exports it back (cordon_session_export: the two descriptors, id, pid). It dies with
- * the server (PR_SET_PDEATHSIG) and holds nothing of a session once handed over: a session is
- * held by the server alone.
+ * seen: a supervisor stuck in fgetpwent()), and it would hold everything the server does (its
+ * argv and environment with the API keys, every sandbox's token, requests in flight). So the
+ * server starts this helper first thing, before any thread, as a fresh exec of its own program
+ * (`cordon-serve --session-maker`): its argv is that, its environment only the variables the
+ * library reads (never a key's), and it learns the sandboxes' options from one message (JSON).
+ * It makes each session asked for (single-threaded: every fork of it is clean) and exports it
+ * back (cordon_session_export: the two descriptors, id, pid). It dies with the server
+ * (PR_SET_PDEATHSIG, kept across the exec) and holds nothing of a session once handed over: a
+ * session is held by the server alone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +25,13 @@
 
 #include "server.h"
 #include "util.h"
+
+extern char **environ;
+
+/* The descriptor the session maker finds its socket on (main.c execs it with it there) */
+#define MAKER_FD 3
+/* The options message: a JSON object, at most this long */
+#define OPTIONS_MAX 65536
 
 struct creator_reply {
 	int32_t ret;
@@ -82,43 +94,134 @@ static void serve_one(int sock, const char *workdir)
 	cd_closep(&fds[1]);
 }
 
-_Noreturn static void creator_main(int sock, pid_t server)
+/* The sandboxes' options, from the server: what cd_control_config() reads of cd_opts */
+static int take_options(const char *text)
 {
-	char path[4096];
+	json_object *o = json_tokener_parse(text), *v, *a;
+	int r = 0;
+
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EINVAL;
+	}
+	if (json_object_object_get_ex(o, "memory", &v))
+		cd_opts.memory = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "pids", &v))
+		cd_opts.pids = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "millicpus", &v))
+		cd_opts.millicpus = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "keep_workdirs", &v))
+		cd_opts.keep_workdirs = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "allow_net", &a) && json_object_is_type(a, json_type_array))
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(a); i++)
+			r = cd_strv_push(&cd_opts.allow_net,
+					 json_object_get_string(json_object_array_get_idx(a, i)));
+	json_object_put(o);
+	return r;
+}
+
+int cd_creator_main(void)
+{
+	static char buf[OPTIONS_MAX];
+	int sock = MAKER_FD;
+	ssize_t n;
+
+	if (fcntl(sock, F_SETFD, FD_CLOEXEC) < 0)
+		return CORDON_EXIT_FAILURE;
+	setsid(); /* the terminal's Ctrl-C is the server's to handle */
+	signal(SIGCHLD, SIG_IGN); /* the supervisors: reaped by the kernel */
+	do
+		n = recv(sock, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (take_options(buf) < 0)
+		return CORDON_EXIT_FAILURE;
+	for (;;) {
+		n = recv(sock, buf, sizeof(buf) - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		buf[n] = '\0';
+		serve_one(sock, buf);
+	}
+}
+
+/* What the maker's environment keeps of ours: the variables the library reads, and those it
+ * passes to each sandbox (src/command/env.c); nothing else (a key the server was given) */
+static bool env_kept(const char *kv)
+{
+	static const char *const names[] = {
+		"PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "TZ=", "TERM=", "LC_",
+		"XDG_STATE_HOME=", "XDG_RUNTIME_DIR=", "CORDON_AGENT=", "CORDON_INIT=",
+		"CORDON_TIMING=", "CORDON_NO_PRECOMPILED=", "CORDON_LAYER_DIR=", NULL,
+	};
+
+	for (const char *const *n = names; *n; n++)
+		if (strncmp(kv, *n, strlen(*n)) == 0)
+			return true;
+	return false;
+}
+
+/* The child: the maker's socket on MAKER_FD, nothing else open but 0-2, then the exec. */
+_Noreturn static void exec_maker(int sock, pid_t server, char **envp)
+{
+	static char *const argv[] = { "cordon-serve", "--session-maker", NULL };
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != server)
 		_exit(0);
-	setsid(); /* the terminal's Ctrl-C is the server's to handle */
-	signal(SIGCHLD, SIG_IGN); /* the supervisors: reaped by the kernel */
-	for (;;) {
-		ssize_t n = recv(sock, path, sizeof(path) - 1, 0);
+	if (dup2(sock, MAKER_FD) < 0)
+		_exit(CORDON_EXIT_FAILURE);
+	close_range(MAKER_FD + 1, ~0u, 0);
+	execve("/proc/self/exe", argv, envp);
+	_exit(CORDON_EXIT_FAILURE);
+}
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(0);
-		path[n] = '\0';
-		serve_one(sock, path);
-	}
+static char *options_json(void)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *text;
+
+	json_object_object_add(o, "memory", json_object_new_int64((int64_t)cd_opts.memory));
+	json_object_object_add(o, "pids", json_object_new_int64((int64_t)cd_opts.pids));
+	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)cd_opts.millicpus));
+	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(cd_opts.keep_workdirs));
+	for (char **h = cd_opts.allow_net; h && *h; h++)
+		json_object_array_add(a, json_object_new_string(*h));
+	json_object_object_add(o, "allow_net", a);
+	text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return text;
 }
 
 int cd_creator_start(struct cordon_error *err)
 {
+	_cleanup_strv_ char **envp = NULL;
+	_cleanup_free_ char *opts = options_json();
 	pid_t server = getpid(), pid;
 	int sv[2];
 
+	for (char **e = environ; e && *e; e++)
+		if (env_kept(*e) && cd_strv_push(&envp, *e) < 0)
+			return cd_fail(err, ENOMEM, "serve", "out of memory");
+	if (!envp && cd_strv_push(&envp, "PATH=/usr/bin:/bin") < 0)
+		return cd_fail(err, ENOMEM, "serve", "out of memory");
+	if (!opts || strlen(opts) >= OPTIONS_MAX)
+		return cd_fail(err, E2BIG, "serve", "the sandboxes' options are too long");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cd_fail_errno(err, errno, "serve", "socketpair");
 	pid = fork();
 	if (pid < 0)
 		return cd_fail_errno(err, errno, "serve", "fork the session maker");
-	if (pid == 0) {
-		close(sv[0]);
-		creator_main(sv[1], server);
-	}
+	if (pid == 0)
+		exec_maker(sv[1], server, envp);
 	close(sv[1]);
 	creator.sock = sv[0];
+	if (send(creator.sock, opts, strlen(opts), MSG_NOSIGNAL) < 0)
+		return cd_fail_errno(err, errno, "serve", "send the session maker its options");
 	return 0;
 }
 

@@ -190,8 +190,11 @@ char **cd_env_merge(char *const *base, char *const *over);
 int cd_disk_start(struct cordon_error *err);
 void cd_disk_stop(void);
 
-/* --- creator.c: sessions are made in a single-threaded process forked before any thread --- */
+/* --- creator.c: sessions are made in a single-threaded process, a fresh exec of this program
+ * started before any thread --- */
 int cd_creator_start(struct cordon_error *err);
+/* `cordon-serve --session-maker` (main.c): runs until the server goes; the exit status */
+int cd_creator_main(void);
 int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err);
 /* The config every sandbox is made from (control.c). */
 int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);

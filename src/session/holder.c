@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "config.h"
@@ -48,6 +49,11 @@ static void on_running(void *data)
 	memcpy(m.res.id, h->id, sizeof(m.res.id));
 	send_msg(h->fd, &m);
 	h->told = true;
+	/* we hold a copy of the caller's memory (the sandbox, in namespaces of its own, cannot
+	 * name us): no core dump, no ptrace or /proc/PID/mem by anyone without CAP_SYS_PTRACE.
+	 * Only now: pid 1, a clone of ours, had to be dumpable while its id maps were written by
+	 * an unprivileged us (/proc/PID/uid_map is root's when it is not) */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* the agent has its end of the session socket: ours would keep the caller from seeing
 	 * the agent go */
 	dup2(h->null_fd, 0);

@@ -21,13 +21,10 @@
 #include "config.h"
 #include "holder.h"
 #include "layer.h"
+#include "libexec.h"
 #include "proto.h"
 #include "rmtree.h"
 #include "util.h"
-
-#ifndef CORDON_LIBEXECDIR
-#define CORDON_LIBEXECDIR "/usr/local/libexec"
-#endif
 
 #define MAX_LIST_DEPTH 64
 /* The agent answers a request (a message of it: a listing's entries one by one) within this, or
@@ -57,38 +54,6 @@ struct cordon_process {
 struct cordon_upload {
 	int chan;
 };
-
-/* --- the agent's binary --- */
-
-/* Beside the running program (an uninstalled build), else where it is installed; $CORDON_AGENT
- * first. Opened here, executed inside from the descriptor: it need not be visible in there. */
-static int open_agent(struct cordon_error *err)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	const char *env = getenv("CORDON_AGENT");
-	ssize_t n;
-	int fd;
-
-	if (env && *env) {
-		fd = open(env, O_RDONLY | O_CLOEXEC);
-		return fd >= 0 ? fd : cd_fail_errno(err, errno, "session", "open the agent %s", env);
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		*strrchr(exe, '/') = '\0';
-		snprintf(path, sizeof(path), "%s/cordon-agent", exe);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-	}
-	fd = open(CORDON_LIBEXECDIR "/cordon-agent", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cd_fail_errno(err, errno, "session",
-				     "cannot find cordon-agent beside %s or in %s (set CORDON_AGENT)",
-				     n > 0 ? exe : "the program", CORDON_LIBEXECDIR);
-	return fd;
-}
 
 /* --- create, destroy --- */
 
@@ -164,7 +129,7 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	cd_error_clear(err);
 	if (!c || !ret || (flags & ~CORDON_SESSION_REMOVE_WORKDIR))
 		return cd_fail(err, EINVAL, "session", "no config, or unknown flags");
-	exec_fd = open_agent(err);
+	exec_fd = cd_libexec_open("cordon-agent", "CORDON_AGENT", err);
 	if (exec_fd < 0)
 		return exec_fd;
 	s = calloc(1, sizeof(*s));

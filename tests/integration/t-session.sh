@@ -10,7 +10,7 @@ if [ -z "${SESSION_TEST:-}" ] || [ ! -x "$SESSION_TEST" ]; then
 	done_testing
 	exit
 fi
-[ -x "$(dirname "$SESSION_TEST")/cordon-agent" ] || fail "cordon-agent sits beside session-test"
+[ -x "$(dirname "$SESSION_TEST")/cordon-agent" ] && [ -x "$(dirname "$SESSION_TEST")/cordon-init" ] || fail "cordon-agent and cordon-init sit beside session-test"
 
 w=$(mkwork)
 as_caller "$SESSION_TEST" "$w"

@@ -160,6 +160,25 @@ rejects() {
 	fi
 }
 
+# tap_include CMD...: run a TAP producer (a C helper); its results become ours (renumbered), its
+# other lines comments; one that exits non-zero without a failure fails
+tap_include() {
+	local line out status failed=$_tap_failed d
+	out=$("$@" 2>&1)
+	status=$?
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) fail "${line#not ok * - }" ;;
+		"ok "*"# SKIP"*) d=${line#ok * - } && skip "${d%% # SKIP*}" "${d##*# SKIP }" ;;
+		"ok "*) pass "${line#ok * - }" ;;
+		"1.."*) ;;
+		"#"*) printf '%s\n' "$line" ;;
+		*) printf '# %s\n' "$line" ;;
+		esac
+	done <<<"$out"
+	[ "$status" = 0 ] || [ "$_tap_failed" -gt "$failed" ] || fail "$1 exited with status $status"
+}
+
 is_user_mode() { [ "${CORDON_AS:-root}" = user ]; }
 
 # host uid cordon runs as
