@@ -52,9 +52,12 @@ extern "C" {
 #define CORDON_EXIT_NOTFOUND    127 /* the command was not found */
 #define CORDON_EXIT_SIGNAL_BASE 128 /* 128+N: the command died of signal N */
 
-/* Host uid and gid the sandbox runs as when the caller is root and the workdir is owned by root;
- * the workdir is then mounted with an id mapping so that this id writes files owned by root. */
+/* Host uids and gids of root's sandboxes: each sandbox of a root caller runs as an id of its own
+ * from CORDON_ROOT_HOST_ID to CORDON_ROOT_HOST_ID + CORDON_ID_RANGE_SIZE - 1 (never two live
+ * sandboxes on one), and its workdir is mounted with an id mapping so that this id writes files
+ * owned by the workdir's owner (README "Identity"). */
 #define CORDON_ROOT_HOST_ID 2000000000u
+#define CORDON_ID_RANGE_SIZE 65536u
 /* uid and gid the command has inside in that case (an ordinary unprivileged id, named "cordon"
  * when the system has no account for it); --uid/--gid choose another, 0 included. */
 #define CORDON_SANDBOX_ID 65532u
@@ -250,6 +253,15 @@ CORDON_PUBLIC int cordon_config_set_env(struct cordon_config *c, const char *key
 					const char *value, struct cordon_error *err);
 CORDON_PUBLIC int cordon_config_pass_env(struct cordon_config *c, const char *key,
 					 struct cordon_error *err);
+
+/* This sandbox is one of at most n at once that share the caller's per-user kernel budgets
+ * (inotify instances and watches, POSIX message queue bytes, pending signals): when it runs as the
+ * caller's own uid (an unprivileged caller; README "Identity"), it gets 1/n of each, so that no one
+ * sandbox can take them all from the others and the caller. A root caller's sandboxes have host
+ * ids of their own, and budgets with them: n changes nothing there. Default 1 (no division);
+ * cordon serve, unprivileged, sets its --max-sandboxes plus its pool plus one. */
+CORDON_PUBLIC int cordon_config_set_user_share(struct cordon_config *c, unsigned n,
+					       struct cordon_error *err);
 
 /* Hostname inside (default "cordon"). */
 CORDON_PUBLIC int cordon_config_set_hostname(struct cordon_config *c, const char *name,

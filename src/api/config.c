@@ -787,6 +787,15 @@ int cordon_config_pass_env(struct cordon_config *c, const char *key, struct cord
 	return 0;
 }
 
+int cordon_config_set_user_share(struct cordon_config *c, unsigned n, struct cordon_error *err)
+{
+	if (n == 0 || n > CD_MAX_USER_SHARE)
+		return cd_fail(err, 0, "user-share", "%u: not a number of sandboxes from 1 to %u", n,
+			       CD_MAX_USER_SHARE);
+	c->user_share = n;
+	return 0;
+}
+
 int cordon_config_set_hostname(struct cordon_config *c, const char *name,
 			       struct cordon_error *err)
 {

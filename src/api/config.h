@@ -22,6 +22,7 @@
 #define CD_MIN_MILLICPUS      10      /* cpu.max takes no quota under 1 ms of 100 ms */
 #define CD_MAX_MILLICPUS      1000000 /* 1000 CPUs */
 #define CD_MAX_DURATION       (100ull * 365 * 86400 * NSEC_PER_SEC)
+#define CD_MAX_USER_SHARE     100000
 
 struct cd_bind {
 	char *src; /* resolved host path */
@@ -70,6 +71,7 @@ struct cordon_config {
 	char **env;      /* KEY=VALUE, in the order given */
 	char **pass_env; /* KEY */
 	char *hostname;
+	unsigned user_share; /* 0 or 1: the caller's per-user budgets undivided */
 	uid_t uid;
 	gid_t gid;
 	bool uid_set;

@@ -298,6 +298,18 @@ static int h_pass_env(struct cli *cli, const char *arg, struct cordon_error *err
 	return cordon_config_pass_env(cli->c, arg, err);
 }
 
+static int h_user_share(struct cli *cli, const char *arg, struct cordon_error *err)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || !isdigit((unsigned char)*arg) || n == 0 || n > 100000)
+		return fail(err, "\"%s\" is not a number of sandboxes in 1-100000", arg);
+	return cordon_config_set_user_share(cli->c, (unsigned)n, err);
+}
+
 static int h_hostname(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	return cordon_config_set_hostname(cli->c, arg, err);
@@ -432,6 +444,8 @@ static const struct opt base_opts[] = {
 	OPT("env", 'e', "KEY=VALUE", h_env, "set a variable (the environment is cleared)"),
 	OPT("pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's"),
 	OPT("hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)"),
+	OPT("user-share", 0, "N", h_user_share,
+	    "unprivileged: 1/N of your inotify, message queue and signal budgets"),
 	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside"),
 	OPT("uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)"),
 	OPT("gid", 0, "GID", h_gid, "gid inside (default: yours)"),

@@ -471,7 +471,7 @@ static int fallback(struct cd_cgroup *cg, enum cd_cgroup_limit i, uint64_t want,
 	return 0;
 }
 
-static int fallbacks(const struct cordon_config *c, uid_t host_uid, struct cd_cgroup *cg,
+static int fallbacks(const struct cordon_config *c, bool own_uid, struct cd_cgroup *cg,
 		     struct cd_rlimit *rl, struct cordon_error *err)
 {
 	int r;
@@ -479,7 +479,7 @@ static int fallbacks(const struct cordon_config *c, uid_t host_uid, struct cd_cg
 	if (c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return 0;
 	r = fallback(cg, CD_CG_MEMORY, c->cgroup_limits[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
-	if (r < 0 || host_uid != CORDON_ROOT_HOST_ID)
+	if (r < 0 || !own_uid)
 		return r;
 	return fallback(cg, CD_CG_PIDS, c->cgroup_limits[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
 }
@@ -570,14 +570,14 @@ static int place(const struct cordon_config *c, const char *id, struct cd_cgroup
 	return r < 0 ? r : apply_limits(c, cg, err);
 }
 
-int cd_cgroup_setup(const struct cordon_config *c, const char *id, uid_t host_uid,
+int cd_cgroup_setup(const struct cordon_config *c, const char *id, bool own_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err)
 {
 	int r;
 
 	*cg = (struct cd_cgroup){ .fd = -1 };
 	r = place(c, id, cg, err);
-	return r < 0 ? r : fallbacks(c, host_uid, cg, rlimits, err);
+	return r < 0 ? r : fallbacks(c, own_uid, cg, rlimits, err);
 }
 
 void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c)

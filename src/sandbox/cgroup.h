@@ -40,7 +40,7 @@ struct cd_cgroup_usage {
  * required) or is recorded in cg->missing (defaults, best-effort: then fallback rlimits are added
  * to rlimits). So is memory.oom.group, which comes with a memory limit. id names it:
  * cordon-<id>. */
-int cd_cgroup_setup(const struct cordon_config *c, const char *id, uid_t host_uid,
+int cd_cgroup_setup(const struct cordon_config *c, const char *id, bool own_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err);
 /* -v: what was applied, what not, and why (through the config's log callback). */
 void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c);

@@ -125,6 +125,8 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
 	r = no_nested_userns(err);
+	if (r >= 0)
+		r = cd_share_apply(a->share, err);
 	if (r < 0)
 		return r;
 	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */

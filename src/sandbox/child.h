@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "mount.h"
+#include "share.h"
 #include "filter.h"
 #include "userns.h"
 
@@ -16,6 +17,7 @@ struct cd_child_args {
 	int spec_fd; /* a memfd: the spec cordon-init reads (initspec.h) */
 	struct cd_mount_plan *plan;
 	const struct cd_identity *id;
+	const struct cd_share *share; /* the user namespace's limits (share.h) */
 	const char *hostname;
 	bool own_net;
 	uint16_t proxy_port; /* --allow-net: hand a socket listening there to the supervisor */

@@ -194,8 +194,11 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	sb->have_id = true;
 	memcpy(sb->rlimits, c->rlimits, sizeof(sb->rlimits));
+	cd_share_plan(c, &sb->id, sb->rlimits, &sb->share);
 	cd_timing("identity");
-	r = cd_cgroup_setup(c, sb->res->id, sb->id.host_uid, &sb->cg, sb->rlimits, err);
+	/* RLIMIT_NPROC stands in for pids.max only where the sandbox's host uid is its own */
+	r = cd_cgroup_setup(c, sb->res->id, sb->id.own_ids || sb->id.host_uid == CORDON_ROOT_HOST_ID,
+			    &sb->cg, sb->rlimits, err);
 	if (r < 0)
 		return r;
 	cd_timing("cgroup");
@@ -223,6 +226,7 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 	a->own_net = sb->c->net != CORDON_NET_HOST;
 	a->proxy_port = sb->c->n_allow ? CD_PROXY_PORT : 0;
 	a->rlimits = sb->rlimits;
+	a->share = &sb->share;
 	/* filled by compile_filters() before the clone */
 	a->baseline = &sb->baseline;
 	a->filter = sb->have_policy ? &sb->filter : NULL;
@@ -294,6 +298,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	struct clone_args ca = { .exit_signal = SIGCHLD };
 	bool in_cgroup = sb->cg.fd >= 0;
 	_cleanup_close_ int spec_fd = -1;
+	struct cd_owner_creds owner = { 0 };
 	int sv[2], pidfd = -1, r, e;
 	pid_t pid;
 
@@ -309,6 +314,13 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.cgroup = in_cgroup ? (uint64_t)sb->cg.fd : 0;
+	/* root: the sandbox's user namespace owned by its own host id (idrange.h) */
+	r = cd_userns_owner_enter(&sb->id, &owner, err);
+	if (r < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
 	cd_timing("clone");
 	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0 && in_cgroup && (errno == E2BIG || errno == EINVAL)) {
@@ -334,11 +346,13 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 		cd_child_main(&args);
 	}
 	e = errno;
+	cd_userns_owner_leave(&owner);
 	close(sv[1]);
 	if (pid < 0) {
 		close(sv[0]);
 		return clone_fail(e, err);
 	}
+	cd_idrange_record(&sb->id.lease, pid);
 	sb->pid = pid;
 	sb->pidfd = pidfd;
 	sb->sock = sv[0];
@@ -676,6 +690,7 @@ void cd_sandbox_reap(struct cd_sandbox *sb)
 void cd_sandbox_leave(struct cd_sandbox *sb)
 {
 	sb->pid = 0;
+	sb->left = true; /* its host id stays taken while it exists (idrange.h) */
 }
 
 /* --- the end --- */
@@ -809,7 +824,7 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 	if (sb->have_before)
 		cd_snapshot_done(&sb->before);
 	if (sb->have_id)
-		cd_identity_done(&sb->id);
+		cd_identity_done(&sb->id, !sb->left);
 	cd_hostpath_done(&sb->wd);
 	cd_marks_done(&sb->marks);
 	free(sb->workdir_target);

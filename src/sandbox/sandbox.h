@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "report.h"
 #include "snapshot.h"
+#include "share.h"
 #include "sync.h"
 #include "userns.h"
 
@@ -43,6 +44,7 @@ struct cd_sandbox {
 	char *workdir_target;
 	struct cd_identity id;
 	bool have_id;
+	struct cd_share share;      /* the caller's per-user budgets, divided (share.h) */
 	struct cd_mount_plan plan;
 	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
 	struct cd_policy policy;    /* parsed in prepare, compiled after clone */
@@ -72,6 +74,7 @@ struct cd_sandbox {
 	int init_status;            /* pid 1's wait status */
 	struct rusage ru;
 	bool failed;                /* a setup error came from pid 1, or the proxy could not start */
+	bool left;                  /* pid 1 left to finish exiting on its own (cd_sandbox_leave) */
 	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
 	cd_sandbox_msg_fn on_msg;
 	void *on_msg_data;

@@ -7,13 +7,17 @@
  * than one id).
  *
  * A root caller must not hand the sandbox host uid 0 (bubblewrap and nsjail run as root let the
- * sandbox read root's 0600 files). The sandbox runs as the workdir's owner when that is not root,
- * so that what it writes belongs to that user. When the workdir is owned by root, the sandbox runs
- * as the dedicated host id CORDON_ROOT_HOST_ID, seen inside as the ordinary uid and gid
- * CORDON_SANDBOX_ID (never 0 unless asked: a uid 0 without capabilities makes tar, python's
- * tarfile and the like try to chown and fail), and the workdir is mounted with an id mapping
- * (mount_setattr MOUNT_ATTR_IDMAP) under which on-disk 0 appears as the sandbox's id: inside, the
- * workdir belongs to the current user, and on the host, files the sandbox creates belong to root.
+ * sandbox read root's 0600 files), nor an id another sandbox or a user has: each sandbox runs as a
+ * host id of its own from CORDON_ROOT_HOST_ID's range (idrange.h), and its user namespace is made
+ * by a thread holding that id (cd_userns_owner_enter), so that what the kernel counts per user is
+ * counted for it alone. Inside it is the workdir's owner (its uid and group) when that is not
+ * root, else the ordinary uid and gid CORDON_SANDBOX_ID (never 0 unless asked: a uid 0 without
+ * capabilities makes tar, python's tarfile and the like try to chown and fail). The workdir is
+ * mounted with an id mapping (mount_setattr MOUNT_ATTR_IDMAP) under which its owner on disk
+ * appears as the sandbox's id: inside, the workdir is the sandbox's own, and on the host, files
+ * the sandbox creates belong to the workdir's owner. Where the range is not mapped (cordon as root
+ * in a container that maps fewer ids) the sandbox runs as before ranges: as the workdir's owner,
+ * or a single dedicated id for a root-owned workdir.
  */
 #include <fcntl.h>
 #include <pwd.h>
@@ -21,7 +25,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/securebits.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -70,20 +76,45 @@ static int pick_root_host_id(unsigned *ret, struct cordon_error *err)
 		       CORDON_ROOT_HOST_ID, NOBODY_ID);
 }
 
+/* The group files of a workdir not root's come out with: its own, else its owner's (group 0 would
+ * open root's group-readable files to the sandbox) */
+static gid_t owner_group(const struct stat *st)
+{
+	struct passwd *pw = st->st_gid == 0 ? getpwuid(st->st_uid) : NULL;
+	gid_t g = st->st_gid != 0 ? st->st_gid : pw ? pw->pw_gid : NOBODY_ID;
+
+	return g != 0 ? g : NOBODY_ID;
+}
+
+/* A host id of its own from the range (idrange.h), the workdir id-mapped onto it */
+static int ranged_identity(const struct stat *st, struct cd_identity *id,
+			   struct cordon_error *err)
+{
+	int r = cd_idrange_acquire(&id->lease, err);
+
+	if (r < 0)
+		return r;
+	id->host_uid = id->host_gid = CORDON_ROOT_HOST_ID + id->lease.slot;
+	id->disk_uid = st->st_uid;
+	id->disk_gid = st->st_uid != 0 ? owner_group(st) : 0;
+	id->inside_uid = st->st_uid != 0 ? id->disk_uid : CORDON_SANDBOX_ID;
+	id->inside_gid = st->st_uid != 0 ? id->disk_gid : CORDON_SANDBOX_ID;
+	id->idmap_workdir = true;
+	id->own_ids = true;
+	return 0;
+}
+
 static int root_identity(const struct stat *st, struct cd_identity *id, struct cordon_error *err)
 {
 	unsigned host = 0;
 	int r;
 
 	id->setgroups_allowed = true;
+	if (cd_idrange_usable())
+		return ranged_identity(st, id, err);
 	if (st->st_uid != 0) {
-		struct passwd *pw = st->st_gid == 0 ? getpwuid(st->st_uid) : NULL;
-
 		id->host_uid = st->st_uid;
-		/* group 0 would open root's group-readable files: take the owner's own group */
-		id->host_gid = st->st_gid != 0 ? st->st_gid : pw ? pw->pw_gid : NOBODY_ID;
-		if (id->host_gid == 0)
-			id->host_gid = NOBODY_ID;
+		id->host_gid = owner_group(st);
 		id->inside_uid = id->host_uid;
 		id->inside_gid = id->host_gid;
 		return 0;
@@ -93,6 +124,7 @@ static int root_identity(const struct stat *st, struct cd_identity *id, struct c
 		return r;
 	id->host_uid = host;
 	id->host_gid = host;
+	id->disk_uid = id->disk_gid = 0;
 	id->inside_uid = CORDON_SANDBOX_ID;
 	id->inside_gid = CORDON_SANDBOX_ID;
 	id->idmap_workdir = true;
@@ -153,7 +185,7 @@ int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdi
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err)
 {
-	struct cd_identity id = { 0 };
+	struct cd_identity id = { .lease = CD_ID_LEASE_INIT };
 	int r;
 
 	if (geteuid() == 0) {
@@ -172,7 +204,7 @@ int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdi
 		id.inside_gid = c->gid;
 	r = pick_home(&id, workdir_target, err);
 	if (r < 0) {
-		cd_identity_done(&id);
+		cd_identity_done(&id, true);
 		return r;
 	}
 	*ret = id;
@@ -196,9 +228,10 @@ static void reap_holder(struct cd_identity *id)
 	id->holding = false;
 }
 
-void cd_identity_done(struct cd_identity *id)
+void cd_identity_done(struct cd_identity *id, bool pid1_gone)
 {
 	reap_holder(id);
+	cd_idrange_release(&id->lease, pid1_gone);
 	free(id->user);
 	free(id->home);
 	id->user = id->home = NULL;
@@ -285,8 +318,8 @@ static pid_t start_holder(struct cd_identity *id, const int pipefd[2], int *pidf
 			       id->holder_stack, pidfd);
 }
 
-/* A user namespace that maps 0 to the sandbox's host id, for the mount's id mapping when the
- * sandbox's own namespace maps some other inside id (--uid/--gid). The holder keeps the
+/* A user namespace that maps the workdir's owner (on disk) to the sandbox's host id, for the
+ * mount's id mapping when the sandbox's own namespace maps some other inside id. The holder keeps the
  * namespace while we write its maps and open it; it is reaped at the end (waiting for it here
  * cost a scheduling round on a busy machine). */
 static int open_idmap_userns(struct cd_identity *id, int *ret_fd, struct cordon_error *err)
@@ -307,7 +340,7 @@ static int open_idmap_userns(struct cd_identity *id, int *ret_fd, struct cordon_
 	}
 	id->holding = true;
 	id->holder_pidfd = pidfd;
-	r = write_id_maps(pid, 0, id->host_uid, 0, id->host_gid, false, err);
+	r = write_id_maps(pid, id->disk_uid, id->host_uid, id->disk_gid, id->host_gid, false, err);
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	fd = r < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (r >= 0 && fd < 0)
@@ -363,7 +396,7 @@ int cd_userns_tree(int fd, const char *path, bool ro, int *ret_fd, struct cordon
 
 bool cd_userns_idmap_is_own(const struct cd_identity *id)
 {
-	return id->inside_uid == 0 && id->inside_gid == 0;
+	return id->inside_uid == id->disk_uid && id->inside_gid == id->disk_gid;
 }
 
 int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
@@ -375,7 +408,7 @@ int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 	int r;
 
 	if (cd_userns_idmap_is_own(id)) {
-		/* the sandbox's own namespace maps exactly 0 -> host id */
+		/* the sandbox's own namespace maps exactly the owner -> host id */
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", child);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)
@@ -399,13 +432,53 @@ int cd_userns_idmapped_workdir(pid_t child, struct cd_identity *id, int workdir,
 
 		if (e == EINVAL || e == EPERM || e == EOPNOTSUPP)
 			return cd_fail(err, e, "workdir",
-				       "%s: cannot mount it with an id mapping (%s): cordon needs "
-				       "one to let a root caller's sandbox write a root-owned workdir "
-				       "without being root; chown the workdir to an unprivileged user "
-				       "(the sandbox then runs as that user)",
+				       "%s: cannot mount it with an id mapping (%s): a root caller's "
+				       "sandbox runs as a host id of its own and needs one to write "
+				       "the workdir as its owner; use a workdir on a filesystem with "
+				       "id-mapped mounts (ext4, xfs, btrfs, tmpfs), or run cordon as "
+				       "the workdir's owner",
 				       path_str, strerror(e));
 		return cd_fail_errno(err, e, "workdir", "id-map the mount of %s", path_str);
 	}
 	*ret_fd = CD_TAKE_FD(tree);
 	return 0;
+}
+
+/* Per thread: raw system calls (glibc's setresuid would change every thread of a library
+ * caller's process), with SECBIT_NO_SETUID_FIXUP so that the effective capabilities stay (the
+ * clone still needs them: CLONE_INTO_CGROUP's write of cgroup.procs). */
+int cd_userns_owner_enter(const struct cd_identity *id, struct cd_owner_creds *saved,
+			  struct cordon_error *err)
+{
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+
+	saved->entered = false;
+	if (!id->own_ids)
+		return 0;
+	if (bits < 0 || prctl(PR_SET_SECUREBITS, (unsigned long)bits | SECBIT_NO_SETUID_FIXUP,
+			      0, 0, 0) < 0)
+		return cd_fail_errno(err, errno, "identity", "keep capabilities across a change of id");
+	saved->securebits = (unsigned long)bits;
+	if (syscall(SYS_setresgid, -1, id->host_gid, -1) < 0 ||
+	    syscall(SYS_setresuid, -1, id->host_uid, -1) < 0) {
+		int e = errno;
+
+		syscall(SYS_setresgid, -1, 0, -1);
+		prctl(PR_SET_SECUREBITS, saved->securebits, 0, 0, 0);
+		return cd_fail_errno(err, e, "identity", "own the sandbox's user namespace as %u",
+				     id->host_uid);
+	}
+	saved->entered = true;
+	return 0;
+}
+
+void cd_userns_owner_leave(struct cd_owner_creds *saved)
+{
+	if (!saved->entered)
+		return;
+	/* the real and saved ids stayed 0: going back cannot fail */
+	syscall(SYS_setresuid, -1, 0, -1);
+	syscall(SYS_setresgid, -1, 0, -1);
+	prctl(PR_SET_SECUREBITS, saved->securebits, 0, 0, 0);
+	saved->entered = false;
 }

@@ -6,15 +6,22 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "idrange.h"
 
 struct cd_identity {
 	uid_t inside_uid; /* the uid the command sees */
 	gid_t inside_gid;
 	uid_t host_uid; /* the uid it holds on the host: never 0 */
 	gid_t host_gid;
-	/* Root caller, root-owned workdir: the workdir is mounted with an id mapping so that host
-	 * uid/gid 0 on disk appears as inside_uid/gid and files written come out owned by 0. */
+	/* Root caller: the workdir is mounted with an id mapping so that disk_uid/gid (its owner's)
+	 * appears as inside_uid/gid and files written come out owned by them. */
 	bool idmap_workdir;
+	uid_t disk_uid;
+	gid_t disk_gid;
+	/* Root caller: host_uid/gid are the sandbox's alone (lease), and its user namespace is
+	 * owned by them (cd_userns_owner_enter) */
+	bool own_ids;
+	struct cd_id_lease lease;
 	bool setgroups_allowed; /* root caller: the child clears its supplementary groups */
 	bool named;             /* the inside uid has no account: one is added inside */
 	char *user;             /* USER and LOGNAME */
@@ -33,7 +40,19 @@ struct cd_identity {
 int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdir,
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err);
-void cd_identity_done(struct cd_identity *id);
+/* pid1_gone: every process of the sandbox is gone (pid 1 was reaped), so its host id is free */
+void cd_identity_done(struct cd_identity *id, bool pid1_gone);
+
+/* Root, own_ids: the calling thread (only it) takes the sandbox's host ids as its effective ids,
+ * keeping its capabilities, so that the user namespace a clone makes now is owned by them; leave
+ * puts back root's. */
+struct cd_owner_creds {
+	bool entered;
+	unsigned long securebits;
+};
+int cd_userns_owner_enter(const struct cd_identity *id, struct cd_owner_creds *saved,
+			  struct cordon_error *err);
+void cd_userns_owner_leave(struct cd_owner_creds *saved);
 
 /* Write setgroups, uid_map and gid_map of the child's user namespace (sync 2). */
 int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordon_error *err);

@@ -136,6 +136,10 @@ int cd_control_config(const char *workdir, struct cordon_config **ret, struct co
 		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
 	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
 		r = cordon_config_allow_net(c, *a, err);
+	/* unprivileged, every sandbox runs as the server's uid: one tenant must not take the
+	 * inotify instances (and the like) of all */
+	if (r >= 0 && cd_opts.user_share > 1)
+		r = cordon_config_set_user_share(c, cd_opts.user_share, err);
 	/* what E2B's sandboxes have: code may look for it */
 	if (r >= 0)
 		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);

@@ -112,6 +112,8 @@ static int take_options(const char *text)
 		cd_opts.millicpus = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "keep_workdirs", &v))
 		cd_opts.keep_workdirs = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "user_share", &v))
+		cd_opts.user_share = (unsigned)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "allow_net", &a) && json_object_is_type(a, json_type_array))
 		for (size_t i = 0; r >= 0 && i < json_object_array_length(a); i++)
 			r = cd_strv_push(&cd_opts.allow_net,
@@ -189,6 +191,7 @@ static char *options_json(void)
 	json_object_object_add(o, "pids", json_object_new_int64((int64_t)cd_opts.pids));
 	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)cd_opts.millicpus));
 	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(cd_opts.keep_workdirs));
+	json_object_object_add(o, "user_share", json_object_new_int64(cd_opts.user_share));
 	for (char **h = cd_opts.allow_net; h && *h; h++)
 		json_object_array_add(a, json_object_new_string(*h));
 	json_object_object_add(o, "allow_net", a);

@@ -405,6 +405,7 @@ static void defaults(void)
 		cd_opts.pool = 2;
 	if (!cd_opts.max_upload)
 		cd_opts.max_upload = 1ull << 30;
+	cd_opts.user_share = cd_opts.max_sandboxes + cd_opts.pool + 1;
 }
 
 /* Ours, a directory, not a symlink, no one else may write it: a fixed name in /var/tmp may

@@ -37,6 +37,9 @@ struct cd_serve_opts {
 	unsigned max_connections;
 	bool keep_workdirs;
 	unsigned pool; /* sandboxes made ahead (--pool) */
+	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool + 1
+	 * (cordon_config_set_user_share; nothing when root, whose sandboxes have ids of their own) */
+	unsigned user_share;
 	bool pool_set;
 	char **allow_net;
 	bool verbose;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Who the sandbox runs as. Unprivileged: as the caller, inside uid = outside uid. Root: never host
-# uid 0; the workdir's owner, or a dedicated id with the workdir id-mapped, seen inside as the
-# ordinary uid 65532 "cordon" (never 0 unless asked), so that tools behave as for a normal user.
+# uid 0, nor anyone else's: a host id of its own from CORDON_ROOT_HOST_ID's range, the workdir
+# id-mapped onto it, seen inside as the workdir's owner, or as the ordinary uid 65532 "cordon"
+# (never 0 unless asked) when root owns it, so that tools behave as for a normal user.
 . "$TAP_LIB"
 
 w=$(mkwork)
@@ -37,7 +38,8 @@ if is_user_mode; then
 	is "... while the host uid stays the caller's" "$(host_uid_of_sandbox --uid 1234)" "$me"
 else
 	is "root, root-owned workdir: an ordinary uid inside (65532), no supplementary groups" "$out" "uid=65532 euid=65532 suid=65532 gid=65532 egid=65532 sgid=65532 groups="
-	is "root: the process is NOT host uid 0 but the dedicated id" "$(host_uid_of_sandbox)" 2000000000
+	between "root: the process is NOT host uid 0 but an id of the range" "$(host_uid_of_sandbox)" \
+		2000000000 2000065535
 	c -- sh -c 'echo hi > f; mkdir d'
 	is "root: files the sandbox writes belong to root on the host (id-mapped workdir)" \
 		"$(stat -c %u:%g "$w/f" "$w/d" | tr '\n' ' ')" "0:0 0:0 "
@@ -72,25 +74,29 @@ else
 	c -- "$PROBE" read /etc/shadow
 	is "root: /etc/shadow (0640 root:shadow) is unreadable" "$out" EACCES
 	c -- sh -c 'cat /proc/self/uid_map'
-	like "root: the uid map points at an unprivileged host id" "$out" "*65532*2000000000*1"
+	like "root: the uid map points at an unprivileged host id" "$out" "*65532*200[0-9][0-9][0-9][0-9][0-9][0-9][0-9]*1"
 	c --uid 0 --gid 0 -- sh -c '"$0" whoami; "$0" status; echo x > z; stat -c %u:%g z; "$0" setuid0' "$PROBE"
 	like "root with --uid 0: uid 0 inside on request, without any capability" "$(echo $out)" \
 		"uid=0 euid=0 suid=0 gid=0 egid=0 sgid=0 groups= *CapEff: 0000000000000000* 0:0 ok"
 	is "... files still land root-owned on the host" "$(stat -c %u:%g "$w/z")" "0:0"
-	is "... and the process is still not host uid 0" "$(host_uid_of_sandbox --uid 0)" 2000000000
+	between "... and the process is still not host uid 0" "$(host_uid_of_sandbox --uid 0)" \
+		2000000000 2000065535
 
 	c --uid 1000 --gid 1000 -- sh -c '"$0" whoami; echo x > g; stat -c %u:%g g' "$PROBE"
 	like "root with --uid: the chosen ids inside" "$out" "uid=1000 euid=1000 suid=1000 gid=1000 *1000:1000"
 	is "root with --uid: files still land root-owned on the host" "$(stat -c %u:%g "$w/g")" "0:0"
-	is "root with --uid: still not host uid 0" "$(host_uid_of_sandbox --uid 1000)" 2000000000
+	between "root with --uid: still not host uid 0" "$(host_uid_of_sandbox --uid 1000)" \
+		2000000000 2000065535
 
 	u=$(mktemp -d "$TEST_TMP/owned.XXXXXX")
 	chown "$TEST_USER:" "$u"
 	chmod 755 "$u"
 	cordon --workdir "$u" -- sh -c '"$0" whoami; echo x > f' "$PROBE"
 	tu=$(id -u "$TEST_USER") tg=$(id -g "$TEST_USER")
-	like "root, workdir owned by a user: runs as that user" "$out" "uid=$tu euid=$tu suid=$tu gid=$tg egid=$tg sgid=$tg groups="
+	like "root, workdir owned by a user: runs as that user inside" "$out" "uid=$tu euid=$tu suid=$tu gid=$tg egid=$tg sgid=$tg groups="
 	is "... and what it writes belongs to that user" "$(stat -c %u:%g "$u/f")" "$tu:$tg"
+	between "... while on the host it is an id of the range, not the user" \
+		"$(host_uid_of_sandbox --workdir "$u")" 2000000000 2000065535
 	chown "$TEST_USER:root" "$u"
 	cordon --workdir "$u" -- "$PROBE" whoami
 	unlike "... never with group 0, even if the workdir's group is root" "$out" "*gid=0 *"

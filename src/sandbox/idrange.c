@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* idrange.c - a host id of its own for each root sandbox (idrange.h). Runs in the supervisor. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "idrange.h"
+
+/* Does /proc/self/{uid,gid}_map map [first, first + count) whole? */
+static bool range_mapped(const char *map, unsigned first, unsigned count)
+{
+	char path[64], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", map);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long inside, outside, n;
+
+		if (sscanf(line, "%lu %lu %lu", &inside, &outside, &n) == 3)
+			found = first >= inside && first - inside + (unsigned long)count <= n;
+	}
+	fclose(f);
+	return found;
+}
+
+bool cd_idrange_usable(void)
+{
+	return range_mapped("uid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE) &&
+	       range_mapped("gid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE);
+}
+
+/* name under dir: made (mode) if missing, then opened and checked: root's, a directory, not a
+ * symlink, no one else may write it (and with private, read it) */
+static int open_dir(int dir, const char *name, mode_t mode, bool private, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (mkdirat(dir, name, mode) < 0 && errno != EEXIST)
+		return cd_fail_errno(err, errno, "identity", "mkdir %s", name);
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cd_fail_errno(err, errno, "identity", "open %s", name);
+	if (st.st_uid != 0 || (st.st_mode & (private ? 077 : 022)))
+		return cd_fail(err, EPERM, "identity",
+			       "%s: not root's, or open to others (mode %o): refusing to keep the "
+			       "sandboxes' host ids there (remove it)", name, st.st_mode & 07777);
+	return CD_TAKE_FD(fd);
+}
+
+static int open_ids_dir(struct cordon_error *err)
+{
+	_cleanup_close_ int run = open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int cordon = -1;
+
+	if (run < 0)
+		return cd_fail_errno(err, errno, "identity", "open /run");
+	cordon = open_dir(run, "cordon", 0755, false, err);
+	if (cordon < 0)
+		return cordon;
+	return open_dir(cordon, "ids", 0700, true, err);
+}
+
+bool cd_idrange_parse_owner(const char *text, pid_t *ret_pid, unsigned long long *ret_start)
+{
+	long pid;
+	unsigned long long start;
+	int n = 0;
+
+	if (sscanf(text, "%ld %llu%n", &pid, &start, &n) != 2 || n == 0 || strcmp(text + n, "\n") ||
+	    pid <= 0 || pid > INT32_MAX)
+		return false;
+	*ret_pid = (pid_t)pid;
+	*ret_start = start;
+	return true;
+}
+
+/* Field 22 of /proc/PID/stat, counted after the last ')' (the name may hold spaces and ')') */
+bool cd_idrange_parse_starttime(const char *stat, unsigned long long *ret)
+{
+	const char *p = strrchr(stat, ')');
+
+	if (!p)
+		return false;
+	/* fields 3..21 are 19 fields before starttime */
+	for (int field = 2; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return false;
+	}
+	return sscanf(p + 1, "%llu", ret) == 1;
+}
+
+static bool starttime_of(pid_t pid, unsigned long long *ret)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return cd_idrange_parse_starttime(buf, ret);
+}
+
+/* The slot's last pid 1, if it is still there (its supervisor died before it) */
+static bool owner_alive(int fd)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	unsigned long long start, now;
+	pid_t pid;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!cd_idrange_parse_owner(buf, &pid, &start))
+		return false;
+	return starttime_of(pid, &now) && now == start;
+}
+
+/* 1: slot taken (fd kept in *ret), 0: busy, -errno */
+static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%u", slot);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "identity", "open %s/%s", CD_ID_DIR, name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+		return cd_fail(err, EPERM, "identity", "%s/%s is not a file of root's", CD_ID_DIR,
+			       name);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? 0
+					    : cd_fail_errno(err, errno, "identity", "lock %s/%s",
+							    CD_ID_DIR, name);
+	if (owner_alive(fd))
+		return 0; /* closing lets go of the lock */
+	if (ftruncate(fd, 0) < 0)
+		return cd_fail_errno(err, errno, "identity", "truncate %s/%s", CD_ID_DIR, name);
+	*ret = (struct cd_id_lease){ .fd = CD_TAKE_FD(fd), .slot = slot };
+	return 1;
+}
+
+int cd_idrange_acquire(struct cd_id_lease *ret, struct cordon_error *err)
+{
+	_cleanup_close_ int dir = open_ids_dir(err);
+	unsigned start;
+
+	if (dir < 0)
+		return dir;
+	if (getrandom(&start, sizeof(start), 0) != sizeof(start))
+		start = (unsigned)getpid();
+	for (unsigned i = 0; i < CORDON_ID_RANGE_SIZE; i++) {
+		int r = try_slot(dir, (start + i) % CORDON_ID_RANGE_SIZE, ret, err);
+
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return cd_fail(err, EAGAIN, "identity",
+		       "every host id from %u to %u is held by a sandbox (%u at once at most)",
+		       CORDON_ROOT_HOST_ID, CORDON_ROOT_HOST_ID + CORDON_ID_RANGE_SIZE - 1,
+		       CORDON_ID_RANGE_SIZE);
+}
+
+void cd_idrange_record(struct cd_id_lease *l, pid_t pid1)
+{
+	unsigned long long start;
+	char line[64];
+	int n;
+
+	if (l->fd < 0 || !starttime_of(pid1, &start))
+		return;
+	n = snprintf(line, sizeof(line), "%d %llu\n", (int)pid1, start);
+	if (pwrite(l->fd, line, (size_t)n, 0) != n) {
+		/* unrecorded: a crash of ours would free the slot while pid 1 may still run; the
+		 * lock still holds it while we live */
+	}
+}
+
+void cd_idrange_release(struct cd_id_lease *l, bool gone)
+{
+	if (l->fd < 0)
+		return;
+	if (gone && ftruncate(l->fd, 0) < 0) {
+		/* left as it is: the next taker finds pid 1 gone and takes it anyway */
+	}
+	cd_closep(&l->fd);
+	l->fd = -1;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Tenants apart (README "Identity"): the kernel counts much per user (inotify instances and
+# watches, epoll watches, processes, message queue bytes), and charges what a user namespace
+# holds to its owner. As root, each sandbox runs as a host id of its own from CORDON_ROOT_HOST_ID's
+# range, in a user namespace that id owns: one sandbox that takes every inotify instance and watch
+# it can leaves another sandbox, and root, theirs; two sandboxes at once never share an id; a
+# cordon killed with SIGKILL frees its id once its sandbox is gone. Unprivileged, sandboxes run as
+# the caller and share its budgets, unless --user-share N gives each 1/N.
+. "$TAP_LIB"
+
+command -v python3 >/dev/null || { skip "tenants" "no python3"; done_testing; exit; }
+H=$TEST_TMP/helpers
+mkdir -p "$H" && cp "$(dirname "$0")/../helpers/inotify-hog.py" "$H/" && chmod -R a+rX "$H"
+w=$(mkwork)
+max_instances=$(cat /proc/sys/fs/inotify/max_user_instances)
+
+hog_pid=
+# start_hog [OPTS...]: a sandbox that takes every inotify instance and watch it can, and holds
+# them; its line in $w/hog.out once it holds them
+start_hog() {
+	rm -f "$w/ready" "$w/hog.out"
+	(cd "$w" && exec_as_caller "$CORDON" -q --ro-bind "$H" "$@" -- \
+		sh -c "python3 $H/inotify-hog.py hog /tmp $w/ready >$w/hog.out") &
+	hog_pid=$!
+	wait_until 120 test -e "$w/ready"
+}
+stop_hog() { [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null; wait "$hog_pid" 2>/dev/null; hog_pid=; }
+trap stop_hog EXIT
+probe() { (cd "$w" && as_caller "$CORDON" -q --ro-bind "$H" "$@" -- python3 "$H/inotify-hog.py" probe /tmp 2>&1); }
+caller_probe() { (cd "$TEST_TMP" && as_caller python3 "$H/inotify-hog.py" probe "$w" 2>&1); }
+
+if ! is_user_mode; then
+	start_hog
+	like "root: a sandbox takes every inotify instance of its host id" "$(cat "$w/hog.out")" \
+		"hog: $max_instances instances (EMFILE), * watches (ENOSPC)"
+	is "root: another sandbox still makes an inotify instance and a watch" "$(probe)" \
+		"probe: instance ok, watch ok"
+	is "root: so does root itself" "$(caller_probe)" "probe: instance ok, watch ok"
+	uid=$(ps -o uid= -C cordon-init | awk -v lo=2000000000 '$1 >= lo && $1 < lo + 65536' |
+		while read -r u; do pgrep -u "$u" -f inotify-hog >/dev/null && echo "$u"; done | head -1)
+	between "root: the sandbox runs as an id of the range" "${uid:-0}" 2000000000 2000065535
+	slot=$(( ${uid:-2000000000} - 2000000000 ))
+	pid1=$(pgrep -u "$uid" -x cordon-init | head -1)
+	owner=$(python3 -c 'import fcntl, os, struct, sys
+fd = os.open(f"/proc/{sys.argv[1]}/ns/user", os.O_RDONLY)
+print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0])' "${pid1:-1}" 2>&1)
+	is "root: its user namespace is owned by that id (NS_GET_OWNER_UID)" "$owner" "$uid"
+	read -r rec_pid rec_start <"/run/cordon/ids/$slot"
+	is "root: its slot names its pid 1" "$rec_pid" "$pid1"
+	# a supervisor killed with SIGKILL: its sandbox goes, then the slot is free
+	sup=$(pgrep -P "$hog_pid" -x cordon || echo "$hog_pid")
+	kill -KILL "$sup"
+	wait_until 30 sh -c "! pgrep -u $uid >/dev/null"
+	wait "$hog_pid" 2>/dev/null; hog_pid=
+	if flock -n "/run/cordon/ids/$slot" true; then pass "root: after a kill -9, the id is free once its sandbox is gone"
+	else fail "root: after a kill -9, the id is free once its sandbox is gone"; fi
+	# eight at once: eight ids
+	for i in 1 2 3 4 5 6 7 8; do
+		(cd "$w" && "$CORDON" -q -- sh -c "cut -f2 /proc/self/uid_map | tr -d ' ' >$w/id.$i; sleep 2") &
+	done
+	wait
+	ids=$(cat "$w"/id.* | tr -s ' \t' '\n\n' | grep -c .)
+	distinct=$(cat "$w"/id.* | tr -s ' \t' '\n\n' | grep . | sort -u | wc -l)
+	is "root: eight sandboxes at once run as eight ids" "$ids $distinct" "8 8"
+	# the owner of the workdir keeps their files, whoever the sandbox is on the host
+	u=$(mkwork) && chown "$TEST_USER:" "$u"
+	out=$(cd "$u" && "$CORDON" -q -- sh -c 'id -u; touch mine; cut -f2 /proc/self/uid_map')
+	like "root: a user's workdir: inside, the user's uid" "$out" "$(id -u "$TEST_USER")*"
+	is "root: a user's workdir: what the sandbox writes is the user's" "$(stat -c %U "$u/mine")" "$TEST_USER"
+	unlike "root: ... though the sandbox is not that user on the host" "$out" "*
+$(id -u "$TEST_USER")"
+else
+	start_hog
+	like "unprivileged: a sandbox takes every inotify instance of the caller's" "$(cat "$w/hog.out")" \
+		"hog: * instances (EMFILE)*"
+	is "unprivileged, without --user-share: another sandbox gets none (README Identity: shared)" \
+		"$(probe)" "probe: instance EMFILE, watch EMFILE"
+	stop_hog
+	start_hog --user-share 4
+	like "unprivileged, --user-share 4: the sandbox takes its quarter" "$(cat "$w/hog.out")" \
+		"hog: $((max_instances / 4)) instances (EMFILE), * watches (ENOSPC)"
+	is "unprivileged, --user-share 4: another sandbox still makes an instance and a watch" \
+		"$(probe --user-share 4)" "probe: instance ok, watch ok"
+	is "unprivileged, --user-share 4: so does the caller" "$(caller_probe)" \
+		"probe: instance ok, watch ok"
+	stop_hog
+fi
+rejects "--user-share 0 is refused" 'cordon: --user-share: "0" is not a number of sandboxes in 1-100000' -- --user-share 0 -- true
+done_testing
