@@ -172,7 +172,8 @@ CORDON_PUBLIC int cordon_config_set_rootfs(struct cordon_config *c, const char *
  * read-write, but what it writes lands in a layer of its own, an overlay's upper layer on a tmpfs
  * of at most cow_size bytes (default 1 GiB; charged to the sandbox's memory as it fills); the
  * workdir is not changed. When the sandbox ends its changes are saved as a layer in the layer
- * store (layer_dir; default $XDG_STATE_HOME/cordon/layers, /var/lib/cordon/layers for root),
+ * store (layer_dir; default $XDG_STATE_HOME/cordon/layers, /var/lib/cordon/layers for root;
+ * refused in the workdir, by any path or mount, and below an earlier sandbox's workdir),
  * its id in the result, to review (cordon_layer_diff), apply or discard. Needs overlayfs in a
  * user namespace and user extended attributes on tmpfs (Linux 6.6): refused where missing. */
 CORDON_PUBLIC int cordon_config_set_cow(struct cordon_config *c, int on, struct cordon_error *err);
@@ -620,17 +621,26 @@ CORDON_PUBLIC int cordon_tree_usage(const char *dir, unsigned max_depth, uint64_
  * applied to the workdir or discarded (src/layer/layer.h has the format). store: the store's
  * directory, NULL for the default ($CORDON_LAYER_DIR, else /var/lib/cordon/layers for root,
  * else $XDG_STATE_HOME/cordon/layers or ~/.local/state/cordon/layers); it must be a directory
- * of the caller's, mode 0700, not a symlink (made so when missing). id: 16 lower-case hex. */
+ * of the caller's, mode 0700, reached through no symlink and through no directory that was a
+ * sandbox's workdir (made so when missing); a run refuses one in its workdir. id: 16 lower-case
+ * hex. A layer is read only when it is cordon's own: its manifest's MAC matches under the
+ * caller's key (STATE/layer.key, beside the list of earlier workdirs: /var/lib/cordon for root,
+ * else $XDG_STATE_HOME/cordon), and its directory and manifest are the caller's and writable by
+ * no one else; else -EBADMSG (or -EPERM, -ELOOP) saying so: such a layer (an earlier cordon's,
+ * without a MAC, or one changed since) can only be discarded. */
 struct cordon_layer_info {
 	char id[17];
-	char *workdir;      /* the host workdir the layer changes (malloc'd) */
+	char *workdir;      /* the host workdir the layer changes (malloc'd); "" with problem */
 	int64_t created;    /* when the run started (UNIX time) */
 	int64_t saved;      /* when the layer was stored */
 	uint64_t changes;   /* entries added, modified or deleted */
 	uint64_t bytes;     /* new content held */
 	uint64_t skipped;   /* entries of the run not kept (FIFOs, sockets, devices) */
+	char *problem;      /* cordon_layer_list: why the layer cannot be read (malloc'd; the rest
+			     * is zero), NULL when it can */
 };
-/* Every layer of the store, newest first: *ret (free with cordon_layer_list_free), *ret_n. */
+/* Every layer of the store: those that can be read newest first, then those that cannot (with
+ * problem): *ret (free with cordon_layer_list_free), *ret_n. */
 CORDON_PUBLIC int cordon_layer_list(const char *store, struct cordon_layer_info **ret,
 				    size_t *ret_n, struct cordon_error *err);
 CORDON_PUBLIC void cordon_layer_list_free(struct cordon_layer_info *v, size_t n);
@@ -642,15 +652,17 @@ CORDON_PUBLIC int cordon_layer_info(const char *store, const char *id,
 enum { CORDON_DIFF_STAT = 1, CORDON_DIFF_PATCH = 2 };
 CORDON_PUBLIC int cordon_layer_diff(const char *store, const char *id, unsigned flags,
 				    int out_fd, struct cordon_error *err);
-/* Apply the layer to its workdir: the workdir's path (from the layer) opened without following
- * a symlink and checked to be the very directory of the run (device and inode: -ESTALE if
- * replaced, -ENOENT if gone); every change checked first (-EEXIST: a path changed in the
- * workdir since the run; -EPERM: a protected path), nothing written unless all pass; changes
- * already made are skipped. The layer stays in the store (cordon_layer_discard removes it).
- * *ret_changes (may be NULL): the layer's number of changes. */
-CORDON_PUBLIC int cordon_layer_apply(const char *store, const char *id, uint64_t *ret_changes,
-				     struct cordon_error *err);
-/* Remove a layer from the store. */
+/* Apply the layer to workdir (NULL: the current directory), opened as a run opens its workdir
+ * (no symlink as its last component, none a sandbox could have planted on the way) and checked
+ * to be the very directory of the run by device and inode (-ESTALE otherwise: another directory,
+ * or the run's replaced since); the path the layer records is never written to. Every change
+ * checked first (-EEXIST: a path changed in the workdir since the run; -EPERM: a protected
+ * path), nothing written unless all pass; changes already made are skipped. The layer stays in
+ * the store (cordon_layer_discard removes it). *ret_changes (may be NULL): the layer's number
+ * of changes. */
+CORDON_PUBLIC int cordon_layer_apply(const char *store, const char *id, const char *workdir,
+				     uint64_t *ret_changes, struct cordon_error *err);
+/* Remove a layer from the store (or whatever is at its name there: never followed). */
 CORDON_PUBLIC int cordon_layer_discard(const char *store, const char *id,
 				       struct cordon_error *err);
 

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* layer.c - the public API of layers (cordon.h: cordon_layer_*), over src/layer. Runs in the
- * caller. */
+ * caller. Apply writes where it is asked to, once that is the layer's workdir by device and
+ * inode: never where a manifest says. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cordon.h"
 #include "layer.h"
 #include "util.h"
+#include "workdir.h"
 
 static int open_store(const char *store, struct cordon_error *err)
 {
-	int fd = -1, r = cd_layer_store_open(store, &fd, NULL, err);
+	int fd = -1, r = cd_layer_store_open(store, NULL, &fd, NULL, err);
 
 	return r < 0 ? r : fd;
 }
@@ -32,6 +32,16 @@ static int fill_info(const struct cd_layer *l, struct cordon_layer_info *ret)
 	ret->bytes = l->bytes;
 	ret->skipped = l->skipped;
 	return ret->workdir ? 0 : -ENOMEM;
+}
+
+/* A layer that cannot be read: its id and why, nothing else. */
+static int fill_problem(const struct cd_layer_entry *e, struct cordon_layer_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret->id, e->id, sizeof(ret->id));
+	ret->workdir = strdup("");
+	ret->problem = strdup(e->why.msg);
+	return ret->workdir && ret->problem ? 0 : -ENOMEM;
 }
 
 int cordon_layer_info(const char *store, const char *id, struct cordon_layer_info *ret,
@@ -51,8 +61,10 @@ int cordon_layer_info(const char *store, const char *id, struct cordon_layer_inf
 
 void cordon_layer_list_free(struct cordon_layer_info *v, size_t n)
 {
-	for (size_t i = 0; v && i < n; i++)
+	for (size_t i = 0; v && i < n; i++) {
 		free(v[i].workdir);
+		free(v[i].problem);
+	}
 	free(v);
 }
 
@@ -60,31 +72,27 @@ int cordon_layer_list(const char *store, struct cordon_layer_info **ret, size_t 
 		      struct cordon_error *err)
 {
 	_cleanup_close_ int fd = open_store(store, err);
-	_cleanup_strv_ char **ids = NULL;
+	struct cd_layer_entry *e = NULL;
 	struct cordon_layer_info *v;
 	size_t n = 0;
 	int r;
 
 	if (fd < 0)
 		return fd;
-	r = cd_layer_list(fd, &ids, err);
+	r = cd_layer_list(fd, &e, &n, err);
 	if (r < 0)
 		return r;
-	v = calloc(cd_strv_len(ids) + 1, sizeof(*v));
-	if (!v)
-		return cd_fail(err, ENOMEM, "layer", "out of memory");
-	for (char **id = ids; *id; id++) {
-		struct cd_layer *l = NULL;
-
-		if (cd_layer_load(fd, *id, &l, NULL) < 0)
-			continue; /* removed meanwhile */
-		r = fill_info(l, &v[n++]);
-		cd_layer_free(l);
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++) {
+		r = e[i].l ? fill_info(e[i].l, &v[i]) : fill_problem(&e[i], &v[i]);
 		if (r < 0) {
-			cordon_layer_list_free(v, n);
-			return cd_fail(err, ENOMEM, "layer", "out of memory");
+			cordon_layer_list_free(v, i + 1);
+			v = NULL;
 		}
 	}
+	cd_layer_entries_free(e, n);
+	if (!v)
+		return cd_fail(err, ENOMEM, "layer", "out of memory");
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -115,39 +123,47 @@ int cordon_layer_diff(const char *store, const char *id, unsigned flags, int out
 	return r;
 }
 
-/* The layer's workdir, opened from / without following a symlink, checked to be the run's. */
-static int open_workdir(const struct cd_layer *l, struct cordon_error *err)
+/* Is the directory that was opened the layer's workdir? By device and inode only: the path the
+ * layer records names it in messages, nothing more. */
+static int check_workdir(const struct cd_layer *l, const struct cd_hostpath *wd,
+			 struct cordon_error *err)
 {
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS };
-	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
-	const char *rel = l->workdir + strspn(l->workdir, "/");
-	struct stat st;
-
-	if (root < 0)
-		return cd_fail_errno(err, errno, "layer", "/");
-	do
-		fd = (int)syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof(how));
-	while (fd < 0 && errno == EAGAIN);
-	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
-		return cd_fail(err, ELOOP, "layer",
-			       "workdir %s: a symlink or a file in its path now (not followed): "
-			       "not applied",
-			       l->workdir);
-	if (fd < 0)
-		return cd_fail_errno(err, errno, "layer", "workdir %s (gone?)", l->workdir);
-	if (fstat(fd, &st) < 0)
-		return cd_fail_errno(err, errno, "layer", "workdir %s", l->workdir);
-	if (st.st_dev != l->workdir_dev || st.st_ino != l->workdir_ino)
+	if (wd->st.st_dev == l->workdir_dev && wd->st.st_ino == l->workdir_ino)
+		return 0;
+	if (!strcmp(wd->path, l->workdir))
 		return cd_fail(err, ESTALE, "layer",
-			       "workdir %s: not the directory the run had (replaced since): not "
+			       "%s: not the directory the run had (replaced since): layer %s not "
 			       "applied",
-			       l->workdir);
-	return CD_TAKE_FD(fd);
+			       wd->path, l->id);
+	return cd_fail(err, ESTALE, "layer",
+		       "%s is not the workdir of layer %s (%s): not applied (apply it from there)",
+		       wd->path, l->id, l->workdir);
 }
 
-int cordon_layer_apply(const char *store, const char *id, uint64_t *ret_changes,
-		       struct cordon_error *err)
+/* The directory asked for (NULL: the current one), opened as a run opens its workdir, checked
+ * to be the layer's; reopened for reading. */
+static int open_workdir(const struct cd_layer *l, const char *given, struct cordon_error *err)
+{
+	struct cd_hostpath wd = { .fd = -1 };
+	struct cd_marks marks;
+	int r, fd = -1;
+
+	cd_marks_load(&marks);
+	r = cd_workdir_open(given, &marks, &wd, err);
+	cd_marks_done(&marks);
+	if (r >= 0)
+		r = check_workdir(l, &wd, err);
+	if (r >= 0) {
+		fd = openat(wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			r = cd_fail_errno(err, errno, "layer", "workdir %s", wd.path);
+	}
+	cd_hostpath_done(&wd);
+	return r < 0 ? r : fd;
+}
+
+int cordon_layer_apply(const char *store, const char *id, const char *workdir,
+		       uint64_t *ret_changes, struct cordon_error *err)
 {
 	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
 	_cleanup_close_ int fd = open_store(store, err), wd = -1;
@@ -158,7 +174,7 @@ int cordon_layer_apply(const char *store, const char *id, uint64_t *ret_changes,
 	r = cd_layer_load(fd, id, &l, err);
 	if (r < 0)
 		return r;
-	wd = open_workdir(l, err);
+	wd = open_workdir(l, workdir, err);
 	if (wd < 0)
 		return wd;
 	r = cd_layer_apply(l, fd, wd, err);

@@ -5,8 +5,8 @@
 
 #include "output.h"
 
-static int refuse_in_workdir(int dirfd, const char *path, const char *step,
-			     const struct cd_output_ctx *ctx, struct cordon_error *err)
+int cd_output_refuse_in_workdir(int dirfd, const char *path, const char *step, const char *fix,
+				const struct cd_output_ctx *ctx, struct cordon_error *err)
 {
 	int r = ctx->workdir ? cd_hostpath_within(dirfd, ctx->workdir) : 0;
 
@@ -15,9 +15,16 @@ static int refuse_in_workdir(int dirfd, const char *path, const char *step,
 	if (r > 0)
 		return cd_fail(err, 0, step,
 			       "%s: inside the workdir, where the sandbox could replace or rewrite "
-			       "it: write it outside the workdir",
-			       path);
+			       "it: %s",
+			       path, fix);
 	return 0;
+}
+
+static int refuse_in_workdir(int dirfd, const char *path, const char *step,
+			     const struct cd_output_ctx *ctx, struct cordon_error *err)
+{
+	return cd_output_refuse_in_workdir(dirfd, path, step, "write it outside the workdir", ctx,
+					   err);
 }
 
 int cd_output_dir(const char *path, const char *step, const struct cd_output_ctx *ctx,

@@ -17,6 +17,12 @@ struct cd_output_ctx {
 	const struct cd_marks *marks;
 };
 
+/* Refuse the directory dirfd (named path in the message) when it is the workdir (ctx) or below
+ * it, by whatever mount (cd_hostpath_within): "PATH: inside the workdir, ...: FIX". 0 or -errno.
+ * The launcher's other host state out of the sandbox's reach (the layer store) uses it too. */
+int cd_output_refuse_in_workdir(int dirfd, const char *path, const char *step, const char *fix,
+				const struct cd_output_ctx *ctx, struct cordon_error *err);
+
 /* The directory of the file at path, and the file's name (malloc'd): refused inside the
  * workdir (ctx). step names the option in messages. */
 int cd_output_dir(const char *path, const char *step, const struct cd_output_ctx *ctx,

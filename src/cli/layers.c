@@ -21,6 +21,7 @@ struct args {
 	const char *cmd;
 	const char *store; /* --layer-dir, or NULL: the default */
 	const char *id;
+	const char *workdir; /* apply --workdir, or NULL: the current directory */
 	unsigned diff_flags;
 	bool all;
 };
@@ -28,18 +29,20 @@ struct args {
 static const char usage[] =
 	"usage: cordon layers [--layer-dir DIR]\n"
 	"       cordon diff [--stat|--patch] [--layer-dir DIR] [ID]\n"
-	"       cordon apply [--layer-dir DIR] [ID]\n"
+	"       cordon apply [--layer-dir DIR] [-w DIR] [ID]\n"
 	"       cordon discard [--layer-dir DIR] [ID|--all]\n"
 	"\n"
 	"A run with a copy-on-write workdir leaves its changes as a layer in the store\n"
 	"(--layer-dir, else $CORDON_LAYER_DIR, else ~/.local/state/cordon/layers;\n"
 	"/var/lib/cordon/layers for root). ID omitted: the newest layer of the current\n"
-	"directory.\n"
-	"  layers   list the layers: id, when saved, workdir, number of changes\n"
+	"directory (apply: of DIR).\n"
+	"  layers   list the layers: id, when saved, workdir, number of changes; a layer\n"
+	"           that cannot be checked as cordon's own is listed with why\n"
 	"  diff     what a layer changes: a summary then a patch (--stat, --patch: only one)\n"
-	"  apply    write a layer's changes into its workdir, after checking that nothing\n"
-	"           changed there since the run (else nothing is written); the layer is then\n"
-	"           removed from the store\n"
+	"  apply    write a layer's changes into the current directory (-w, --workdir: DIR),\n"
+	"           which must be the layer's workdir, after checking that nothing changed\n"
+	"           there since the run (else nothing is written); the layer is then removed\n"
+	"           from the store\n"
 	"  discard  remove a layer (--all: every layer of the store)\n";
 
 static int fail(const char *what, const char *why)
@@ -53,6 +56,7 @@ static int parse(int argc, char **argv, struct args *a)
 	enum { OPT_DIR = 256, OPT_STAT, OPT_PATCH, OPT_ALL, OPT_HELP };
 	static const struct option opts[] = {
 		{ "layer-dir", required_argument, NULL, OPT_DIR },
+		{ "workdir", required_argument, NULL, 'w' },
 		{ "stat", no_argument, NULL, OPT_STAT },
 		{ "patch", no_argument, NULL, OPT_PATCH },
 		{ "all", no_argument, NULL, OPT_ALL },
@@ -64,11 +68,13 @@ static int parse(int argc, char **argv, struct args *a)
 	a->cmd = argv[1];
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hw:", opts, NULL)) != -1) {
 		bool diff = !strcmp(a->cmd, "diff"), discard = !strcmp(a->cmd, "discard");
 
 		if (c == OPT_DIR)
 			a->store = optarg;
+		else if (c == 'w' && !strcmp(a->cmd, "apply"))
+			a->workdir = optarg;
 		else if ((c == OPT_STAT || c == OPT_PATCH) && diff)
 			a->diff_flags |= c == OPT_STAT ? CORDON_DIFF_STAT : CORDON_DIFF_PATCH;
 		else if (c == OPT_ALL && discard)
@@ -76,6 +82,8 @@ static int parse(int argc, char **argv, struct args *a)
 		else if (c == OPT_HELP || c == 'h') {
 			fputs(usage, stdout);
 			return 0;
+		} else if (c == 'w') { /* its argument, not the option, is argv[optind - 1] */
+			return fail(a->cmd, "-w, --workdir: apply's only (cordon --help)");
 		} else {
 			char why[128];
 
@@ -111,6 +119,10 @@ static int list(const struct args *a)
 	for (size_t i = 0; i < n; i++) {
 		char t[32];
 
+		if (v[i].problem) {
+			printf("%s  cannot be read: %s\n", v[i].id, v[i].problem);
+			continue;
+		}
 		when(v[i].saved, t);
 		printf("%s  %s  %s  %llu change%s\n", v[i].id, t, v[i].workdir,
 		       (unsigned long long)v[i].changes, v[i].changes == 1 ? "" : "s");
@@ -119,22 +131,40 @@ static int list(const struct args *a)
 	return 0;
 }
 
-/* ID omitted: the newest layer whose workdir is the current directory. */
+/* The directory whose layer to pick: apply's DIR, or the current one (by its path: only to
+ * choose; apply checks the directory itself). */
+static int where(const struct args *a, char dir[PATH_MAX])
+{
+	char why[PATH_MAX + 64];
+
+	if (!a->workdir)
+		return getcwd(dir, PATH_MAX) ? 0
+					     : fail(a->cmd, "the current directory is gone: give "
+							    "a layer ID");
+	if (realpath(a->workdir, dir))
+		return 0;
+	snprintf(why, sizeof(why), "%s: %s", a->workdir, strerror(errno));
+	return fail(a->cmd, why);
+}
+
+/* ID omitted: the newest layer whose workdir is the directory. */
 static int pick(struct args *a, char id[17])
 {
 	struct cordon_layer_info *v = NULL;
 	struct cordon_error err = { 0 };
-	char cwd[PATH_MAX], why[PATH_MAX + 96];
+	char dir[PATH_MAX], why[PATH_MAX + 96];
 	size_t n = 0;
+	int r;
 
 	if (a->id)
 		return 0;
-	if (!getcwd(cwd, sizeof(cwd)))
-		return fail(a->cmd, "the current directory is gone: give a layer ID");
+	r = where(a, dir);
+	if (r)
+		return r;
 	if (cordon_layer_list(a->store, &v, &n, &err) < 0)
 		return fail(a->cmd, err.msg);
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i].workdir, cwd)) {
+		if (!v[i].problem && !strcmp(v[i].workdir, dir)) {
 			memcpy(id, v[i].id, 17);
 			a->id = id;
 			break;
@@ -142,7 +172,7 @@ static int pick(struct args *a, char id[17])
 	cordon_layer_list_free(v, n);
 	if (a->id)
 		return 0;
-	snprintf(why, sizeof(why), "no layer of %s (cordon layers lists them; give an ID)", cwd);
+	snprintf(why, sizeof(why), "no layer of %s (cordon layers lists them; give an ID)", dir);
 	return fail(a->cmd, why);
 }
 
@@ -171,7 +201,7 @@ static int apply(struct args *a)
 	if (r)
 		return r;
 	if (cordon_layer_info(a->store, a->id, &info, &err) < 0 ||
-	    cordon_layer_apply(a->store, a->id, &n, &err) < 0) {
+	    cordon_layer_apply(a->store, a->id, a->workdir, &n, &err) < 0) {
 		free(info.workdir);
 		return fail("apply", err.msg);
 	}

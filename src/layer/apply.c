@@ -242,13 +242,19 @@ static int open_tree(struct apply *a, const char *path, int flags)
 
 static int write_file(struct apply *a, const struct cd_layer_change *c, int dfd, const char *tmp)
 {
-	_cleanup_close_ int in = open_tree(a, c->path, O_RDONLY), out = -1;
+	/* the store is ours, but what tree/ holds is checked as it is copied: a FIFO put there
+	 * must not hang apply */
+	_cleanup_close_ int in = open_tree(a, c->path, O_RDONLY | O_NONBLOCK | O_NOCTTY), out = -1;
+	struct stat st;
 	uint8_t sha[32];
 	uint64_t size;
 	int r;
 
 	if (in < 0)
 		return cd_fail_errno(a->err, -in, "layer", "layer %s: tree/%s", a->l->id, c->path);
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+		return cd_fail(a->err, EBADMSG, "layer",
+			       "layer %s: tree/%s is not a file (damaged layer)", a->l->id, c->path);
 	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return partly(a, c->path, errno, "creating");

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,5 +40,24 @@ int cd_lfs_readlink(int dirfd, const char *name, char **ret, uint64_t *ret_size,
 void cd_lfs_tmpname(char ret[32]);
 /* Random layer id. */
 int cd_layer_new_id(char ret[CD_LAYER_ID_LEN + 1]);
+/* A directory of cordon's on the host (the store, the key's directory), by its absolute path
+ * (store.c): walked from "/" one component at a time, never through a symlink (-ELOOP, with
+ * how->fix), each missing component made (how->mode, whatever the umask) when how->make, else
+ * -ENOENT (err untouched); refused (-EPERM) below a directory that was a sandbox's workdir
+ * (how->marks; NULL: the caller's, loaded here) and, with how->ctx, in the run's workdir by any
+ * mount: both checked on the deepest directory that exists before anything is made. The
+ * descriptor (O_RDONLY|O_DIRECTORY), or -errno with err filled. */
+struct cd_output_ctx;
+struct cd_marks;
+struct cd_layer_place {
+	const char *what; /* names it in messages: "layer store" */
+	const char *fix;  /* what to do about a symlink on the way */
+	bool make;
+	mode_t mode;
+	const struct cd_output_ctx *ctx;
+	const struct cd_marks *marks;
+};
+int cd_layer_dir_open(const char *path, const struct cd_layer_place *how,
+		      struct cordon_error *err);
 /* Remove STORE/.ID.tmp, if there (store.c). */
 int cd_layer_tmp_remove(int store_fd, const char *id);

@@ -10,7 +10,12 @@
  *
  * The store (one per user): $CORDON_LAYER_DIR, or --layer-dir, or by default
  * $XDG_STATE_HOME/cordon/layers (~/.local/state/cordon/layers), and /var/lib/cordon/layers for
- * root. Ours, mode 0700, not a symlink, checked at every open; created (0700) if missing.
+ * root. Ours, mode 0700, not a symlink, checked at every open; created (0700) if missing. Never
+ * within a sandbox's reach: a run refuses a store in its workdir (by any mount), and every open
+ * refuses one reached through a symlink or below a directory that was a sandbox's workdir. A
+ * store someone else could write anyway (a path nobody foresaw) still cannot hand cordon a
+ * manifest: each carries a MAC under a key kept outside every store (mac.h), checked with the
+ * ownership and modes of the layer's directory and manifest at every read (cd_layer_load).
  *
  *   STORE/ID/            one layer, ID = 16 lower-case hex digits (random)
  *   STORE/ID/manifest    what changed, relative to the workdir when saved (format below)
@@ -20,9 +25,10 @@
  *                        diff needs nothing but the layer, and shows what the run saw)
  * A layer is written as STORE/.ID.tmp and renamed into place: a layer is there whole or not.
  *
- * The manifest: text lines. First "cordon-layer 1". Then header lines "KEY VALUE":
- *   workdir PATH        the host workdir (escaped, as paths below)
- *   workdir-id DEV INO  its device and inode, checked before apply
+ * The manifest: text lines. First "cordon-layer 2". Then header lines "KEY VALUE":
+ *   workdir PATH        the host workdir (escaped, as paths below): shown, never written to
+ *   workdir-id DEV INO  its device and inode: apply writes only into the directory it is
+ *                       asked to (or the current one), and only when it is this one
  *   created UNIXTIME    saved UNIXTIME
  *   bytes N             what tree/ holds
  *   protect GLOB        one per protected glob in force during the run (apply refuses them)
@@ -34,7 +40,9 @@
  * (symlink), "-" for a dir or none. PATH: relative to the workdir, never empty, no "." or ".."
  * component, no leading or doubled "/"; bytes below 0x21, "\" and 0x7f and above written as
  * \ooo (three octal digits). Changes are sorted by path (bytewise); apply makes deletions
- * deepest first and additions parents first.
+ * deepest first and additions parents first. Last, "mac HEX": the manifest's MAC (mac.h), over
+ * every byte before that line. Format 1 (an earlier cordon's) had none: such a layer is not
+ * read, only discarded.
  *
  * What a save records, from the overlay's upper layer (userxattr: whiteouts are 0:0 character
  * devices, opaque directories carry user.overlay.opaque="y"):
@@ -96,10 +104,16 @@ struct cd_layer {
 	size_t n_changes;
 };
 
-/* The store: open (creating it 0700 if missing, with its parents) and check it (a directory,
- * ours, 0700, not a symlink). dir NULL: the default above. ret_path: the path used (malloc'd;
- * may be NULL). */
-int cd_layer_store_open(const char *dir, int *ret_fd, char **ret_path, struct cordon_error *err);
+struct cd_output_ctx;
+struct cd_layer_key;
+
+/* The store: open (creating it 0700 if missing, with its parents) and check it: a directory of
+ * ours, 0700, reached from "/" through no symlink and through no directory that was a
+ * sandbox's workdir (marks.h); with ctx (a run's: its workdir and marks), neither the run's
+ * workdir nor below it by any mount (output.h), checked before anything is made. dir NULL:
+ * the default above. ret_path: the path used (malloc'd; may be NULL). */
+int cd_layer_store_open(const char *dir, const struct cd_output_ctx *ctx, int *ret_fd,
+			char **ret_path, struct cordon_error *err);
 
 /* What a save takes from an upper at most. The upper is a tmpfs of --cow-size bytes the sandbox
  * wrote; a save must not cost the host much more than that, whatever the sandbox made there:
@@ -144,8 +158,15 @@ int cd_layer_store_open(const char *dir, int *ret_fd, char **ret_path, struct co
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
 		  bool live, char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
 
-/* Load and check a stored layer's manifest (malformed: -EBADMSG with where). */
+/* Load a stored layer, once it is checked to be cordon's own: the store still ours and 0700;
+ * STORE/ID a directory and STORE/ID/manifest a file, both ours, writable by no one else, not
+ * symlinks, the manifest of one name (else -EPERM or -ELOOP); the manifest's MAC matching under
+ * the caller's key (mac.h; else -EBADMSG: an earlier cordon's layer without a MAC, a changed
+ * manifest, no key); then parsed and checked (malformed: -EBADMSG with where). Every message
+ * says the layer can be discarded. _with: under a key already read (cd_layer_key_get). */
 int cd_layer_load(int store_fd, const char *id, struct cd_layer **ret, struct cordon_error *err);
+int cd_layer_load_with(int store_fd, const struct cd_layer_key *key, const char *id,
+		       struct cd_layer **ret, struct cordon_error *err);
 void cd_layer_free(struct cd_layer *l);
 static inline void cd_layer_freep(struct cd_layer **l)
 {
@@ -153,10 +174,19 @@ static inline void cd_layer_freep(struct cd_layer **l)
 		cd_layer_free(*l);
 }
 
-/* Every layer of the store, newest first (ids; NULL-ended, malloc'd). */
-int cd_layer_list(int store_fd, char ***ret_ids, struct cordon_error *err);
+/* Every entry of the store named like a layer: those that load, newest first, with their header
+ * (l: no changes nor globs, n_changes counting them); then those that do not (l NULL, why says
+ * why), by id. */
+struct cd_layer_entry {
+	char id[CD_LAYER_ID_LEN + 1];
+	struct cd_layer *l;
+	struct cordon_error why;
+};
+int cd_layer_list(int store_fd, struct cd_layer_entry **ret, size_t *ret_n,
+		  struct cordon_error *err);
+void cd_layer_entries_free(struct cd_layer_entry *v, size_t n);
 
-/* Remove a stored layer. */
+/* Remove a stored layer, or whatever is at its name in the store (never followed). */
 int cd_layer_discard(int store_fd, const char *id, struct cordon_error *err);
 
 /* Copy a stored layer into an empty upper directory (upper_fd, on the tmpfs of a sandbox that
@@ -166,8 +196,9 @@ int cd_layer_discard(int store_fd, const char *id, struct cordon_error *err);
 int cd_layer_seed(int store_fd, const char *id, int upper_fd, uid_t uid, gid_t gid,
 		  struct cordon_error *err);
 
-/* Apply the layer to its workdir (workdir_fd: opened and checked by the caller to be the
- * layer's workdir): every change checked against its BASE first (a conflict: -EEXIST naming
+/* Apply the layer to its workdir (workdir_fd: opened by the caller where it was asked to write,
+ * and checked to be the layer's workdir by device and inode; never the path the manifest
+ * records): every change checked against its BASE first (a conflict: -EEXIST naming
  * the path, nothing changed); changes matching a protected glob refused the same way; then
  * written through descriptors beneath workdir_fd (no symlink followed in the workdir), files
  * replaced atomically (a temporary file renamed over), modes without setuid/setgid, owned by

@@ -11,7 +11,9 @@
 #include "manifest.h"
 #include "util.h"
 
-#define MODE_MASK (0777 | S_ISVTX)
+#define MODE_MASK      (0777 | S_ISVTX)
+#define CD_MANIFEST_V1 "cordon-layer 1"
+#define CD_MANIFEST_V2 "cordon-layer 2"
 
 bool cd_layer_id_valid(const char *id)
 {
@@ -64,7 +66,7 @@ static void put_state(FILE *f, const struct cd_layer_state *s)
 
 int cd_layer_manifest_write(const struct cd_layer *l, FILE *f)
 {
-	fputs("cordon-layer 1\nworkdir ", f);
+	fputs(CD_MANIFEST_V2 "\nworkdir ", f);
 	cd_layer_escape(f, l->workdir ? l->workdir : "/");
 	fprintf(f, "\nworkdir-id %" PRIu64 " %" PRIu64 "\ncreated %" PRId64 "\nsaved %" PRId64
 		   "\nbytes %" PRIu64 "\nskipped %" PRIu64 "\n",
@@ -320,6 +322,37 @@ static int parse_header(struct parser *p, const char *s, const char *e, struct c
 	return s == e ? 0 : bad(p, "trailing fields after ", keys[i]);
 }
 
+static int first_line(struct parser *p, const char *s, const char *e)
+{
+	if ((size_t)(e - s) == strlen(CD_MANIFEST_V2) && !memcmp(s, CD_MANIFEST_V2, (size_t)(e - s)))
+		return 0;
+	if ((size_t)(e - s) == strlen(CD_MANIFEST_V1) && !memcmp(s, CD_MANIFEST_V1, (size_t)(e - s)))
+		return bad(p, "a manifest of format 1 (an earlier cordon's, without a MAC)", NULL);
+	return bad(p, "not a cordon layer manifest of format 2", NULL);
+}
+
+bool cd_layer_manifest_is_v1(const char *buf, size_t len)
+{
+	size_t n = strlen(CD_MANIFEST_V1);
+
+	return len > n && !memcmp(buf, CD_MANIFEST_V1, n) && buf[n] == '\n';
+}
+
+bool cd_layer_manifest_split_mac(const char *buf, size_t len, size_t *ret_body,
+				 uint8_t ret_mac[32])
+{
+	const size_t line = 4 + 64 + 1; /* "mac " HEX "\n" */
+	const char *l;
+
+	if (len < line || (len > line && buf[len - line - 1] != '\n'))
+		return false;
+	l = buf + len - line;
+	if (memcmp(l, "mac ", 4) || l[line - 1] != '\n' || !parse_hex32(l + 4, 64, ret_mac))
+		return false;
+	*ret_body = len - line;
+	return true;
+}
+
 int cd_layer_manifest_parse(const char *buf, size_t len, struct cd_layer **ret,
 			    struct cordon_error *err)
 {
@@ -341,9 +374,7 @@ int cd_layer_manifest_parse(const char *buf, size_t len, struct cd_layer **ret,
 		if (memchr(s, '\0', (size_t)(e - s)))
 			return bad(&p, "a NUL byte", NULL);
 		if (p.line == 1)
-			r = (e - s == 14 && !memcmp(s, "cordon-layer 1", 14))
-				    ? 0
-				    : bad(&p, "not a cordon layer manifest of format 1", NULL);
+			r = first_line(&p, s, e);
 		else if (in_changes)
 			r = parse_change(&p, s, e, l);
 		else if (e - s == 7 && !memcmp(s, "changes", 7))
@@ -366,7 +397,7 @@ void cd_layer_free(struct cd_layer *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n_changes; i++)
+	for (size_t i = 0; l->changes && i < l->n_changes; i++)
 		free(l->changes[i].path);
 	free(l->changes);
 	cd_strv_free(l->protect);

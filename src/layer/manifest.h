@@ -6,6 +6,8 @@
  * Header keys besides layer.h's: "saved UNIXTIME" (when the layer was stored; `created` is
  * when the run started) and "skipped N" (entries of the upper not kept: FIFOs, sockets,
  * devices). Unknown keys are refused: a manifest of a later format says so in its first line.
+ * The "mac" line that ends a stored manifest is not the parser's: cd_layer_load checks it
+ * (mac.h) and parses what comes before it.
  */
 #pragma once
 
@@ -28,6 +30,13 @@ int cd_layer_manifest_write(const struct cd_layer *l, FILE *f);
 /* Parse and check a manifest; malformed: -EBADMSG, err naming the line. */
 int cd_layer_manifest_parse(const char *buf, size_t len, struct cd_layer **ret,
 			    struct cordon_error *err);
+
+/* A manifest of format 1 (an earlier cordon's: no MAC)? */
+bool cd_layer_manifest_is_v1(const char *buf, size_t len);
+/* Its last line "mac HEX" (64 lower-case hex digits): *ret_body, the length before that line;
+ * ret_mac, the MAC. false when there is no such line. */
+bool cd_layer_manifest_split_mac(const char *buf, size_t len, size_t *ret_body,
+				 uint8_t ret_mac[32]);
 
 /* Sort changes by path, bytewise. */
 void cd_layer_sort(struct cd_layer_change *c, size_t n);

@@ -34,7 +34,9 @@
 
 #include "fsops.h"
 #include "layer.h"
+#include "mac.h"
 #include "manifest.h"
+#include "sha256.h"
 #include "util.h"
 
 #define MODE_MASK (0777 | S_ISVTX)
@@ -1173,26 +1175,55 @@ static int copy_meta(const struct cd_layer *meta, struct cd_layer **ret)
 	return 0;
 }
 
-static int write_manifest(struct save *s, int tmp_fd)
+/* The manifest goes to its file and into its MAC at once (a FILE over both): it may be hundreds
+ * of megabytes, never held twice. */
+struct tee {
+	int fd;
+	struct cd_layer_mac *mac;
+};
+
+static ssize_t tee_write(void *cookie, const char *buf, size_t n)
 {
-	_cleanup_(cd_fclosep) FILE *f = NULL;
-	int fd = openat(tmp_fd, "manifest", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+	struct tee *t = cookie;
+	int r = cd_write_all(t->fd, buf, n);
+
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	if (t->mac)
+		cd_layer_mac_update(t->mac, buf, n);
+	return (ssize_t)n;
+}
+
+static int write_manifest(struct save *s, int tmp_fd, const struct cd_layer_key *key,
+			  const char *id)
+{
+	_cleanup_close_ int fd = openat(tmp_fd, "manifest",
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct cd_layer_mac mac;
+	struct tee t = { .fd = fd, .mac = &mac };
+	uint8_t sum[32];
+	char hex[65];
+	FILE *f;
 	int r;
 
 	if (fd < 0)
 		return store_fail(s, -errno, "the manifest");
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
+	f = fopencookie(&t, "w", (cookie_io_functions_t){ .write = tee_write });
+	if (!f)
 		return store_fail(s, -errno, "the manifest");
-	}
-	r = cd_layer_manifest_write(s->l, f);
+	cd_layer_mac_init(&mac, key, id);
+	r = cd_layer_manifest_write(s->l, f); /* flushed: every byte is in the MAC */
+	cd_layer_mac_final(&mac, sum);
+	t.mac = NULL;
+	cd_sha256_hex(sum, hex);
+	if (r >= 0 && (fprintf(f, "mac %s\n", hex) < 0 || fflush(f) == EOF))
+		r = errno ? -errno : -EIO;
+	if (fclose(f) == EOF && r >= 0)
+		r = errno ? -errno : -EIO;
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
-	if (r < 0)
-		return store_fail(s, r, "the manifest");
-	r = fclose(CD_TAKE_PTR(f)) == EOF ? -errno : 0;
 	return r < 0 ? store_fail(s, r, "the manifest") : 0;
 }
 
@@ -1221,7 +1252,8 @@ static int make_tmp(int store_fd, char id[CD_LAYER_ID_LEN + 1], struct cordon_er
 	return cd_fail(err, EEXIST, "layer", "layer store: no free layer id");
 }
 
-static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd)
+static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd,
+		     const struct cd_layer_key *key, const char *id)
 {
 	struct stat ust, lst;
 	int r;
@@ -1257,7 +1289,7 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd)
 	if (r < 0)
 		return r;
 	cd_layer_sort(s->l->changes, s->l->n_changes);
-	return write_manifest(s, tmp_fd);
+	return write_manifest(s, tmp_fd, key, id);
 }
 
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
@@ -1267,18 +1299,22 @@ int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_laye
 			  .live = live, .err = err };
 	_cleanup_close_ int tmp_fd = -1;
 	char id[CD_LAYER_ID_LEN + 1], tmp[CD_LAYER_ID_LEN + 8];
+	struct cd_layer_key key;
 	int r;
 
 	if (copy_meta(meta, &s.l) < 0) {
 		cd_layer_free(s.l);
 		return cd_fail(err, ENOMEM, "layer", "out of memory");
 	}
-	tmp_fd = make_tmp(store_fd, id, err);
+	r = cd_layer_key_get(store_fd, true, &key, err); /* read now, wiped at once after */
+	tmp_fd = r < 0 ? r : make_tmp(store_fd, id, err);
 	if (tmp_fd < 0) {
+		cd_layer_key_wipe(&key);
 		cd_layer_free(s.l);
 		return tmp_fd;
 	}
-	r = save_into(&s, tmp_fd, upper_fd, lower_fd);
+	r = save_into(&s, tmp_fd, upper_fd, lower_fd, &key, id);
+	cd_layer_key_wipe(&key);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", id);
 	if (r >= 0 && (fsync(tmp_fd) < 0 || renameat(store_fd, tmp, store_fd, id) < 0))
 		r = store_fail(&s, -errno, "the layer");

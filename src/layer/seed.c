@@ -147,13 +147,19 @@ static int make_parents(struct seed *s, const char *path)
 
 static int copy_file(struct seed *s, const struct cd_layer_change *c, int dfd, const char *name)
 {
-	_cleanup_close_ int in = cd_lfs_open(s->tree_fd, c->path, O_RDONLY, 0), out = -1;
+	_cleanup_close_ int in = cd_lfs_open(s->tree_fd, c->path, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+					     0),
+			    out = -1;
+	struct stat st;
 	uint8_t sha[32];
 	uint64_t size;
 	int r;
 
 	if (in < 0)
 		return cd_fail_errno(s->err, -in, "layer", "layer %s: tree/%s", s->l->id, c->path);
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) /* a FIFO must not hang the run */
+		return cd_fail(s->err, EBADMSG, "layer",
+			       "layer %s: tree/%s is not a file (damaged layer)", s->l->id, c->path);
 	out = AS_SANDBOX(s, openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				   0600));
 	if (out < 0)

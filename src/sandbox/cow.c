@@ -11,6 +11,8 @@
 #include "cow.h"
 #include "events.h"
 #include "layer.h"
+#include "mac.h"
+#include "output.h"
 
 /* git's template hooks: hidden where .git/hooks is protected, so that `git init` inside copies
  * none into a .git/hooks it cannot write (and fails) */
@@ -28,6 +30,33 @@ static int check_cow_from(struct cd_sandbox *sb, struct cordon_error *err)
 			       "layer %s holds changes of another workdir (%s), not of %s",
 			       sb->c->cow_from, l->workdir, sb->wd.path);
 	return 0;
+}
+
+/* nettle's HMAC leaves pads made of the key on the stack it ran on (a manifest checked for
+ * --cow-from): cleared before pid 1, a fork of ours, gets a copy. */
+static __attribute__((noinline)) void wipe_stack(void)
+{
+	uint8_t b[16384];
+
+	explicit_bzero(b, sizeof(b));
+	__asm__ volatile("" : : "r"(b) : "memory");
+}
+
+/* The run's layer store, out of the sandbox's reach (not in its workdir by any path or mount,
+ * not below an earlier sandbox's workdir), and the key its manifests are signed with, made now
+ * if missing: a store or a key that will not do fails the run before anything starts. The key
+ * is wiped at once: pid 1, a fork of ours, must not carry it. */
+static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
+	struct cd_layer_key key;
+	int r = cd_layer_store_open(sb->c->layer_dir, &ctx, &sb->store_fd, NULL, err);
+
+	if (r < 0)
+		return r;
+	r = cd_layer_key_get(sb->store_fd, true, &key, err);
+	cd_layer_key_wipe(&key);
+	return r;
 }
 
 int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
@@ -58,10 +87,11 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	sb->started = (int64_t)time(NULL);
 	if (!c->cow)
 		return 0;
-	r = cd_layer_store_open(c->layer_dir, &sb->store_fd, NULL, err);
-	if (r < 0)
-		return r;
-	return c->cow_from ? check_cow_from(sb, err) : 0;
+	r = open_store(sb, err);
+	if (r >= 0 && c->cow_from)
+		r = check_cow_from(sb, err);
+	wipe_stack();
+	return r;
 }
 
 int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)

@@ -15,7 +15,7 @@
 #define LEGACY     "workdirs" /* the one-file list of earlier versions */
 #define NAME_MAX_  80
 
-static char *state_dir(void)
+char *cd_marks_state_dir(void)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	struct passwd *pw;
@@ -211,7 +211,7 @@ static int load_one(struct cd_marks *m, const char *state)
 
 void cd_marks_load(struct cd_marks *m)
 {
-	_cleanup_free_ char *state = state_dir();
+	_cleanup_free_ char *state = cd_marks_state_dir();
 
 	*m = (struct cd_marks){ .dir_fd = -1, .root_fd = -1 };
 	if (!state) {

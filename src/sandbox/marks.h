@@ -50,6 +50,10 @@ struct cd_marks {
 	char why[160];
 };
 
+/* The caller's state directory, which holds its list and the layers' key (src/layer/mac.h):
+ * /var/lib/cordon for root, else $XDG_STATE_HOME/cordon or ~/.local/state/cordon (malloc'd;
+ * NULL without a home directory). */
+char *cd_marks_state_dir(void);
 /* Open the lists (a missing or unusable one is an empty list: why says so). */
 void cd_marks_load(struct cd_marks *m);
 /* The mark of the directory fd: 0 or -errno. */

@@ -55,8 +55,9 @@ static int marks_outside(struct cd_sandbox *sb, struct cordon_error *err)
 	r = fd < 0 ? 0 : cd_hostpath_within(fd, &sb->wd);
 	if (r > 0)
 		return cd_fail(err, 0, "workdir",
-			       "%s: holds %s, cordon's list of earlier workdirs, which the sandbox "
-			       "must not reach (set XDG_STATE_HOME elsewhere)",
+			       "%s: holds %s, cordon's list of earlier workdirs (and beside it the "
+			       "layers' key), which the sandbox must not reach (set XDG_STATE_HOME "
+			       "elsewhere)",
 			       sb->wd.path, sb->marks.path);
 	return 0;
 }
@@ -72,7 +73,8 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	cd_timing("workdir opened");
-	/* the list of earlier workdirs must be out of the sandbox's reach (XDG_STATE_HOME) */
+	/* the list of earlier workdirs and the layers' key must be out of the sandbox's reach
+	 * (XDG_STATE_HOME) */
 	r = marks_outside(sb, err);
 	if (r < 0)
 		return r;

@@ -312,7 +312,7 @@ int cordon_session_fork(struct cordon_session *src, const struct cordon_config *
 	copy.cow_from = id;
 	r = cordon_session_create(&copy, flags, ret, err);
 	/* seeded into the new session's layer (or not needed any more) */
-	if (cd_layer_store_open(c->layer_dir, &fd, NULL, NULL) >= 0) {
+	if (cd_layer_store_open(c->layer_dir, NULL, &fd, NULL, NULL) >= 0) {
 		(void)cd_layer_discard(fd, id, NULL);
 		close(fd);
 	}

@@ -126,7 +126,7 @@ is "... and the clone's files and symlinks are what the sandbox had" "$(host_git
 # conflict: the workdir changed since the run
 echo host-edit >>"$w/text.txt"
 before=$(host_all "$w")
-lc apply "$id"
+lc apply -w "$w" "$id"
 one_line "apply after the workdir changed: exit 125, one line"
 like "... naming the path" "$err" "cordon: apply: text.txt: *"
 is "... and nothing of the workdir changed" "$(host_all "$w")" "$before"
@@ -134,14 +134,14 @@ lc layers
 like "... the layer is kept" "$out" "*$id*"
 (cd "$w" && "${G[@]}" checkout -q -- text.txt)
 
-lc apply "$id"
+lc apply -w "$w" "$id"
 is "cordon apply: exit 0" "$rc:$err" "0:"
 is "... the workdir is what the sandbox saw" "$(host_listing "$w")" "$sandbox_view"
 is "... git sees the change to text.txt" "$("${G[@]}" -C "$w" diff --stat -- text.txt | tail -1)" " 1 file changed, 1 insertion(+), 1 deletion(-)"
 lc layers
 unlike "... the layer is gone from the store" "$out" "*$id*"
 is "... and its directory" "$(ls -A "$L" | grep -c "$id")" 0
-lc apply "$id"
+lc apply -w "$w" "$id"
 one_line "a second apply of the same id: exit 125, one line"
 like "... saying there is no such layer" "$err" "*no layer $id*"
 if [ -n "$host_root" ]; then
@@ -254,7 +254,7 @@ if [ -n "$host_root" ]; then
 		cp /bin/true suid && chmod u+s,g+s suid; chmod u+s script.sh; echo ok'
 	id=$(layer_of "$err")
 	if [ "$rc" = 0 ] && [ -n "$id" ]; then
-		lc apply "$id"
+		lc apply -w "$w" "$id"
 		is "apply into a workdir of $TEST_USER's: exit 0" "$rc:$err" "0:"
 		is "... what the sandbox made is owned by the workdir's owner" \
 			"$(stat -c %U "$w/made.txt" "$w/newdir" "$w/newdir/f" "$w/suid" | sort -u)" "$TEST_USER"
@@ -267,7 +267,7 @@ else
 	w=$(mkwork)
 	cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'cp /bin/true suid && chmod u+s,g+s suid'
 	id=$(layer_of "$err")
-	lc apply "$id"
+	lc apply -w "$w" "$id"
 	is "apply of a file made setuid inside: no setuid or setgid bit on the host" "$rc:$(find "$w" -perm /6000 -printf '%P ')" "0:"
 fi
 
@@ -280,11 +280,11 @@ cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo evil > sub/x.txt; echo evil
 id=$(layer_of "$err")
 mv "$w/sub" "$w/sub.real" && ln -s "$elsewhere" "$w/sub" && own "$w/sub"
 elsebefore=$(cd "$elsewhere" && find . -printf '%p %s %i\n' | sort; cat keep)
-lc apply "$id"
+lc apply -w "$w" "$id"
 one_line "apply where a directory of the workdir became a symlink: 125, one line"
 is "... nothing written through the symlink" "$(cd "$elsewhere" && find . -printf '%p %s %i\n' | sort; cat keep)" "$elsebefore"
 rm "$w/sub" && mv "$w/sub.real" "$w/sub"
-lc apply "$id"
+lc apply -w "$w" "$id"
 is "(control: with the directory back, the same layer applies)" "$rc:$(cat "$w/sub/x.txt")" "0:evil"
 
 done_testing

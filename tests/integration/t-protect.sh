@@ -372,7 +372,7 @@ if [ -n "$cow_ok" ]; then
 	like "a --cow second run over the planted links runs" "$rc:$out" "0:second"
 	id=$(sed -n 's/.*kept as layer \([0-9a-f]*\).*/\1/p' <<<"$err")
 	if [ -n "$id" ]; then
-		as_caller "$CORDON" apply --layer-dir "$L" "$id" >/dev/null 2>&1
+		as_caller "$CORDON" apply --layer-dir "$L" -w "$d" "$id" >/dev/null 2>&1
 		as_caller "$CORDON" discard --layer-dir "$L" "$id" >/dev/null 2>&1
 	fi
 	is "... and, applied, leaves the victim untouched" "$(vstate)" "$vbefore"

@@ -176,7 +176,7 @@ mine "$st/state"
 if is_user_mode; then
 	out=$(as_caller env XDG_STATE_HOME="$st/state" "$CORDON" -w "$st" -- true 2>&1)
 	is "a list of earlier workdirs inside the workdir (XDG_STATE_HOME) is refused" "$out" \
-		"cordon: --workdir: $st: holds $st/state/cordon/workdirs.d, cordon's list of earlier workdirs, which the sandbox must not reach (set XDG_STATE_HOME elsewhere)"
+		"cordon: --workdir: $st: holds $st/state/cordon/workdirs.d, cordon's list of earlier workdirs (and beside it the layers' key), which the sandbox must not reach (set XDG_STATE_HOME elsewhere)"
 	list=$USER_STATE/cordon/workdirs.d
 	# every bucket full of directories long gone (their paths do not exist)
 	python3 - "$list" <<'PY'

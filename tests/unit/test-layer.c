@@ -221,7 +221,7 @@ static void parse_bad(const char *changes, const char *what, const char *want)
 	int r;
 
 	snprintf(text, sizeof(text),
-		 "cordon-layer 1\nworkdir /w\nworkdir-id 1 2\ncreated 1\nsaved 2\nbytes 0\n"
+		 "cordon-layer 2\nworkdir /w\nworkdir-id 1 2\ncreated 1\nsaved 2\nbytes 0\n"
 		 "skipped 0\nchanges\n%s",
 		 changes);
 	r = cd_layer_manifest_parse(text, strlen(text), &l, &err);
@@ -231,6 +231,24 @@ static void parse_bad(const char *changes, const char *what, const char *want)
 }
 
 #define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+
+static void test_split_mac(void)
+{
+	static const char good[] = "cordon-layer 2\nchanges\nmac " Z64 "\n";
+	size_t body = 0;
+	uint8_t mac[32];
+
+	ok(cd_layer_manifest_split_mac(good, strlen(good), &body, mac) &&
+		   body == strlen("cordon-layer 2\nchanges\n"),
+	   "the mac line split off");
+	ok(!cd_layer_manifest_split_mac(good, strlen(good) - 1, &body, mac), "no final newline");
+	ok(!cd_layer_manifest_split_mac("mac 00\n", 7, &body, mac), "a short mac");
+	ok(!cd_layer_manifest_split_mac("cordon-layer 2\nchanges\n", 23, &body, mac), "no mac");
+	ok(!cd_layer_manifest_split_mac("xmac " Z64 "\n", 70, &body, mac), "not a line of its own");
+	ok(cd_layer_manifest_is_v1("cordon-layer 1\nx", 16) &&
+		   !cd_layer_manifest_is_v1("cordon-layer 2\nx", 16),
+	   "format 1 told");
+}
 
 static void test_parse_errors(void)
 {
@@ -251,12 +269,18 @@ static void test_parse_errors(void)
 	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a\\141\n", "a needless escape", "bad path");
 	parse_bad("A f 0644 1 " Z64 " - 0000 0 - a b\n", "a space", "nothing after it");
 	parse_bad("A d 0755 0 - - 0000 0 - a", "no final newline", "truncated");
-	is_int(cd_layer_manifest_parse("cordon-layer 2\n", 15, &l, &err), -EBADMSG,
-	       "format 2 refused");
+	is_int(cd_layer_manifest_parse("cordon-layer 3\n", 15, &l, &err), -EBADMSG,
+	       "format 3 refused");
 	like_str(err.msg, "line 1", "line 1 named");
 	cd_error_clear(&err);
-	is_int(cd_layer_manifest_parse("cordon-layer 1\nworkdir /w\nchanges\n", 34, &l, &err),
+	is_int(cd_layer_manifest_parse("cordon-layer 1\nchanges\n", 23, &l, &err), -EBADMSG,
+	       "format 1 (no MAC) refused");
+	like_str(err.msg, "line 1: a manifest of format 1 (an earlier cordon's, without a MAC)",
+		 "saying so");
+	cd_error_clear(&err);
+	is_int(cd_layer_manifest_parse("cordon-layer 2\nworkdir /w\nchanges\n", 34, &l, &err),
 	       -EBADMSG, "missing headers refused");
+	test_split_mac();
 	ok(cd_layer_id_valid("0123456789abcdef"), "an id");
 	ok(!cd_layer_id_valid("0123456789ABCDEF") && !cd_layer_id_valid("0123") &&
 		   !cd_layer_id_valid("../../etc/passw"),
@@ -287,7 +311,7 @@ static void test_store(void)
 	int fd = -1;
 
 	snprintf(p, sizeof(p), "%s/state/cordon/layers", T);
-	is_int(cd_layer_store_open(p, &fd, &path, &err), 0, "store made: %s", err.msg);
+	is_int(cd_layer_store_open(p, NULL, &fd, &path, &err), 0, "store made: %s", err.msg);
 	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0700, "store 0700");
 	snprintf(p, sizeof(p), "%s/state", T);
 	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0700, "its parents 0700");
@@ -296,16 +320,16 @@ static void test_store(void)
 	mk("s755", 0755);
 	snprintf(p, sizeof(p), "%s/s755", T);
 	cd_error_clear(&err);
-	is_int(cd_layer_store_open(p, &fd, NULL, &err), -EPERM, "a 0755 store refused");
+	is_int(cd_layer_store_open(p, NULL, &fd, NULL, &err), -EPERM, "a 0755 store refused");
 	like_str(err.msg, "not 0700 (chmod 0700", "saying what to do");
 	ln("state/cordon/layers", "slink");
 	snprintf(p, sizeof(p), "%s/slink", T);
 	cd_error_clear(&err);
-	is_int(cd_layer_store_open(p, &fd, NULL, &err), -ELOOP, "a symlinked store refused");
+	is_int(cd_layer_store_open(p, NULL, &fd, NULL, &err), -ELOOP, "a symlinked store refused");
 	like_str(err.msg, "symlink", "saying so");
 	snprintf(p, sizeof(p), "%s/slink/x", T);
 	cd_error_clear(&err);
-	ok(cd_layer_store_open(p, &fd, NULL, &err) < 0, "a symlink on the way refused");
+	ok(cd_layer_store_open(p, NULL, &fd, NULL, &err) < 0, "a symlink on the way refused");
 	cd_closep(&fd);
 }
 
@@ -701,6 +725,7 @@ static void test_save_live(void)
 		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
 			_exit(100);
 #define P(x) (snprintf(p, sizeof(p), "%s/%s", dir, x), p)
+		setenv("XDG_STATE_HOME", P("state"), 1); /* the layers' key */
 		if (mkdir(P("upper"), 0755) < 0 || mkdir(P("lower"), 0755) < 0 ||
 		    mkdir(P("store"), 0700) < 0 || mkdir(P("upper/closed"), 0755) < 0)
 			_exit(101);
@@ -879,17 +904,29 @@ static void test_seed(int store, const char *id)
 static void test_list_discard(int store, const char *id)
 {
 	struct cordon_error err = { 0 };
-	char **ids = NULL, p[64];
-	size_t n;
+	struct cd_layer_entry *v = NULL;
+	size_t n = 0, good = 0, bad = 0;
+	char p[64];
 
 	mk("store/.0123456789abcdef.tmp", 0700);
 	mk("store/garbage", 0700);
-	is_int(cd_layer_list(store, &ids, &err), 0, "listed");
-	n = cd_strv_len(ids);
-	ok(n >= 2, "the layers (%zu), not the .tmp or garbage", n);
-	for (size_t i = 0; i < n; i++)
-		ok(cd_layer_id_valid(ids[i]) && strcmp(ids[i], "0123456789abcdef"), "%s listed", ids[i]);
-	cd_strv_free(ids);
+	ln("/etc", "store/00000000000000ff");
+	is_int(cd_layer_list(store, &v, &n, &err), 0, "listed");
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].l)
+			good++, ok(i == 0 || v[i - 1].l, "%s listed (readable ones first)", v[i].id);
+		else
+			bad++, like_str(v[i].why.msg, "a symlink in the store",
+					"%s listed as unreadable, saying why", v[i].id);
+		ok(strcmp(v[i].id, "0123456789abcdef"), "not the .tmp");
+	}
+	ok(good >= 2 && bad == 1, "the layers (%zu) and the symlink (%zu), not the .tmp or garbage",
+	   good, bad);
+	cd_layer_entries_free(v, n);
+	is_int(cd_layer_discard(store, "00000000000000ff", &err), 0, "the symlink discarded: %s",
+	       err.msg);
+	ok(!exists("store/00000000000000ff") && access("/etc/passwd", F_OK) == 0,
+	   "removed, not followed");
 	is_int(cd_layer_discard(store, id, &err), 0, "discarded: %s", err.msg);
 	snprintf(p, sizeof(p), "store/%s", id);
 	ok(!exists(p), "gone");
@@ -897,6 +934,66 @@ static void test_list_discard(int store, const char *id)
 	is_int(cd_layer_discard(store, id, &err), -ENOENT, "twice: no such layer");
 	cd_error_clear(&err);
 	is_int(cd_layer_discard(store, "../../etc", &err), -EINVAL, "a bad id refused");
+}
+
+/* A layer is read only when it is cordon's own: its MAC, its owner and modes, no symlink. */
+static void refused(int store, const char *id, int want, const char *msg, const char *what)
+{
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+
+	is_int(cd_layer_load(store, id, &l, &err), want, "%s: refused", what);
+	like_str(err.msg, msg, "%s: saying so", what);
+	cd_layer_free(l);
+}
+
+static void test_authentic(int store, const char *id)
+{
+	char m[256], o[256], k[256];
+	struct cordon_error err = { 0 };
+	struct cd_layer *l = NULL;
+	struct stat st;
+
+	snprintf(m, sizeof(m), "store/%s/manifest", id);
+	snprintf(o, sizeof(o), "store/%s/manifest.orig", id);
+	snprintf(k, sizeof(k), "%s", "/var/lib/cordon/" "layer.key");
+	is_int(cd_layer_load(store, id, &l, &err), 0, "a saved layer loads: %s", err.msg);
+	cd_layer_free(l);
+	ok(stat(k, &st) == 0 && (st.st_mode & 07777) == 0600 && st.st_size == 32,
+	   "the key: 32 bytes, made 0600");
+	is_int(sh("tail -n 1 %s/%s | grep -E '^mac [0-9a-f]{64}$' >/dev/null", T, m), 0,
+	       "the manifest ends with its MAC");
+	sh("cp -p %s/%s %s/%s", T, m, T, o);
+	sh("sed -i 's|^workdir /.*|workdir /etc|' %s/%s", T, m);
+	refused(store, id, -EBADMSG, "MAC does not match", "a manifest whose workdir was changed");
+	sh("cp -p %s/%s %s/%s && sed -i 's|^workdir-id .*|workdir-id 1 2|' %s/%s", T, o, T, m, T, m);
+	refused(store, id, -EBADMSG, "MAC does not match", "a manifest whose workdir-id was changed");
+	sh("cp -p %s/%s %s/%s && sed -i '$d' %s/%s", T, o, T, m, T, m);
+	refused(store, id, -EBADMSG, "carries no MAC", "a manifest without its mac line");
+	sh("cp -p %s/%s %s/%s && sed -i '1s/.*/cordon-layer 1/; $d' %s/%s", T, o, T, m, T, m);
+	refused(store, id, -EBADMSG, "saved by an earlier cordon, without a MAC",
+		"an earlier cordon's layer");
+	sh("cp -p %s/%s %s/%s && chmod 0620 %s/%s", T, o, T, m, T, m);
+	refused(store, id, -EPERM, "its manifest has mode 0620: others could write it",
+		"a group-writable manifest");
+	sh("cp -p %s/%s %s/%s && ln %s/%s %s/hardlink", T, o, T, m, T, m, T);
+	refused(store, id, -EPERM, "2 names (a hard link)", "a manifest of two names");
+	sh("rm %s/hardlink && mv %s/%s %s/real-manifest && ln -s %s/real-manifest %s/%s", T, T, m, T,
+	   T, T, m);
+	refused(store, id, -ELOOP, "its manifest is a symlink", "a symlinked manifest");
+	sh("rm %s/%s && cp -p %s/%s %s/%s && chmod 0770 %s/store/%s", T, m, T, o, T, m, T, id);
+	refused(store, id, -EPERM, "its directory has mode 0770", "a group-writable layer directory");
+	sh("chmod 0700 %s/store/%s && mv %s/store/%s %s/store/real && ln -s real %s/store/%s", T, id,
+	   T, id, T, T, id);
+	refused(store, id, -ELOOP, "a symlink in the store", "a symlinked layer directory");
+	sh("rm %s/store/%s && mv %s/store/real %s/store/%s", T, id, T, T, id);
+	sh("chmod 0644 %s", k);
+	refused(store, id, -EPERM, "its mode is not 0600", "a key of mode 0644");
+	sh("chmod 0600 %s && cp -p %s %s.orig && head -c 32 /dev/urandom > %s", k, k, k, k);
+	refused(store, id, -EBADMSG, "MAC does not match", "another key");
+	sh("mv %s.orig %s && mv %s/%s %s/%s", k, k, T, o, T, m);
+	is_int(cd_layer_load(store, id, &l, &err), 0, "all put back: loads again: %s", err.msg);
+	cd_layer_free(l);
 }
 
 static bool enter_namespace(void)
@@ -914,8 +1011,10 @@ static bool enter_namespace(void)
 	snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
 	if (cd_write_file_at(AT_FDCWD, "/proc/self/gid_map", map) < 0)
 		return false;
+	/* uid 0 here: the layers' key is /var/lib/cordon/layer.key, on a tmpfs of this namespace */
 	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-	       mount("tmpfs", T, "tmpfs", 0, "mode=0755") == 0;
+	       mount("tmpfs", T, "tmpfs", 0, "mode=0755") == 0 &&
+	       mount("tmpfs", "/var/lib", "tmpfs", 0, "mode=0755") == 0;
 }
 
 int main(void)
@@ -939,13 +1038,14 @@ int main(void)
 	umask(022);
 	test_store();
 	snprintf(p, sizeof(p), "%s/store", T);
-	if (cd_layer_store_open(p, &store, NULL, &err) < 0)
+	if (cd_layer_store_open(p, NULL, &store, NULL, &err) < 0)
 		diag("store: %s", err.msg);
 	test_save(store, id);
 	test_save_errors(store);
 	test_save_bounds(store);
 	test_apply(store, id);
 	test_seed(store, id);
+	test_authentic(store, id);
 	test_list_discard(store, id);
 	close(store);
 	umount2(T, MNT_DETACH);
