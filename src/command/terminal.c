@@ -24,6 +24,19 @@ static void ttou(bool block, sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/* A window size set inside (TIOCSWINSZ on the terminal: stty cols, resize) would outlive the
+ * run in every program of the caller's that reads it. The kernel cannot tell it from a resize of
+ * the window itself during the run: that one is undone too, until the terminal's next resize. */
+static void restore_size(const struct cd_terminal *t)
+{
+	struct winsize now;
+
+	if (t->have_size && ioctl(t->fd, TIOCGWINSZ, &now) == 0 &&
+	    (now.ws_row != t->size.ws_row || now.ws_col != t->size.ws_col ||
+	     now.ws_xpixel != t->size.ws_xpixel || now.ws_ypixel != t->size.ws_ypixel))
+		(void)ioctl(t->fd, TIOCSWINSZ, &t->size);
+}
+
 void cd_terminal_open(struct cd_terminal *t)
 {
 	*t = (struct cd_terminal){ .fd = -1 };
@@ -31,6 +44,7 @@ void cd_terminal_open(struct cd_terminal *t)
 	if (t->fd < 0)
 		return;
 	t->have_modes = tcgetattr(t->fd, &t->modes) == 0;
+	t->have_size = ioctl(t->fd, TIOCGWINSZ, &t->size) == 0;
 	t->fg = tcgetpgrp(t->fd);
 	t->lent = t->fg == getpgrp();
 }
@@ -62,6 +76,7 @@ void cd_terminal_restore(struct cd_terminal *t)
 	ttou(true, &old);
 	if (t->have_modes)
 		tcsetattr(t->fd, TCSANOW, &t->modes);
+	restore_size(t);
 	tcflow(t->fd, TCOON); /* output stopped inside (TCOOFF) would stay stopped */
 	cur = tcgetpgrp(t->fd);
 	if (t->lent)

@@ -3,7 +3,7 @@
 # signal it sends to its group reaches the caller's processes or cordon, and cordon's timeout
 # fires whatever the command does to its group; on a terminal it is the foreground (Ctrl-C, and
 # Ctrl-Z with fg in an interactive shell, work), and what it changes on the terminal (modes,
-# flow control, the foreground) is put back at the end.
+# window size, flow control, the foreground) is put back at the end.
 . "$TAP_LIB"
 
 w=$(mkwork)
@@ -98,6 +98,19 @@ like "the command set raw mode: cordon puts the modes back" "$res" "*rc=0 modes-
 like "tcflow(TCOOFF), which would stop the terminal's output for every writer, is refused" "$res" "*tcooff 1*"
 like "... and the output flows" "$res" "*output flows*"
 like "TIOCSETD (a null line discipline) is refused, and the discipline is still N_TTY" "$res" "*ldisc 0*"
+
+# the window size: set inside (stty, TIOCSWINSZ on the terminal), as it was after
+res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
+import os
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack(\"HHHH\", 40, 120, 960, 640))
+p = spawn([os.environ[\"CORDON\"], \"--workdir\", os.environ[\"W\"], \"--\", \"sh\", \"-c\", \"stty rows 11 cols 33 && echo inside \$(stty size)\"])
+p.wait(timeout=20)
+drain()
+print(buf.decode(errors=\"replace\").replace(\"\\r\", \"\").replace(\"\\n\", \" \"))
+print(\"after\", *struct.unpack(\"HHHH\", fcntl.ioctl(slave, termios.TIOCGWINSZ, b\"\\0\" * 8)))
+'" 2>&1)
+like "the command set the window size (stty rows 11 cols 33)" "$res" "*inside 11 33*"
+like "... and cordon puts the caller's back after the run (40x120, its pixels too)" "$res" "*after 40 120 960 640*"
 
 # the foreground: the command's own group while it runs, the caller's again after
 res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
