@@ -320,6 +320,12 @@ CORDON_PUBLIC void cordon_config_set_seccomp_optimize(struct cordon_config *c, i
  * and the size of the BPF program. */
 CORDON_PUBLIC int cordon_policy_describe(const char *name_or_path, char **ret_text,
 					 struct cordon_error *err);
+/* The default protected paths (README "Protected paths"): with path NULL, the list in force
+ * (the installed protected-paths/default.list, else the binary's own); else the list in the file
+ * at path, checked. On success *ret_text (malloc'd, the caller frees it) is a comment line
+ * naming its source, then one entry a line: "protect|deny PATH [refuse|drop]". */
+CORDON_PUBLIC int cordon_protect_describe(const char *path, char **ret_text,
+					  struct cordon_error *err);
 
 /* The audit trail (docs/audit.md): a JSON Lines log of the session at path: start, every
  * exec, every file changed in the workdir, limits, signals, exit. Created anew before anything

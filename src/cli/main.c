@@ -494,6 +494,7 @@ static int h_help(struct cli *cli, const char *arg, struct cordon_error *err)
 	(void)cli, (void)arg, (void)err;
 	printf("Usage: cordon [OPTIONS] [--] COMMAND [ARG...]\n"
 	       "       cordon policy check|show NAME|PATH\n"
+	       "       cordon protect show [FILE] | check FILE  (the default protected paths)\n"
 	       "       cordon layers|diff|apply|discard [ID]  (a --cow run's changes; --help)\n"
 	       "       cordon serve [OPTIONS]  (an E2B-compatible server; --help)\n"
 	       "Run COMMAND in a fresh sandbox: read-only root, one writable workdir, no network,\n"
@@ -679,7 +680,8 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 
 static void print_error(const struct cordon_error *err)
 {
-	if (strcmp(err->step, "policy") == 0) /* "file:line:col: message" */
+	/* "file:line:col: message" */
+	if (strcmp(err->step, "policy") == 0 || strcmp(err->step, "protect-list") == 0)
 		say_error(NULL, err->msg);
 	else if (is_option(err->step))
 		say_error(what_of(err->step), err->msg);
@@ -749,6 +751,27 @@ static int policy_command(int argc, char **argv)
 	return 0;
 }
 
+/* cordon protect show [FILE] | check FILE */
+static int protect_command(int argc, char **argv)
+{
+	struct cordon_error err = { 0 };
+	char *text = NULL;
+	bool show = argc >= 3 && strcmp(argv[2], "show") == 0;
+
+	if (!(show && argc <= 4) && !(argc == 4 && strcmp(argv[2], "check") == 0))
+		die("protect", "usage: cordon protect show [FILE] | check FILE");
+	if (cordon_protect_describe(argc == 4 ? argv[3] : NULL, &text, &err) < 0) {
+		print_error(&err);
+		return CORDON_EXIT_FAILURE;
+	}
+	if (show)
+		fputs(text, stdout);
+	else
+		printf("%s: ok\n", argv[3]);
+	free(text);
+	return 0;
+}
+
 /* `cordon serve`: the server is a program of its own (src/server/main.c), beside this one in a
  * build tree, else in libexecdir */
 static _Noreturn void exec_serve(char **argv)
@@ -783,6 +806,8 @@ int main(int argc, char **argv)
 		exec_serve(argv + 1);
 	if (argc > 1 && strcmp(argv[1], "policy") == 0)
 		return policy_command(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "protect") == 0)
+		return protect_command(argc, argv);
 	if (argc > 1 && (!strcmp(argv[1], "diff") || !strcmp(argv[1], "apply") ||
 			 !strcmp(argv[1], "discard") || !strcmp(argv[1], "layers")))
 		return cd_cli_layers(argc, argv);

@@ -724,12 +724,14 @@ static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_erro
 
 	for (size_t i = 0; i < gp->n; i++) {
 		const struct cd_guard *g = &gp->g[i];
-		_cleanup_close_ int cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
-		_cleanup_free_ char *rel = strdup(g->rel);
+		_cleanup_close_ int cur = -1;
+		_cleanup_free_ char *rel = NULL;
 		char *name, *save = NULL, *next;
 
 		if (g->state != CD_GUARD_ABSENT || !g->placeholder)
-			continue;
+			continue; /* (most of the default set: nothing duplicated for them) */
+		cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
+		rel = strdup(g->rel);
 		if (!rel || cur < 0)
 			return cd_fail(err, ENOMEM, "protect", "placeholder %s", g->rel);
 		for (name = strtok_r(rel, "/", &save); name; name = next) {

@@ -2,7 +2,8 @@
 /*
  * protect.c - protected paths: the rules, the globs, what they match in the workdir when the run
  * starts (the supervisor, through the workdir's descriptor: nothing followed, nothing created),
- * and the sweep after a run with a direct workdir. pid 1's side is in mount.c.
+ * and the sweep after a run with a direct workdir. pid 1's side is in mount.c; the default set
+ * is data (protected-paths/default.list, read by protect_list.c).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,46 +17,17 @@
 #include "rmtree.h"
 #include "util.h"
 
-/* What makes a program run on the host, or a secret: README "Protected paths". create: a new
- * one is refused too (a literal path; a trailing "/" makes its placeholder a directory). */
-const struct cd_guard_rule cd_guard_defaults[] = {
-	/* git runs these: hooks, and config (core.hooksPath, core.fsmonitor, filters, aliases) */
-	{ ".git/hooks/", false, true, false },
-	{ ".git/config", false, false, false },
-	/* git takes config and hooks from the directory commondir names, in any repository */
-	{ ".git/commondir", false, true, true },
-	{ ".git/config.worktree", false, true, true },
-	{ ".git/info/attributes", false, false, false },
-	{ ".gitmodules", false, true, true },
-	/* submodules' git directories: their hooks and config (a new one too) */
-	{ ".git/modules/", false, true, false },
-	/* linked worktrees' own config (extensions.worktreeConfig) and where they point */
-	{ ".git/worktrees/*/config.worktree", false, false, false },
-	{ ".git/worktrees/*/commondir", false, false, false },
-	{ ".husky/", false, true, false },
-	/* agents' and editors' configuration: hooks, MCP servers, tasks they run */
-	{ ".claude/", false, true, false },
-	{ ".codex/", false, true, false },
-	{ ".cursor/", false, true, false },
-	{ ".mcp.json", false, true, false },
-	{ ".vscode/tasks.json", false, true, false },
-	{ ".vscode/launch.json", false, true, false },
-	{ ".vscode/settings.json", false, true, false },
-	{ ".envrc", false, true, false },
-	/* CI definitions: they run where the repository is pushed */
-	{ ".github/workflows/", false, false, false },
-	{ ".gitlab-ci.yml", false, false, false },
-	{ ".circleci/", false, false, false },
-	{ "Jenkinsfile", false, false, false },
-	/* secrets */
-	{ ".env", true, false, false },
-	{ ".env.local", true, false, false },
-	{ NULL, false, false, false },
-};
-
 struct rule {
 	const char *glob; /* as given, maybe with a trailing "/" */
 	bool deny, create, no_placeholder;
+};
+
+/* A directory's names, sorted: the workdir's top is read once for every rule of a plan (and once
+ * for the sweep) rather than looked up name by name, most of which are not there. */
+struct names {
+	char **v;
+	size_t n;
+	bool read; /* false: not read yet, or unreadable (then every name is looked up) */
 };
 
 struct expand {
@@ -64,12 +36,55 @@ struct expand {
 	char **comps; /* the glob's components */
 	size_t n_comps;
 	size_t visited;
+	struct names *top; /* the workdir's top directory, read once a plan (or NULL) */
 	struct cordon_error *err;
 };
 
 static bool has_wildcard(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;
+}
+
+static int list_names(int dirfd, char ***ret);
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Read the names of dirfd once (an unreadable directory: read stays false), sorted */
+static int names_read(struct names *nm, int dirfd)
+{
+	if (nm->read || nm->v)
+		return 0;
+	if (list_names(dirfd, &nm->v) < 0)
+		return -ENOMEM;
+	if (!nm->v)
+		return 0;
+	nm->n = cd_strv_len(nm->v);
+	qsort(nm->v, nm->n, sizeof(*nm->v), cmp_name);
+	nm->read = true;
+	return 0;
+}
+
+/* Is the first component of rel (up to a "/") not among the names read? */
+static bool names_lack(const struct names *nm, const char *rel)
+{
+	char first[256];
+	const char *key = first;
+	size_t len = strcspn(rel, "/");
+
+	if (!nm || !nm->read || len >= sizeof(first))
+		return false;
+	memcpy(first, rel, len);
+	first[len] = '\0';
+	return !bsearch(&key, nm->v, nm->n, sizeof(*nm->v), cmp_name);
+}
+
+static void names_done(struct names *nm)
+{
+	cd_strv_free(nm->v);
+	*nm = (struct names){ 0 };
 }
 
 int cd_guard_glob_check(const char *glob, struct cordon_error *err)
@@ -197,7 +212,7 @@ static int join(char *buf, size_t size, const char *prefix, const char *name)
 /* The guard for a literal path, and pins for what stands above it (prefix_len bytes of rel: the
  * existing directories, and a file in the way) once there is something to guard. */
 static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, bool dir,
-			  enum cd_guard_state state, const struct stat *link)
+			  enum cd_guard_state state, const struct stat *link, bool under_file)
 {
 	char buf[PATH_MAX];
 	int r;
@@ -218,6 +233,11 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 		struct cd_guard *g = &x->p->g[x->p->n - 1];
 
 		g->exist_len = prefix_len;
+		/* a file stands where a directory of the path would be (a linked worktree's .git):
+		 * pinned, it cannot be replaced, so nothing can be made below it; a placeholder
+		 * directory would hide the file in a --cow view (and git with it) */
+		if (under_file)
+			g->placeholder = false;
 		if (link) {
 			g->link_dev = link->st_dev;
 			g->link_ino = link->st_ino;
@@ -239,26 +259,30 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 		int r;
 
 		if (cur < 0 && errno == EACCES) /* a directory closed to us (mode 000): swept */
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL,
+					      false);
 		if (cur < 0)
 			return cd_fail_errno(x->err, errno, "protect", "%s", rel);
-		r = stat_at(cur, x->comps[i], &st);
+		r = i == 0 && names_lack(x->top, rel) ? -ENOENT : stat_at(cur, x->comps[i], &st);
 		if (r == -ENOENT)
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT, NULL);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT, NULL,
+					      false);
 		if (r == -EACCES)
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL,
+					      false);
 		if (r < 0)
 			return cd_fail_errno(x->err, -r, "protect", "%s", rel);
 		if (S_ISLNK(st.st_mode))
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, &st);
+			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, &st,
+					      false);
 		if (last)
 			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode), CD_GUARD_EXISTS,
-					      NULL);
+					      NULL, false);
 		/* a file where a directory would be (a worktree's .git) is kept in place too */
 		if (!S_ISDIR(st.st_mode))
 			return commit_literal(x, rel, S_ISREG(st.st_mode) ? off + strlen(x->comps[i])
 									  : pinned,
-					      want_dir, CD_GUARD_ABSENT, NULL);
+					      want_dir, CD_GUARD_ABSENT, NULL, S_ISREG(st.st_mode));
 		pinned = off + strlen(x->comps[i]);
 		r = open_dir_at(cur, x->comps[i]);
 		cd_closep(&below); /* keeps errno, which the loop's top reads */
@@ -267,13 +291,78 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 	return 0;
 }
 
-/* A glob: what it matches now, walked from dirfd (the path so far in prefix) at component i. */
+/* A symlink matching a pattern that drops new matches: there from the start, so the sweep
+ * leaves it (BLOCKED: nothing is mounted on it) */
+static int add_link(struct expand *x, const char *rel, const struct stat *st)
+{
+	int r = add_guard(x, rel, false, CD_GUARD_BLOCKED);
+
+	if (r >= 0 && strcmp(x->p->g[x->p->n - 1].rel, rel) == 0) {
+		x->p->g[x->p->n - 1].link_dev = st->st_dev;
+		x->p->g[x->p->n - 1].link_ino = st->st_ino;
+	}
+	return r;
+}
+
+static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i);
+
+/* The names in directory dirfd, ".." and "." left out. Its own open file: a dup() would share
+ * (and move) the offset of dirfd, which an earlier glob or "**" read from already. NULL when it
+ * is no directory or unreadable: nothing matches below. */
+static int list_names(int dirfd, char ***ret)
+{
+	_cleanup_close_ int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_(cd_closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_strv_ char **v = NULL;
+	struct dirent *e;
+
+	*ret = NULL;
+	if (!d)
+		return 0;
+	fd = -1; /* the DIR has it */
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		    cd_strv_push(&v, e->d_name) < 0)
+			return -ENOMEM;
+	if (!v)
+		v = calloc(1, sizeof(*v)); /* empty, but read */
+	*ret = CD_TAKE_PTR(v);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* One name of dirfd against component i of the glob */
+static int expand_name(struct expand *x, int dirfd, const char *prefix, size_t i, const char *name)
+{
+	bool star2 = strcmp(x->comps[i], "**") == 0;
+	char rel[PATH_MAX];
+	struct stat st;
+
+	if (!star2 && fnmatch(x->comps[i], name, 0) != 0)
+		return 0;
+	if (join(rel, sizeof(rel), prefix, name) < 0 || stat_at(dirfd, name, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		/* not followed: what it names is not the workdir's. A pattern that drops its new
+		 * matches keeps this one (the user's) unless it is replaced */
+		return x->rule->create && !star2 && i + 1 == x->n_comps ? add_link(x, rel, &st) : 0;
+	if (!S_ISDIR(st.st_mode))
+		return !star2 && i + 1 == x->n_comps ? add_guard(x, rel, false, CD_GUARD_EXISTS)
+						     : 0;
+	{
+		_cleanup_close_ int sub = open_dir_at(dirfd, name);
+
+		return sub < 0 ? 0 : expand_at(x, sub, rel, star2 ? i : i + 1);
+	}
+}
+
+/* A glob: what it matches now, walked from dirfd (the path so far in prefix) at component i. A
+ * literal component is looked up, not searched for; the workdir's top is read once a plan. */
 static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 {
-	_cleanup_(cd_closedirp) DIR *d = NULL;
+	_cleanup_strv_ char **own = NULL;
+	char **names;
 	const char *comp;
-	struct dirent *e;
-	int r, fd;
+	int r;
 
 	if (i == x->n_comps) {
 		struct stat st;
@@ -291,38 +380,18 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 		r = expand_at(x, dirfd, prefix, i + 1);
 		if (r < 0)
 			return r;
+	} else if (!has_wildcard(comp) && !strchr(comp, '\\')) {
+		return expand_name(x, dirfd, prefix, i, comp);
 	}
-	/* an open file of its own: a dup() would share (and move) the offset of dirfd, which an
-	 * earlier glob or "**" read from already */
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		cd_closep(&fd);
-		return 0; /* not a directory, or unreadable: nothing matches below */
+	if (!*prefix && x->top && x->top->read) {
+		names = x->top->v;
+	} else {
+		if (list_names(dirfd, &own) < 0)
+			return cd_fail(x->err, ENOMEM, "protect", "out of memory");
+		names = own;
 	}
-	while ((e = readdir(d))) {
-		char rel[PATH_MAX];
-		bool star2 = strcmp(comp, "**") == 0;
-		struct stat st;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (!star2 && fnmatch(comp, e->d_name, 0) != 0)
-			continue;
-		if (join(rel, sizeof(rel), prefix, e->d_name) < 0 || stat_at(dirfd, e->d_name, &st) < 0)
-			continue;
-		if (S_ISLNK(st.st_mode))
-			continue; /* a symlink is not followed: what it names is not the workdir's */
-		if (!S_ISDIR(st.st_mode)) {
-			if (!star2 && i + 1 == x->n_comps)
-				r = add_guard(x, rel, false, CD_GUARD_EXISTS);
-			else
-				r = 0;
-		} else {
-			_cleanup_close_ int sub = open_dir_at(dirfd, e->d_name);
-
-			r = sub < 0 ? 0 : expand_at(x, sub, rel, star2 ? i : i + 1);
-		}
+	for (char **n = names; n && *n; n++) {
+		r = expand_name(x, dirfd, prefix, i, *n);
 		if (r < 0)
 			return r;
 	}
@@ -330,11 +399,11 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 }
 
 static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workdir_fd,
-		     struct cordon_error *err)
+		     struct names *top, struct cordon_error *err)
 {
 	_cleanup_free_ char *glob = strdup(rule->glob);
 	_cleanup_strv_ char **comps = NULL;
-	struct expand x = { .p = p, .rule = rule, .err = err };
+	struct expand x = { .p = p, .rule = rule, .top = top, .err = err };
 	size_t len = glob ? strlen(glob) : 0;
 	bool want_dir = len && glob[len - 1] == '/';
 	size_t first;
@@ -351,6 +420,9 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	if (!has_wildcard(glob))
 		return plan_literal(&x, workdir_fd, glob, want_dir);
+	/* the list allows this for one name at the top only (cd_guard_list_parse) */
+	if (rule->create && x.n_comps == 1 && cd_strv_push(&p->new_globs, glob) < 0)
+		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	first = p->n;
 	r = expand_at(&x, workdir_fd, "", 0);
 	if (r < 0)
@@ -438,7 +510,7 @@ static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
 		if (cd_strv_push(&p->globs, g) < 0)
 			return cd_fail(err, ENOMEM, "protect", "out of memory");
 		rule.glob = p->globs[cd_strv_len(p->globs) - 1];
-		r = plan_rule(p, &rule, workdir_fd, err);
+		r = plan_rule(p, &rule, workdir_fd, NULL, err);
 		if (r < 0)
 			return r;
 	}
@@ -493,26 +565,30 @@ int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const cha
 			struct cd_guard_plan *ret, struct cordon_error *err)
 {
 	struct cd_guard_plan p = { 0 };
-	int r = 0;
+	struct names top = { 0 };
+	int r = names_read(&top, workdir_fd);
 
 	for (size_t i = 0; r >= 0 && i < c->n_protect; i++) {
 		const struct rule rule = { c->protect[i].glob, c->protect[i].deny,
 					   !has_wildcard(c->protect[i].glob), false };
 
-		r = plan_rule(&p, &rule, workdir_fd, err);
+		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
-	for (size_t i = 0; r >= 0 && !c->no_default_protect && cd_guard_defaults[i].glob; i++) {
-		const struct rule rule = { cd_guard_defaults[i].glob, cd_guard_defaults[i].deny,
-					   cd_guard_defaults[i].create,
-					   cd_guard_defaults[i].no_placeholder };
+	if (r >= 0 && !c->no_default_protect)
+		r = cd_guard_list_load(NULL, &p.defaults, err);
+	for (size_t i = 0; r >= 0 && i < p.defaults.n; i++) {
+		const struct cd_guard_rule *d = &p.defaults.r[i];
+		const struct rule rule = { d->glob, d->deny, d->create, d->no_placeholder };
 
-		r = plan_rule(&p, &rule, workdir_fd, err);
+		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !c->no_default_protect)
 		r = plan_gitdir(&p, workdir_fd, workdir_path, err);
+	names_done(&top);
 	if (r < 0) {
 		cd_guard_plan_done(&p);
-		return r;
+		return r == -ENOMEM && !err->msg[0] ? cd_fail(err, ENOMEM, "protect", "out of memory")
+						    : r;
 	}
 	for (size_t i = 0; i < p.n; i++)
 		if (strcmp(p.g[i].rel, ".git/hooks") == 0)
@@ -528,6 +604,8 @@ void cd_guard_plan_done(struct cd_guard_plan *p)
 	free(p->g);
 	cd_strv_free(p->pins);
 	cd_strv_free(p->globs);
+	cd_strv_free(p->new_globs);
+	cd_guard_list_done(&p->defaults);
 	*p = (struct cd_guard_plan){ 0 };
 }
 
@@ -655,18 +733,61 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char
 	return 0;
 }
 
+static bool planned(const struct cd_guard_plan *p, const char *rel)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->g[i].rel, rel) == 0)
+			return true;
+	return false;
+}
+
+/* The names at the top of the workdir (listed before anything is removed: a name moved aside
+ * must not be met again) that match a pattern dropping new matches: what the plan has was there
+ * at the start (mounted over, or a symlink sweep_one looks after); the rest the run made. */
+static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int workdir_fd,
+		     uid_t owner, cd_guard_notice_fn notice, void *data, int *removed)
+{
+	int first = 0;
+
+	if (!p->new_globs)
+		return 0;
+	if (!top->read)
+		return -EACCES; /* the top could not be read */
+	for (char **n = top->v; n && *n; n++) {
+		char aside[300] = "";
+		char **glob = p->new_globs;
+		int r;
+
+		while (*glob && fnmatch(*glob, *n, 0) != 0)
+			glob++;
+		if (!*glob || planned(p, *n))
+			continue;
+		r = remove_at(workdir_fd, *n, owner, aside, sizeof(aside));
+		if (r > 0) {
+			(*removed)++;
+			if (notice)
+				notice(data, *n, *glob, r == 2 ? aside : NULL);
+		} else if (r < 0 && !first) {
+			first = r;
+		}
+	}
+	return first;
+}
+
 int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 		   cd_guard_notice_fn notice, void *data)
 {
-	int removed = 0, first = 0;
+	struct names top = { 0 };
+	int removed = 0, first = names_read(&top, workdir_fd), r;
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_guard *g = &p->g[i];
 		char aside[300] = "";
-		int r;
 
 		if (g->state == CD_GUARD_EXISTS || !g->create)
 			continue;
+		if (!g->exist_len && names_lack(&top, g->rel))
+			continue; /* nothing there, nothing made on the way */
 		r = sweep_one(g, workdir_fd, owner, aside, sizeof(aside));
 		if (r > 0) {
 			removed++;
@@ -676,5 +797,9 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 			first = r;
 		}
 	}
+	r = sweep_new(p, &top, workdir_fd, owner, notice, data, &removed);
+	if (r < 0 && !first)
+		first = r;
+	names_done(&top);
 	return first && !removed ? first : removed;
 }

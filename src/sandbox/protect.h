@@ -42,15 +42,33 @@ struct cd_guard {
 	ino_t link_ino;
 };
 
+/* One entry of the default set (protected-paths/default.list). */
+struct cd_guard_rule {
+	char *glob;
+	bool deny;
+	bool create;         /* refuse or drop: guarded while it does not exist too */
+	bool no_placeholder; /* drop: nothing holds its place (see struct cd_guard) */
+	unsigned line, col;  /* where the list says it */
+};
+
+struct cd_guard_list {
+	struct cd_guard_rule *r;
+	size_t n;
+	char *source; /* the file it was read from, or "built-in:default.list" */
+};
+
 struct cd_guard_plan {
 	struct cd_guard *g;
 	size_t n;
 	char **pins;    /* relative paths bound onto themselves, outermost first */
 	char **globs;   /* every rule in force (for the layer's manifest), NULL-ended */
+	char **new_globs; /* patterns (one name, at the top) whose new matches are swept */
 	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
+	struct cd_guard_list defaults; /* the default set in force: the guards' globs point in */
 };
 
-/* The rules of c (its own, then the default set unless turned off) against the workdir
+/* The rules of c (its own, then the default set unless turned off: cd_guard_list_load(NULL))
+ * against the workdir
  * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for a linked
  * worktree's gitdir). Bad globs were refused by the setter; a glob that matches more than
  * CD_GUARD_MAX paths fails here. */
@@ -66,22 +84,26 @@ int cd_guard_glob_check(const char *glob, struct cordon_error *err);
  * of directories; "*", "?", "[...]" stay within a name and match a leading "." too.) */
 bool cd_guard_glob_match(const char *glob, const char *path);
 
-/* The default set (README "Protected paths"): NULL-ended. */
-struct cd_guard_rule {
-	const char *glob;
-	bool deny;
-	bool create; /* guarded while it does not exist (a literal path) */
-	bool no_placeholder; /* ...but not by a placeholder (see struct cd_guard) */
-};
-extern const struct cd_guard_rule cd_guard_defaults[];
+/* The default set, as data: protected-paths/default.list (its README says the format). Parse
+ * one (pure): 0, or -EINVAL with "name:line:col: why". A pattern (*, ?, [...]) cannot refuse
+ * (a placeholder needs a name), and drops new matches only as one name at the top. */
+int cd_guard_list_parse(const char *text, size_t len, const char *name,
+			struct cd_guard_list *ret, struct cordon_error *err);
+/* The list in force: dir/default.list (dir NULL: the installed directory, cd_guard_list_dir())
+ * where it exists, else the one compiled into the binary. A copy that is there but unreadable,
+ * malformed, or writable by another user than root or the caller fails. */
+int cd_guard_list_load(const char *dir, struct cd_guard_list *ret, struct cordon_error *err);
+void cd_guard_list_done(struct cd_guard_list *l);
+const char *cd_guard_list_dir(void);
 
 /* After a run with a direct workdir: remove what the sandbox made at a guarded path that did not
- * exist (or stood behind a symlink) when it started, through descriptors, never following a
- * symlink. Only what is owned by owner (the workdir's: whom the sandbox's files belong to on
- * the host) is removed; a tree holding anything else (as root, files of an owner the sandbox
- * could not remove, moved in with their directory) is renamed aside, NAME.cordon-moved-aside,
- * out of the protected path. Each is told to notice() (aside: the new name, or NULL when
- * removed). Returns how many paths were removed or moved, or -errno. */
+ * exist (or stood behind a symlink) when it started, and the new matches of a pattern that
+ * drops them, through descriptors, never following a symlink. Only what is owned by owner (the
+ * workdir's: whom the sandbox's files belong to on the host) is removed; a tree holding anything
+ * else (as root, files of an owner the sandbox could not remove, moved in with their directory)
+ * is renamed aside, NAME.cordon-moved-aside, out of the protected path. Each is told to
+ * notice() (aside: the new name, or NULL when removed). Returns how many paths were removed or
+ * moved, or -errno. */
 typedef void (*cd_guard_notice_fn)(void *data, const char *rel, const char *glob,
 				   const char *aside);
 int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,

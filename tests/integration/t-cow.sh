@@ -37,13 +37,16 @@ fi
 is "(--cow runs here)" "$rc:$err" "0:"
 
 # listing: what a tree holds (not .git, nor the empty placeholders a --cow sandbox sees at the
-# protected paths that do not exist: README "Protected paths"), as lines: type, mode, size or target, path; then the
-# SHA-256 of every file. The same text inside the sandbox and on the host.
-listing='LC_ALL=C find . \( -path ./.git -o -path ./.claude -o -path ./.codex -o -path ./.cursor -o -path ./.husky -o -path ./.mcp.json -o -path ./.envrc -o -path ./.vscode \) -prune -o -type d -printf "d %m %p\0" -o -type l -printf "l %p -> %l\0" -o -type f -printf "f %m %s %p\0" | LC_ALL=C sort -z | tr "\0" "\n"
-	LC_ALL=C find . \( -path ./.git -o -path ./.claude -o -path ./.codex -o -path ./.cursor -o -path ./.husky -o -path ./.mcp.json -o -path ./.envrc -o -path ./.vscode \) -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum'
+# protected paths that do not exist: the default list's "refuse" entries, README "Protected
+# paths"), as lines: type, mode, size or target, path; then the SHA-256 of every file. The same
+# text inside the sandbox and on the host.
+skip_paths="-path ./.git$("$CORDON" protect show | awk '$3 == "refuse" { split($2, c, "/"); print c[1] }' |
+	sort -u | sed 's|^| -o -path ./|' | tr -d '\n')"
+listing='LC_ALL=C find . \( '"$skip_paths"' \) -prune -o -type d -printf "d %m %p\0" -o -type l -printf "l %p -> %l\0" -o -type f -printf "f %m %s %p\0" | LC_ALL=C sort -z | tr "\0" "\n"
+	LC_ALL=C find . \( '"$skip_paths"' \) -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum'
 # what git tracks: files (mode 644 or 755) and symlinks, no directories
-gitlisting='LC_ALL=C find . \( -path ./.git -o -path ./.claude -o -path ./.codex -o -path ./.cursor -o -path ./.husky -o -path ./.mcp.json -o -path ./.envrc -o -path ./.vscode \) -prune -o -type l -printf "l %p -> %l\0" -o -type f -printf "f %m %s %p\0" | LC_ALL=C sort -z | tr "\0" "\n"
-	LC_ALL=C find . \( -path ./.git -o -path ./.claude -o -path ./.codex -o -path ./.cursor -o -path ./.husky -o -path ./.mcp.json -o -path ./.envrc -o -path ./.vscode \) -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum'
+gitlisting='LC_ALL=C find . \( '"$skip_paths"' \) -prune -o -type l -printf "l %p -> %l\0" -o -type f -printf "f %m %s %p\0" | LC_ALL=C sort -z | tr "\0" "\n"
+	LC_ALL=C find . \( '"$skip_paths"' \) -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum'
 host_listing() { (cd "$1" && sh -c "$listing"); }
 host_git_listing() { (cd "$1" && sh -c "$gitlisting"); }
 # the whole workdir, .git included, with inodes: "nothing changed" means this

@@ -119,4 +119,23 @@ else
 	skip "... the user is told" "as root"
 fi
 
+# --- 12. files planted at these paths were kept (issue 25, section 7), against README's promise:
+# an MCP server for VS Code, Gemini CLI and Roo, Zed's settings (context servers), Continue's
+# config, a dev container (initializeCommand runs on the host), a VS Code workspace file, and
+# git's alternates. A direct run plants each; none is left on the host after it.
+planted='.vscode/mcp.json .gemini/settings.json .roo/mcp.json .zed/settings.json .continue/config.yaml
+.devcontainer/devcontainer.json evil.code-workspace .git/objects/info/alternates'
+w=$(mkwork)
+git -C "$w" init -q . && own "$w"
+cordon --workdir "$w" -e "P=$planted" -- sh -c 'for p in $P; do mkdir -p "$(dirname "$p")" &&
+	echo "{\"mcpServers\":{\"x\":{\"command\":\"touch /tmp/pwned\"}}}" > "$p" && echo "made $p"; done'
+is "the run could plant all eight (they are made during a direct run)" "$(grep -c '^made ' <<<"$out")" 8
+for p in $planted; do
+	is "a file planted at $p is not kept" "$(test -e "$w/$p" && echo kept || echo gone)" gone
+done
+cordon --workdir "$w" --no-default-protect -e "P=$planted" -- sh -c 'for p in $P; do
+	mkdir -p "$(dirname "$p")" && echo x > "$p"; done'
+is "(control) without the defaults all eight are kept" \
+	"$(for p in $planted; do test -e "$w/$p" && echo kept; done | grep -c kept)" 8
+
 done_testing

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-protect.c - protected paths (protect.h): the globs a user may give, what a glob covers,
- * and what the plan finds in a workdir: there, missing, behind a symlink or a file; the
- * directories above pinned; a linked worktree's git directory inside the workdir guarded; and
- * the sweep removing what a run made at a guarded path, through no symlink. TAP.
+ * the default list's format (protected-paths/default.list: parsed, loaded, refused), and what
+ * the plan finds in a workdir: there, missing, behind a symlink or a file; the directories
+ * above pinned; a linked worktree's git directory inside the workdir guarded; and the sweep
+ * removing what a run made at a guarded path (or as a new match of a pattern), through no
+ * symlink. TAP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +79,158 @@ static void test_globs(void)
 	   "** spans any number of directories, none included");
 }
 
+static int rule_of(const struct cd_guard_list *l, const char *glob)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->r[i].glob, glob) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A bad list: refused with exactly this message (file:line:col: why). */
+static void bad_list(const char *text, const char *want)
+{
+	struct cordon_error err = { 0 };
+	struct cd_guard_list l;
+	int r = cd_guard_list_parse(text, strlen(text), "t.list", &l, &err);
+
+	if (r >= 0)
+		cd_guard_list_done(&l);
+	ok(r == -EINVAL && strcmp(err.step, "protect-list") == 0, "refused: %s", want);
+	is_str(err.msg, want, "... says where and why");
+}
+
+static void test_list_parse(void)
+{
+	static const char good[] = "# a comment\n"
+				   "\n"
+				   "protect  .git/hooks/   refuse  # trailing comment\r\n"
+				   "\tdeny .env\n"
+				   "protect *.code-workspace drop\n"
+				   "protect a#b\n"
+				   "protect Jenkinsfile";
+	struct cordon_error err = { 0 };
+	struct cd_guard_list l;
+
+	ok(cd_guard_list_parse(good, strlen(good), "t.list", &l, &err) == 0, "a list parses: %s",
+	   err.msg);
+	is_uint(l.n, 5, "... five entries");
+	ok(l.n == 5 && strcmp(l.r[0].glob, ".git/hooks/") == 0 && !l.r[0].deny &&
+	   l.r[0].create && !l.r[0].no_placeholder && l.r[0].line == 3,
+	   "... refuse: guarded when missing, with a placeholder (line 3, CRLF)");
+	ok(l.n == 5 && l.r[1].deny && !l.r[1].create, "... deny, only where it exists");
+	ok(l.n == 5 && l.r[2].create && l.r[2].no_placeholder, "... drop: no placeholder");
+	ok(l.n == 5 && strcmp(l.r[3].glob, "a#b") == 0, "... a '#' inside a word is the word's");
+	ok(l.n == 5 && strcmp(l.r[4].glob, "Jenkinsfile") == 0 && !l.r[4].create,
+	   "... the last line without a newline");
+	is_str(l.source, "t.list", "... its source");
+	cd_guard_list_done(&l);
+
+	bad_list("protects .x\n", "t.list:1:1: unknown kind \"protects\" (protect or deny)");
+	bad_list("\n  deny\n", "t.list:2:7: deny needs a path");
+	bad_list("protect a refuse now\n",
+		 "t.list:1:18: unexpected \"now\" (one entry a line: KIND PATH [refuse|drop])");
+	bad_list("protect a refused\n",
+		 "t.list:1:11: unknown \"refused\" (refuse or drop, or nothing: only what exists)");
+	bad_list("protect /etc/passwd\n", "t.list:1:9: \"/etc/passwd\": a path relative to "
+					   "the workdir, without a leading \"/\"");
+	bad_list("protect a/../b\n", "t.list:1:9: \"a/../b\": no \".\" or \"..\" component "
+				      "allowed");
+	bad_list("protect *.x refuse\n", "t.list:1:13: \"*.x\": refuse needs a literal path (a "
+					  "placeholder holds its place); a pattern can drop");
+	bad_list("protect a/*.x drop\n", "t.list:1:15: \"a/*.x\": a pattern drops its new "
+					  "matches at the top of the workdir only (no \"/\")");
+	bad_list("protect a\n# x\ndeny  a drop\n",
+		 "t.list:3:7: \"a\" listed twice (first at line 1)");
+	{
+		static const char nul[] = "protect a\nprotect b\0c\n";
+
+		struct cordon_error e2 = { 0 };
+		struct cd_guard_list l2;
+
+		ok(cd_guard_list_parse(nul, sizeof(nul) - 1, "t.list", &l2, &e2) == -EINVAL,
+		   "a NUL byte: refused");
+		is_str(e2.msg, "t.list:2:10: a NUL byte", "... where it is");
+	}
+}
+
+static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char p[4096];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	chmod(p, mode);
+}
+
+static void test_list_load(void)
+{
+	char dir[] = "/tmp/test-protect-list.XXXXXX";
+	struct cordon_error err = { 0 };
+	struct cd_guard_list l, src;
+	int r;
+
+	if (!mkdtemp(dir))
+		return (void)ok(false, "mkdtemp");
+	ok(cd_guard_list_load(dir, &l, &err) == 0, "no installed list: loaded: %s", err.msg);
+	is_str(l.source, "built-in:default.list", "... the binary's own");
+	ok(l.n >= 60 && rule_of(&l, ".git/hooks/") >= 0 && rule_of(&l, ".vscode/") >= 0 &&
+	   rule_of(&l, ".gemini/") >= 0 && rule_of(&l, ".git/objects/info/alternates") >= 0,
+	   "... the default set (%zu entries)", l.n);
+	/* the binary's copy is the source tree's list, entry for entry */
+	memset(&err, 0, sizeof(err));
+	r = cd_guard_list_load(CORDON_TEST_POLICY_DIR "/../protected-paths", &src, &err);
+	ok(r == 0 && src.n == l.n, "the source tree's default.list loads alike (%zu): %s",
+	   r == 0 ? src.n : 0, err.msg);
+	for (size_t i = 0; r == 0 && i < src.n && i < l.n; i++)
+		if (strcmp(src.r[i].glob, l.r[i].glob) != 0 || src.r[i].create != l.r[i].create ||
+		    src.r[i].no_placeholder != l.r[i].no_placeholder || src.r[i].deny != l.r[i].deny)
+			ok(false, "entry %zu differs: %s / %s", i, src.r[i].glob, l.r[i].glob);
+	if (r == 0)
+		cd_guard_list_done(&src);
+	cd_guard_list_done(&l);
+
+	write_file(dir, "default.list", "protect mine/\n", 0644);
+	memset(&err, 0, sizeof(err));
+	ok(cd_guard_list_load(dir, &l, &err) == 0 && l.n == 1 &&
+	   strcmp(l.r[0].glob, "mine/") == 0, "an installed list wins: %s", err.msg);
+	like_str(l.source, "/default.list", "... its source is the file");
+	cd_guard_list_done(&l);
+
+	write_file(dir, "default.list", "protect mine/\n", 0646);
+	memset(&err, 0, sizeof(err));
+	ok(cd_guard_list_load(dir, &l, &err) == -EPERM, "one another user may write: refused");
+	like_str(err.msg, "another user may write it", "... %s", err.msg);
+
+	write_file(dir, "default.list", "protect mine/ now\n", 0644);
+	memset(&err, 0, sizeof(err));
+	ok(cd_guard_list_load(dir, &l, &err) == -EINVAL, "a malformed installed list: refused, "
+	   "not replaced by the built-in one");
+	like_str(err.msg, "/default.list:1:15: unknown \"now\"", "... %s", err.msg);
+
+	write_file(dir, "default.list", "", 0000);
+	memset(&err, 0, sizeof(err));
+	r = cd_guard_list_load(dir, &l, &err);
+	if (geteuid() == 0)
+		skip("root reads a mode 000 file", "an unreadable installed list fails");
+	else
+		ok(r == -EACCES, "an unreadable installed list fails (%d): %s", r, err.msg);
+	if (r == 0)
+		cd_guard_list_done(&l);
+	{
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/default.list", dir);
+		unlink(p);
+		rmdir(dir);
+	}
+}
+
 static void test_plan(void)
 {
 	struct cordon_config *c = cordon_config_new();
@@ -97,11 +251,15 @@ static void test_plan(void)
 	mk("conf/b.yml", "b\n");
 	mk("wt", NULL);
 	mk("wt/.git", NULL);
+	mk(".gitlab-ci.yml", "job: {}\n");
+	mk("user.code-workspace", "{}\n");
 	{
 		char l[4096];
 
 		snprintf(l, sizeof(l), "%s/.vscode", top);
 		symlink("/etc", l); /* a symlink where a protected directory would be */
+		snprintf(l, sizeof(l), "%s/link.code-workspace", top);
+		symlink("user.code-workspace", l);
 	}
 	cordon_config_protect(c, "conf/*.yml", 0, &err);
 	cordon_config_protect(c, "secret.txt", 1, &err);
@@ -120,13 +278,29 @@ static void test_plan(void)
 	ok(g && g->deny && g->state == CD_GUARD_EXISTS, ".env: hidden");
 	g = find(&p, ".claude");
 	ok(g && g->state == CD_GUARD_ABSENT && g->create, ".claude: missing, guarded from creation");
-	g = find(&p, ".vscode/tasks.json");
-	ok(g && g->state == CD_GUARD_BLOCKED, ".vscode/tasks.json: behind a symlink");
+	g = find(&p, ".vscode");
+	ok(g && g->state == CD_GUARD_BLOCKED, ".vscode: a symlink stands there");
 	ok(find(&p, "conf/a.yml") && find(&p, "conf/b.yml"), "the glob's two matches");
 	ok(pinned(&p, "conf"), "... their directory pinned");
 	g = find(&p, "secret.txt");
 	ok(g && g->deny && g->state == CD_GUARD_ABSENT && g->create, "a literal --deny: guarded though missing");
-	ok(!find(&p, ".gitlab-ci.yml"), "a missing path of an exists-only rule: nothing");
+	g = find(&p, ".gitlab-ci.yml");
+	ok(g && g->state == CD_GUARD_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
+	r = rule_of(&p.defaults, "Jenkinsfile");
+	ok(r >= 0 && !p.defaults.r[r].create && !find(&p, "Jenkinsfile"),
+	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing guarded");
+	g = find(&p, "user.code-workspace");
+	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
+	   "*.code-workspace: the one there, read-only");
+	g = find(&p, "link.code-workspace");
+	ok(g && g->state == CD_GUARD_BLOCKED,
+	   "... a symlink matching it: kept as the user's (not mounted on)");
+	g = find(&p, ".mcp.json");
+	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
+	   ".mcp.json (drop): missing, guarded, no placeholder");
+	g = find(&p, ".gemini");
+	ok(g && g->state == CD_GUARD_ABSENT && g->create && g->placeholder && g->dir,
+	   ".gemini/ (refuse): missing, a placeholder directory holds its place");
 
 	/* the sweep: what a run made at guarded paths goes; a symlink is not followed */
 	mk(".claude", NULL);
@@ -141,8 +315,17 @@ static void test_plan(void)
 		snprintf(l, sizeof(l), "%s/.cursor", top);
 		symlink("vs", l); /* a directory the run made, reached through a symlink of its own */
 	}
+	mk("evil.code-workspace", "{}\n");
+	mk(".lefthook", NULL);
+	mk(".lefthook/pre-commit", "#!/bin/sh\n");
 	r = cd_guard_sweep(&p, fd, getuid(), NULL, NULL);
-	ok(r == 4, "sweep removed 4 paths (%d)", r);
+	ok(r == 6, "sweep removed 6 paths (%d)", r);
+	ok(faccessat(fd, "evil.code-workspace", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	   faccessat(fd, ".lefthook", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+	   "... new matches of patterns that drop them (a file, a directory): removed");
+	ok(faccessat(fd, "user.code-workspace", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	   faccessat(fd, "link.code-workspace", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+	   "... the matches there from the start (a file, a symlink) stay");
 	ok(faccessat(fd, ".cursor", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(fd, "vs/tasks.json", F_OK, 0) == 0,
 	   "... a symlink the run put where a protected directory would be: removed (not what it names)");
 	ok(faccessat(fd, ".git/commondir", F_OK, 0) < 0, "... a planted .git/commondir: removed");
@@ -185,6 +368,13 @@ static void test_worktree(void)
 	ok(find(&p, "main/.git/hooks") && find(&p, "main/.git/config"),
 	   "... and its repository's (commondir): hooks and config");
 	ok(pinned(&p, ".git"), "the .git file is pinned (a directory cannot replace it)");
+	{
+		const struct cd_guard *g = find(&p, ".git/hooks");
+
+		ok(g && g->state == CD_GUARD_ABSENT && !g->placeholder,
+		   ".git/hooks below the .git file: guarded, but no placeholder (it would hide the "
+		   "file from a --cow view, and git with it)");
+	}
 	cd_guard_plan_done(&p);
 	close(fd);
 	cordon_config_free(c);
@@ -193,6 +383,8 @@ static void test_worktree(void)
 int main(void)
 {
 	test_globs();
+	test_list_parse();
+	test_list_load();
 	test_plan();
 	test_worktree();
 	return done_testing();
