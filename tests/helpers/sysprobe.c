@@ -6,8 +6,8 @@
  * tells a filter's answer (EPERM, ENOSYS) from the kernel's.
  *
  * Groups: mount keyring modules kexec reboot swap raw-io clock accounting debug bpf userfaultfd
- * io-uring namespaces handles obsolete userns tty personality sockets ldt; and abi-i386, abi-x32,
- * which must not return (the filter kills them).
+ * io-uring namespaces handles handle-names kcmp obsolete userns tty personality sockets ldt; and
+ * abi-i386, abi-x32, which must not return (the filter kills them).
  *
  * setuid and setgid: every system call that sets a mode, tried in the current directory with
  * S_ISUID and then S_ISGID ("chmod-suid EPERM"), and with a plain 0755 ("chmod-plain ok"), then
@@ -141,6 +141,18 @@ static void g_namespaces(void)
 static void g_handles(void)
 {
 	TRY("open_by_handle_at", SYS_open_by_handle_at, -1, NULL, 0);
+}
+
+/* no side effect either way: a NULL handle (EFAULT from the kernel); kcmp of our own fd 0 with
+ * itself (0 from the kernel) */
+static void g_handle_names(void)
+{
+	TRY("name_to_handle_at", SYS_name_to_handle_at, AT_FDCWD, ".", NULL, NULL, 0);
+}
+
+static void g_kcmp(void)
+{
+	TRY("kcmp", SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, 0, 0);
 }
 
 static void g_obsolete(void)
@@ -355,7 +367,8 @@ static const struct {
 	{ "personality", g_personality }, { "sockets", g_sockets },
 	{ "abi-i386", g_abi_i386 },     { "abi-x32", g_abi_x32 },
 	{ "setuid", g_setuid },         { "tty-persist", g_tty_persist },
-	{ "ldt", g_ldt },
+	{ "ldt", g_ldt },               { "handle-names", g_handle_names },
+	{ "kcmp", g_kcmp },
 };
 
 int main(int argc, char **argv)

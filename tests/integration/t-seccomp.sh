@@ -32,6 +32,28 @@ sysprobe io-uring
 is "io_uring: ENOSYS, so that programs fall back" "$out" "io_uring_setup ENOSYS io_uring_enter ENOSYS io_uring_register ENOSYS"
 sysprobe namespaces handles
 is "setns, open_by_handle_at: EPERM" "$out" "setns EPERM open_by_handle_at EPERM"
+sysprobe handle-names kcmp
+is "name_to_handle_at: EOPNOTSUPP (a filesystem without handles); kcmp: ENOSYS (a kernel without it)" \
+	"$out" "name_to_handle_at EOPNOTSUPP kcmp ENOSYS"
+c --seccomp-policy strict -- "$SYSPROBE" handle-names kcmp
+is "... strict.policy: both ENOSYS (its answer to all it does not list)" "$(tr '\n' ' ' <<<"$out")" \
+	"name_to_handle_at ENOSYS kcmp ENOSYS "
+host=$("$SYSPROBE" handle-names kcmp | tr '\n' ' ')
+c --seccomp-policy none -- "$SYSPROBE" handle-names kcmp
+if [ "$host" = "name_to_handle_at EFAULT kcmp ok " ]; then
+	is "(control: without a filter both reach the kernel: EFAULT for the NULL handle, 0 from kcmp)" \
+		"$(tr '\n' ' ' <<<"$out")" "$host"
+else
+	skip "(control: without a filter both reach the kernel)" "this kernel answers on the host: $host"
+fi
+if command -v ss >/dev/null; then
+	# iproute2 resolves a cgroup filter's path to the cgroup's id with name_to_handle_at
+	c -- ss -x 'cgroup /'
+	like "a real user of name_to_handle_at, ss 'cgroup /', fails cleanly: exit 1 and a message" \
+		"$rc:$err" "1:*cgroup*"
+else
+	skip "ss 'cgroup /' (name_to_handle_at) fails cleanly" "no ss (iproute2) here"
+fi
 sysprobe obsolete
 is "obsolete calls: EPERM" "$out" "uselib EPERM vhangup EPERM sysfs EPERM"
 sysprobe userns

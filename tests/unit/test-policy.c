@@ -1259,6 +1259,10 @@ static void test_filter_default(void)
 	is_uint(eval(&f, SYS_bpf, 0, 0), RET_ERRNO(EPERM), "bpf: EPERM");
 	is_uint(eval(&f, SYS_clone3, 0, 0), RET_ERRNO(ENOSYS), "clone3: ENOSYS");
 	is_uint(eval(&f, SYS_io_uring_setup, 0, 0), RET_ERRNO(ENOSYS), "io_uring_setup: ENOSYS");
+	is_uint(eval(&f, SYS_name_to_handle_at, 0, 0), RET_ERRNO(EOPNOTSUPP),
+		"name_to_handle_at: EOPNOTSUPP");
+	is_uint(eval(&f, SYS_kcmp, 0, 0), RET_ERRNO(ENOSYS), "kcmp: ENOSYS");
+	is_uint(eval(&f, SYS_open_by_handle_at, 0, 0), RET_ERRNO(EPERM), "open_by_handle_at: EPERM");
 	is_uint(eval(&f, SYS_unshare, CLONE_NEWUSER, 0), RET_ERRNO(EPERM),
 		"unshare CLONE_NEWUSER: EPERM");
 	is_uint(eval(&f, SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS, 0), RET_ERRNO(EPERM),
@@ -1332,6 +1336,9 @@ static void test_filter_strict(void)
 		"strict: TCGETS with upper bits allowed");
 	is_uint(eval(&f, SYS_ioctl, 1, TIOCSTI), RET_ERRNO(ENOSYS), "strict: TIOCSTI ENOSYS");
 	is_uint(eval(&f, SYS_mount, 0, 0), RET_ERRNO(ENOSYS), "strict: mount ENOSYS");
+	is_uint(eval(&f, SYS_name_to_handle_at, 0, 0), RET_ERRNO(ENOSYS),
+		"strict: name_to_handle_at ENOSYS");
+	is_uint(eval(&f, SYS_kcmp, 0, 0), RET_ERRNO(ENOSYS), "strict: kcmp ENOSYS");
 	is_uint(eval(&f, SYS_clone, CLONE_NEWUSER, 0), RET_ERRNO(ENOSYS),
 		"strict: clone CLONE_NEWUSER ENOSYS");
 	is_uint(eval(&f, SYS_clone, CLONE_VM, 0), SECCOMP_RET_ALLOW, "strict: clone allowed");
