@@ -290,4 +290,14 @@ rm "$w/sub" && mv "$w/sub.real" "$w/sub"
 lc apply -w "$w" "$id"
 is "(control: with the directory back, the same layer applies)" "$rc:$(cat "$w/sub/x.txt")" "0:evil"
 
+# --- where the workdir is on the host: a --cow sandbox's mount table names only the overlay's
+# root and staging paths inside (a direct workdir's shows its host path: README, Known limits)
+w=$(mkwork)
+cordon_bare -w "$w" --workdir-target /work --cow --layer-dir "$L" -- sh -c 'cat /proc/self/mountinfo /proc/self/mounts'
+is "--cow: /proc/self/mountinfo and mounts name the workdir's host path nowhere" \
+	"$rc:$(grep -c -F "$w" <<<"$out")" "0:0"
+cordon_bare -w "$w" --workdir-target /work -- cat /proc/self/mountinfo
+is "(control: a direct workdir's mount root is its host path, as documented)" \
+	"$rc:$(grep -c -F " $w /work " <<<"$out")" "0:1"
+
 done_testing
