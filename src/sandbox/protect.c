@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "gitconfig.h"
 #include "protect.h"
 #include "rmtree.h"
 #include "util.h"
@@ -490,31 +491,124 @@ static int read_line_beneath(int workdir_fd, const char *rel, char *buf, size_t 
 	return 0;
 }
 
+/* One literal path guarded by a rule of cordon's making: g ("dir/" for a directory) */
+static int guard_one(struct cd_guard_plan *p, int workdir_fd, const char *g, bool create,
+		     bool placeholder, struct cordon_error *err)
+{
+	struct rule rule = { .glob = NULL, .deny = false, .create = create,
+			     .no_placeholder = !placeholder };
+
+	if (cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g))
+		return 0;
+	/* the rule's text must outlive the plan: keep it in the plan's list */
+	if (cd_strv_push(&p->globs, g) < 0)
+		return cd_fail(err, ENOMEM, "protect", "out of memory");
+	rule.glob = p->globs[cd_strv_len(p->globs) - 1];
+	return plan_rule(p, &rule, workdir_fd, NULL, err);
+}
+
 /* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": guarded from
  * creation though not a directory), "config" (guarded where it exists) */
 static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
 		       const char *const *names, size_t n, struct cordon_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		bool plus = names[i][0] == '+';
-		struct rule rule = { .glob = NULL, .deny = false,
-				     .create = plus || names[i][strlen(names[i]) - 1] == '/',
-				     .no_placeholder = plus };
+		bool plus = names[i][0] == '+', slash = names[i][strlen(names[i]) - 1] == '/';
 		char g[PATH_MAX + 32];
 		int r;
 
-		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i] + plus) >= (int)sizeof(g) ||
-		    cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g))
+		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i] + plus) >= (int)sizeof(g))
 			continue;
-		/* the rule's text must outlive the plan: keep it in the plan's list */
-		if (cd_strv_push(&p->globs, g) < 0)
-			return cd_fail(err, ENOMEM, "protect", "out of memory");
-		rule.glob = p->globs[cd_strv_len(p->globs) - 1];
-		r = plan_rule(p, &rule, workdir_fd, NULL, err);
+		r = guard_one(p, workdir_fd, g, plus || slash, !plus, err);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* A small file of the workdir, whole ("" when missing), no symlink followed */
+static int read_beneath(int workdir_fd, const char *rel, char *buf, size_t size, size_t *ret_len)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, workdir_fd, rel, &how, sizeof(how));
+	struct stat st;
+	size_t got = 0;
+	ssize_t n = 1;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ENOENT;
+	while (got < size && (n = read(fd, buf + got, size - got)) > 0)
+		got += (size_t)n;
+	*ret_len = got;
+	return n < 0 ? -errno : 0;
+}
+
+/* A path a git config names, as git resolves it, relative to the workdir: from base (a
+ * directory of the workdir), or absolute inside the workdir. -EXDEV: elsewhere (a home's "~",
+ * git's "%(prefix)", another directory: read-only in the sandbox like the rest of the host). */
+static int config_path(const char *workdir_path, const char *base, const char *v, char *out,
+		       size_t size)
+{
+	size_t wl = strlen(workdir_path);
+
+	if (!v[0] || v[0] == '~' || v[0] == '%')
+		return -EXDEV;
+	if (v[0] != '/')
+		return join_inside(base, v, out, size);
+	if (strncmp(v, workdir_path, wl) != 0 || v[wl] != '/')
+		return -EXDEV;
+	return join_inside("", v + wl + 1, out, size);
+}
+
+#define GITCONFIG_MAX (64 << 10)
+
+/* A git config file of the workdir (rel): core.hooksPath, a directory of hooks relative to the
+ * worktree (the workdir), guarded as .git/hooks is; include.path and includeIf.*.path, more
+ * config relative to the file's directory, which git reads if it is there and skips silently if
+ * not: guarded where it is and from being made, and read in turn (to a depth). */
+static int plan_config_file(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
+			    const char *rel, unsigned depth, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = malloc(GITCONFIG_MAX);
+	_cleanup_strv_ char **hooks = NULL, **includes = NULL;
+	char dir[PATH_MAX], path[PATH_MAX + 2];
+	const char *slash = strrchr(rel, '/');
+	size_t len = 0;
+	int r = 0;
+
+	if (!text)
+		return cd_fail(err, ENOMEM, "protect", "out of memory");
+	if (depth > 4 || read_beneath(workdir_fd, rel, text, GITCONFIG_MAX, &len) < 0)
+		return 0;
+	if (cd_gitconfig_paths(text, len, &hooks, &includes) < 0)
+		return cd_fail(err, ENOMEM, "protect", "out of memory");
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	for (char **h = hooks; r >= 0 && h && *h; h++)
+		if (config_path(workdir_path, "", *h, path, sizeof(path) - 1) == 0)
+			r = guard_one(p, workdir_fd, strcat(path, "/"), true, true, err);
+	for (char **i = includes; r >= 0 && i && *i; i++) {
+		if (config_path(workdir_path, dir, *i, path, sizeof(path)) < 0)
+			continue;
+		r = guard_one(p, workdir_fd, path, true, false, err);
+		if (r >= 0)
+			r = plan_config_file(p, workdir_fd, workdir_path, path, depth + 1, err);
+	}
+	return r;
+}
+
+/* What a git directory's config makes git run or read from the workdir (gitconfig.h) */
+static int plan_gitconfig(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
+			  const char *gitdir, struct cordon_error *err)
+{
+	char rel[PATH_MAX + 32];
+	int r;
+
+	snprintf(rel, sizeof(rel), "%s/config", gitdir);
+	r = plan_config_file(p, workdir_fd, workdir_path, rel, 0, err);
+	snprintf(rel, sizeof(rel), "%s/config.worktree", gitdir);
+	return r < 0 ? r : plan_config_file(p, workdir_fd, workdir_path, rel, 0, err);
 }
 
 /* A linked worktree or a submodule checked out here: .git is a file naming the git directory,
@@ -544,6 +638,8 @@ static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *work
 	if (join_inside("", g, dir, sizeof(dir)) < 0)
 		return 0;
 	r = guard_names(p, workdir_fd, dir, git_dir, CD_ELEMENTSOF(git_dir), err);
+	if (r >= 0)
+		r = plan_gitconfig(p, workdir_fd, workdir_path, dir, err);
 	if (r < 0)
 		return r;
 	snprintf(rel, sizeof(rel), "%s/commondir", dir);
@@ -558,7 +654,8 @@ static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *work
 	}
 	if (r < 0)
 		return 0;
-	return guard_names(p, workdir_fd, cdir, common, CD_ELEMENTSOF(common), err);
+	r = guard_names(p, workdir_fd, cdir, common, CD_ELEMENTSOF(common), err);
+	return r < 0 ? r : plan_gitconfig(p, workdir_fd, workdir_path, cdir, err);
 }
 
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
@@ -584,6 +681,8 @@ int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const cha
 	}
 	if (r >= 0 && !c->no_default_protect)
 		r = plan_gitdir(&p, workdir_fd, workdir_path, err);
+	if (r >= 0 && !c->no_default_protect) /* the workdir's own repository (.git a directory) */
+		r = plan_gitconfig(&p, workdir_fd, workdir_path, ".git", err);
 	names_done(&top);
 	if (r < 0) {
 		cd_guard_plan_done(&p);

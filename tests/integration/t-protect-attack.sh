@@ -138,4 +138,42 @@ cordon --workdir "$w" --no-default-protect -e "P=$planted" -- sh -c 'for p in $P
 is "(control) without the defaults all eight are kept" \
 	"$(for p in $planted; do test -e "$w/$p" && echo kept; done | grep -c kept)" 8
 
+# --- 13. what .git/config names: core.hooksPath (a directory of the project git runs hooks
+# from) and include.path (more config, read if it is there, skipped silently if not). A run
+# rewrote the hook, or made the included file with a core.fsmonitor; the next git commit or git
+# status on the host ran it.
+gitc() { as_caller env HOME="$TEST_TMP" git -c safe.directory='*' -c user.email=a@b -c user.name=a "$@"; }
+hooked() { # a repository whose hooks are in .githooks, and which includes ../.gitconfig.local
+	local w
+	w=$(mkwork)
+	git -C "$w" init -q . && git -c safe.directory='*' -C "$w" config core.hooksPath .githooks &&
+		git -c safe.directory='*' -C "$w" config include.path ../.gitconfig.local &&
+		mkdir "$w/.githooks" &&
+		printf '#!/bin/sh\nexit 0\n' >"$w/.githooks/pre-commit" && chmod 755 "$w/.githooks/pre-commit"
+	own "$w"
+	echo "$w"
+}
+evil='printf "#!/bin/sh\ntouch '"$mark"'\n" > .githooks/pre-commit
+	printf "[core]\n\tfsmonitor = \"touch '"$mark"'; false\"\n" > .gitconfig.local'
+for mode in protected control; do
+	opts=()
+	[ "$mode" = control ] && opts=(--no-default-protect)
+	w=$(hooked)
+	rm -f "$mark"
+	cordon --workdir "$w" "${opts[@]}" -- sh -c "$evil" 2>/dev/null
+	gitc -C "$w" commit -q --allow-empty -m x >/dev/null 2>&1
+	ran_commit=$(test -e "$mark" && echo ran || echo no)
+	rm -f "$mark"
+	gitc -C "$w" status >/dev/null 2>&1
+	ran_status=$(test -e "$mark" && echo ran || echo no)
+	rm -f "$mark"
+	if [ "$mode" = protected ]; then
+		is "core.hooksPath .githooks: a run cannot rewrite the hook git commit runs" "$ran_commit" no
+		is "include.path ../.gitconfig.local: a run cannot make the file git status reads" "$ran_status" no
+	else
+		is "(control) without the defaults, git commit ran the rewritten hook" "$ran_commit" ran
+		is "(control) without the defaults, git status ran the included file's fsmonitor" "$ran_status" ran
+	fi
+done
+
 done_testing

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gitconfig.h"
 #include "protect.h"
 
 #include "../lib/tap.h"
@@ -380,6 +381,95 @@ static void test_worktree(void)
 	cordon_config_free(c);
 }
 
+static char *join_strv(char **v)
+{
+	static char buf[1024];
+
+	buf[0] = '\0';
+	for (; v && *v; v++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s[%s]", buf[0] ? " " : "",
+			 *v);
+	return buf;
+}
+
+static void gitconfig_is(const char *text, const char *hooks, const char *includes,
+			 const char *what)
+{
+	char **h = NULL, **i = NULL;
+
+	ok(cd_gitconfig_paths(text, strlen(text), &h, &i) == 0, "git config: %s", what);
+	is_str(join_strv(h), hooks, "... core.hooksPath");
+	is_str(join_strv(i), includes, "... include paths");
+	cd_strv_free(h);
+	cd_strv_free(i);
+}
+
+static void test_gitconfig(void)
+{
+	gitconfig_is("[core]\n\trepositoryformatversion = 0\n\thooksPath = .githooks\n", "[.githooks]",
+		     "", "core.hooksPath");
+	gitconfig_is("[CORE]\n  HooksPath=\" my hooks\"  # a comment\n", "[ my hooks]", "",
+		     "case, quotes (inner blanks kept), a comment");
+	gitconfig_is("[core] hookspath = a\\\nb\n", "[ab]", "", "a header and an entry on one line, a "
+		     "continued line");
+	gitconfig_is("[core \"x\"]\n\thooksPath = no\n[core.y]\nhooksPath = no\n[alias]\nhooksPath = no\n",
+		     "", "", "a subsection of core, or another section: not core.hooksPath");
+	gitconfig_is("[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:~/w/\"]\n\tpath = x.inc\n"
+		     "[include \"z\"]\npath = no\n",
+		     "", "[../shared.gitconfig] [x.inc]", "include.path, includeIf.*.path");
+	gitconfig_is("[core]\n\thooksPath = a\n\tbroken = \"open\n[core]\n\thooksPath = b\n", "[a]", "",
+		     "a quote left open ends the scan (git refuses the file)");
+	gitconfig_is("; c\n# c\n[core]\n\tbare\n\thooksPath = \"a;b#c\"\n", "[a;b#c]", "",
+		     "comments, a key without a value, ; and # inside quotes");
+}
+
+static void test_plan_gitconfig(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_error err = { 0 };
+	struct cd_guard_plan p;
+	const struct cd_guard *g;
+	int fd;
+
+	strcpy(top, "/tmp/test-protect.XXXXXX");
+	if (!mkdtemp(top) || !c)
+		return (void)ok(false, "mkdtemp");
+	mk(".git", NULL);
+	mk(".git/config", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../shared.gitconfig\n"
+			  "\tpath = ../absent.gitconfig\n\tpath = ~/home.gitconfig\n"
+			  "\tpath = /etc/outside.gitconfig\n");
+	mk("shared.gitconfig", "[include]\n\tpath = more/nested.gitconfig\n");
+	mk(".githooks", NULL);
+	mk(".githooks/pre-commit", "#!/bin/sh\n");
+	fd = open(top, O_RDONLY | O_DIRECTORY);
+	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0, "plan with a git config: %s", err.msg);
+	g = find(&p, ".githooks");
+	ok(g && g->state == CD_GUARD_EXISTS && g->dir && g->create,
+	   "core.hooksPath .githooks: guarded as .git/hooks is");
+	g = find(&p, "shared.gitconfig");
+	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
+	   "include.path ../shared.gitconfig (from .git): guarded, dropped if made anew");
+	g = find(&p, "absent.gitconfig");
+	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
+	   "an include that is not there (git skips it): guarded from being made");
+	g = find(&p, "more/nested.gitconfig");
+	ok(g && g->state == CD_GUARD_ABSENT, "an include of an include, relative to its file");
+	ok(!find(&p, "home.gitconfig") && !find(&p, "etc/outside.gitconfig"),
+	   "paths outside the workdir (~, elsewhere): not the workdir's");
+	cd_guard_plan_done(&p);
+	{
+		struct cordon_config *c2 = cordon_config_new();
+
+		cordon_config_set_default_protect(c2, 0, &err);
+		ok(cd_guard_plan_build(c2, fd, top, &p, &err) == 0 && !find(&p, ".githooks"),
+		   "--no-default-protect: the config's paths are not guarded either");
+		cd_guard_plan_done(&p);
+		cordon_config_free(c2);
+	}
+	close(fd);
+	cordon_config_free(c);
+}
+
 int main(void)
 {
 	test_globs();
@@ -387,5 +477,7 @@ int main(void)
 	test_list_load();
 	test_plan();
 	test_worktree();
+	test_gitconfig();
+	test_plan_gitconfig();
 	return done_testing();
 }
