@@ -328,7 +328,7 @@ if [ -n "$cow_ok" ]; then
 		cordon -w "$d" --cow --layer-dir "$L" -- sh -c "$(make_script "$k")"
 		is "${E_PATH[k]}: --cow: made inside" "$rc:$(grep -cx "made $k" <<<"$out")" "0:1"
 		id=$(layer_of "$err")
-		as_caller "$CORDON" apply --layer-dir "$L" "$id" >/dev/null 2>"$TEST_TMP/apply.err"
+		as_caller "$CORDON" apply --layer-dir "$L" -w "$d" "$id" >/dev/null 2>"$TEST_TMP/apply.err"
 		a_rc=$?
 		is "${E_PATH[k]}: --cow: cordon apply refuses the layer" "$a_rc" 125
 		contains "${E_PATH[k]}: --cow: ... saying why" "$(cat "$TEST_TMP/apply.err")" "protected (${E_PATH[k]%/})"
@@ -337,7 +337,7 @@ if [ -n "$cow_ok" ]; then
 	done
 	cordon -w "$d" --cow --layer-dir "$L" --no-default-protect -- sh -c "$(make_script "${dropped[@]}")"
 	id=$(layer_of "$err")
-	as_caller "$CORDON" apply --layer-dir "$L" "$id" >/dev/null 2>&1
+	as_caller "$CORDON" apply --layer-dir "$L" -w "$d" "$id" >/dev/null 2>&1
 	for k in "${dropped[@]}"; do
 		is "${E_PATH[k]}: --cow (control) without the defaults: applied, it is on the host" \
 			"$(test -e "$d/${E_S[k]}" && echo there)" there
