@@ -33,20 +33,26 @@ static bool range_mapped(const char *map, unsigned first, unsigned count)
 
 bool cd_idrange_usable(void)
 {
-	return range_mapped("uid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE) &&
-	       range_mapped("gid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE);
+	static int usable = -1; /* our own maps do not change: read once per process */
+
+	if (usable < 0)
+		usable = range_mapped("uid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE) &&
+			 range_mapped("gid_map", CORDON_ROOT_HOST_ID, CORDON_ID_RANGE_SIZE);
+	return usable;
 }
 
 /* name under dir: made (mode) if missing, then opened and checked: root's, a directory, not a
  * symlink, no one else may write it (and with private, read it) */
 static int open_dir(int dir, const char *name, mode_t mode, bool private, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 
-	if (mkdirat(dir, name, mode) < 0 && errno != EEXIST)
-		return cd_fail_errno(err, errno, "identity", "mkdir %s", name);
-	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) { /* the first run since boot */
+		if (mkdirat(dir, name, mode) < 0 && errno != EEXIST)
+			return cd_fail_errno(err, errno, "identity", "mkdir %s", name);
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return cd_fail_errno(err, errno, "identity", "open %s", name);
 	if (st.st_uid != 0 || (st.st_mode & (private ? 077 : 022)))
@@ -117,14 +123,16 @@ static bool starttime_of(pid_t pid, unsigned long long *ret)
 	return cd_idrange_parse_starttime(buf, ret);
 }
 
-/* The slot's last pid 1, if it is still there (its supervisor died before it) */
-static bool owner_alive(int fd)
+/* The slot's last pid 1, if it is still there (its supervisor died before it). *ret_empty: the
+ * slot names none (nothing to clear). */
+static bool owner_alive(int fd, bool *ret_empty)
 {
 	char buf[64];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 	unsigned long long start, now;
 	pid_t pid;
 
+	*ret_empty = n == 0;
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
@@ -139,6 +147,7 @@ static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cord
 	_cleanup_close_ int fd = -1;
 	char name[16];
 	struct stat st;
+	bool empty;
 
 	snprintf(name, sizeof(name), "%u", slot);
 	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -151,9 +160,9 @@ static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cord
 		return errno == EWOULDBLOCK ? 0
 					    : cd_fail_errno(err, errno, "identity", "lock %s/%s",
 							    CD_ID_DIR, name);
-	if (owner_alive(fd))
+	if (owner_alive(fd, &empty))
 		return 0; /* closing lets go of the lock */
-	if (ftruncate(fd, 0) < 0)
+	if (!empty && ftruncate(fd, 0) < 0)
 		return cd_fail_errno(err, errno, "identity", "truncate %s/%s", CD_ID_DIR, name);
 	*ret = (struct cd_id_lease){ .fd = CD_TAKE_FD(fd), .slot = slot };
 	return 1;

@@ -216,7 +216,7 @@ static int command_setup(const struct init *in, char *path, size_t size, int err
 	for (int fd = 3; fd < errfd; fd++)
 		if (fd != in->exec_fd)
 			close(fd);
-	close_range((unsigned)errfd + 1, ~0u, 0);
+	syscall(SYS_close_range, (unsigned)errfd + 1, ~0u, 0); /* musl has no wrapper */
 	return 0;
 }
 
