@@ -110,37 +110,19 @@ static int h_socket(const char *a, struct cordon_error *err)
 	return cd_opts.socket_path ? 0 : fail(err, "out of memory");
 }
 
-static int add_key(const char *k, struct cordon_error *err)
-{
-	if (!cd_auth_key_valid_form(k))
-		return fail(err, "a key is e2b_ followed by lowercase hex digits");
-	return cd_strv_push(&cd_opts.api_keys, k) < 0 ? fail(err, "out of memory") : 0;
-}
-
 static int h_api_key(const char *a, struct cordon_error *err)
 {
-	return add_key(a, err);
+	if (!cd_auth_key_valid_form(a))
+		return fail(err, "a key is e2b_ followed by lowercase hex digits");
+	if (cd_strv_push(&cd_opts.api_keys, a) < 0)
+		return fail(err, "out of memory");
+	cd_keys_argv_wipe((char *)a); /* a's bytes are argv's, which are writable */
+	return 0;
 }
 
 static int h_api_key_file(const char *a, struct cordon_error *err)
 {
-	_cleanup_(cd_fclosep) FILE *f = fopen(a, "re");
-	char line[512];
-	unsigned n = 0, lineno = 0;
-
-	if (!f)
-		return fail(err, "%s: %s", a, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		line[strcspn(line, "\r\n")] = '\0';
-		if (!line[0] || line[0] == '#')
-			continue;
-		if (add_key(line, err) < 0)
-			return fail(err, "%s:%u: a key is e2b_ followed by lowercase hex digits", a,
-				    lineno);
-		n++;
-	}
-	return n ? 0 : fail(err, "%s: no key in it", a);
+	return cd_keys_read_file(a, err);
 }
 
 static int h_state_dir(const char *a, struct cordon_error *err)
@@ -287,9 +269,9 @@ static const struct {
     {"listen", 'l', "HOST:PORT", h_listen, "listen there (default 127.0.0.1:49982)"},
     {"listen-remote", 0, NULL, h_listen_remote, "allow a --listen address that is not loopback"},
     {"socket", 0, "PATH", h_socket, "listen on a unix socket instead"},
-    {"api-key", 'k', "KEY", h_api_key, "an accepted X-API-Key (e2b_<hex>); repeatable"},
-    {"api-key-file", 0, "FILE", h_api_key_file, "accepted keys, one a line"},
-    {"state-dir", 0, "DIR", h_state_dir, "sandboxes' workdirs (default /var/tmp/cordon-serve-UID)"},
+    {"api-key-file", 0, "FILE", h_api_key_file, "accepted X-API-Keys, one a line (chmod 600)"},
+    {"api-key", 'k', "KEY", h_api_key, "unsafe (ps shows it): tests only; repeatable"},
+    {"state-dir", 0, "DIR", h_state_dir, "workdirs (/run/cordon/serve, $XDG_RUNTIME_DIR/...)"},
     {"max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)"},
     {"max-connections", 0, "N", h_max_connections, "at most N connections (default 256)"},
     {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
@@ -312,8 +294,10 @@ static int h_help(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	printf(
-	    "usage: cordon serve [OPTIONS]\n\nAn E2B-compatible sandbox server (docs/e2b.md).\n\n");
+	printf("usage: " CD_KEY_ENV "=e2b_HEX cordon serve [OPTIONS]\n\n"
+	       "An E2B-compatible sandbox server (docs/e2b.md). Its API keys: " CD_KEY_ENV "\n"
+	       "(separated by commas; taken out of the environment at start), --api-key-file, or\n"
+	       "else one made at start and written to STATE-DIR/api-key (mode 0600).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
 		char left[64], flag[8] = "    ";
 
@@ -386,9 +370,6 @@ static void defaults(void)
 				"hosts (add --listen-remote to mean it)");
 	if (cd_opts.listen_host && cd_opts.socket_path)
 		die("--socket", "give --listen or --socket, not both");
-	if (!cd_opts.state_dir)
-		cd_opts.state_dir =
-		    cd_strdup_printf("/var/tmp/cordon-serve-%u", (unsigned)getuid());
 	if (!cd_opts.max_sandboxes)
 		cd_opts.max_sandboxes = 16;
 	if (!cd_opts.max_connections)
@@ -406,38 +387,6 @@ static void defaults(void)
 	if (!cd_opts.max_upload)
 		cd_opts.max_upload = 1ull << 30;
 	cd_opts.user_share = cd_opts.max_sandboxes + cd_opts.pool + 1;
-}
-
-/* Ours, a directory, not a symlink, no one else may write it: a fixed name in /var/tmp may
- * have been made by another user to catch our sandboxes' files. */
-static void state_dir(void)
-{
-	struct stat st;
-	int fd;
-
-	if (mkdir(cd_opts.state_dir, 0700) < 0 && errno != EEXIST)
-		die("--state-dir",
-		    cd_strdup_printf("mkdir %s: %s", cd_opts.state_dir, strerror(errno)));
-	fd = open(cd_opts.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		die("--state-dir", cd_strdup_printf("%s: %s", cd_opts.state_dir, strerror(errno)));
-	close(fd);
-	if (st.st_uid != geteuid())
-		die("--state-dir", cd_strdup_printf("%s is not owned by uid %u", cd_opts.state_dir,
-						    (unsigned)geteuid()));
-	if (st.st_mode & 022)
-		die("--state-dir",
-		    cd_strdup_printf("%s is writable by group or others", cd_opts.state_dir));
-}
-
-static void generate_key(void)
-{
-	char key[45] = "e2b_";
-
-	if (cd_auth_random(key + 4, 40, "0123456789abcdef") < 0)
-		die("api-key", "getrandom failed");
-	cd_strv_push(&cd_opts.api_keys, key);
-	fprintf(stderr, "cordon: serve: no --api-key given; this run's key: %s\n", key);
 }
 
 static void print_where(void)
@@ -484,11 +433,12 @@ int cd_serve_main(int argc, char **argv)
 	sigset_t set;
 	int sig;
 
+	if (cd_keys_from_env(&err) < 0) /* first: gone from the environment whatever comes next */
+		die(err.step, err.msg);
 	parse_args(argc, argv);
 	defaults();
-	state_dir();
-	if (!cd_opts.api_keys)
-		generate_key();
+	if (cd_statedir_setup(&err) < 0 || cd_keys_setup(cd_opts.state_dir, &err) < 0)
+		die(err.step, err.msg);
 	/* descriptors: a followed process costs several (channel, pipes, the stream's connection) */
 	{
 		struct rlimit rl;
@@ -523,6 +473,7 @@ int cd_serve_main(int argc, char **argv)
 	cd_disk_stop();
 	cd_reg_stop();
 	MHD_stop_daemon(d);
+	cd_keys_forget_made();
 	if (cd_opts.socket_path)
 		unlink(cd_opts.socket_path);
 	return 0;

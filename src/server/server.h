@@ -56,6 +56,18 @@ int cd_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL 
 int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
 		      const char *expiration, char ret[64]);
 
+/* --- keys.c: where the API keys come from (at start) --- */
+#define CD_KEY_ENV "CORDON_SERVE_API_KEY"
+int cd_keys_read_file(const char *path, struct cordon_error *err); /* --api-key-file */
+int cd_keys_from_env(struct cordon_error *err);			   /* then wiped */
+void cd_keys_argv_wipe(char *arg);				   /* --api-key's KEY */
+/* After the options: --api-key's notice; no key: one made, written to DIR/api-key (0600) */
+int cd_keys_setup(const char *dir, struct cordon_error *err);
+void cd_keys_forget_made(void); /* at the end */
+
+/* --- statedir.c: the state directory, its default and checks (at start) --- */
+int cd_statedir_setup(struct cordon_error *err); /* sets cd_opts.state_dir */
+
 /* --- registry.c: the sandboxes --- */
 struct cd_proc;
 struct cd_ctx;

@@ -1,5 +1,6 @@
 // tests/e2b/secrets.mjs - nothing of the server inside a sandbox (docs/e2b.md "Tenants"). The
-// server holds secrets: the API key (its argv: tests/e2b/run passes it with --api-key), a
+// server holds secrets: the API key (in its memory: tests/e2b/run passes it as documented, in
+// CORDON_SERVE_API_KEY, which the server wipes from its environment; never in its argv), a
 // variable of its environment (CORDON_TEST_SECRET, set by run), a request in flight to another
 // sandbox carrying a header, that sandbox's access token. From inside a second sandbox,
 // tests/helpers/find-secrets.py searches every /proc/PID/cmdline, environ and readable memory for

@@ -12,8 +12,8 @@ command -v python3 >/dev/null && command -v curl >/dev/null || {
 state=$(mkwork)
 key=e2b_0123abcd
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-( exec_as_caller "$CORDON" serve --listen "127.0.0.1:$port" --api-key $key --state-dir "$state/s" \
-	--pool 0 -v 2>"$TEST_TMP/serve.log" ) &
+( CORDON_SERVE_API_KEY=$key exec_as_caller "$CORDON" serve --listen "127.0.0.1:$port" \
+	--state-dir "$state/s" --pool 0 -v 2>"$TEST_TMP/serve.log" ) &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
