@@ -33,15 +33,21 @@ bool cd_auth_token_eq(const char *a, const char *b)
 	return d == 0;
 }
 
-bool cd_auth_api_key_ok(const char *key)
+int cd_auth_api_key_index(const char *key)
 {
-	bool ok = false;
+	int found = -1, i = 0;
 
 	if (!key)
-		return false;
-	for (char **k = cd_opts.api_keys; k && *k; k++)
-		ok |= cd_auth_token_eq(key, *k); /* no early exit */
-	return ok;
+		return -1;
+	for (char **k = cd_opts.api_keys; k && *k; k++, i++)
+		if (cd_auth_token_eq(key, *k) && found < 0) /* no early exit */
+			found = i;
+	return found;
+}
+
+bool cd_auth_api_key_ok(const char *key)
+{
+	return cd_auth_api_key_index(key) >= 0;
 }
 
 /* n characters of alphabet, uniformly (rejection sampling), from getrandom(). */

@@ -51,7 +51,7 @@ static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Respo
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (r->too_big) /* a body drained to answer it: the connection is not kept for more */
+	if (r->too_big || r->close) /* a body drained to answer it, a tenant at its cap */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
@@ -225,6 +225,28 @@ static struct cd_sandbox *signed_files(struct cd_req *r)
 	return found;
 }
 
+/* The request is the tenant's (an API key's "k<index>", a sandbox's "s<id>"): so is its
+ * connection, unless the tenant holds its share of them already (conns.c): 429. */
+static bool tenant_ok(struct cd_req *r, const char *tenant)
+{
+	if (cd_conns_tenant(r->conn, tenant))
+		return true;
+	r->close = true;
+	cd_http_error(r, 429,
+		      "this %s holds %u connections already (a quarter of --max-connections): "
+		      "close some first",
+		      tenant[0] == 'k' ? "API key" : "sandbox", cd_conns_tenant_max());
+	return false;
+}
+
+static bool sandbox_tenant_ok(struct cd_req *r)
+{
+	char tenant[40];
+
+	snprintf(tenant, sizeof(tenant), "s%s", r->sb->id);
+	return tenant_ok(r, tenant);
+}
+
 /* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
 static enum MHD_Result route(struct cd_req *r)
 {
@@ -233,6 +255,7 @@ static enum MHD_Result route(struct cd_req *r)
 	const char *token;
 	unsigned port = CD_ENVD_PORT;
 	char idbuf[64];
+	int key;
 
 	if (id && port_s)
 		port = (unsigned)strtoul(port_s, NULL, 10);
@@ -240,6 +263,8 @@ static enum MHD_Result route(struct cd_req *r)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
 		r->plane = CD_PLANE_ENVD;
+		if (!sandbox_tenant_ok(r))
+			return MHD_YES;
 		cd_sandbox_touch(r->sb);
 		r->handler = cd_envd_route(r, r->url);
 		return r->handler || r->answered ? MHD_YES
@@ -251,8 +276,13 @@ static enum MHD_Result route(struct cd_req *r)
 		if (!r->handler)
 			return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
 		r->anonymous = strcmp(r->url, "/health") == 0;
-		if (!r->anonymous && !cd_auth_api_key_ok(cd_http_header(r, "X-API-Key")))
+		if (r->anonymous)
+			return MHD_YES;
+		key = cd_auth_api_key_index(cd_http_header(r, "X-API-Key"));
+		if (key < 0)
 			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
+		snprintf(idbuf, sizeof(idbuf), "k%d", key);
+		tenant_ok(r, idbuf);
 		return MHD_YES;
 	}
 	if (port != CD_ENVD_PORT && port != CD_INTERP_PORT)
@@ -278,6 +308,8 @@ static enum MHD_Result route(struct cd_req *r)
 	}
 	if (!token || !cd_auth_token_eq(token, r->sb->token))
 		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
+	if (!r->anonymous && !sandbox_tenant_ok(r))
+		return MHD_YES;
 	cd_sandbox_touch(r->sb);
 	r->handler = r->plane == CD_PLANE_ENVD ? cd_envd_route(r, r->url)
 					       : cd_interp_route(r->method, r->url, &r->sub);
@@ -396,8 +428,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct cd_req *r = *con_cls;
 
 	(void)cls;
-	(void)conn;
 	(void)toe;
+	cd_conns_request_done(conn);
 	if (!r)
 		return;
 	if (r->state_free)
@@ -487,12 +519,19 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	    {MHD_OPTION_END, 0, NULL},
 	};
 
+	r = cd_conns_start(err);
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
 	d = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)120, MHD_OPTION_CONNECTION_LIMIT, cd_opts.max_connections,
-	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)(64 * 1024), MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+	    cd_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+	    MHD_OPTION_CONNECTION_LIMIT, cd_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
+	    (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	    MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);

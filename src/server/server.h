@@ -51,6 +51,7 @@ void cd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* --- auth.c --- */
 bool cd_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
 bool cd_auth_api_key_ok(const char *key);     /* one of cd_opts.api_keys, constant time */
+int cd_auth_api_key_index(const char *key);   /* which of them, or -1; constant time */
 bool cd_auth_token_eq(const char *a, const char *b);
 int cd_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL */
 int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
@@ -135,6 +136,7 @@ struct cd_req {
 	bool answered; /* a response was queued already (an early error) */
 	bool too_big;  /* the body passed its limit (CD_JSON_BODY_MAX, --max-upload): dropped, then 413 */
 	bool anonymous; /* answered without credentials (/health): it takes no body */
+	bool close;	/* the connection is not kept for another request */
 	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
@@ -159,6 +161,35 @@ int cd_http_conn_fd(struct cd_req *r);
 bool cd_http_peer_gone(int fd);
 /* The body as JSON (an object), or an error answered (*ret NULL, returns the MHD result). */
 json_object *cd_http_body_json(struct cd_req *r, const char **ret_why);
+
+/* --- conns.c: who holds the connection slots --- */
+#define CD_HEAD_DEADLINE_S 10	/* a connection not yet authenticated is closed after this */
+#define CD_CONN_GRACE_MS   1000 /* ... and not pushed out by newer ones before this */
+struct cd_conn_limits {
+	unsigned max;	     /* --max-connections */
+	unsigned wait_max;   /* connections not yet authenticated */
+	unsigned peer_max;   /* ... of one peer with a cap (not loopback, not our uid) */
+	unsigned tenant_max; /* one tenant's (an API key's, a sandbox's) */
+};
+struct cd_conn_counts {
+	unsigned waiting, tenants; /* held now */
+	bool peer_capped;	   /* the new one's peer has a cap... */
+	unsigned peer_waiting;	   /* ... and holds this many waiting ones */
+	uint64_t oldest_ms;	   /* how long the oldest waiting one has waited */
+};
+enum cd_conn_verdict { CD_CONN_ACCEPT, CD_CONN_EVICT_OLDEST, CD_CONN_REFUSE };
+/* pure (tests/unit/test-conns.c) */
+void cd_conns_limits(unsigned max_connections, struct cd_conn_limits *ret);
+enum cd_conn_verdict cd_conns_decide(const struct cd_conn_limits *l,
+				     const struct cd_conn_counts *c);
+int cd_conns_start(struct cordon_error *err); /* before the daemon */
+unsigned cd_conns_mhd_limit(void);
+unsigned cd_conns_tenant_max(void);
+void cd_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		     enum MHD_ConnectionNotificationCode code);
+/* A request on mc authenticated as tenant: false when the tenant holds its cap already. */
+bool cd_conns_tenant(struct MHD_Connection *mc, const char *tenant);
+void cd_conns_request_done(struct MHD_Connection *mc);
 
 /* --- control.c, envd_process.c, envd_fs.c, files.c, interp.c: the routes --- */
 cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub);
