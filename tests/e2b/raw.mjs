@@ -183,4 +183,35 @@ await test('bad requests on the data plane', async () => {
     await sbx.kill().catch(() => {})
   }
 })
+// --max-upload counts bytes: empty parts cost nearly none, yet each was a file made inside and an
+// entry of the answer (8,000 of them: 8,000 files, 36 MB of server memory). Parts and their names
+// are counted too.
+await test('multipart uploads: parts and names are bounded', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 120_000, metadata: { run: runid, suite: 'raw' } })
+  try {
+    const h = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': sbx.envdAccessToken }
+    const multipart = names => {
+      const b = `cordon${runid}`
+      const parts = names.map(n => `--${b}\r\nContent-Disposition: form-data; name="file"; filename="${n}"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n`)
+      return { headers: { ...h, 'Content-Type': `multipart/form-data; boundary=${b}` }, body: parts.join('') + `--${b}--\r\n` }
+    }
+    const count = async dir => Number((await sbx.commands.run(`find ${dir} -type f 2>/dev/null | wc -l`)).stdout.trim())
+    const empty = multipart(Array.from({ length: 8000 }, (_, i) => `/home/user/mp/f${i}`))
+    const r = await rawPost('/files', empty.headers, empty.body)
+    ok(r.status === 413 && /parts/.test(r.text), '8,000 empty parts: 413, saying why', { status: r.status, text: r.text })
+    const made = await count('/home/user/mp')
+    ok(made <= 1000, 'not 8,000 files: at most 1,000 made before the refusal', made)
+    // names: 70 valid paths of 3,800 bytes each pass 256 KiB of names
+    const deep = '/home/user/deep/' + Array.from({ length: 18 }, () => 'e'.repeat(210)).join('/')
+    const long = multipart(Array.from({ length: 70 }, (_, i) => `${deep}/n${i}`))
+    const r2 = await rawPost('/files', long.headers, long.body)
+    ok(r2.status === 413 && /names/.test(r2.text), '70 parts with names of 3,800 bytes: 413, saying why', { status: r2.status, text: r2.text, len: deep.length })
+    const few = multipart(['/home/user/ok/a', '/home/user/ok/b'])
+    const r3 = await rawPost('/files', few.headers, few.body)
+    ok(r3.status === 200 && (await count('/home/user/ok')) === 2, 'two parts: 200, two files', r3)
+    await alive('after the multipart uploads')
+  } finally {
+    await sbx.kill().catch(() => {})
+  }
+}, { timeout: 240_000 })
 done()
