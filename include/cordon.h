@@ -674,6 +674,13 @@ CORDON_PUBLIC int cordon_layer_discard(const char *store, const char *id,
 
 CORDON_PUBLIC const char *cordon_version(void);
 
+/* cordon's state directory for the caller: /var/lib/cordon for root, else $XDG_STATE_HOME/cordon
+ * or ~/.local/state/cordon (malloc'd; NULL without a home). It holds the list of earlier
+ * workdirs and the layers' key; its "serve" directory is cordon serve's default state
+ * directory, whose subdirectories may be workdirs though they lie below /var or ~/.local
+ * (README "Workdir"). */
+CORDON_PUBLIC char *cordon_state_dir(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,8 +78,8 @@ static bool var_allowed(const char *path, char *const *own)
 	return false;
 }
 
-const char *cd_workdir_refusal(const char *path, char *const *own, char *const *homes,
-			       char *const *path_dirs)
+const char *cd_workdir_refusal(const char *path, const char *serve, char *const *own,
+			       char *const *homes, char *const *path_dirs)
 {
 	if (strcmp(path, "/") == 0)
 		return "the root directory";
@@ -90,6 +90,10 @@ const char *cd_workdir_refusal(const char *path, char *const *own, char *const *
 	for (size_t i = 0; i < CD_ELEMENTSOF(shared_dirs); i++)
 		if (strcmp(path, shared_dirs[i]) == 0)
 			return "a directory every user shares (use a directory below it)";
+	/* cordon serve's sandboxes, each in a directory of its own below cordon's state (below
+	 * /var/lib or ~/.local): nothing there is read or run by anything but cordon */
+	if (serve && cd_path_startswith(path, serve) && strcmp(path, serve) != 0)
+		return NULL;
 	if (cd_path_startswith(path, "/var") && !var_allowed(path, own))
 		return "a system directory (/var holds the system's state; use a directory below "
 		       "/var/tmp or your home)";
@@ -199,9 +203,15 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 	_cleanup_strv_ char **path_dirs = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **seen = calloc(1, sizeof(char *));
 	_cleanup_strv_ char **seen_path = calloc(1, sizeof(char *));
+	_cleanup_free_ char *state = cd_marks_state_dir(), *serve = NULL;
 	const char *why;
 	int r = own && homes && path_dirs && seen && seen_path ? 0 : -ENOMEM;
 
+	if (state) {
+		_cleanup_free_ char *s = cd_strdup_printf("%s/serve", state);
+
+		serve = s ? canonical(s) : NULL; /* what does not exist holds no workdir */
+	}
 	if (r >= 0)
 		r = list_own(&own, &seen);
 	if (r >= 0)
@@ -212,7 +222,7 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
 	if (r < 0) /* only reading /etc/passwd fails otherwise: its homes would go unchecked */
 		return cd_fail_errno(err, -r, "workdir", "read /etc/passwd");
-	why = cd_workdir_refusal(hp->path, own, homes, path_dirs);
+	why = cd_workdir_refusal(hp->path, serve, own, homes, path_dirs);
 	if (why)
 		return cd_fail(err, 0, "workdir", "%s: refusing to make it writable: %s", hp->path,
 			       why);

@@ -8,10 +8,12 @@
 #include "hostpath.h"
 
 /* Why the directory at canonical path `path` may not be a workdir, or NULL when it may. Pure:
- * own are the caller's HOME and home directory, homes those of every account, path_dirs the
- * caller's PATH: canonical absolute paths, NULL-terminated. */
-const char *cd_workdir_refusal(const char *path, char *const *own, char *const *homes,
-			       char *const *path_dirs);
+ * serve is cordon serve's default state directory (cordon_state_dir()/serve, canonical; NULL:
+ * none), below which a directory may be one though it lies below /var or ~/.local; own are the
+ * caller's HOME and home directory, homes those of every account, path_dirs the caller's PATH:
+ * canonical absolute paths, NULL-terminated. */
+const char *cd_workdir_refusal(const char *path, const char *serve, char *const *own,
+			       char *const *homes, char *const *path_dirs);
 
 /* Open the workdir: `given` (NULL: the current directory) resolved with hostpath.h's rules, its
  * last component never a symlink; then refused by cd_workdir_refusal's rules, and, for a root

@@ -271,7 +271,7 @@ static const struct {
     {"socket", 0, "PATH", h_socket, "listen on a unix socket instead"},
     {"api-key-file", 0, "FILE", h_api_key_file, "accepted X-API-Keys, one a line (chmod 600)"},
     {"api-key", 'k', "KEY", h_api_key, "unsafe (ps shows it): tests only; repeatable"},
-    {"state-dir", 0, "DIR", h_state_dir, "workdirs (/run/cordon/serve, $XDG_RUNTIME_DIR/...)"},
+    {"state-dir", 0, "DIR", h_state_dir, "workdirs (/var/lib/cordon/serve, ~/.local/state/...)"},
     {"max-sandboxes", 0, "N", h_max_sandboxes, "at most N sandboxes at once (default 16)"},
     {"max-connections", 0, "N", h_max_connections, "at most N connections (default 256)"},
     {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * statedir.c - cordon serve's state directory, where each sandbox's workdir is made: its
- * default, a place no other local user can make first (root: /run/cordon/serve; a user:
- * $XDG_RUNTIME_DIR/cordon-serve), and the checks of every directory on its path, walked from
- * "/" through descriptors without following a symlink. Runs in the server process, at start.
+ * default, a place no other local user can make first, on disk, in cordon's state directory
+ * (cordon_state_dir(): root's /var/lib/cordon/serve; a user's $XDG_STATE_HOME/cordon/serve or
+ * ~/.local/state/cordon/serve), and the checks of every directory on its path, walked from "/"
+ * through descriptors without following a symlink. Runs in the server process, at start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +19,7 @@
 #include "server.h"
 #include "util.h"
 
-#define ROOT_DEFAULT "/run/cordon/serve"
-#define ROOT_MADE    2 /* of its components, "cordon" and "serve" are made when missing */
-#define USER_NAME    "cordon-serve"
+#define SERVE_NAME "serve"
 
 /* What to do, said after every refusal: it depends on where the path came from. */
 static const char *hint_of(int origin)
@@ -28,7 +27,7 @@ static const char *hint_of(int origin)
 	switch (origin) {
 	case 1:
 		return "give --state-dir DIR (a directory of yours no other user can write), or "
-		       "set XDG_RUNTIME_DIR to one";
+		       "set HOME or XDG_STATE_HOME to one";
 	case 2:
 		return "fix it (root-owned, chmod go-w), or give --state-dir DIR";
 	default:
@@ -44,7 +43,7 @@ struct walk {
 	int origin;
 };
 
-/* The state directory (and XDG_RUNTIME_DIR, or what we made above it): ours, no one else's to
+/* The state directory (and XDG_STATE_HOME, or what we made above it): ours, no one else's to
  * write (strict). A directory above those: root's or ours, and writable by others only with the
  * sticky bit (no one else can then rename or remove what is ours in it, as in /tmp). */
 static int check_stat(const struct stat *st, const char *shown, bool strict, int origin,
@@ -173,26 +172,27 @@ static char *resolve_given(const char *given, struct cordon_error *err)
 	return cd_strdup_printf("%s%s%s", parent, strcmp(parent, "/") == 0 ? "" : "/", base);
 }
 
-/* Not given: root's under /run/cordon (root-owned, 0755: other parts of cordon keep their own
- * directories there), a user's in XDG_RUNTIME_DIR (the user's own, made by the login
- * manager); nothing in a place every user can write, such as /var/tmp, where another user
- * could make it first. */
+/* Not given: "serve" in cordon's state directory (cordon_state_dir()), on disk, where the
+ * library accepts its subdirectories as workdirs: root's /var/lib/cordon/serve, a user's below
+ * XDG_STATE_HOME or ~/.local/state (made as far as missing, the user's own); nothing in a place
+ * every user can write, such as /var/tmp, where another user could make it first, nor a tmpfs
+ * such as /run that the host needs room in. */
 static char *default_path(struct walk *w, struct cordon_error *err)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	_cleanup_free_ char *state = cordon_state_dir();
+	const char *xdg = getenv("XDG_STATE_HOME");
 
-	if (geteuid() == 0) {
-		*w = (struct walk){.origin = 2, .make = ROOT_MADE, .strict = ROOT_MADE};
-		return strdup(ROOT_DEFAULT);
-	}
-	/* XDG_RUNTIME_DIR is held to the strict rule too: the user's own, 0700 by its spec */
-	*w = (struct walk){.origin = 1, .make = 1, .strict = 2};
-	if (!xdg || xdg[0] != '/') {
-		cd_fail(err, 0, "--state-dir", "no default: XDG_RUNTIME_DIR is %s: %s",
-			xdg ? "not an absolute path" : "not set", hint_of(1));
+	if (!state) {
+		cd_fail(err, 0, "--state-dir", "no default: no home directory: %s", hint_of(1));
 		return NULL;
 	}
-	return cd_strdup_printf("%s/" USER_NAME, xdg);
+	if (geteuid() == 0) /* /var/lib is the system's: "cordon" and "serve" ours */
+		*w = (struct walk){.origin = 2, .make = 2, .strict = 2};
+	else if (xdg && xdg[0] == '/') /* XDG_STATE_HOME and below: the user's own */
+		*w = (struct walk){.origin = 1, .make = 2, .strict = 3};
+	else /* ~/.local/state/cordon/serve: made as far as missing; the home on the path */
+		*w = (struct walk){.origin = 1, .make = 4, .strict = 2};
+	return cd_strdup_printf("%s/" SERVE_NAME, state);
 }
 
 int cd_statedir_setup(struct cordon_error *err)

@@ -153,7 +153,7 @@ static void test_workdir_rules(void)
 	};
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(cases); i++) {
-		const char *why = cd_workdir_refusal(cases[i].path, own, homes, path_dirs);
+		const char *why = cd_workdir_refusal(cases[i].path, NULL, own, homes, path_dirs);
 
 		if (!cases[i].why)
 			ok(!why, "workdir rule: %s accepted%s%s", cases[i].path, why ? ": " : "",
@@ -162,10 +162,28 @@ static void test_workdir_rules(void)
 			ok(why && strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
 			   "workdir rule: %s refused: %s", cases[i].path, why ? why : "(accepted)");
 	}
-	ok(!cd_workdir_refusal("/var/lib/jenkins/workspace/x", own_var, homes, path_dirs),
+	ok(!cd_workdir_refusal("/var/lib/jenkins/workspace/x", NULL, own_var, homes, path_dirs),
 	   "workdir rule: below the caller's own home under /var: accepted");
-	ok(cd_workdir_refusal("/var/lib/postgresql/15", own_var, homes, path_dirs) != NULL,
+	ok(cd_workdir_refusal("/var/lib/postgresql/15", NULL, own_var, homes, path_dirs) != NULL,
 	   "workdir rule: below another account's home under /var: refused");
+	/* cordon serve's state directory: its sandboxes' workdirs, not itself nor what is beside */
+	ok(!cd_workdir_refusal("/var/lib/cordon/serve/abc", "/var/lib/cordon/serve", own, homes,
+			       path_dirs),
+	   "workdir rule: below cordon serve's state directory (root's): accepted");
+	ok(!cd_workdir_refusal("/home/ann/.local/state/cordon/serve/abc",
+			       "/home/ann/.local/state/cordon/serve", own, homes, path_dirs),
+	   "workdir rule: below cordon serve's state directory (a user's): accepted");
+	ok(cd_workdir_refusal("/var/lib/cordon/serve", "/var/lib/cordon/serve", own, homes,
+			      path_dirs) != NULL,
+	   "workdir rule: cordon serve's state directory itself: refused");
+	ok(cd_workdir_refusal("/var/lib/cordon/servex", "/var/lib/cordon/serve", own, homes,
+			      path_dirs) != NULL &&
+		   cd_workdir_refusal("/var/lib/cordon", "/var/lib/cordon/serve", own, homes,
+				      path_dirs) != NULL,
+	   "workdir rule: beside or above it: refused");
+	ok(cd_workdir_refusal("/etc/cordon/serve/x", "/etc/cordon/serve", own, homes, path_dirs) !=
+		   NULL,
+	   "workdir rule: a state directory in a system tree grants nothing");
 }
 
 static void test_workdir(void)
