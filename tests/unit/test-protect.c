@@ -392,16 +392,22 @@ static char *join_strv(char **v)
 	return buf;
 }
 
-static void gitconfig_is(const char *text, const char *hooks, const char *includes,
-			 const char *what)
+static void gitconfig_n_is(const char *text, size_t len, const char *hooks, const char *includes,
+			   const char *what)
 {
 	char **h = NULL, **i = NULL;
 
-	ok(cd_gitconfig_paths(text, strlen(text), &h, &i) == 0, "git config: %s", what);
+	ok(cd_gitconfig_paths(text, len, &h, &i) == 0, "git config: %s", what);
 	is_str(join_strv(h), hooks, "... core.hooksPath");
 	is_str(join_strv(i), includes, "... include paths");
 	cd_strv_free(h);
 	cd_strv_free(i);
+}
+
+static void gitconfig_is(const char *text, const char *hooks, const char *includes,
+			 const char *what)
+{
+	gitconfig_n_is(text, strlen(text), hooks, includes, what);
 }
 
 static void test_gitconfig(void)
@@ -417,10 +423,41 @@ static void test_gitconfig(void)
 	gitconfig_is("[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:~/w/\"]\n\tpath = x.inc\n"
 		     "[include \"z\"]\npath = no\n",
 		     "", "[../shared.gitconfig] [x.inc]", "include.path, includeIf.*.path");
-	gitconfig_is("[core]\n\thooksPath = a\n\tbroken = \"open\n[core]\n\thooksPath = b\n", "[a]", "",
-		     "a quote left open ends the scan (git refuses the file)");
+	gitconfig_is("[core]\n\thooksPath = a\n\tbroken = \"open\n[core]\n\thooksPath = b\n",
+		     "[a] [b]", "", "a quote left open: git refuses the file; the reader goes on (more "
+		     "is harmless, less is not)");
 	gitconfig_is("; c\n# c\n[core]\n\tbare\n\thooksPath = \"a;b#c\"\n", "[a;b#c]", "",
 		     "comments, a key without a value, ; and # inside quotes");
+}
+
+/* What git 2.39 reads (git config --file F --list) and the reader missed, found by
+ * tests/fuzz/fuzz-gitconfig.c */
+static void test_gitconfig_as_git(void)
+{
+	static const char nul[] = "[core \"hookspath\0\"]\n\tfoo = nul\n";
+	char big[5000];
+
+	gitconfig_is("\xef\xbb\xbf[core]\n\thooksPath = bom\n", "[bom]", "",
+		     "a UTF-8 byte order mark (git skips it)");
+	gitconfig_is("[a][core]hooksPath = x\n[b] [include] path = y\n", "[x]", "[y]",
+		     "a header after a header, on one line");
+	gitconfig_is("[x \"]x=\\q\"]\n[core]\n\thooksPath = evil\n", "[evil]", "",
+		     "a ']' inside a subsection's quotes (not the header's end)");
+	gitconfig_is("[core]\r\n\tfoo = a\\\r\nb\r\n\thooksPath = crlf\r\n", "[crlf]", "",
+		     "a backslash before \"\\r\\n\": a continued line");
+	gitconfig_is("[include]\n\tpath = /evil\\", "", "[/evil]",
+		     "a backslash at the end of the file: the end of the value");
+	gitconfig_is("[core]\n\thooksPath = a\tb\n", "[a\tb] [a b]", "",
+		     "a tab inside a value: kept by git 2.45 and later, a space before");
+	gitconfig_is("[core]\n\thooksPath = a \\\n\n", "[a ]", "",
+		     "a blank before a continued line is kept");
+	gitconfig_n_is(nul, sizeof(nul) - 1, "[nul]", "",
+		       "a NUL in a subsection ends the name git sees: every key is core.hookspath");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "[include]\npath = ", 17);
+	snprintf(big + 4500, sizeof(big) - 4500, "\\\npath = joined\n\tpath = real\n");
+	gitconfig_is(big, "", "[real]",
+		     "a value too long for a path is left out, and its continued line with it");
 }
 
 static void test_plan_gitconfig(void)
@@ -478,6 +515,7 @@ int main(void)
 	test_plan();
 	test_worktree();
 	test_gitconfig();
+	test_gitconfig_as_git();
 	test_plan_gitconfig();
 	return done_testing();
 }
