@@ -3,7 +3,8 @@
  * test-protect.c - protected paths (protect.h): the globs a user may give, what a glob covers,
  * the default list's format (protected-paths/default.list: parsed, loaded, refused), and what
  * the plan finds in a workdir: there, missing, behind a symlink or a file; the directories
- * above pinned; a linked worktree's git directory inside the workdir guarded; and the sweep
+ * above pinned; a linked worktree's git directory inside the workdir guarded; what a git config
+ * names (read as git reads it, whole, never from a FIFO); and the sweep
  * removing what a run made at a guarded path (or as a new match of a pattern), through no
  * symlink. TAP.
  */
@@ -507,6 +508,59 @@ static void test_plan_gitconfig(void)
 	cordon_config_free(c);
 }
 
+/* How the plan reads a config: whole (it cut at 64 KiB: core.hooksPath past it was not
+ * guarded), never from a FIFO (a run left one at .git/config: every later run hung in open()),
+ * and a run refused past 16 MiB rather than read in part */
+static void test_plan_gitconfig_reading(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_error err = { 0 };
+	struct cd_guard_plan p;
+	char path[4096], *big = malloc(100 << 10);
+	int fd, r;
+
+	strcpy(top, "/tmp/test-protect.XXXXXX");
+	if (!mkdtemp(top) || !c || !big)
+		return (void)ok(false, "mkdtemp");
+	mk(".git", NULL);
+	memset(big, '\n', 100 << 10);
+	memcpy(big, "# a long config\n", 16);
+	strcpy(big + (90 << 10), "[core]\n\thooksPath = .late-hooks\n");
+	mk(".git/config", big);
+	fd = open(top, O_RDONLY | O_DIRECTORY);
+	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
+	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
+	cd_guard_plan_done(&p);
+	snprintf(path, sizeof(path), "%s/.git/config", top);
+	unlink(path);
+	if (!ok(mkfifo(path, 0644) == 0, "a FIFO at .git/config"))
+		goto out;
+	alarm(60); /* (not a timing: without the fix, open() never returns) */
+	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0,
+	   "a FIFO at .git/config: not read, the plan goes on (%s)", err.msg);
+	alarm(0);
+	cd_guard_plan_done(&p);
+	unlink(path);
+	r = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (r >= 0 && ftruncate(r, (16 << 20) + 1) == 0) {
+		ok(cd_guard_plan_build(c, fd, top, &p, &err) == -EFBIG &&
+			   strstr(err.msg, ".git/config: over 16 MiB"),
+		   "a config over 16 MiB: the run is refused, saying why (%s)", err.msg);
+	} else {
+		ok(false, "a sparse config of 16 MiB");
+	}
+	if (r >= 0)
+		close(r);
+out:
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.git", top);
+	rmdir(path);
+	rmdir(top);
+	close(fd);
+	free(big);
+	cordon_config_free(c);
+}
+
 int main(void)
 {
 	test_globs();
@@ -517,5 +571,6 @@ int main(void)
 	test_gitconfig();
 	test_gitconfig_as_git();
 	test_plan_gitconfig();
+	test_plan_gitconfig_reading();
 	return done_testing();
 }
