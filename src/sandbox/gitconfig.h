@@ -9,7 +9,10 @@
 
 #include <stddef.h>
 
-/* The values as git reads them (quotes removed, escapes undone), in order, in two
- * NULL-ended vectors (NULL when none). A line git would refuse (a quote left open, an unknown
- * escape) ends the scan: git then runs nothing of the file. 0 or -ENOMEM. */
+/* The values as git reads them (quotes removed, escapes undone), in order, in two NULL-ended
+ * vectors (NULL when none). A value with blanks inside (outside quotes) that are not all spaces
+ * comes twice: as git 2.45 and later read it (kept) and as earlier versions do (each a space).
+ * A value of PATH_MAX bytes or more is left out (no path git could open). A line git refuses (a
+ * quote left open, an unknown escape: git then dies, and runs nothing of the file) is passed
+ * over, and the lines after it read: more than git would use, never less. 0 or -ENOMEM. */
 int cd_gitconfig_paths(const char *text, size_t len, char ***ret_hooks, char ***ret_includes);

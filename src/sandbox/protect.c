@@ -475,7 +475,7 @@ static int join_inside(const char *base, const char *rel, char *out, size_t size
 /* The first line of a small file of the workdir ("" when missing), no symlink followed. */
 static int read_line_beneath(int workdir_fd, const char *rel, char *buf, size_t size)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
 	_cleanup_close_ int fd = (int)syscall(SYS_openat2, workdir_fd, rel, &how, sizeof(how));
@@ -526,23 +526,36 @@ static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
 	return 0;
 }
 
-/* A small file of the workdir, whole ("" when missing), no symlink followed */
-static int read_beneath(int workdir_fd, const char *rel, char *buf, size_t size, size_t *ret_len)
+/* A file of the workdir, whole, in *ret (malloc'd, NUL-ended): -ENOENT when it is missing or
+ * not a regular file, no symlink followed; -EFBIG over max bytes. O_NONBLOCK: a FIFO a run left
+ * there must not hold the next run's supervisor in open(). */
+static int read_beneath(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
 	_cleanup_close_ int fd = (int)syscall(SYS_openat2, workdir_fd, rel, &how, sizeof(how));
+	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t got = 0;
+	size_t got = 0, size;
 	ssize_t n = 1;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -ENOENT;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	size = (size_t)st.st_size;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
 	while (got < size && (n = read(fd, buf + got, size - got)) > 0)
 		got += (size_t)n;
+	if (n < 0)
+		return -errno;
+	buf[got] = '\0';
 	*ret_len = got;
-	return n < 0 ? -errno : 0;
+	*ret = CD_TAKE_PTR(buf);
+	return 0;
 }
 
 /* A path a git config names, as git resolves it, relative to the workdir: from base (a
@@ -562,7 +575,8 @@ static int config_path(const char *workdir_path, const char *base, const char *v
 	return join_inside("", v + wl + 1, out, size);
 }
 
-#define GITCONFIG_MAX (64 << 10)
+/* git reads a config of any size; past this, the run fails rather than read part of it */
+#define GITCONFIG_MAX (16u << 20)
 
 /* A git config file of the workdir (rel): core.hooksPath, a directory of hooks relative to the
  * worktree (the workdir), guarded as .git/hooks is; include.path and includeIf.*.path, more
@@ -571,19 +585,27 @@ static int config_path(const char *workdir_path, const char *base, const char *v
 static int plan_config_file(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
 			    const char *rel, unsigned depth, struct cordon_error *err)
 {
-	_cleanup_free_ char *text = malloc(GITCONFIG_MAX);
+	_cleanup_free_ char *text = NULL;
 	_cleanup_strv_ char **hooks = NULL, **includes = NULL;
 	char dir[PATH_MAX], path[PATH_MAX + 2];
 	const char *slash = strrchr(rel, '/');
 	size_t len = 0;
 	int r = 0;
 
-	if (!text)
+	if (depth > 4)
+		return 0;
+	r = read_beneath(workdir_fd, rel, GITCONFIG_MAX, &text, &len);
+	if (r == -EFBIG)
+		return cd_fail(err, EFBIG, "protect",
+			       "%s: over %u MiB, too large to read what it makes git run", rel,
+			       GITCONFIG_MAX >> 20);
+	if (r == -ENOMEM)
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
-	if (depth > 4 || read_beneath(workdir_fd, rel, text, GITCONFIG_MAX, &len) < 0)
+	if (r < 0)
 		return 0;
 	if (cd_gitconfig_paths(text, len, &hooks, &includes) < 0)
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
+	free(CD_TAKE_PTR(text)); /* not held while the includes are read */
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
 	for (char **h = hooks; r >= 0 && h && *h; h++)
 		if (config_path(workdir_path, "", *h, path, sizeof(path) - 1) == 0)

@@ -155,25 +155,44 @@ hooked() { # a repository whose hooks are in .githooks, and which includes ../.g
 }
 evil='printf "#!/bin/sh\ntouch '"$mark"'\n" > .githooks/pre-commit
 	printf "[core]\n\tfsmonitor = \"touch '"$mark"'; false\"\n" > .gitconfig.local'
-for mode in protected control; do
-	opts=()
-	[ "$mode" = control ] && opts=(--no-default-protect)
-	w=$(hooked)
+# attack W [OPTION...]: a run in W rewrites the hook and makes the included file; prints whether
+# the next git commit, then git status, on the host ran them ("ran" or "no")
+attack() {
+	local w=$1 ran
+	shift
 	rm -f "$mark"
-	cordon --workdir "$w" "${opts[@]}" -- sh -c "$evil" 2>/dev/null
+	cordon --workdir "$w" "$@" -- sh -c "$evil" 2>/dev/null
 	gitc -C "$w" commit -q --allow-empty -m x >/dev/null 2>&1
-	ran_commit=$(test -e "$mark" && echo ran || echo no)
+	ran=$(test -e "$mark" && echo ran || echo no)
 	rm -f "$mark"
 	gitc -C "$w" status >/dev/null 2>&1
-	ran_status=$(test -e "$mark" && echo ran || echo no)
+	echo "$ran $(test -e "$mark" && echo ran || echo no)"
 	rm -f "$mark"
-	if [ "$mode" = protected ]; then
-		is "core.hooksPath .githooks: a run cannot rewrite the hook git commit runs" "$ran_commit" no
-		is "include.path ../.gitconfig.local: a run cannot make the file git status reads" "$ran_status" no
-	else
-		is "(control) without the defaults, git commit ran the rewritten hook" "$ran_commit" ran
-		is "(control) without the defaults, git status ran the included file's fsmonitor" "$ran_status" ran
-	fi
-done
+}
+read -r ran_commit ran_status <<<"$(attack "$(hooked)")"
+is "core.hooksPath .githooks: a run cannot rewrite the hook git commit runs" "$ran_commit" no
+is "include.path ../.gitconfig.local: a run cannot make the file git status reads" "$ran_status" no
+read -r ran_commit ran_status <<<"$(attack "$(hooked)" --no-default-protect)"
+is "(control) without the defaults, git commit ran the rewritten hook" "$ran_commit" ran
+is "(control) without the defaults, git status ran the included file's fsmonitor" "$ran_status" ran
+
+# --- 14. the same, in a .git/config written as git reads it but cordon's reader did not (found by
+# tests/fuzz/fuzz-gitconfig.c): a UTF-8 byte order mark and "\r\n" line ends, as a Windows
+# editor saves it, hid the [core] header on the first line; a header after a header on one line
+# hid [include].
+bomcrlf() { # a repository hooked so, its config written so
+	local w
+	w=$(hooked)
+	printf '\357\273\277[core]\r\n\trepositoryformatversion = 0\r\n\tbare = false\r\n'\
+'\thooksPath = .githooks\r\n[x][include]path = ../.gitconfig.local\r\n' >"$w/.git/config"
+	own "$w"
+	echo "$w"
+}
+read -r ran_commit ran_status <<<"$(attack "$(bomcrlf)")"
+is "a config with a byte order mark and CRLF: its core.hooksPath is protected" "$ran_commit" no
+is "a header after a header: its include.path is protected" "$ran_status" no
+read -r ran_commit ran_status <<<"$(attack "$(bomcrlf)" --no-default-protect)"
+is "(control) git reads that config's core.hooksPath: the rewritten hook ran" "$ran_commit" ran
+is "(control) git reads that config's include.path: its fsmonitor ran" "$ran_status" ran
 
 done_testing

@@ -3,7 +3,8 @@
  * test-protect.c - protected paths (protect.h): the globs a user may give, what a glob covers,
  * the default list's format (protected-paths/default.list: parsed, loaded, refused), and what
  * the plan finds in a workdir: there, missing, behind a symlink or a file; the directories
- * above pinned; a linked worktree's git directory inside the workdir guarded; and the sweep
+ * above pinned; a linked worktree's git directory inside the workdir guarded; what a git config
+ * names (read as git reads it, whole, never from a FIFO); and the sweep
  * removing what a run made at a guarded path (or as a new match of a pattern), through no
  * symlink. TAP.
  */
@@ -392,16 +393,22 @@ static char *join_strv(char **v)
 	return buf;
 }
 
-static void gitconfig_is(const char *text, const char *hooks, const char *includes,
-			 const char *what)
+static void gitconfig_n_is(const char *text, size_t len, const char *hooks, const char *includes,
+			   const char *what)
 {
 	char **h = NULL, **i = NULL;
 
-	ok(cd_gitconfig_paths(text, strlen(text), &h, &i) == 0, "git config: %s", what);
+	ok(cd_gitconfig_paths(text, len, &h, &i) == 0, "git config: %s", what);
 	is_str(join_strv(h), hooks, "... core.hooksPath");
 	is_str(join_strv(i), includes, "... include paths");
 	cd_strv_free(h);
 	cd_strv_free(i);
+}
+
+static void gitconfig_is(const char *text, const char *hooks, const char *includes,
+			 const char *what)
+{
+	gitconfig_n_is(text, strlen(text), hooks, includes, what);
 }
 
 static void test_gitconfig(void)
@@ -417,10 +424,41 @@ static void test_gitconfig(void)
 	gitconfig_is("[include]\n\tpath = ../shared.gitconfig\n[includeIf \"gitdir:~/w/\"]\n\tpath = x.inc\n"
 		     "[include \"z\"]\npath = no\n",
 		     "", "[../shared.gitconfig] [x.inc]", "include.path, includeIf.*.path");
-	gitconfig_is("[core]\n\thooksPath = a\n\tbroken = \"open\n[core]\n\thooksPath = b\n", "[a]", "",
-		     "a quote left open ends the scan (git refuses the file)");
+	gitconfig_is("[core]\n\thooksPath = a\n\tbroken = \"open\n[core]\n\thooksPath = b\n",
+		     "[a] [b]", "", "a quote left open: git refuses the file; the reader goes on (more "
+		     "is harmless, less is not)");
 	gitconfig_is("; c\n# c\n[core]\n\tbare\n\thooksPath = \"a;b#c\"\n", "[a;b#c]", "",
 		     "comments, a key without a value, ; and # inside quotes");
+}
+
+/* What git 2.39 reads (git config --file F --list) and the reader missed, found by
+ * tests/fuzz/fuzz-gitconfig.c */
+static void test_gitconfig_as_git(void)
+{
+	static const char nul[] = "[core \"hookspath\0\"]\n\tfoo = nul\n";
+	char big[5000];
+
+	gitconfig_is("\xef\xbb\xbf[core]\n\thooksPath = bom\n", "[bom]", "",
+		     "a UTF-8 byte order mark (git skips it)");
+	gitconfig_is("[a][core]hooksPath = x\n[b] [include] path = y\n", "[x]", "[y]",
+		     "a header after a header, on one line");
+	gitconfig_is("[x \"]x=\\q\"]\n[core]\n\thooksPath = evil\n", "[evil]", "",
+		     "a ']' inside a subsection's quotes (not the header's end)");
+	gitconfig_is("[core]\r\n\tfoo = a\\\r\nb\r\n\thooksPath = crlf\r\n", "[crlf]", "",
+		     "a backslash before \"\\r\\n\": a continued line");
+	gitconfig_is("[include]\n\tpath = /evil\\", "", "[/evil]",
+		     "a backslash at the end of the file: the end of the value");
+	gitconfig_is("[core]\n\thooksPath = a\tb\n", "[a\tb] [a b]", "",
+		     "a tab inside a value: kept by git 2.45 and later, a space before");
+	gitconfig_is("[core]\n\thooksPath = a \\\n\n", "[a ]", "",
+		     "a blank before a continued line is kept");
+	gitconfig_n_is(nul, sizeof(nul) - 1, "[nul]", "",
+		       "a NUL in a subsection ends the name git sees: every key is core.hookspath");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "[include]\npath = ", 17);
+	snprintf(big + 4500, sizeof(big) - 4500, "\\\npath = joined\n\tpath = real\n");
+	gitconfig_is(big, "", "[real]",
+		     "a value too long for a path is left out, and its continued line with it");
 }
 
 static void test_plan_gitconfig(void)
@@ -470,6 +508,59 @@ static void test_plan_gitconfig(void)
 	cordon_config_free(c);
 }
 
+/* How the plan reads a config: whole (it cut at 64 KiB: core.hooksPath past it was not
+ * guarded), never from a FIFO (a run left one at .git/config: every later run hung in open()),
+ * and a run refused past 16 MiB rather than read in part */
+static void test_plan_gitconfig_reading(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_error err = { 0 };
+	struct cd_guard_plan p;
+	char path[4096], *big = malloc(100 << 10);
+	int fd, r;
+
+	strcpy(top, "/tmp/test-protect.XXXXXX");
+	if (!mkdtemp(top) || !c || !big)
+		return (void)ok(false, "mkdtemp");
+	mk(".git", NULL);
+	memset(big, '\n', 100 << 10);
+	memcpy(big, "# a long config\n", 16);
+	strcpy(big + (90 << 10), "[core]\n\thooksPath = .late-hooks\n");
+	mk(".git/config", big);
+	fd = open(top, O_RDONLY | O_DIRECTORY);
+	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
+	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
+	cd_guard_plan_done(&p);
+	snprintf(path, sizeof(path), "%s/.git/config", top);
+	unlink(path);
+	if (!ok(mkfifo(path, 0644) == 0, "a FIFO at .git/config"))
+		goto out;
+	alarm(60); /* (not a timing: without the fix, open() never returns) */
+	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0,
+	   "a FIFO at .git/config: not read, the plan goes on (%s)", err.msg);
+	alarm(0);
+	cd_guard_plan_done(&p);
+	unlink(path);
+	r = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (r >= 0 && ftruncate(r, (16 << 20) + 1) == 0) {
+		ok(cd_guard_plan_build(c, fd, top, &p, &err) == -EFBIG &&
+			   strstr(err.msg, ".git/config: over 16 MiB"),
+		   "a config over 16 MiB: the run is refused, saying why (%s)", err.msg);
+	} else {
+		ok(false, "a sparse config of 16 MiB");
+	}
+	if (r >= 0)
+		close(r);
+out:
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.git", top);
+	rmdir(path);
+	rmdir(top);
+	close(fd);
+	free(big);
+	cordon_config_free(c);
+}
+
 int main(void)
 {
 	test_globs();
@@ -478,6 +569,8 @@ int main(void)
 	test_plan();
 	test_worktree();
 	test_gitconfig();
+	test_gitconfig_as_git();
 	test_plan_gitconfig();
+	test_plan_gitconfig_reading();
 	return done_testing();
 }
