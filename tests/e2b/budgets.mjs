@@ -1,4 +1,4 @@
-// tests/e2b/tenants.mjs - one tenant cannot take another's per-user kernel budgets (docs/e2b.md
+// tests/e2b/budgets.mjs - one tenant cannot take another's per-user kernel budgets (docs/e2b.md
 // "Tenants"): tenant A takes every inotify instance and watch it can and holds them; tenant B
 // then still makes an instance and a watch. As root each sandbox has a host id of its own; run
 // unprivileged, the server gives each sandbox its share of the user's (--max-sandboxes + --pool
