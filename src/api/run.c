@@ -41,6 +41,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 		return cd_fail_errno(err, -r, "id", "getrandom");
 	if (hooks) {
 		cmd.session = hooks->session;
+		sb.agent_fd = hooks->session ? hooks->session->exec_fd : -1;
 		if (hooks->on_id)
 			hooks->on_id(hooks->data, res->id);
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* idrange.c - a host id of its own for each root sandbox (idrange.h). Runs in the supervisor. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,6 +142,81 @@ static bool owner_alive(int fd, bool *ret_empty)
 	return starttime_of(pid, &now) && now == start;
 }
 
+/* --- ids the system gives to someone: never a sandbox's --- */
+
+bool cd_idrange_parse_sub(const char *line, unsigned long *ret_first, unsigned long *ret_count)
+{
+	const char *colon = strchr(line, ':');
+	unsigned long first, count;
+	int n = 0;
+
+	if (!colon || colon == line ||
+	    sscanf(colon + 1, "%lu:%lu%n", &first, &count, &n) != 2 || n == 0 ||
+	    (colon[1 + n] && colon[1 + n] != '\n'))
+		return false;
+	*ret_first = first;
+	*ret_count = count;
+	return true;
+}
+
+bool cd_idrange_parse_id(const char *line, unsigned long *ret)
+{
+	const char *p = strchr(line, ':');
+	char *end;
+
+	p = p ? strchr(p + 1, ':') : NULL; /* name:password:ID:... */
+	if (!p || !isdigit((unsigned char)p[1]))
+		return false;
+	errno = 0;
+	*ret = strtoul(p + 1, &end, 10);
+	return !errno && *end == ':';
+}
+
+/* The ids of the range a file gives away: subordinate ranges (sub), or the id field of an
+ * account or group; into taken[] (one bit per slot). A missing file gives none. */
+static void mark_taken(const char *path, bool sub, uint8_t *taken)
+{
+	_cleanup_(cd_fclosep) FILE *f = fopen(path, "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		unsigned long first, count = 1;
+
+		if (sub ? !cd_idrange_parse_sub(line, &first, &count)
+			: !cd_idrange_parse_id(line, &first))
+			continue;
+		for (unsigned long id = first; id - first < count; id++) {
+			if (id >= CORDON_ROOT_HOST_ID + (unsigned long)CORDON_ID_RANGE_SIZE)
+				break;
+			if (id >= CORDON_ROOT_HOST_ID) {
+				unsigned slot = (unsigned)(id - CORDON_ROOT_HOST_ID);
+
+				taken[slot / 8] |= (uint8_t)(1u << (slot % 8));
+			}
+		}
+	}
+}
+
+/* Once per process: what /etc/subuid, /etc/subgid, /etc/passwd and /etc/group give of the
+ * range to users (a subordinate range of rootless podman's, an account's id): a sandbox on such
+ * an id would share it with that user, who could signal and trace it. NULL: out of memory. */
+static const uint8_t *taken_slots(void)
+{
+	static uint8_t *taken;
+
+	if (taken)
+		return taken;
+	taken = calloc(CORDON_ID_RANGE_SIZE / 8, 1);
+	if (!taken)
+		return NULL;
+	mark_taken("/etc/subuid", true, taken);
+	mark_taken("/etc/subgid", true, taken);
+	mark_taken("/etc/passwd", false, taken);
+	mark_taken("/etc/group", false, taken);
+	return taken;
+}
+
 /* 1: slot taken (fd kept in *ret), 0: busy, -errno */
 static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cordon_error *err)
 {
@@ -170,21 +246,30 @@ static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cord
 
 int cd_idrange_acquire(struct cd_id_lease *ret, struct cordon_error *err)
 {
-	_cleanup_close_ int dir = open_ids_dir(err);
+	const uint8_t *taken = taken_slots();
+	_cleanup_close_ int dir = -1;
 	unsigned start;
 
+	if (!taken)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	dir = open_ids_dir(err);
 	if (dir < 0)
 		return dir;
 	if (getrandom(&start, sizeof(start), 0) != sizeof(start))
 		start = (unsigned)getpid();
 	for (unsigned i = 0; i < CORDON_ID_RANGE_SIZE; i++) {
-		int r = try_slot(dir, (start + i) % CORDON_ID_RANGE_SIZE, ret, err);
+		unsigned slot = (start + i) % CORDON_ID_RANGE_SIZE;
+		int r;
 
+		if (taken[slot / 8] & (1u << (slot % 8)))
+			continue; /* a user's (/etc/subuid, /etc/passwd, ...) */
+		r = try_slot(dir, slot, ret, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
 	return cd_fail(err, EAGAIN, "identity",
-		       "every host id from %u to %u is held by a sandbox (%u at once at most)",
+		       "every host id from %u to %u is held by a sandbox (%u at once at most) or "
+		       "given to a user (/etc/subuid, /etc/subgid, /etc/passwd, /etc/group)",
 		       CORDON_ROOT_HOST_ID, CORDON_ROOT_HOST_ID + CORDON_ID_RANGE_SIZE - 1,
 		       CORDON_ID_RANGE_SIZE);
 }

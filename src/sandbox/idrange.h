@@ -7,8 +7,9 @@
  * (RLIMIT_NPROC), POSIX message queue bytes, pending signals, pipe buffers, user namespaces. And
  * what a process in a user namespace holds is charged, all the way up, to the namespace's owner.
  * So each root sandbox takes an id of its own from CORDON_ID_RANGE (no two live sandboxes on
- * one), and its user namespace is made by a thread holding that id as its euid: one tenant that
- * takes all of its inotify instances leaves every other tenant, and root, theirs.
+ * one, none a user has: ids /etc/subuid, /etc/subgid, /etc/passwd or /etc/group give away are
+ * skipped), and its user namespace is made by a thread holding that id as its euid: one tenant
+ * that takes all of its inotify instances leaves every other tenant, and root, theirs.
  *
  * A slot is a file in /run/cordon/ids (root's, 0700), held with flock() for the sandbox's life:
  * a supervisor that dies, even of SIGKILL, lets go of it. The file names the sandbox's pid 1 (pid
@@ -42,6 +43,10 @@ void cd_idrange_record(struct cd_id_lease *l, pid_t pid1);
  * at once; else it stays taken while pid 1 exists. */
 void cd_idrange_release(struct cd_id_lease *l, bool gone);
 
+/* pure: a line of /etc/subuid or /etc/subgid ("name:first:count"), and the id field of a line of
+ * /etc/passwd or /etc/group ("name:x:ID:..."): ids the system gives a user, never a sandbox's */
+bool cd_idrange_parse_sub(const char *line, unsigned long *ret_first, unsigned long *ret_count);
+bool cd_idrange_parse_id(const char *line, unsigned long *ret);
 /* pure: "PID STARTTIME\n" of a slot's file, and field 22 (starttime) of a /proc/PID/stat text */
 bool cd_idrange_parse_owner(const char *text, pid_t *ret_pid, unsigned long long *ret_start);
 bool cd_idrange_parse_starttime(const char *stat, unsigned long long *ret);

@@ -12,6 +12,7 @@
  * pid 1 is held by cd_sandbox_done(): any early return kills it through its pidfd.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <malloc.h>
 #include <sched.h>
@@ -65,7 +66,6 @@ static int marks_outside(struct cd_sandbox *sb, struct cordon_error *err)
 static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
-	struct cd_mark mark;
 	int r;
 
 	cd_marks_load(&sb->marks);
@@ -78,15 +78,6 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	r = marks_outside(sb, err);
 	if (r < 0)
 		return r;
-	/* remembered before anything runs in it: no later run follows a symlink in it */
-	r = cd_mark_of(sb->wd.fd, &mark);
-	if (r >= 0)
-		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
-	cd_timing("workdir remembered");
-	if (r < 0)
-		cd_config_log(c, "workdir: cannot remember %s as a sandbox's workdir (%s), ignoring: "
-			      "a later run given a path through it would follow the symlinks it "
-			      "holds", sb->wd.path, sb->marks.why[0] ? sb->marks.why : strerror(-r));
 	sb->workdir_target = strdup(c->workdir_target ? c->workdir_target : sb->wd.path);
 	if (!sb->workdir_target)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
@@ -179,6 +170,73 @@ int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
 	return open_outputs(sb, err);
 }
 
+/* Remembered before anything runs in it, once every check has passed (a refused run leaves no
+ * mark: nothing ran there): no later run follows a symlink in it, nor runs a program from it. */
+static void remember_workdir(struct cd_sandbox *sb)
+{
+	struct cd_mark mark;
+	int r = cd_mark_of(sb->wd.fd, &mark);
+
+	if (r >= 0)
+		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
+	cd_timing("workdir remembered");
+	if (r < 0)
+		cd_config_log(sb->c, "workdir: cannot remember %s as a sandbox's workdir (%s), "
+			      "ignoring: a later run given a path through it would follow the "
+			      "symlinks it holds", sb->wd.path,
+			      sb->marks.why[0] ? sb->marks.why : strerror(-r));
+}
+
+/* A program cordon runs in the sandbox (cordon-init as its pid 1, a session's agent) must not lie
+ * where a sandbox writes: in this workdir, or below an earlier one (whose files the sandbox of
+ * that run could have replaced: under the id-mapped workdir, with root's own owner). Its
+ * directory is looked at, from its descriptor, walking up. */
+static int program_outside(struct cd_sandbox *sb, int fd, const char *name,
+			   struct cordon_error *err)
+{
+	char link[64], path[PATH_MAX];
+	_cleanup_close_ int dir = -1;
+	ssize_t n;
+	int r;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return cd_fail_errno(err, n < 0 ? errno : ENOENT, "libexec", "where %s lies", name);
+	path[n] = '\0';
+	*strrchr(path, '/') = '\0';
+	dir = open(path[0] ? path : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return cd_fail_errno(err, errno, "libexec", "open %s", path);
+	r = cd_hostpath_within(dir, &sb->wd);
+	if (r > 0)
+		return cd_fail(err, 0, "workdir",
+			       "%s: holds %s (%s), which every sandbox runs: a sandbox there "
+			       "could replace it (use an installed cordon, or a build outside the "
+			       "workdir)",
+			       sb->wd.path, name, path);
+	while (cd_marks_any(&sb->marks)) {
+		struct cd_mark m;
+		struct stat st, up_st;
+		int up;
+
+		if (cd_mark_of(dir, &m) == 0 && cd_marks_has(&sb->marks, &m))
+			return cd_fail(err, 0, "libexec",
+				       "%s lies in a directory an earlier sandbox had as its workdir "
+				       "(%s): the program may be that sandbox's, and is not run",
+				       name, path);
+		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0 || fstat(dir, &st) < 0 || fstat(up, &up_st) < 0 ||
+		    (st.st_dev == up_st.st_dev && st.st_ino == up_st.st_ino)) {
+			cd_closep(&up);
+			break; /* the root */
+		}
+		close(dir);
+		dir = up;
+	}
+	return 0;
+}
+
 int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -191,6 +249,11 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	sb->init_fd = cd_libexec_open("cordon-init", "CORDON_INIT", err);
 	if (sb->init_fd < 0)
 		return sb->init_fd;
+	r = program_outside(sb, sb->init_fd, "cordon-init", err);
+	if (r >= 0 && sb->agent_fd >= 0)
+		r = program_outside(sb, sb->agent_fd, "cordon-agent", err);
+	if (r < 0)
+		return r;
 	r = cd_identity_resolve(c, &sb->wd.st, sb->workdir_target, &sb->id, err);
 	if (r < 0)
 		return r;
@@ -213,6 +276,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	log_plan(sb);
+	remember_workdir(sb);
 	/* the list of earlier workdirs has served (paths are resolved): it is not carried into
 	 * pid 1, nor kept by a session's supervisor (up to 65,536 entries) */
 	cd_marks_done(&sb->marks);

@@ -68,6 +68,7 @@ struct cd_sandbox {
 	struct cd_proxy *proxy;     /* the egress proxy, once pid 1 sent its socket */
 	int sock;                   /* our end of the sync socket; -1 once pid 1 closed it */
 	int init_fd;                /* cordon-init, which pid 1 execs (libexec.h); -1 */
+	int agent_fd;               /* a session's agent, the command (borrowed); -1 */
 	int workdir_tree;           /* the workdir's mount tree for pid 1 (root callers); -1 */
 	int pidfd;
 	pid_t pid;                  /* pid 1, as we see it; 0 once reaped or left */
@@ -86,7 +87,7 @@ struct cd_sandbox {
 #define CD_SANDBOX_INIT(cfg, r)                                                             \
 	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .report = { .dirfd = -1, .fd = -1 },             \
 	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1, .layer_fd = -1, .store_fd = -1,        \
-	  .sock = -1, .init_fd = -1, .pidfd = -1, .workdir_tree = -1 }
+	  .sock = -1, .init_fd = -1, .agent_fd = -1, .pidfd = -1, .workdir_tree = -1 }
 
 /* Resolve the workdir, create the report and audit files (so that a later failure is reported
  * in them). */

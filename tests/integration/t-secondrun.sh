@@ -253,4 +253,33 @@ else
 	skip "... and the first workdir is still remembered" "root's list is the machine's"
 fi
 
+# --- cordon's own programs: every sandbox runs cordon-init (and a session's cordon-agent); a
+# sandbox that could write them would be the next one's pid 1, before any filter
+bindir=$(dirname "$CORDON")
+# helpers DIR: a copy of cordon and cordon-init in DIR, owned as installed ones are
+helpers() {
+	mine "$1" && cp "$CORDON" "$bindir/cordon-init" "$1/" && chmod 755 "$1/cordon" "$1/cordon-init"
+	if [ -n "$host_root" ] && is_user_mode; then chown "$TEST_USER:" "$1/cordon" "$1/cordon-init"; fi
+}
+p=$TEST_TMP/project
+helpers "$p/build"
+(cd "$p" && as_caller "$p/build/cordon" -- sh -c "echo ran; : >$ran") >"$TEST_TMP/out" 2>"$TEST_TMP/stderr"
+rc=$? out=$(cat "$TEST_TMP/out") err=$(cat "$TEST_TMP/stderr")
+is "a workdir holding cordon-init (a build tree's) is refused, and nothing runs" \
+	"$rc|$err|$out|$([ -e "$p/$ran" ] && echo ran)" \
+	"125|cordon: --workdir: $p: holds cordon-init ($p/build), which every sandbox runs: a sandbox there could replace it (use an installed cordon, or a build outside the workdir)||"
+e=$TEST_TMP/elsewhere
+mine "$e"
+(cd "$e" && as_caller "$p/build/cordon" -q -- true)
+is "... and a refused run leaves no mark: its programs still run elsewhere" "$?" 0
+# a directory that was a workdir once (its sandbox could have written there) holds them later
+w2=$TEST_TMP/was-a-workdir
+mine "$w2"
+second "$w2"
+helpers "$w2/sub"
+(cd "$e" && as_caller "$w2/sub/cordon" -- true) 2>"$TEST_TMP/stderr"
+rc=$? err=$(cat "$TEST_TMP/stderr")
+is "cordon-init below an earlier sandbox's workdir is not run" "$rc|$err" \
+	"125|cordon: libexec: cordon-init lies in a directory an earlier sandbox had as its workdir ($w2/sub): the program may be that sandbox's, and is not run"
+
 done_testing

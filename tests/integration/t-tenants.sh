@@ -62,6 +62,18 @@ print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0])' "${pid1:-1}" 2
 	ids=$(cat "$w"/id.* | tr -s ' \t' '\n\n' | grep -c .)
 	distinct=$(cat "$w"/id.* | tr -s ' \t' '\n\n' | grep . | sort -u | wc -l)
 	is "root: eight sandboxes at once run as eight ids" "$ids $distinct" "8 8"
+	# ids the system gives a user (a subordinate range, an account) are never a sandbox's: with
+	# all but the last of the range given to the test user in /etc/subuid, the sandbox gets that
+	restore_subuid() {
+		if [ -e "$TEST_TMP/subuid.saved" ]; then cp "$TEST_TMP/subuid.saved" /etc/subuid
+		else rm -f /etc/subuid; fi
+	}
+	[ -e /etc/subuid ] && cp -p /etc/subuid "$TEST_TMP/subuid.saved"
+	trap 'restore_subuid; stop_hog' EXIT
+	echo "$TEST_USER:2000000000:65535" >>/etc/subuid
+	got=$(cd "$w" && "$CORDON" -q -- awk '{print $2}' /proc/self/uid_map)
+	restore_subuid
+	is "root: ids /etc/subuid gives a user are skipped: the one left is taken" "$got" 2000065535
 	# the owner of the workdir keeps their files, whoever the sandbox is on the host
 	u=$(mkwork) && chown "$TEST_USER:" "$u"
 	out=$(cd "$u" && "$CORDON" -q -- sh -c 'id -u; touch mine; cut -f2 /proc/self/uid_map')

@@ -44,6 +44,25 @@ static void stat_start(void)
 	ok(!cd_idrange_parse_starttime("no parenthesis", &v), "no name: none");
 }
 
+static void user_ids(void)
+{
+	unsigned long a = 0, b = 0;
+
+	ok(cd_idrange_parse_sub("ann:2000000000:65536\n", &a, &b) && a == 2000000000ul &&
+		   b == 65536,
+	   "a subordinate range: first and count");
+	ok(cd_idrange_parse_sub("ann:100000:65536", &a, &b), "... without a newline too");
+	ok(!cd_idrange_parse_sub("# a comment", &a, &b) && !cd_idrange_parse_sub("ann:x:1", &a, &b) &&
+		   !cd_idrange_parse_sub(":1:2", &a, &b) && !cd_idrange_parse_sub("ann:1:2:3", &a, &b),
+	   "comments, words and extra fields: not a range");
+	ok(cd_idrange_parse_id("svc:x:2000000005:2000000005:Service:/var/lib/svc:/bin/false\n", &a) &&
+		   a == 2000000005ul,
+	   "an account's uid");
+	ok(cd_idrange_parse_id("grp:x:2000000007:\n", &a) && a == 2000000007ul, "a group's gid");
+	ok(!cd_idrange_parse_id("broken:x:\n", &a) && !cd_idrange_parse_id("nofields\n", &a),
+	   "a line without an id: none");
+}
+
 static void division(void)
 {
 	is_uint(cd_share_of(128, 1), 128, "one sandbox: the whole budget");
@@ -57,6 +76,7 @@ int main(void)
 {
 	owner_records();
 	stat_start();
+	user_ids();
 	division();
 	return done_testing();
 }
