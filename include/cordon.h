@@ -23,7 +23,9 @@
  *    host another thread may hold the malloc lock at the time of the fork; call cordon_run() from a
  *    single-threaded process, or from a process that forks a helper first. The sandbox is tied to
  *    the *thread* that called cordon_run() (PR_SET_PDEATHSIG): if that thread exits, the sandbox
- *    is killed.
+ *    is killed. Run as root, the calling thread holds the sandbox's host id as its effective id
+ *    for the clone (a few system calls: README "Identity"); a setuid() in another thread at that
+ *    moment reaches it too (glibc), and cordon then leaves it with the new ids, not root's.
  *  - cordon_run() blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGWINCH in the
  *    calling thread while the sandbox runs, forwards them to the command, and restores the mask.
  *  - The command runs in a process group of its own. When the calling process is the foreground

@@ -205,12 +205,14 @@ int cd_guard_list_parse(const char *text, size_t len, const char *name,
 }
 
 /* The whole of a small regular file: 0 and *ret (NUL-ended, *ret_len bytes), or -errno. With
- * trusted, a file another user could have written is refused (EPERM): it decides what a
- * sandbox may change. */
+ * trusted, a file another user could have written is refused (EPERM), and so is a symlink
+ * there (whose target's owner says nothing of who put the link): it decides what a sandbox may
+ * change. */
 static int read_list(const char *path, bool trusted, char **ret, size_t *ret_len,
 		     struct cordon_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+						    (trusted ? O_NOFOLLOW : 0));
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t got = 0;

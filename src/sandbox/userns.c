@@ -474,11 +474,16 @@ int cd_userns_owner_enter(const struct cd_identity *id, struct cd_owner_creds *s
 
 void cd_userns_owner_leave(struct cd_owner_creds *saved)
 {
+	uid_t ruid = (uid_t)syscall(SYS_getuid);
+	gid_t rgid = (gid_t)syscall(SYS_getgid);
+
 	if (!saved->entered)
 		return;
-	/* the real and saved ids stayed 0: going back cannot fail */
-	syscall(SYS_setresuid, -1, 0, -1);
-	syscall(SYS_setresgid, -1, 0, -1);
+	/* back to the real ids, root's unless another thread of the caller's changed the
+	 * process's ids meanwhile (glibc's setuid() reaches every thread): then theirs, and root
+	 * is not taken back */
+	syscall(SYS_setresuid, -1, ruid, -1);
+	syscall(SYS_setresgid, -1, rgid, -1);
 	prctl(PR_SET_SECUREBITS, saved->securebits, 0, 0, 0);
 	saved->entered = false;
 }
