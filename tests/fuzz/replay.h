@@ -4,8 +4,8 @@
  * argument, a file or a directory of them, is fed to LLVMFuzzerTestOneInput() once, so that a
  * corpus (tests/fuzz/corpus/, a crash found earlier) is replayed with any compiler, sanitized or
  * not. The target's checks abort() on a broken promise; replay_main() says how many inputs ran.
- * Included by fuzz-gitconfig.c, fuzz-protectlist.c and fuzz-initspec.c; tests/fuzz/run builds
- * their replayers and runs them on the seeds before fuzzing.
+ * Included by fuzz-gitconfig.c, fuzz-gitindex.c, fuzz-protectlist.c and fuzz-initspec.c;
+ * tests/fuzz/run builds their replayers and runs them on the seeds before fuzzing.
  */
 #pragma once
 
