@@ -13,6 +13,7 @@
 #include "layer.h"
 #include "mac.h"
 #include "output.h"
+#include "protect_git.h"
 
 /* git's template hooks: hidden where .git/hooks is protected, so that `git init` inside copies
  * none into a .git/hooks it cannot write (and fails) */
@@ -129,18 +130,33 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
 }
 
-static void notice_removed(void *data, const char *rel, const char *glob, const char *aside)
+static void notice_removed(void *data, enum cd_guard_why why, const char *rel, const char *glob,
+			   const char *aside)
 {
 	struct cd_sandbox *sb = data;
 
-	if (aside)
+	if (why == CD_GUARD_SUBMODULE)
+		cd_config_notice(sb->c, "protect: moved %s aside to %s: git would enter it as a "
+					"submodule, which the run made or added to the index (git "
+					"status would run what its config says); review it before you "
+					"rename it back",
+				 rel, aside);
+	else if (why == CD_GUARD_INDEX)
+		cd_config_notice(sb->c, "protect: moved %s aside to %s: the sandbox left an index "
+					"cordon cannot read, which could make git enter submodules "
+					"of its making; review it before you rename it back",
+				 rel, aside);
+	else if (aside)
 		cd_config_notice(sb->c, "protect: moved %s aside to %s: the sandbox made it at a "
 					"protected path (%s), and it holds files of another owner",
 				 rel, aside, glob);
 	else
 		cd_config_notice(sb->c, "protect: removed %s, which the sandbox made at a protected "
 					"path (%s)", rel, glob);
-	cd_event_protect(&sb->audit, rel, glob, aside ? "moved-aside" : "removed");
+	cd_event_protect(&sb->audit, rel,
+			 why == CD_GUARD_SWEPT ? glob
+			 : why == CD_GUARD_INDEX ? "(a git index)" : "(a git submodule)",
+			 aside ? "moved-aside" : "removed");
 }
 
 static void sweep(struct cd_sandbox *sb)
@@ -155,6 +171,19 @@ static void sweep(struct cd_sandbox *sb)
 		sb->res->protect_removed = (uint64_t)n;
 }
 
+/* A layer's git repositories (protect_git.h): a .git the run made below the top, the .git of
+ * a submodule it registered, refused by apply like the protected paths */
+static int guard_git(void *data, const struct cd_layer *l, int upper_fd, char ***protect,
+		     struct cordon_error *err)
+{
+	struct cd_sandbox *sb = data;
+	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (lower < 0)
+		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
+	return cd_guard_git_layer(&sb->plan.guards, l, upper_fd, lower, protect, err);
+}
+
 static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN + 1],
 		      struct cordon_error *err)
 {
@@ -165,7 +194,9 @@ static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN 
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_layer_save(sb->store_fd, sb->layer_fd, lower, &meta, live, id, err);
+	return cd_layer_save_guarded(sb->store_fd, sb->layer_fd, lower, &meta,
+				     sb->c->no_default_protect ? NULL : guard_git, sb, live, id,
+				     err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * gitconfig.c - what a repository's git config names for git to run or read (gitconfig.h): a
- * reader of git's config syntax, pure. Runs in the supervisor, when a run's protected paths are
- * planned (protect.c).
+ * reader of git's config syntax, pure, and the table of the variables naming programs git runs.
+ * Runs in the supervisor, when a run's protected paths are planned (protect_git.c).
  *
  * It reads as git's parser does (config.c): "\r\n" is one newline, a UTF-8 byte order mark at
  * the start is skipped, the end of the file ends a line, a header may be followed by more on its
@@ -189,21 +189,92 @@ static int entry(struct cursor *c, struct name *v, char *val, char *old, size_t 
 	return value(c, val, old, vsize);
 }
 
-/* var as git's callbacks read it: core.hooksPath (0), include.path or includeIf.*.path (1),
- * neither (-1). includeIf's condition is what lies between its first and its last dot (even
- * none: git then finds it false, but not by much). */
-static int kind(const char *var)
+/* The variables whose value is a program git runs, or a command line naming one (git runs it
+ * with the shell where it has shell syntax): each with what runs it. "*": any subsection (a
+ * driver's, a tool's name), or any key. Where the value is a path of the workdir, that file is
+ * protected with the config (protect_git.c). */
+static const struct {
+	const char *section, *sub, *key;
+} commands[] = {
+	{ "core", NULL, "fsmonitor" },     /* every git status, diff, add, commit */
+	{ "core", NULL, "pager" },         /* every paged command: log, diff, show */
+	{ "pager", NULL, "*" },            /* the same, per command */
+	{ "core", NULL, "editor" },        /* commit without -m, tag -a, merge, rebase -i */
+	{ "sequence", NULL, "editor" },    /* rebase -i */
+	{ "core", NULL, "sshcommand" },    /* fetch, pull, push over ssh */
+	{ "core", NULL, "gitproxy" },      /* fetch over git:// */
+	{ "core", NULL, "askpass" },       /* a password prompt */
+	{ "core", NULL, "alternaterefscommand" }, /* a push into this repository */
+	{ "credential", NULL, "helper" },  /* fetch, push over https */
+	{ "credential", "*", "helper" },   /* the same, per URL */
+	{ "diff", NULL, "external" },      /* every git diff */
+	{ "diff", "*", "command" },        /* git diff, of paths .gitattributes gives the driver */
+	{ "diff", "*", "textconv" },       /* git diff, log -p, show, blame: the same */
+	{ "filter", "*", "clean" },        /* git add, status, diff: the same */
+	{ "filter", "*", "smudge" },       /* checkout, switch, reset: the same */
+	{ "filter", "*", "process" },      /* both */
+	{ "merge", "*", "driver" },        /* merge, rebase, cherry-pick: the same */
+	{ "gpg", NULL, "program" },        /* a signed commit or tag (commit.gpgSign), verify */
+	{ "gpg", "*", "program" },         /* the same, per format (openpgp, x509, ssh) */
+	{ "gpg", "ssh", "defaultkeycommand" }, /* an ssh-signed commit */
+	{ "interactive", NULL, "difffilter" }, /* git add -p */
+	{ "alias", NULL, "*" },            /* "!..." a shell command, or git's options (-c) */
+	{ "alias", "*", "*" },             /* (the same, for a git that reads [alias "x"]) */
+	{ "remote", "*", "uploadpack" },   /* fetch from the remote (run here for a path) */
+	{ "remote", "*", "receivepack" },  /* push to it (the same) */
+	{ "submodule", "*", "update" },    /* "!command": git submodule update */
+	{ "mergetool", "*", "cmd" },       /* git mergetool */
+	{ "difftool", "*", "cmd" },        /* git difftool */
+	{ "tar", "*", "command" },         /* git archive */
+	{ "browser", "*", "cmd" },         /* git help --web, instaweb */
+	{ "man", "*", "cmd" },             /* git help */
+	{ "sendemail", NULL, "sendmailcmd" }, /* git send-email */
+	{ "sendemail", NULL, "tocmd" },
+	{ "sendemail", NULL, "cccmd" },
+	{ "sendemail", NULL, "headercmd" },
+	{ "sendemail", "*", "sendmailcmd" }, /* the same, per identity */
+};
+
+static bool part_is(const char *want, const char *s, size_t n)
 {
-	const char *dot;
+	return strcmp(want, "*") == 0 || (strlen(want) == n && memcmp(want, s, n) == 0);
+}
+
+static bool is_command(const char *var)
+{
+	const char *dot = strchr(var, '.'), *last = strrchr(var, '.');
+
+	if (!dot)
+		return false;
+	for (size_t i = 0; i < CD_ELEMENTSOF(commands); i++) {
+		if (!part_is(commands[i].section, var, (size_t)(dot - var)) ||
+		    !part_is(commands[i].key, last + 1, strlen(last + 1)))
+			continue;
+		if (!commands[i].sub ? dot == last
+				     : dot != last && part_is(commands[i].sub, dot + 1,
+							      (size_t)(last - dot - 1)))
+			return true;
+	}
+	return false;
+}
+
+int cd_gitconfig_kind(const char *var)
+{
+	const char *dot = strrchr(var, '.'); /* the last: before the key */
 
 	if (strcmp(var, "core.hookspath") == 0)
-		return 0;
+		return CD_GITCONFIG_HOOKS;
 	if (strcmp(var, "include.path") == 0)
-		return 1;
-	if (strncmp(var, "includeif.", 10) != 0)
-		return -1;
-	dot = strrchr(var + 9, '.');
-	return dot != var + 9 && strcmp(dot + 1, "path") == 0 ? 1 : -1;
+		return CD_GITCONFIG_INCLUDE;
+	if (strcmp(var, "extensions.objectformat") == 0)
+		return CD_GITCONFIG_FORMAT;
+	if (strncmp(var, "submodule.", 10) == 0 && dot > var + 9 && strcmp(dot + 1, "path") == 0)
+		return CD_GITCONFIG_SUBMODULE;
+	/* includeIf's condition is what lies between its first and its last dot (even none: git
+	 * then finds it false, but not by much) */
+	if (strncmp(var, "includeif.", 10) == 0 && dot > var + 9 && strcmp(dot + 1, "path") == 0)
+		return CD_GITCONFIG_INCLUDE;
+	return is_command(var) ? CD_GITCONFIG_COMMAND : -1;
 }
 
 /* The value, and its reading by git before 2.45 where that differs */
@@ -216,9 +287,9 @@ static int push(char ***v, const char *val, const char *old)
 	return 0;
 }
 
-int cd_gitconfig_paths(const char *text, size_t len, char ***ret_hooks, char ***ret_includes)
+int cd_gitconfig_read(const char *text, size_t len, struct cd_gitconfig *ret)
 {
-	_cleanup_strv_ char **hooks = NULL, **includes = NULL;
+	_cleanup_(cd_gitconfig_done) struct cd_gitconfig found = { 0 };
 	_cleanup_free_ char *var = malloc(len + 4); /* a name and a key, two dots, a NUL */
 	struct cursor c = { text, text + len };
 	struct name v = { var, 0, 0 };
@@ -245,11 +316,18 @@ int cd_gitconfig_paths(const char *text, size_t len, char ***ret_hooks, char ***
 		}
 		/* an entry (one a line); else a comment, or a line git refuses */
 		if (is_alpha(ch) && entry(&c, &v, val, old, sizeof(val), &has) == 0 && has &&
-		    (k = kind(var)) >= 0 && push(k == 0 ? &hooks : &includes, val, old) < 0)
+		    (k = cd_gitconfig_kind(var)) >= 0 && push(&found.v[k], val, old) < 0)
 			return -ENOMEM;
 		skip_line(&c);
 	}
-	*ret_hooks = CD_TAKE_PTR(hooks);
-	*ret_includes = CD_TAKE_PTR(includes);
+	*ret = found;
+	found = (struct cd_gitconfig){ 0 };
 	return 0;
+}
+
+void cd_gitconfig_done(struct cd_gitconfig *c)
+{
+	for (size_t k = 0; k < CD_GITCONFIG_KINDS; k++)
+		cd_strv_free(c->v[k]);
+	*c = (struct cd_gitconfig){ 0 };
 }

@@ -3,7 +3,8 @@
  * protect.c - protected paths: the rules, the globs, what they match in the workdir when the run
  * starts (the supervisor, through the workdir's descriptor: nothing followed, nothing created),
  * and the sweep after a run with a direct workdir. pid 1's side is in mount.c; the default set
- * is data (protected-paths/default.list, read by protect_list.c).
+ * is data (protected-paths/default.list, read by protect_list.c); what git runs from the workdir
+ * is protect_git.c's.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,8 +14,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "gitconfig.h"
 #include "protect.h"
+#include "protect_git.h"
 #include "rmtree.h"
 #include "util.h"
 
@@ -443,7 +444,7 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 
 /* base/rel ("" base: the workdir) as a normalized path relative to the workdir, ".." taken
  * lexically: -EXDEV when it leaves the workdir. */
-static int join_inside(const char *base, const char *rel, char *out, size_t size)
+int cd_guard_join(const char *base, const char *rel, char *out, size_t size)
 {
 	char buf[2 * PATH_MAX + 2];
 	size_t len = 0;
@@ -472,34 +473,32 @@ static int join_inside(const char *base, const char *rel, char *out, size_t size
 	return len ? 0 : -EXDEV;
 }
 
-/* The first line of a small file of the workdir ("" when missing), no symlink followed. */
-static int read_line_beneath(int workdir_fd, const char *rel, char *buf, size_t size)
+bool cd_guard_covered(const struct cd_guard_plan *p, const char *rel)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, workdir_fd, rel, &how, sizeof(how));
-	struct stat st;
-	ssize_t n;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cd_guard *g = &p->g[i];
+		size_t n = strlen(g->rel);
 
-	buf[0] = '\0';
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return -ENOENT;
-	n = read(fd, buf, size - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+		if (g->state == CD_GUARD_EXISTS && g->dir && strncmp(rel, g->rel, n) == 0 &&
+		    rel[n] == '/')
+			return true;
+	}
+	return false;
 }
 
-/* One literal path guarded by a rule of cordon's making: g ("dir/" for a directory) */
-static int guard_one(struct cd_guard_plan *p, int workdir_fd, const char *g, bool create,
+int cd_guard_literal(struct cd_guard_plan *p, int workdir_fd, const char *g, bool create,
 		     bool placeholder, struct cordon_error *err)
 {
 	struct rule rule = { .glob = NULL, .deny = false, .create = create,
 			     .no_placeholder = !placeholder };
 
-	if (cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g))
+	size_t len = strlen(g) - (g[0] && g[strlen(g) - 1] == '/');
+
+	if (cd_guard_glob_check(g, NULL) < 0 || has_wildcard(g) || cd_guard_covered(p, g))
 		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (strlen(p->g[i].rel) == len && strncmp(p->g[i].rel, g, len) == 0)
+			return 0; /* planned already (the first rule wins) */
 	/* the rule's text must outlive the plan: keep it in the plan's list */
 	if (cd_strv_push(&p->globs, g) < 0)
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
@@ -507,29 +506,8 @@ static int guard_one(struct cd_guard_plan *p, int workdir_fd, const char *g, boo
 	return plan_rule(p, &rule, workdir_fd, NULL, err);
 }
 
-/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": guarded from
- * creation though not a directory), "config" (guarded where it exists) */
-static int guard_names(struct cd_guard_plan *p, int workdir_fd, const char *dir,
-		       const char *const *names, size_t n, struct cordon_error *err)
-{
-	for (size_t i = 0; i < n; i++) {
-		bool plus = names[i][0] == '+', slash = names[i][strlen(names[i]) - 1] == '/';
-		char g[PATH_MAX + 32];
-		int r;
-
-		if (snprintf(g, sizeof(g), "%s/%s", dir, names[i] + plus) >= (int)sizeof(g))
-			continue;
-		r = guard_one(p, workdir_fd, g, plus || slash, !plus, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* A file of the workdir, whole, in *ret (malloc'd, NUL-ended): -ENOENT when it is missing or
- * not a regular file, no symlink followed; -EFBIG over max bytes. O_NONBLOCK: a FIFO a run left
- * there must not hold the next run's supervisor in open(). */
-static int read_beneath(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
+/* O_NONBLOCK: a FIFO a run left there must not hold the next run's supervisor in open() */
+int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -558,128 +536,6 @@ static int read_beneath(int workdir_fd, const char *rel, size_t max, char **ret,
 	return 0;
 }
 
-/* A path a git config names, as git resolves it, relative to the workdir: from base (a
- * directory of the workdir), or absolute inside the workdir. -EXDEV: elsewhere (a home's "~",
- * git's "%(prefix)", another directory: read-only in the sandbox like the rest of the host). */
-static int config_path(const char *workdir_path, const char *base, const char *v, char *out,
-		       size_t size)
-{
-	size_t wl = strlen(workdir_path);
-
-	if (!v[0] || v[0] == '~' || v[0] == '%')
-		return -EXDEV;
-	if (v[0] != '/')
-		return join_inside(base, v, out, size);
-	if (strncmp(v, workdir_path, wl) != 0 || v[wl] != '/')
-		return -EXDEV;
-	return join_inside("", v + wl + 1, out, size);
-}
-
-/* git reads a config of any size; past this, the run fails rather than read part of it */
-#define GITCONFIG_MAX (16u << 20)
-
-/* A git config file of the workdir (rel): core.hooksPath, a directory of hooks relative to the
- * worktree (the workdir), guarded as .git/hooks is; include.path and includeIf.*.path, more
- * config relative to the file's directory, which git reads if it is there and skips silently if
- * not: guarded where it is and from being made, and read in turn (to a depth). */
-static int plan_config_file(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
-			    const char *rel, unsigned depth, struct cordon_error *err)
-{
-	_cleanup_free_ char *text = NULL;
-	_cleanup_strv_ char **hooks = NULL, **includes = NULL;
-	char dir[PATH_MAX], path[PATH_MAX + 2];
-	const char *slash = strrchr(rel, '/');
-	size_t len = 0;
-	int r = 0;
-
-	if (depth > 4)
-		return 0;
-	r = read_beneath(workdir_fd, rel, GITCONFIG_MAX, &text, &len);
-	if (r == -EFBIG)
-		return cd_fail(err, EFBIG, "protect",
-			       "%s: over %u MiB, too large to read what it makes git run", rel,
-			       GITCONFIG_MAX >> 20);
-	if (r == -ENOMEM)
-		return cd_fail(err, ENOMEM, "protect", "out of memory");
-	if (r < 0)
-		return 0;
-	if (cd_gitconfig_paths(text, len, &hooks, &includes) < 0)
-		return cd_fail(err, ENOMEM, "protect", "out of memory");
-	free(CD_TAKE_PTR(text)); /* not held while the includes are read */
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	for (char **h = hooks; r >= 0 && h && *h; h++)
-		if (config_path(workdir_path, "", *h, path, sizeof(path) - 1) == 0)
-			r = guard_one(p, workdir_fd, strcat(path, "/"), true, true, err);
-	for (char **i = includes; r >= 0 && i && *i; i++) {
-		if (config_path(workdir_path, dir, *i, path, sizeof(path)) < 0)
-			continue;
-		r = guard_one(p, workdir_fd, path, true, false, err);
-		if (r >= 0)
-			r = plan_config_file(p, workdir_fd, workdir_path, path, depth + 1, err);
-	}
-	return r;
-}
-
-/* What a git directory's config makes git run or read from the workdir (gitconfig.h) */
-static int plan_gitconfig(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
-			  const char *gitdir, struct cordon_error *err)
-{
-	char rel[PATH_MAX + 32];
-	int r;
-
-	snprintf(rel, sizeof(rel), "%s/config", gitdir);
-	r = plan_config_file(p, workdir_fd, workdir_path, rel, 0, err);
-	snprintf(rel, sizeof(rel), "%s/config.worktree", gitdir);
-	return r < 0 ? r : plan_config_file(p, workdir_fd, workdir_path, rel, 0, err);
-}
-
-/* A linked worktree or a submodule checked out here: .git is a file naming the git directory,
- * whose commondir names the repository's. Where they are inside the workdir, their hooks and
- * config are guarded as .git's are; outside, they are read-only in the sandbox already. */
-static int plan_gitdir(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
-		       struct cordon_error *err)
-{
-	static const char *const git_dir[] = { "hooks/", "config", "+config.worktree", "+commondir",
-					       "info/attributes" };
-	static const char *const common[] = { "hooks/", "config", "+commondir", "info/attributes",
-					      "modules/" };
-	char line[PATH_MAX + 16], dir[PATH_MAX], cdir[PATH_MAX], rel[PATH_MAX + 16];
-	const char *g;
-	size_t wl = strlen(workdir_path);
-	int r;
-
-	if (read_line_beneath(workdir_fd, ".git", line, sizeof(line)) < 0 ||
-	    strncmp(line, "gitdir: ", 8) != 0)
-		return 0;
-	g = line + 8;
-	if (g[0] == '/') {
-		if (strncmp(g, workdir_path, wl) != 0 || g[wl] != '/')
-			return 0;
-		g += wl + 1;
-	}
-	if (join_inside("", g, dir, sizeof(dir)) < 0)
-		return 0;
-	r = guard_names(p, workdir_fd, dir, git_dir, CD_ELEMENTSOF(git_dir), err);
-	if (r >= 0)
-		r = plan_gitconfig(p, workdir_fd, workdir_path, dir, err);
-	if (r < 0)
-		return r;
-	snprintf(rel, sizeof(rel), "%s/commondir", dir);
-	if (read_line_beneath(workdir_fd, rel, line, sizeof(line)) < 0 || !line[0])
-		return 0;
-	if (line[0] == '/') {
-		if (strncmp(line, workdir_path, wl) != 0 || line[wl] != '/')
-			return 0;
-		r = join_inside("", line + wl + 1, cdir, sizeof(cdir));
-	} else {
-		r = join_inside(dir, line, cdir, sizeof(cdir));
-	}
-	if (r < 0)
-		return 0;
-	r = guard_names(p, workdir_fd, cdir, common, CD_ELEMENTSOF(common), err);
-	return r < 0 ? r : plan_gitconfig(p, workdir_fd, workdir_path, cdir, err);
-}
-
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err)
 {
@@ -702,9 +558,7 @@ int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const cha
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !c->no_default_protect)
-		r = plan_gitdir(&p, workdir_fd, workdir_path, err);
-	if (r >= 0 && !c->no_default_protect) /* the workdir's own repository (.git a directory) */
-		r = plan_gitconfig(&p, workdir_fd, workdir_path, ".git", err);
+		r = cd_guard_git_plan(&p, workdir_fd, workdir_path, err);
 	names_done(&top);
 	if (r < 0) {
 		cd_guard_plan_done(&p);
@@ -727,6 +581,7 @@ void cd_guard_plan_done(struct cd_guard_plan *p)
 	cd_strv_free(p->globs);
 	cd_strv_free(p->new_globs);
 	cd_guard_list_done(&p->defaults);
+	cd_guard_repos_free(p);
 	*p = (struct cd_guard_plan){ 0 };
 }
 
@@ -779,7 +634,7 @@ static bool all_owned(int d, uid_t owner, unsigned depth)
 /* A tree holding what the sandbox could not have removed (as root, a file of an owner not
  * mapped inside, moved in with its directory) is moved aside rather than removed: out of the
  * protected path, nothing lost. */
-static int move_aside(int parent, const char *name, char *aside, size_t size)
+int cd_guard_move_aside(int parent, const char *name, char *aside, size_t size)
 {
 	for (unsigned i = 0; i < 100; i++) {
 		snprintf(aside, size, "%s.cordon-moved-aside%s%.0u", name, i ? "." : "", i);
@@ -801,16 +656,25 @@ static int remove_at(int parent, const char *name, uid_t owner, char *aside, siz
 	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (st.st_uid != owner)
-		return move_aside(parent, name, aside, size);
+		return cd_guard_move_aside(parent, name, aside, size);
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(parent, name, 0) < 0 ? -errno : 1;
 	d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0)
 		return -errno;
 	if (!all_owned(d, owner, 0))
-		return move_aside(parent, name, aside, size);
+		return cd_guard_move_aside(parent, name, aside, size);
 	(void)cd_rmtree_contents(d);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 1;
+}
+
+/* aside, a name in the directory rel[0..len) (len 0: the top), as a path of the workdir */
+static void prefix_aside(char *aside, size_t size, const char *rel, size_t len)
+{
+	char name[300];
+
+	snprintf(name, sizeof(name), "%s", aside);
+	snprintf(aside, size, "%.*s%s", (int)len, rel, name);
 }
 
 /* What a run made at one guarded path: walked from the directories that were there, one name
@@ -842,8 +706,13 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char
 			return errno == ENOENT ? 0 : -errno;
 		if (S_ISLNK(st.st_mode) && st.st_dev == g->link_dev && st.st_ino == g->link_ino)
 			return 0; /* the user's */
-		if (!p[n] || !S_ISDIR(st.st_mode))
-			return remove_at(cur, name, owner, aside, size);
+		if (!p[n] || !S_ISDIR(st.st_mode)) {
+			int r = remove_at(cur, name, owner, aside, size);
+
+			if (r == 2) /* the new name as a path of the workdir */
+				prefix_aside(aside, size, g->rel, (size_t)(p - g->rel));
+			return r;
+		}
 		next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			return -errno;
@@ -875,7 +744,7 @@ static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int
 	if (!top->read)
 		return -EACCES; /* the top could not be read */
 	for (char **n = top->v; n && *n; n++) {
-		char aside[300] = "";
+		char aside[PATH_MAX + 64] = "";
 		char **glob = p->new_globs;
 		int r;
 
@@ -887,7 +756,7 @@ static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int
 		if (r > 0) {
 			(*removed)++;
 			if (notice)
-				notice(data, *n, *glob, r == 2 ? aside : NULL);
+				notice(data, CD_GUARD_SWEPT, *n, *glob, r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}
@@ -903,7 +772,7 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_guard *g = &p->g[i];
-		char aside[300] = "";
+		char aside[PATH_MAX + 64] = "";
 
 		if (g->state == CD_GUARD_EXISTS || !g->create)
 			continue;
@@ -913,7 +782,7 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 		if (r > 0) {
 			removed++;
 			if (notice)
-				notice(data, g->rel, g->glob, r == 2 ? aside : NULL);
+				notice(data, CD_GUARD_SWEPT, g->rel, g->glob, r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}
@@ -922,5 +791,10 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 	if (r < 0 && !first)
 		first = r;
 	names_done(&top);
+	r = cd_guard_git_sweep(p, workdir_fd, notice, data);
+	if (r > 0)
+		removed += r;
+	else if (r < 0 && !first)
+		first = r;
 	return first && !removed ? first : removed;
 }

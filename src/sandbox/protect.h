@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -42,6 +43,23 @@ struct cd_guard {
 	ino_t link_ino;
 };
 
+/* A repository git enters from the workdir whose index the sandbox can write (protect_git.c): the
+ * workdir's own, and its submodules' and nested repositories' found through the indexes (their
+ * gitlinks) and .gitmodules. After a direct run, an index that changed is read again, and a
+ * repository the sandbox put where git would now enter one is moved aside; with --cow, the save
+ * refuses it (cd_guard_git_layer). */
+struct cd_guard_repo {
+	char *top;      /* its worktree's top, relative to the workdir ("": the workdir) */
+	char *index;    /* its index, relative to the workdir */
+	char *gitdir;   /* its git directory (where a split index's shared index is) */
+	size_t hash_len; /* its object names' length: 20, or 32 (extensions.objectFormat sha256) */
+	bool index_there;
+	struct stat index_st; /* the index when the run started */
+	char **links;   /* its gitlinks then, relative to top, sorted (NULL: none) */
+	char **present; /* of them (and .gitmodules's paths), those whose .git was there, sorted */
+	char **sparse;  /* its sparse directories (an index's "dir/" entries), sorted */
+};
+
 /* One entry of the default set (protected-paths/default.list). */
 struct cd_guard_rule {
 	char *glob;
@@ -65,13 +83,15 @@ struct cd_guard_plan {
 	char **new_globs; /* patterns (one name, at the top) whose new matches are swept */
 	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
 	struct cd_guard_list defaults; /* the default set in force: the guards' globs point in */
+	struct cd_guard_repo *repos;   /* with the default set: git's repositories (above) */
+	size_t n_repos;
 };
 
 /* The rules of c (its own, then the default set unless turned off: cd_guard_list_load(NULL))
- * against the workdir
- * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for a linked
- * worktree's gitdir). Bad globs were refused by the setter; a glob that matches more than
- * CD_GUARD_MAX paths fails here. */
+ * against the workdir, then, with the default set, what git runs from it (protect_git.c)
+ * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for the paths a git
+ * config or a .git file names). Bad globs were refused by the setter; a glob that matches more
+ * than CD_GUARD_MAX paths fails here. */
 #define CD_GUARD_MAX 4096
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err);
@@ -101,10 +121,17 @@ const char *cd_guard_list_dir(void);
  * drops them, through descriptors, never following a symlink. Only what is owned by owner (the
  * workdir's: whom the sandbox's files belong to on the host) is removed; a tree holding anything
  * else (as root, files of an owner the sandbox could not remove, moved in with their directory)
- * is renamed aside, NAME.cordon-moved-aside, out of the protected path. Each is told to
- * notice() (aside: the new name, or NULL when removed). Returns how many paths were removed or
- * moved, or -errno. */
-typedef void (*cd_guard_notice_fn)(void *data, const char *rel, const char *glob,
-				   const char *aside);
+ * is renamed aside, NAME.cordon-moved-aside, out of the protected path. Then git's repositories
+ * (cd_guard_git_sweep): a .git the sandbox put where git would enter a submodule, and an index
+ * cordon cannot read, are renamed aside, never removed. Each is told to notice() (aside: the new
+ * path, or NULL when removed; why: what it was). Returns how many paths were removed or moved,
+ * or -errno. */
+enum cd_guard_why {
+	CD_GUARD_SWEPT,     /* made at a protected path (glob: the rule) */
+	CD_GUARD_SUBMODULE, /* a repository where the index has a gitlink: git would enter it */
+	CD_GUARD_INDEX,     /* an index cordon cannot read: it could name such submodules */
+};
+typedef void (*cd_guard_notice_fn)(void *data, enum cd_guard_why why, const char *rel,
+				   const char *glob, const char *aside);
 int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 		   cd_guard_notice_fn notice, void *data);

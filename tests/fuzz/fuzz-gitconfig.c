@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fuzz-gitconfig.c - libFuzzer target for the reader of git's config syntax, cd_gitconfig_paths
+ * fuzz-gitconfig.c - libFuzzer target for the reader of git's config syntax, cd_gitconfig_read
  * (src/sandbox/gitconfig.c), which the supervisor runs as root on a workdir's .git/config and
- * what it includes, to protect the hooks directory and the files git would take from there.
+ * what it includes, to protect the hooks directory, the files git would take from there and the
+ * programs it names.
  * Missing one that git reads is a hole, so besides the sanitizers the target holds it to a second
  * reading, written after git's own parser (ref_*: a character at a time, as git's config.c), and
  * abort()s when:
- *  - a value the second reading finds for core.hooksPath, include.path or includeIf.*.path, as
- *    git 2.45 and later read it (blanks inside kept) or as earlier versions do (each a space), is
+ *  - a value the second reading finds for a variable of a kind the reader gives (core.hooksPath,
+ *    include.path or includeIf.*.path, a program git runs, submodule.*.path,
+ *    extensions.objectFormat: cd_gitconfig_kind(), a table), as git 2.45 and later read it
+ *    (blanks inside kept) or as earlier versions do (each a space), is
  *    not in the reader's answer, in the same order (where git refuses the file, up to the line
  *    it refuses: the reader may find more after it; a value of PATH_MAX bytes or more is no
  *    path git can open, and the reader leaves it out);
@@ -47,7 +50,7 @@ _printf_(1, 2) _Noreturn static void broken(const char *fmt, ...)
 
 /* --- the second reading, after git's config.c --- */
 
-enum { HOOK_NEW, HOOK_OLD, INC_NEW, INC_OLD, N_FOUND };
+#define KINDS CD_GITCONFIG_KINDS
 
 struct ref {
 	const unsigned char *d;
@@ -55,8 +58,8 @@ struct ref {
 	bool eof;
 	char *var, *val, *old; /* each n + 16 bytes: nothing read is longer than the input */
 	size_t vlen, baselen;
-	char **found[N_FOUND]; /* as git 2.45 and later, and earlier ones, read each value */
-	char **answer[2];      /* what the reader must answer: hooks, includes */
+	char **found[2 * KINDS]; /* per kind: as git 2.45 and later, and earlier ones, read them */
+	char **answer[KINDS];    /* what the reader must answer, per kind */
 };
 
 static bool sp(int c)
@@ -214,21 +217,6 @@ static bool ref_value(struct ref *r)
 	}
 }
 
-/* var names core.hooksPath (0), an include (1), or neither (-1) */
-static int kind(const char *var)
-{
-	const char *dot;
-
-	if (strcmp(var, "core.hookspath") == 0)
-		return 0;
-	if (strcmp(var, "include.path") == 0)
-		return 1;
-	if (strncmp(var, "includeif.", 10) != 0)
-		return -1;
-	dot = strrchr(var + 9, '.');
-	return dot != var + 9 && strcmp(dot + 1, "path") == 0 ? 1 : -1;
-}
-
 static void push(char ***v, const char *s)
 {
 	if (cd_strv_push(v, s) < 0)
@@ -255,7 +243,7 @@ static int ref_entry(struct ref *r, int c)
 		return 0;
 	if (c != '=' || !ref_value(r))
 		return -1;
-	k = kind(r->var);
+	k = cd_gitconfig_kind(r->var);
 	if (k < 0)
 		return 1;
 	push(&r->found[2 * k], r->val);
@@ -320,10 +308,10 @@ static bool ref_read(struct ref *r, const unsigned char *d, size_t n)
 
 static void ref_done(struct ref *r)
 {
-	for (int i = 0; i < N_FOUND; i++)
+	for (int i = 0; i < 2 * KINDS; i++)
 		cd_strv_free(r->found[i]);
-	cd_strv_free(r->answer[0]);
-	cd_strv_free(r->answer[1]);
+	for (int k = 0; k < KINDS; k++)
+		cd_strv_free(r->answer[k]);
 	free(r->var);
 	free(r->val);
 	free(r->old);
@@ -331,10 +319,12 @@ static void ref_done(struct ref *r)
 
 /* --- the checks --- */
 
-static void reader(const unsigned char *d, size_t n, char ***hooks, char ***includes)
+static const char *const kind_names[KINDS] = { "core.hooksPath", "include path", "command",
+					       "submodule path", "object format" };
+
+static void reader(const unsigned char *d, size_t n, struct cd_gitconfig *c)
 {
-	*hooks = *includes = NULL;
-	if (cd_gitconfig_paths((const char *)d, n, hooks, includes) < 0)
+	if (cd_gitconfig_read((const char *)d, n, c) < 0)
 		broken("the reader failed on %zu bytes", n);
 }
 
@@ -367,21 +357,26 @@ static bool same(char **a, char **b)
 	return true;
 }
 
-/* the reading of d, n must be hooks, includes */
-static void reads_as(const unsigned char *d, size_t n, char **hooks, char **includes,
+/* the reading of d, n must be want's */
+static void reads_as(const unsigned char *d, size_t n, const struct cd_gitconfig *want,
 		     const char *what)
 {
-	char **h, **i;
+	struct cd_gitconfig c;
 
-	reader(d, n, &h, &i);
-	if (!same(h, hooks) || !same(i, includes))
-		broken("%s: %zu and %zu values, not %zu and %zu", what, count(h), count(i),
-		       count(hooks), count(includes));
-	cd_strv_free(h);
-	cd_strv_free(i);
+	reader(d, n, &c);
+	for (int k = 0; k < KINDS; k++)
+		if (!same(c.v[k], want->v[k]))
+			broken("%s: %zu values of kind %s, not %zu", what, count(c.v[k]),
+			       kind_names[k], count(want->v[k]));
+	cd_gitconfig_done(&c);
 }
 
-static const char more[] = "[core]\n\thooksPath = more-hooks\n[include]\n\tpath = more.inc\n";
+/* one more value of each kind */
+static const char more[] = "[core]\n\thooksPath = more-hooks\n[include]\n\tpath = more.inc\n"
+			   "[core]\n\tfsmonitor = more-fsmonitor\n[submodule \"m\"]\n"
+			   "\tpath = more-sub\n[extensions]\n\tobjectFormat = more-format\n";
+static const char *const more_values[KINDS] = { "more-hooks", "more.inc", "more-fsmonitor",
+						"more-sub", "more-format" };
 
 /* got is want, then last */
 static bool then(char **got, char **want, const char *last)
@@ -398,31 +393,31 @@ static bool then(char **got, char **want, const char *last)
 
 /* T, a blank line (after a blank, if T ends with a lone '\r' that the newline would pair
  * with), then more: T's values, then more's */
-static void check_framing(const unsigned char *d, size_t n, char **hooks, char **includes)
+static void check_framing(const unsigned char *d, size_t n, const struct cd_gitconfig *want)
 {
 	const char *sep = n && d[n - 1] == '\r' ? " \n\n" : "\n\n";
 	size_t sl = strlen(sep), ml = strlen(more);
 	unsigned char *t = malloc(n + sl + ml);
-	char **h, **i;
+	struct cd_gitconfig c;
 
 	if (!t)
 		abort();
 	memcpy(t, d, n);
 	memcpy(t + n, sep, sl);
 	memcpy(t + n + sl, more, ml);
-	reader(t, n + sl + ml, &h, &i);
-	if (!then(h, hooks, "more-hooks") || !then(i, includes, "more.inc"))
-		broken("the input, a blank line, then more config: not the input's values, then "
-		       "the more's (%zu and %zu values, not %zu + 1 and %zu + 1)",
-		       count(h), count(i), count(hooks), count(includes));
-	cd_strv_free(h);
-	cd_strv_free(i);
+	reader(t, n + sl + ml, &c);
+	for (int k = 0; k < KINDS; k++)
+		if (!then(c.v[k], want->v[k], more_values[k]))
+			broken("the input, a blank line, then more config: not the input's "
+			       "values of kind %s, then the more's (%zu values, not %zu + 1)",
+			       kind_names[k], count(c.v[k]), count(want->v[k]));
+	cd_gitconfig_done(&c);
 	free(t);
 }
 
 /* T with "\r\n" for each "\n" (T without '\r'), and after a byte order mark (T without one),
  * reads as T */
-static void check_same(const unsigned char *d, size_t n, char **hooks, char **includes)
+static void check_same(const unsigned char *d, size_t n, const struct cd_gitconfig *want)
 {
 	unsigned char *t = malloc(2 * n + 3);
 	size_t k = 0;
@@ -435,39 +430,36 @@ static void check_same(const unsigned char *d, size_t n, char **hooks, char **in
 				t[k++] = '\r';
 			t[k++] = d[i];
 		}
-		reads_as(t, k, hooks, includes, "with \"\\r\\n\" line ends");
+		reads_as(t, k, want, "with \"\\r\\n\" line ends");
 	}
 	if (!n || d[0] != 0xef) {
 		memcpy(t, "\xef\xbb\xbf", 3);
 		memcpy(t + 3, d, n);
-		reads_as(t, n + 3, hooks, includes, "after a byte order mark");
+		reads_as(t, n + 3, want, "after a byte order mark");
 	}
 	free(t);
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	char **hooks, **includes;
+	struct cd_gitconfig c;
 	struct ref r;
 	bool whole;
 
 	if (size > FUZZ_MAX_INPUT)
 		return 0;
-	reader(data, size, &hooks, &includes);
-	for (size_t i = 0; i < count(hooks); i++)
-		if (strlen(hooks[i]) > size)
-			broken("a hooks path longer than the input");
-	for (size_t i = 0; i < count(includes); i++)
-		if (strlen(includes[i]) > size)
-			broken("an include path longer than the input");
+	reader(data, size, &c);
+	for (int k = 0; k < KINDS; k++)
+		for (size_t i = 0; i < count(c.v[k]); i++)
+			if (strlen(c.v[k][i]) > size)
+				broken("a value of kind %s longer than the input", kind_names[k]);
 	whole = ref_read(&r, data, size);
-	starts_with(hooks, r.answer[0], whole, "core.hooksPath");
-	starts_with(includes, r.answer[1], whole, "include path");
+	for (int k = 0; k < KINDS; k++)
+		starts_with(c.v[k], r.answer[k], whole, kind_names[k]);
 	ref_done(&r);
-	check_framing(data, size, hooks, includes);
-	check_same(data, size, hooks, includes);
-	cd_strv_free(hooks);
-	cd_strv_free(includes);
+	check_framing(data, size, &c);
+	check_same(data, size, &c);
+	cd_gitconfig_done(&c);
 	return 0;
 }
 
@@ -526,7 +518,7 @@ static int git_read(const char *path, char ***ret)
 		if (!nl)
 			continue;
 		*nl = '\0';
-		k = kind(rec);
+		k = cd_gitconfig_kind(rec);
 		if (k >= 0)
 			push(&ret[k], nl + 1);
 	}
@@ -558,7 +550,7 @@ static void mismatch(const unsigned char *d, size_t n, const char *fmt, const ch
 /* one input, in the file path: the target's checks, then git against the second reading */
 static void against_git(const char *path, const unsigned char *d, size_t n)
 {
-	char **git[2] = { NULL, NULL };
+	char **git[KINDS] = { NULL };
 	int status = git_read(path, git);
 	struct ref r;
 	bool whole = ref_read(&r, d, n);
@@ -568,7 +560,7 @@ static void against_git(const char *path, const unsigned char *d, size_t n)
 	if (whole != (status == 0))
 		mismatch(d, n, "git %s the file, the second reading %s it",
 			 status ? "refuses" : "takes", whole ? "takes" : "refuses");
-	for (int k = 0; whole && status == 0 && k < 2; k++) {
+	for (int k = 0; whole && status == 0 && k < KINDS; k++) {
 		char **want = r.found[2 * k + git_old];
 
 		for (size_t i = 0; i < count(git[k]) || i < count(want); i++)
@@ -580,8 +572,8 @@ static void against_git(const char *path, const unsigned char *d, size_t n)
 	failed += mismatches != before;
 	taken += status == 0;
 	ref_done(&r);
-	cd_strv_free(git[0]);
-	cd_strv_free(git[1]);
+	for (int k = 0; k < KINDS; k++)
+		cd_strv_free(git[k]);
 }
 
 static int against_git_file(const char *path)
@@ -628,6 +620,7 @@ static int against_git_path(const char *path)
  * any tokens, each written to tmp and compared */
 static const char *const tokens[] = {
 	"[", "]", "core", "include", "includeIf", "CoRe", "hooksPath", "path", "=", " ", "\t",
+	"alias", "fsmonitor", "submodule", "!",
 	"\n", "\r\n", "\r", "\"", "\\", "#", ";", "x", "a b", "/", ".", "-", "\xef\xbb\xbf", "\\t",
 	"\\n", "\\b", "\\\"", "\\\\", "\\q", "\\\n", "\\\r\n", "\"gitdir:x/\"", "0", "\v",
 	"\xc3\xa9",
@@ -636,8 +629,12 @@ static const char *const headers[] = {
 	"[core]", "[Core]", "[include]", "[includeIf \"gitdir:x/\"]", "[core \"x\"]", "[core.x]",
 	"[includeIf.x]", "[includeif]", "[ \"x\"]", "[a][core]", "[core]\t", "[core] ",
 	"[includeIf \"a\\\"]b\"]", "[includeIf \"]\"]", "[x \"]x=\\q\"]", "[core]hooksPath=h",
+	"[alias]", "[pager]", "[diff \"x\"]", "[filter \"lfs\"]", "[submodule \"s.t\"]",
+	"[extensions]", "[credential \"https://a.b\"]", "[Diff.X]", "[core]fsmonitor=f",
 };
-static const char *const keys[] = { "\thooksPath", "\tpath", "hookspath", "PATH", "\tother" };
+static const char *const keys[] = { "\thooksPath", "\tpath", "hookspath", "PATH", "\tother",
+				    "\tfsmonitor", "\ttextconv", "\tclean", "st", "\tobjectFormat",
+				    "\thelper", "\tlog" };
 static const char *const values[] = {
 	"x", "a b", "\t", " ", "\"", "\" q \"", "\\t", "\\n", "\\\\", "\\\"", "\\q", "\\\n",
 	"\\\r\n", "#c", ";c", "\r", "y", "\\", "\"#\"",
@@ -704,7 +701,7 @@ static int random_configs(unsigned n, unsigned seed, const char *tmp)
 /* whether this git turns a tab inside a value into a space (before 2.45) */
 static void probe_git(const char *tmp)
 {
-	char **git[2] = { NULL, NULL };
+	char **git[KINDS] = { NULL };
 	FILE *f = fopen(tmp, "we");
 
 	if (!f || fputs("[core]\n\thooksPath = a\tb\n", f) < 0 || fclose(f) != 0 ||
@@ -713,7 +710,8 @@ static void probe_git(const char *tmp)
 		exit(2);
 	}
 	git_old = strcmp(git[0][0], "a b") == 0;
-	cd_strv_free(git[0]);
+	for (int k = 0; k < KINDS; k++)
+		cd_strv_free(git[k]);
 	unlink(tmp);
 }
 

@@ -195,4 +195,204 @@ read -r ran_commit ran_status <<<"$(attack "$(bomcrlf)" --no-default-protect)"
 is "(control) git reads that config's core.hooksPath: the rewritten hook ran" "$ran_commit" ran
 is "(control) git reads that config's include.path: its fsmonitor ran" "$ran_status" ran
 
+# --- 15. review r17 F1: git finds its repository through .git entries the sandbox could still
+# write or add, and runs the config of the one it finds (core.fsmonitor at every git status):
+# a linked worktree's .git file (bound onto itself, but writable), a submodule's .git file, a
+# gitlink added to .git/index (not protected) with a new x/.git below; with --cow, cordon apply
+# wrote them. Each: the host's next git status ran nothing; the control shows it would.
+# plant DIR (inside): a git directory whose config runs "touch $mark" at every git status
+plant='plant() { mkdir -p "$1/objects" "$1/refs/heads" && echo "ref: refs/heads/main" >"$1/HEAD" &&
+	printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch '"$mark"'; false\"\n" >"$1/config"; }'
+ran() { test -e "$mark" && echo ran || echo no; rm -f "$mark"; }
+status_in() { rm -f "$mark"; gitc -C "$1" status >/dev/null 2>&1; ran; }
+cow_works=yes
+cordon -w "$(mkwork)" --cow --layer-dir "$store" -- true
+[ "$rc" = 0 ] || cow_works=
+layer_of() { sed -n 's/.*kept as layer \([0-9a-f]*\).*/\1/p' <<<"$1"; }
+# cow_apply W SCRIPT [OPTION...]: a --cow run of SCRIPT in W, then cordon apply; apply's stderr
+# in $applied
+cow_apply() {
+	local w=$1 s=$2 id
+	shift 2
+	cordon --workdir "$w" --cow --layer-dir "$store" "$@" -- sh -c "$plant; $s"
+	id=$(layer_of "$err")
+	applied=
+	if [ -n "$id" ]; then
+		applied=$(as_caller "$CORDON" apply --layer-dir "$store" -w "$w" "$id" 2>&1 >/dev/null)
+		as_caller "$CORDON" discard --layer-dir "$store" "$id" >/dev/null 2>&1
+	fi
+}
+# a linked worktree W of a repository outside the workdir
+worktree() {
+	local m wt
+	m=$(mkwork)
+	wt=$(mkwork)
+	rmdir "$wt"
+	gitc -C "$m" init -q . && gitc -C "$m" commit -q --allow-empty -m i && gitc -C "$m" worktree add -q "$wt"
+	own "$m" "$wt"
+	echo "$wt"
+}
+relink='plant .evil && printf "gitdir: .evil\n" >.git'
+w=$(worktree)
+cordon --workdir "$w" -- sh -c "$plant; $relink"
+is "F1 1: a linked worktree's .git file cannot be rewritten (git status on the host runs nothing)" \
+	"$(status_in "$w")" no
+like "... the write fails inside" "$err" "*.git: Read-only file system*"
+w=$(worktree)
+cordon --workdir "$w" --no-default-protect -- sh -c "$plant; $relink"
+is "(control) without the defaults, git status ran the planted config" "$(status_in "$w")" ran
+if [ -n "$cow_works" ]; then
+	w=$(worktree)
+	cow_apply "$w" "$relink"
+	is "F1 4: --cow: the .git file cannot be rewritten, cordon apply writes nothing git runs" \
+		"$(status_in "$w")" no
+	w=$(worktree)
+	cow_apply "$w" "$relink" --no-default-protect
+	is "(control) --cow without the defaults: apply wrote the .git file, git status ran it" \
+		"$(status_in "$w")" ran
+else
+	skip "F1 4: --cow: the .git file" "--cow does not work here: $err"
+	skip "(control) --cow without the defaults" "--cow does not work here"
+fi
+
+# a superproject with a submodule, sub (its .git a file naming .git/modules/sub)
+superproject() {
+	local s w
+	s=$(mkwork)
+	w=$(mkwork)
+	gitc -C "$s" init -q . && gitc -C "$s" commit -q --allow-empty -m s
+	gitc -C "$w" init -q . && gitc -c protocol.file.allow=always -C "$w" submodule add -q "$s" sub &&
+		gitc -C "$w" commit -qm add
+	own "$s" "$w"
+	echo "$w"
+}
+resub='plant sub/.evil && printf "gitdir: .evil\n" >sub/.git'
+w=$(superproject)
+cordon --workdir "$w" -- sh -c "$plant; $resub"
+is "F1 2: a submodule's .git file cannot be rewritten (git status at the top runs nothing)" \
+	"$(status_in "$w")" no
+w=$(superproject)
+cordon --workdir "$w" --no-default-protect -- sh -c "$plant; $resub"
+is "(control) without the defaults, git status at the top ran the submodule's planted config" \
+	"$(status_in "$w")" ran
+if [ -n "$cow_works" ]; then
+	w=$(superproject)
+	cow_apply "$w" "$resub"
+	is "F1 2 with --cow: the submodule's .git file cannot be rewritten" "$(status_in "$w")" no
+fi
+
+# any repository: a gitlink x added to the index, and x/.git
+plain() {
+	local w
+	w=$(mkwork)
+	gitc -C "$w" init -q . && echo hi >"$w/README" && gitc -C "$w" add README && gitc -C "$w" commit -qm i
+	own "$w"
+	echo "$w"
+}
+gitlink='plant x/.evil && printf "gitdir: .evil\n" >x/.git &&
+	git -c safe.directory="*" update-index --add --cacheinfo 160000,$(git -c safe.directory="*" rev-parse HEAD),x'
+w=$(plain)
+cordon --workdir "$w" -- sh -c "$plant; $gitlink"
+is "F1 3: a gitlink added to the index with a new x/.git: git status runs nothing" \
+	"$(status_in "$w")" no
+like "... x/.git is moved aside, and the user told" "$err" \
+	"*protect: moved x/.git aside to x/.git.cordon-moved-aside: git would enter it as a submodule*"
+is "... kept there for review" "$(test -f "$w/x/.git.cordon-moved-aside" && echo kept)" kept
+w=$(plain)
+cordon --workdir "$w" --no-default-protect -- sh -c "$plant; $gitlink"
+is "(control) without the defaults, git status ran the new submodule's config" "$(status_in "$w")" ran
+w=$(plain)
+cordon --workdir "$w" -- sh -c "$plant; plant x/.evil && git -c safe.directory='*' update-index --add --cacheinfo 160000,\$(git -c safe.directory='*' rev-parse HEAD),x"
+cordon --workdir "$w" -- sh -c 'printf "gitdir: .evil\n" >x/.git'
+is "F1 3 in two runs (the gitlink first, x/.git at the next): git status runs nothing" \
+	"$(status_in "$w")" no
+if [ -n "$cow_works" ]; then
+	w=$(plain)
+	cow_apply "$w" "$gitlink"
+	like "F1 3 with --cow: cordon apply refuses the new x/.git" "$applied" "*x/.git: protected*"
+	is "... git status runs nothing" "$(status_in "$w")" no
+	w=$(plain)
+	cow_apply "$w" "$gitlink" --no-default-protect
+	is "(control) --cow without the defaults: applied, git status ran it" "$(status_in "$w")" ran
+fi
+
+# a repository of the user's below the top, not a submodule (not guarded: a known limit) that the
+# sandbox changes and then adds to the index
+nested() {
+	local w
+	w=$(plain)
+	gitc -C "$w" init -q y && gitc -C "$w/y" commit -q --allow-empty -m y
+	own "$w"
+	echo "$w"
+}
+adopt='git -c safe.directory="*" -C y config core.fsmonitor "touch '"$mark"'; false" &&
+	git -c safe.directory="*" update-index --add --cacheinfo 160000,$(git -c safe.directory="*" -C y rev-parse HEAD),y'
+w=$(nested)
+cordon --workdir "$w" -- sh -c "$adopt"
+is "a nested repository the run changes and adds as a submodule: git status runs nothing" \
+	"$(status_in "$w")" no
+is "... its .git moved aside for review" "$(test -d "$w/y/.git.cordon-moved-aside" && echo kept)" kept
+if [ -n "$cow_works" ]; then
+	w=$(nested)
+	cow_apply "$w" "$adopt"
+	like "... with --cow: cordon apply refuses it" "$applied" "*y/.git/config: protected (y/.git)*"
+	is "... git status runs nothing" "$(status_in "$w")" no
+fi
+
+# --- 16. review r17 F2: a repository a run made (its config is the run's) whose config includes
+# a file N times that includes itself N times cost the next run N^4 reads (N=10: 12.8 s; N=14:
+# 392 s), in the supervisor, before anything started. Now each file is read once: the next run
+# starts at once (the timeout only catches a hang: the old build does not end in hours).
+w=$(mkwork)
+cordon --workdir "$w" -- sh -c 'git init -q . && inc=$(printf "[include]\n"; for i in $(seq 20); do printf "\tpath = inc\n"; done) &&
+	printf "%s\n" "$inc" >>.git/config && printf "%s\n" "$inc" >.git/inc'
+is "F2: a run makes a repository whose config includes a file 20 x 20 times" "$rc" 0
+as_caller timeout 120 "$CORDON" --workdir "$w" -- true >/dev/null 2>&1
+is "F2: ... the next run starts and ends" "$?" 0
+
+# --- 17. review r17 F3: core.hooksPath naming the workdir as "~/..." or through a symlink to it
+# was taken as outside the workdir: a run rewrote the hook, the next git commit ran it
+spelled() { # W VALUE: a repository W whose hooks are VALUE (.hk below it)
+	local w=$1
+	git -C "$w" init -q . && git -c safe.directory='*' -C "$w" config core.hooksPath "$2" &&
+		mkdir "$w/.hk" && printf '#!/bin/sh\nexit 0\n' >"$w/.hk/pre-commit" && chmod 755 "$w/.hk/pre-commit"
+	own "$w"
+}
+rehook='printf "#!/bin/sh\ntouch '"$mark"'\n" >.hk/pre-commit'
+commit_in() { # W HOME: git commit on the host, its HOME as given; did a hook run?
+	rm -f "$mark"
+	as_caller env HOME="$2" git -c safe.directory='*' -c user.email=a@b -c user.name=a -C "$1" \
+		commit -q --allow-empty -m x >/dev/null 2>&1
+	ran
+}
+w=$(mkwork)
+spelled "$w" "~/$(basename "$w")/.hk"
+as_caller env HOME="$(dirname "$w")" "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" -- sh -c "$rehook" 2>/dev/null
+is "F3: core.hooksPath \"~/W/.hk\" (HOME above the workdir): the hook cannot be rewritten" \
+	"$(commit_in "$w" "$(dirname "$w")")" no
+w=$(mkwork)
+spelled "$w" "~/$(basename "$w")/.hk"
+as_caller env HOME="$(dirname "$w")" "$CORDON" --workdir "$w" --no-default-protect -- sh -c "$rehook" 2>/dev/null
+is "(control) without the defaults, git commit ran the rewritten hook" \
+	"$(commit_in "$w" "$(dirname "$w")")" ran
+w=$(mkwork)
+ln -s "$w" "$TEST_TMP/alias-$(basename "$w")"
+spelled "$w" "$TEST_TMP/alias-$(basename "$w")/.hk"
+cordon --workdir "$w" -- sh -c "$rehook"
+is "F3: core.hooksPath through a symlink to the workdir: the hook cannot be rewritten" \
+	"$(commit_in "$w" "$TEST_TMP")" no
+
+# --- 18. the programs a repository's config names: core.fsmonitor ./tools/fsmon.sh (a script of
+# the project) ran at the next git status after a run rewrote it
+w=$(mkwork)
+git -C "$w" init -q . && mkdir "$w/tools" && printf '#!/bin/sh\nexit 1\n' >"$w/tools/fsmon.sh" &&
+	chmod 755 "$w/tools/fsmon.sh" && git -c safe.directory='*' -C "$w" config core.fsmonitor ./tools/fsmon.sh
+own "$w"
+refsmon='printf "#!/bin/sh\ntouch '"$mark"'\nexit 1\n" >tools/fsmon.sh'
+cordon --workdir "$w" -- sh -c "$refsmon"
+is "core.fsmonitor ./tools/fsmon.sh: the script cannot be rewritten (git status runs the user's)" \
+	"$(status_in "$w")" no
+cordon --workdir "$w" --no-default-protect -- sh -c "$refsmon"
+is "(control) without the defaults, git status ran the rewritten script" "$(status_in "$w")" ran
+
 done_testing

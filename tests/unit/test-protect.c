@@ -396,13 +396,12 @@ static char *join_strv(char **v)
 static void gitconfig_n_is(const char *text, size_t len, const char *hooks, const char *includes,
 			   const char *what)
 {
-	char **h = NULL, **i = NULL;
+	struct cd_gitconfig c = { 0 };
 
-	ok(cd_gitconfig_paths(text, len, &h, &i) == 0, "git config: %s", what);
-	is_str(join_strv(h), hooks, "... core.hooksPath");
-	is_str(join_strv(i), includes, "... include paths");
-	cd_strv_free(h);
-	cd_strv_free(i);
+	ok(cd_gitconfig_read(text, len, &c) == 0, "git config: %s", what);
+	is_str(join_strv(c.v[CD_GITCONFIG_HOOKS]), hooks, "... core.hooksPath");
+	is_str(join_strv(c.v[CD_GITCONFIG_INCLUDE]), includes, "... include paths");
+	cd_gitconfig_done(&c);
 }
 
 static void gitconfig_is(const char *text, const char *hooks, const char *includes,
