@@ -678,9 +678,9 @@ CORDON_PUBLIC const char *cordon_version(void);
 
 /* cordon's state directory for the caller: /var/lib/cordon for root, else $XDG_STATE_HOME/cordon
  * or ~/.local/state/cordon (malloc'd; NULL without a home). It holds the list of earlier
- * workdirs and the layers' key; its "serve" directory is cordon serve's default state
- * directory, whose subdirectories may be workdirs though they lie below /var or ~/.local
- * (README "Workdir"). */
+ * workdirs, the layers' key and the git index cache (gitindex.d); its "serve" directory is
+ * cordon serve's default state directory, whose subdirectories may be workdirs though they lie
+ * below /var or ~/.local (README "Workdir"). */
 CORDON_PUBLIC char *cordon_state_dir(void);
 
 #ifdef __cplusplus

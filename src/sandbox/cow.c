@@ -60,6 +60,19 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 	return r;
 }
 
+/* -v: what the git index cache did at the start (idxcache.h) */
+static void log_idxcache(const struct cd_sandbox *sb)
+{
+	const struct cd_idxcache *x = &sb->idxcache;
+
+	if (x->why[0])
+		cd_config_log(sb->c, "protect: git index cache: not used: %s", x->why);
+	else if (x->hits || x->misses)
+		cd_config_log(sb->c,
+			      "protect: git index cache: %u from the cache, %u read (%u kept)",
+			      x->hits, x->misses, x->stored);
+}
+
 int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -68,9 +81,13 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 
 	if (dir < 0)
 		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
-	r = cd_guard_plan_build(c, dir, sb->wd.path, &sb->plan.guards, err);
+	cd_idxcache_init(&sb->idxcache, &sb->wd, &sb->marks);
+	r = cd_guard_plan_build_cached(c, dir, sb->wd.path, &sb->idxcache, &sb->plan.guards, err);
+	sb->idxcache.marks = NULL; /* they go once the run is prepared: the directory is open now */
+	sb->idxcache.tried = true; /* or never */
 	if (r < 0)
 		return r;
+	log_idxcache(sb);
 	for (size_t i = 0; i < sb->plan.guards.n; i++) {
 		const struct cd_guard *g = &sb->plan.guards.g[i];
 		static const char *const states[] = { "there", "not there", "behind a symlink" };

@@ -539,7 +539,14 @@ int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err)
 {
-	struct cd_guard_plan p = { 0 };
+	return cd_guard_plan_build_cached(c, workdir_fd, workdir_path, NULL, ret, err);
+}
+
+int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
+			       const char *workdir_path, struct cd_idxcache *cache,
+			       struct cd_guard_plan *ret, struct cordon_error *err)
+{
+	struct cd_guard_plan p = { .idxcache = cache };
 	struct names top = { 0 };
 	int r = names_read(&top, workdir_fd);
 

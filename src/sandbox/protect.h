@@ -28,6 +28,8 @@ enum cd_guard_state {
 	CD_GUARD_BLOCKED, /* a symlink stands in its path: nothing to mount on; swept after */
 };
 
+struct cd_idxcache;
+
 struct cd_guard {
 	char *rel;    /* relative to the workdir, normalized */
 	char *glob;   /* the rule it came from (borrowed from the config or the default set) */
@@ -54,7 +56,9 @@ struct cd_guard_repo {
 	char *gitdir;   /* its git directory (where a split index's shared index is) */
 	size_t hash_len; /* its object names' length: 20, or 32 (extensions.objectFormat sha256) */
 	bool index_there;
-	struct stat index_st; /* the index when the run started */
+	struct stat index_st; /* the index when the run started (as it was read) */
+	bool index_racy; /* ... stamped within a tick of that reading: a change during the run may
+			  * have left index_st as it is (idxcache.h), so it is read again after */
 	char **links;   /* its gitlinks then, relative to top, sorted (NULL: none) */
 	char **present; /* of them (and .gitmodules's paths), those whose .git was there, sorted */
 	char **sparse;  /* its sparse directories (an index's "dir/" entries), sorted */
@@ -85,6 +89,7 @@ struct cd_guard_plan {
 	struct cd_guard_list defaults; /* the default set in force: the guards' globs point in */
 	struct cd_guard_repo *repos;   /* with the default set: git's repositories (above) */
 	size_t n_repos;
+	struct cd_idxcache *idxcache;  /* borrowed (NULL: none): git indexes' readings kept */
 };
 
 /* The rules of c (its own, then the default set unless turned off: cd_guard_list_load(NULL))
@@ -95,6 +100,11 @@ struct cd_guard_plan {
 #define CD_GUARD_MAX 4096
 int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err);
+/* The same, git's indexes read through cache (idxcache.h; borrowed by the plan, for its sweep,
+ * until cd_guard_plan_done) */
+int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
+			       const char *workdir_path, struct cd_idxcache *cache,
+			       struct cd_guard_plan *ret, struct cordon_error *err);
 void cd_guard_plan_done(struct cd_guard_plan *p);
 
 /* A glob as the setter accepts it: relative, not empty, no "." or ".." component, no empty

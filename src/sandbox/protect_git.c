@@ -17,6 +17,7 @@
 
 #include "gitconfig.h"
 #include "gitindex.h"
+#include "idxcache.h"
 #include "layer.h"
 #include "protect_git.h"
 #include "util.h"
@@ -638,19 +639,21 @@ static bool has(char **sorted, const char *s)
 	return n && bsearch(&s, sorted, n, sizeof(*sorted), cmp_str);
 }
 
-static ssize_t fd_pread(void *ctx, void *buf, size_t n, uint64_t off)
-{
-	ssize_t k = pread(*(int *)ctx, buf, n, (off_t)off);
+/* How an index is read: through the run's cache (NULL: none; idxcache.h), and what of the file
+ * the reading saw */
+struct idx_read {
+	struct cd_idxcache *cache;
+	enum cd_idxcache_mode mode;
+	struct stat st; /* the index's, as it was read */
+	bool racy;      /* stamped within a tick of the reading */
+};
 
-	return k < 0 ? -errno : k;
-}
-
-/* An index file read (gitindex.h). dirfd: the directory file is relative to (the workdir, a
- * layer's upper), -1: the workdir, or the host for a place outside it. Opened as every file
- * here: no symlink followed beneath the workdir, never a FIFO's open; -ENOENT: missing or not
- * a regular file. */
+/* An index file read (gitindex.h), through rd's cache (rd may be NULL). dirfd: the directory
+ * file is relative to (the workdir, a layer's upper), -1: the workdir, or the host for a place
+ * outside it. Opened as every file here: no symlink followed beneath the workdir, never a FIFO's
+ * open; -ENOENT: missing or not a regular file. */
 static int read_index(int wfd, int dirfd, const char *file, size_t hash_len, unsigned flags,
-		      struct cd_gitindex *ret)
+		      struct idx_read *rd, struct cd_gitindex *ret)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -659,16 +662,22 @@ static int read_index(int wfd, int dirfd, const char *file, size_t hash_len, uns
 					 ? open(file, (int)how.flags)
 					 : (int)syscall(SYS_openat2, dirfd < 0 ? wfd : dirfd, file,
 							&how, sizeof(how));
-	struct cd_gitindex_src src = { fd_pread, &fd, 0 };
 	struct stat st;
+	bool racy;
+	int r;
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (dirfd < 0 && outside(file) && !owner_may_read(wfd, &st)))
 		return -ENOENT;
 	if ((uint64_t)st.st_size > GITINDEX_MAX)
 		return -EFBIG;
-	src.len = (uint64_t)st.st_size;
-	return cd_gitindex_read(&src, hash_len, flags, ret);
+	r = cd_idxcache_read(rd ? rd->cache : NULL, rd ? rd->mode : CD_IDXCACHE_STORE, fd, &st,
+			     hash_len, flags, ret, &racy);
+	if (r >= 0 && rd) {
+		rd->st = st;
+		rd->racy = racy;
+	}
+	return r;
 }
 
 /* Moves s's paths to the end of x's */
@@ -687,15 +696,17 @@ static int take_paths(struct cd_gitindex *x, struct cd_gitindex *s)
 
 /* The gitlinks (and sparse directories) of a repository's index file, a split index's shared
  * index too (in the git directory, where a gitlink without a name takes the name of one of its
- * entries: every one of them then). dirfd: as read_index_bytes (a shared index not in a
- * layer's upper is the workdir's). 0; -ENOENT (no index); -EINVAL (not one git reads);
- * -EFBIG; -ENOMEM. */
+ * entries: every one of them then). dirfd: as read_index (a shared index not in a layer's
+ * upper is the workdir's); how: as read_index, its st and racy the index file's. 0; -ENOENT (no
+ * index); -EINVAL (not one git reads); -EFBIG; -ENOMEM. */
 static int index_links(int wfd, int dirfd, const char *gitdir, const char *file, size_t hash_len,
-		       struct cd_gitindex *ret)
+		       struct idx_read *how, struct cd_gitindex *ret)
 {
+	struct idx_read shared = { .cache = how ? how->cache : NULL,
+				   .mode = how ? how->mode : CD_IDXCACHE_STORE };
 	struct cd_gitindex x, s = { 0 };
 	char name[80], path[PATH_MAX + 96];
-	int r = read_index(wfd, dirfd, file, hash_len, 0, &x);
+	int r = read_index(wfd, dirfd, file, hash_len, 0, how, &x);
 
 	if (r < 0 || !x.split) {
 		if (r >= 0)
@@ -704,9 +715,10 @@ static int index_links(int wfd, int dirfd, const char *gitdir, const char *file,
 	}
 	cd_gitindex_shared_name(&x, hash_len, name);
 	place_file(gitdir, name, path, sizeof(path));
-	r = read_index(wfd, dirfd, path, hash_len, x.nameless ? CD_GITINDEX_ALL : 0, &s);
+	r = read_index(wfd, dirfd, path, hash_len, x.nameless ? CD_GITINDEX_ALL : 0, &shared, &s);
 	if (r == -ENOENT && dirfd >= 0)
-		r = read_index(wfd, -1, path, hash_len, x.nameless ? CD_GITINDEX_ALL : 0, &s);
+		r = read_index(wfd, -1, path, hash_len, x.nameless ? CD_GITINDEX_ALL : 0, &shared,
+			       &s);
 	if (r == -ENOENT)
 		r = 0; /* git dies without it */
 	if (r >= 0)
@@ -737,13 +749,14 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 	_cleanup_(cd_gitconfig_done) struct cd_gitconfig mods = { 0 };
 	_cleanup_strv_ char **paths = NULL;
 	_cleanup_free_ char *text = NULL;
+	struct idx_read how = { .cache = g->p->idxcache, .mode = CD_IDXCACHE_USE };
 	struct cd_gitindex x = { 0 };
 	char index[PATH_MAX + 8], gm[PATH_MAX + 16];
 	size_t len = 0;
 	int r;
 
 	place_file(rp->gitdir, "index", index, sizeof(index));
-	r = index_links(g->wfd, -1, rp->gitdir, index, rp->hash_len, &x);
+	r = index_links(g->wfd, -1, rp->gitdir, index, rp->hash_len, &how, &x);
 	if (r == -EFBIG || r == -EINVAL)
 		return cd_fail(g->err, -r, "protect",
 			       "%s: %s; it says which submodules git enters, and runs the programs "
@@ -753,6 +766,16 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 					   : "not an index cordon can read");
 	if (r < 0 && r != -ENOENT)
 		return cd_fail_errno(g->err, -r, "protect", "%s", index);
+	/* the stat the index was read under, not a later one: a change meanwhile is then seen as
+	 * a change by the sweep */
+	rec->index_there = r == 0 && !outside(index);
+	if (rec->index_there) {
+		rec->index_st = how.st;
+		rec->index_racy = how.racy;
+	} else {
+		rec->index_there = !outside(index) && fstatat(g->wfd, index, &rec->index_st,
+							      AT_SYMLINK_NOFOLLOW) == 0;
+	}
 	r = strv_take(&rec->links, x.paths, x.n);
 	if (r >= 0)
 		r = strv_take(&rec->sparse, x.dirs, x.n_dirs);
@@ -773,8 +796,6 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 	rec->hash_len = rp->hash_len;
 	if (r < 0 || !rec->index || !rec->gitdir || !rec->top)
 		return cd_fail(g->err, ENOMEM, "protect", "out of memory");
-	rec->index_there = !outside(index) &&
-			   fstatat(g->wfd, index, &rec->index_st, AT_SYMLINK_NOFOLLOW) == 0;
 	sort_unique(paths);
 	*ret = CD_TAKE_PTR(paths);
 	return 0;
@@ -955,22 +976,27 @@ static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budge
 }
 
 /* The index after a direct run: its gitlinks and sparse directories (x: read anew if it
- * changed), or 1 when it cannot be read (then moved aside: git enters no submodule without it) */
-static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_gitindex *x,
-		       cd_guard_notice_fn notice, void *data)
+ * changed, or if its stamps at the start were too close to that reading to tell: a change in
+ * the same tick leaves them as they were), or 1 when it cannot be read (then moved aside: git
+ * enters no submodule without it). The reading is stored in the cache (never taken from it). */
+static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_idxcache *cache,
+		       struct cd_gitindex *x, cd_guard_notice_fn notice, void *data)
 {
+	struct idx_read how = { .cache = cache, .mode = CD_IDXCACHE_STORE };
 	const char *name;
 	_cleanup_close_ int dir = open_parent(wfd, rec->index, &name);
 	struct stat st;
 	bool there = dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	int r;
 
-	if (there == rec->index_there && (!there || same_stat(&st, &rec->index_st)))
+	if (there == rec->index_there && (!there || (!rec->index_racy &&
+						     same_stat(&st, &rec->index_st))))
 		return 0; /* as at the start: the gitlinks recorded then */
 	*x = (struct cd_gitindex){ 0 };
 	if (!there)
 		return 0; /* no index: no gitlinks */
-	r = S_ISREG(st.st_mode) ? index_links(wfd, -1, rec->gitdir, rec->index, rec->hash_len, x)
+	r = S_ISREG(st.st_mode) ? index_links(wfd, -1, rec->gitdir, rec->index, rec->hash_len,
+					      &how, x)
 				: -EINVAL;
 	if (r == -ENOENT)
 		return 0;
@@ -981,13 +1007,13 @@ static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_gitin
 
 /* One repository after a direct run: the .git of each gitlink that was not there at the start,
  * and each .git below a sparse directory, moved aside. How many were moved, or -errno. */
-static int sweep_repo(const struct cd_guard_repo *rec, int wfd, cd_guard_notice_fn notice,
-		      void *data)
+static int sweep_repo(const struct cd_guard_repo *rec, int wfd, struct cd_idxcache *cache,
+		      cd_guard_notice_fn notice, void *data)
 {
 	struct cd_gitindex x = { .paths = rec->links, .dirs = rec->sparse };
 	char path[PATH_MAX + 8];
 	unsigned budget = SPARSE_WALK_MAX;
-	int moved = index_after(rec, wfd, &x, notice, data), r = 0;
+	int moved = index_after(rec, wfd, cache, &x, notice, data), r = 0;
 
 	if (moved != 0)
 		return moved; /* the index moved aside (or it could not be) */
@@ -1006,7 +1032,7 @@ static int sweep_repo(const struct cd_guard_repo *rec, int wfd, cd_guard_notice_
 		r = aside(wfd, CD_GUARD_INDEX, rec->index, notice, data);
 		moved += r > 0;
 	}
-	if (x.paths != rec->links)
+	if (x.paths != rec->links || x.dirs != rec->sparse) /* read anew */
 		cd_gitindex_done(&x);
 	return r < 0 ? r : moved;
 }
@@ -1017,7 +1043,7 @@ int cd_guard_git_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_n
 	int moved = 0, first = 0;
 
 	for (size_t i = 0; i < p->n_repos; i++) {
-		int r = sweep_repo(&p->repos[i], workdir_fd, notice, data);
+		int r = sweep_repo(&p->repos[i], workdir_fd, p->idxcache, notice, data);
 
 		if (r > 0)
 			moved += r;
@@ -1052,7 +1078,7 @@ static int layer_index(const struct cd_guard_repo *rec, int upper_fd, int wfd, c
 {
 	struct cd_gitindex x = { 0 };
 	char path[PATH_MAX + 8];
-	int r = index_links(wfd, upper_fd, rec->gitdir, rec->index, rec->hash_len, &x);
+	int r = index_links(wfd, upper_fd, rec->gitdir, rec->index, rec->hash_len, NULL, &x);
 
 	if (r == -ENOENT)
 		return 0;

@@ -273,6 +273,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	cd_timing("mount plan");
 	if (r >= 0)
 		r = cd_cow_prepare(sb, err);
+	cd_timing("protected paths planned");
 	if (r < 0)
 		return r;
 	log_plan(sb);
@@ -893,5 +894,6 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 		cd_identity_done(&sb->id, !sb->left);
 	cd_hostpath_done(&sb->wd);
 	cd_marks_done(&sb->marks);
+	cd_idxcache_done(&sb->idxcache);
 	free(sb->workdir_target);
 }

@@ -22,6 +22,7 @@
 #include "execlog.h"
 #include "filter.h"
 #include "hostpath.h"
+#include "idxcache.h"
 #include "marks.h"
 #include "mount.h"
 #include "policy.h"
@@ -82,12 +83,14 @@ struct cd_sandbox {
 	int layer_fd;               /* --cow: the overlay's upper, on pid 1's tmpfs; -1 */
 	int store_fd;               /* --cow: the layer store; -1 */
 	int64_t started;            /* when the run started (the layer's created time) */
+	struct cd_idxcache idxcache; /* git indexes' readings kept across runs (the plan's) */
 };
 
 #define CD_SANDBOX_INIT(cfg, r)                                                             \
 	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .report = { .dirfd = -1, .fd = -1 },             \
 	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1, .layer_fd = -1, .store_fd = -1,        \
-	  .sock = -1, .init_fd = -1, .agent_fd = -1, .pidfd = -1, .workdir_tree = -1 }
+	  .sock = -1, .init_fd = -1, .agent_fd = -1, .pidfd = -1, .workdir_tree = -1,           \
+	  .idxcache = { .dir_fd = -1 } }
 
 /* Resolve the workdir, create the report and audit files (so that a later failure is reported
  * in them). */
