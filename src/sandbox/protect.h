@@ -59,6 +59,7 @@ struct cd_guard_repo {
 	struct stat index_st; /* the index when the run started (as it was read) */
 	bool index_racy; /* ... stamped within a tick of that reading: a change during the run may
 			  * have left index_st as it is (idxcache.h), so it is read again after */
+	bool index_split; /* ... a split index: its shared index is another file, read again after */
 	char **links;   /* its gitlinks then, relative to top, sorted (NULL: none) */
 	char **present; /* of them (and .gitmodules's paths), those whose .git was there, sorted */
 	char **sparse;  /* its sparse directories (an index's "dir/" entries), sorted */

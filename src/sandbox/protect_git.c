@@ -772,6 +772,7 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 	if (rec->index_there) {
 		rec->index_st = how.st;
 		rec->index_racy = how.racy;
+		rec->index_split = x.split;
 	} else {
 		rec->index_there = !outside(index) && fstatat(g->wfd, index, &rec->index_st,
 							      AT_SYMLINK_NOFOLLOW) == 0;
@@ -989,8 +990,10 @@ static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_idxca
 	bool there = dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	int r;
 
-	if (there == rec->index_there && (!there || (!rec->index_racy &&
-						     same_stat(&st, &rec->index_st))))
+	/* a split index's entries are in its shared index too, whose file the index's stat does not
+	 * follow (git binds its content to its name's hash; read again all the same) */
+	if (there == rec->index_there &&
+	    (!there || (!rec->index_racy && !rec->index_split && same_stat(&st, &rec->index_st))))
 		return 0; /* as at the start: the gitlinks recorded then */
 	*x = (struct cd_gitindex){ 0 };
 	if (!there)
