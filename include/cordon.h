@@ -526,7 +526,8 @@ CORDON_PUBLIC int cordon_session_exec(struct cordon_session *s, const struct cor
 CORDON_PUBLIC pid_t cordon_process_pid(const struct cordon_process *p);
 /* Readable once it has ended (or the session has). */
 CORDON_PUBLIC int cordon_process_fd(const struct cordon_process *p);
-/* Send sig to its process group (to the process alone when group is 0). */
+/* Send sig to its process group (to the process alone when group is 0). Never waits: EAGAIN
+ * when the agent has not read the signals sent before (the sandbox stopped it). */
 CORDON_PUBLIC int cordon_process_signal(struct cordon_process *p, int sig, int group,
 					struct cordon_error *err);
 /* Wait up to timeout_ns (0: do not wait; UINT64_MAX: as long as it takes). 1: it ended,
@@ -557,9 +558,9 @@ struct cordon_file_info {
 };
 
 /* Paths are absolute inside, or relative to the workdir. Errors: err->code is the errno inside
- * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...); ETIMEDOUT when the agent does not answer
- * within 60 s (each entry of a listing, the end of a write once its pipe is closed, a command's
- * start): what the sandbox stopped does not hold the caller. */
+ * (ENOENT, EACCES, ENOTDIR, EEXIST, EISDIR, ...); ETIMEDOUT when the agent does not take the
+ * request, or does not answer, within 60 s (each entry of a listing, the end of a write once
+ * its pipe is closed, a command's start): what the sandbox stopped does not hold the caller. */
 CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
 				      struct cordon_file_info *ret, struct cordon_error *err);
 /* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at

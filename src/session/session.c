@@ -322,6 +322,29 @@ int cordon_session_fork(struct cordon_session *src, const struct cordon_config *
 /* --- channels --- */
 
 /* A new channel to the agent: our end. */
+/* The agent is the sandbox's: one that reads nothing must not hold the caller's thread. Our
+ * ends of its sockets are O_NONBLOCK, and a send waits for room at most REPLY_TIMEOUT_MS. */
+static int send_channel(int ctl, int fd)
+{
+	struct pollfd p = { ctl, POLLOUT, 0 };
+	uint64_t end = cd_now_ns() + REPLY_TIMEOUT_MS * NSEC_PER_MSEC;
+	int r;
+
+	if (fcntl(ctl, F_SETFL, O_RDWR | O_NONBLOCK) < 0)
+		return -errno;
+	for (;;) {
+		uint64_t now = cd_now_ns();
+
+		r = cd_sp_send_simple(ctl, CD_SP_CHANNEL, 0, 0, NULL, 0, fd);
+		if (r != -EAGAIN)
+			return r;
+		if (now >= end)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)((end - now) / NSEC_PER_MSEC) + 1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
 static int open_channel(struct cordon_session *s, struct cordon_error *err)
 {
 	int sv[2], r;
@@ -330,8 +353,20 @@ static int open_channel(struct cordon_session *s, struct cordon_error *err)
 		return cd_fail(err, ESRCH, "session", "the session has ended");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cd_fail_errno(err, errno, "session", "socketpair");
-	r = cd_sp_send_simple(s->ctl, CD_SP_CHANNEL, 0, 0, NULL, 0, sv[1]);
+	if (fcntl(sv[0], F_SETFL, O_RDWR | O_NONBLOCK) < 0) { /* ours only: see send_channel */
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return cd_fail_errno(err, -r, "session", "O_NONBLOCK");
+	}
+	r = send_channel(s->ctl, sv[1]);
 	close(sv[1]);
+	if (r == -ETIMEDOUT) {
+		close(sv[0]);
+		return cd_fail(err, ETIMEDOUT, "session",
+			       "the sandbox's agent took no request within %d s",
+			       REPLY_TIMEOUT_MS / 1000);
+	}
 	if (r < 0) {
 		close(sv[0]);
 		return cd_fail(err, ESRCH, "session", "the session has ended (%s)", strerror(-r));
@@ -476,7 +511,9 @@ int cordon_process_signal(struct cordon_process *p, int sig, int group, struct c
 		return cd_fail(err, EINVAL, "signal", "%d is not a signal", sig);
 	if (p->ended)
 		return cd_fail(err, ESRCH, "signal", "the process has ended");
-	r = cd_sp_send(p->chan, &h, NULL, NULL, 0);
+	r = cd_sp_send(p->chan, &h, NULL, NULL, 0); /* O_NONBLOCK (open_channel) */
+	if (r == -EAGAIN)
+		return cd_fail(err, EAGAIN, "signal", "the sandbox's agent reads no more signals");
 	return r < 0 ? cd_fail(err, ESRCH, "signal", "the process has ended") : 0;
 }
 

@@ -1875,6 +1875,179 @@ static void test_agent_killed(void)
 	   res.outcome, res.exit_code);
 }
 
+/* pid's parent and its command name: 0, or -1 when it is gone */
+static int stat_of(pid_t pid, pid_t *ret_ppid, char *ret_comm, size_t size, char *ret_state)
+{
+	char path[64], buf[512], *open_paren, *close_paren;
+	int ppid = 0, r = -1;
+	char st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f) && (open_paren = strchr(buf, '(')) &&
+	    (close_paren = strrchr(buf, ')')) && sscanf(close_paren + 2, "%c %d", &st, &ppid) == 2) {
+		*close_paren = '\0';
+		snprintf(ret_comm, size, "%s", open_paren + 1);
+		*ret_ppid = ppid;
+		if (ret_state)
+			*ret_state = st;
+		r = 0;
+	}
+	if (f)
+		fclose(f);
+	return r;
+}
+
+/* The session's cordon-agent, on the host: the supervisor's grandchild of that name (0: none) */
+static pid_t agent_of(pid_t supervisor)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		pid_t pid = atoi(e->d_name), ppid, gppid;
+		char comm[32], pcomm[32];
+
+		if (pid > 0 && stat_of(pid, &ppid, comm, sizeof(comm), NULL) == 0 &&
+		    strcmp(comm, "cordon-agent") == 0 &&
+		    stat_of(ppid, &gppid, pcomm, sizeof(pcomm), NULL) == 0 && gppid == supervisor)
+			found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static char state_of(pid_t pid)
+{
+	char comm[32], st = 0;
+	pid_t ppid;
+
+	return stat_of(pid, &ppid, comm, sizeof(comm), &st) == 0 ? st : 0;
+}
+
+struct stopped_call {
+	struct cordon_session *s;
+	struct cordon_process *p; /* signals to send, or NULL: a stat */
+	int r, sent;
+	bool joined;
+	struct cordon_error err;
+};
+
+static void *stopped_main(void *data)
+{
+	struct stopped_call *q = data;
+	struct cordon_file_info f = { 0 };
+
+	if (!q->p) {
+		q->r = cordon_session_stat(q->s, "/", &f, &q->err);
+		cordon_file_info_clear(&f);
+		return NULL;
+	}
+	for (q->sent = 0; q->sent < 10000; q->sent++) { /* until refused */
+		q->r = cordon_process_signal(q->p, SIGWINCH, 0, &q->err);
+		if (q->r < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* joined by the deadline (CLOCK_REALTIME): true */
+static bool join_by(pthread_t t, const struct timespec *deadline)
+{
+	return pthread_timedjoin_np(t, NULL, deadline) == 0;
+}
+
+static struct timespec in_secs(int secs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	return ts;
+}
+
+/* The agent is the sandbox's (its code can stop it): one that reads nothing holds no caller's
+ * thread for ever. A signal is refused at once when its channel is full; a request whose channel
+ * it does not take fails within the agent's 60 s (before: both blocked until the session ended). */
+static void test_agent_stopped(void)
+{
+	const char *w = fresh_dir("agent-stopped");
+	struct cordon_session *s = make_session(w, 0, 0);
+	struct cordon_exec ex = { .argv = ARGV("sleep", "120"), .fd = { -1, -1, -1 } };
+	struct cordon_process *p = NULL, *k = NULL;
+	struct stopped_call sig = { 0 }, *q = NULL;
+	struct cordon_error err = { 0 };
+	struct timespec deadline;
+	pthread_t st, *t = NULL;
+	pid_t agent = 0;
+	int n, ended = 0, refused = 0;
+
+	if (!s || cordon_session_exec(s, &ex, &p, NULL) < 0) {
+		ok(0, "agent stopped: a session and a process");
+		destroy(s);
+		return;
+	}
+	for (int i = 0; i < 100 && !agent; i++, nap_ms(50))
+		agent = agent_of(cordon_session_pid(s));
+	/* once the agent has answered this exec: a file in the workdir (no cwd: the workdir) */
+	ex.argv = ARGV("sh", "-c", "while [ ! -e go ]; do sleep 0.05; done; kill -STOP $PPID");
+	if (!agent || cordon_session_exec(s, &ex, &k, &err) < 0) {
+		ok(0, "agent stopped: its pid (%d), a command stops it (%s: %s)", (int)agent, err.step,
+		   err.msg);
+		destroy(s);
+		return;
+	}
+	{
+		char go[PATH_MAX + 8];
+
+		snprintf(go, sizeof(go), "%s/go", w);
+		close(open(go, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	}
+	for (int i = 0; i < 200 && state_of(agent) != 'T'; i++)
+		nap_ms(50);
+	ok(state_of(agent) == 'T', "agent stopped: the sandbox's command stopped the agent");
+	sig = (struct stopped_call){ .s = s, .p = p };
+	pthread_create(&st, NULL, stopped_main, &sig);
+	deadline = in_secs(30);
+	sig.joined = join_by(st, &deadline);
+	ok(sig.joined && sig.r == -EAGAIN,
+	   "agent stopped: signals are sent until its channel is full, then refused at once "
+	   "(%d sent, r %d: %s)",
+	   sig.sent, sig.r, sig.err.msg);
+	/* more requests than the session socket holds: a socketpair's sender is bounded by its
+	 * send buffer only (net.core.wmem_default, 208 KiB: about 280 messages) */
+	n = 400;
+	q = calloc((size_t)n, sizeof(*q));
+	t = calloc((size_t)n, sizeof(*t));
+	for (int i = 0; q && t && i < n; i++) {
+		q[i] = (struct stopped_call){ .s = s };
+		pthread_create(&t[i], NULL, stopped_main, &q[i]);
+	}
+	deadline = in_secs(90);
+	for (int i = 0; q && t && i < n; i++)
+		if ((q[i].joined = join_by(t[i], &deadline))) {
+			ended++;
+			refused += q[i].r == -ETIMEDOUT;
+		}
+	ok(ended == n && refused == n,
+	   "agent stopped: %d requests at once all fail within the agent's 60 s (%d ended, %d "
+	   "ETIMEDOUT)",
+	   n, ended, refused);
+	cordon_process_free(k);
+	cordon_process_free(p);
+	destroy(s); /* everything inside dies: a call still blocked (before the fix) returns */
+	for (int i = 0; q && t && i < n; i++)
+		if (!q[i].joined)
+			pthread_join(t[i], NULL);
+	if (!sig.joined)
+		pthread_join(st, NULL);
+	free(q);
+	free(t);
+}
+
 /* The supervisor keeps none of the caller's descriptors */
 static void test_supervisor_fds(void)
 {
@@ -2227,6 +2400,7 @@ int main(int argc, char **argv)
 	test_threaded_creates();
 	test_config_carried();
 	test_agent_killed();
+	test_agent_stopped();
 	test_supervisor_fds();
 	test_caller_killed();
 	test_cow_fork();
