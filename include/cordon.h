@@ -64,6 +64,11 @@ extern "C" {
  * when the system has no account for it); --uid/--gid choose another, 0 included. */
 #define CORDON_SANDBOX_ID 65532u
 
+/* Pseudo-terminals one sandbox may have open at once in its /dev/pts (devpts max=). Every
+ * devpts but the host's shares the kernel's kernel.pty.max less kernel.pty.reserve (3072 by
+ * default) with all containers of the host: without a cap, one sandbox could take them all. */
+#define CORDON_PTY_MAX 64
+
 /* Schema version of the JSON report (docs/report.md). */
 #define CORDON_REPORT_VERSION 1
 

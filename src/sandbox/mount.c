@@ -602,7 +602,11 @@ static int place_dev(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 		{ "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
 		{ "stderr", "/proc/self/fd/2" },
 	};
-	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666", "mode=620", NULL };
+#define PTY_MAX_(n) "max=" #n
+#define PTY_MAX(n)  PTY_MAX_(n)
+	/* max=: the ptys of every devpts instance but the host's come from one pool */
+	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666", "mode=620",
+						PTY_MAX(CORDON_PTY_MAX), NULL };
 	_cleanup_close_ int pts = -1, shm = -1;
 	int r;
 

@@ -3,7 +3,8 @@
 # signal it sends to its group reaches the caller's processes or cordon, and cordon's timeout
 # fires whatever the command does to its group; on a terminal it is the foreground (Ctrl-C, and
 # Ctrl-Z with fg in an interactive shell, work), and what it changes on the terminal (modes,
-# window size, flow control, the foreground) is put back at the end.
+# window size, flow control, the foreground) is put back at the end. The sandbox's own ptys
+# are bounded.
 . "$TAP_LIB"
 
 w=$(mkwork)
@@ -36,6 +37,19 @@ is "kill(0, SIGSTOP) inside does not stop cordon: the timeout fires (124)" "$rc"
 between "... on time (2 s + 1 s kill-after, not the 30 s guard)" "$((SECONDS - start))" 2 8
 c -- python3 -c 'import os; print(os.getpgrp() == os.getpid(), os.getpgid(0) != os.getpgid(os.getppid()))'
 is "the command leads a process group of its own" "$out" "True True"
+
+# --- the sandbox's own /dev/pts holds at most CORDON_PTY_MAX (64) ptys: the ptys of every devpts
+# instance but the host's come from one pool of the kernel's (kernel.pty.max less
+# kernel.pty.reserve, 3072 by default), which one sandbox took whole before (every other
+# sandbox and container then got ENOSPC). At most 65 are tried, to spare the machine's pool.
+c -- python3 -c '
+import os
+n = 0
+try:
+    for _ in range(65): os.openpty(); n += 1
+except OSError as e: print(n, e.errno)
+else: print(n)'
+is "a sandbox opens 64 ptys at most in its /dev/pts, then ENOSPC" "$out" "64 28"
 
 # --- on a terminal: a pty made here, cordon (or an interactive bash) as its session leader
 pty() { # SCRIPT: python, with pty helpers; prints what it prints
