@@ -63,7 +63,7 @@ static void check_all(void)
 			cd_log("sandbox %s: %s: killed", id, why);
 			cd_sandbox_unref(v[i]);
 			v[i] = NULL;
-			cd_reg_kill(id);
+			cd_reg_kill_later(id, "over its disk budget");
 			continue;
 		}
 		cd_sandbox_unref(v[i]);

@@ -333,7 +333,7 @@ static enum MHD_Result connect_(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	/* a start event first, as envd sends, then what comes from now on */
-	return stream(r, p, cd_proc_tail(p), cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
+	return stream(r, p, CD_PROC_TAIL, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
 		      false);
 }
 
@@ -387,7 +387,7 @@ static enum MHD_Result send_input(struct cd_req *r)
 		cd_proc_unref(p);
 		return cd_rpc_error(r, "invalid_argument", "%s", why);
 	}
-	k = n ? cd_proc_write_stdin(p, bytes, n, pty, &err) : 0;
+	k = n ? cd_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
 	free(bytes);
 	json_object_put(req);
 	cd_proc_unref(p);
@@ -454,7 +454,7 @@ static enum MHD_Result close_stdin(struct cd_req *r)
 	json_object_put(req);
 	if (!p)
 		return MHD_YES;
-	k = cd_proc_close_stdin(p, &err);
+	k = cd_proc_close_stdin(p, r->sb->dying_fd, &err);
 	cd_proc_unref(p);
 	if (k < 0)
 		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);

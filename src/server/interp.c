@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* interp.c - the code interpreter of @e2b/code-interpreter (E2b-Sandbox-Port 49999): contexts
- * (/contexts: create, list, restart, remove), each a Python kernel (kernel.py, carried by the
- * binary) run in the sandbox; POST /execute sends it one request line and streams its event
- * lines back until its end marker. Kernel lines are untrusted: bounded, checked to be JSON
- * objects with a string "type", passed on as they are. Runs in the server. */
+ * (/contexts: create, list, restart, remove; at most CD_SANDBOX_MAX_CTXS), each a Python kernel
+ * (kernel.py, carried by the binary) run in the sandbox; POST /execute sends it one request line
+ * and streams its event lines back until its end marker. Kernel lines are untrusted: bounded
+ * (each, and all of a sandbox's at once), checked to be JSON objects with a string "type",
+ * passed on as they are. The kernel's pipes are non-blocking: a kernel that takes no request or
+ * sends nothing holds no server thread past a deadline. Runs in the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kline.h"
 #include "server.h"
 #include "util.h"
 
@@ -19,8 +22,13 @@ extern const char cd_kernel_source[];
 
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
-#define END_TYPE       "end_of_execution"
-#define KEEPALIVE_NS   (30 * NSEC_PER_SEC)
+/* a context's buffer up to this is its own; past it, it is taken from the sandbox's
+ * CD_SANDBOX_LINE_BYTES, and given back once the long line is read */
+#define LINE_SMALL   (256u << 10)
+#define END_TYPE     "end_of_execution"
+#define KEEPALIVE_NS (30 * NSEC_PER_SEC)
+/* a kernel that takes none of a request for this long is stopped */
+#define REQUEST_STALL_NS (10 * NSEC_PER_SEC)
 
 struct cd_ctx {
 	char id[40];
@@ -28,11 +36,14 @@ struct cd_ctx {
 	pthread_mutex_t exec_lock;     /* one execution at a time; guards what follows */
 	pthread_mutex_t kernel_lock;   /* the kernel handle, for a signal from another thread */
 	struct cordon_process *kernel; /* NULL: not running (started on demand) */
-	int req_fd, ev_fd;
-	char *buf; /* bytes read from ev_fd not yet a whole line */
+	int req_fd, ev_fd;	       /* O_NONBLOCK, both */
+	char *buf;		       /* bytes read from ev_fd not yet a whole line */
 	size_t len, cap;
-	bool skipping; /* inside a line too long: dropped up to its newline */
-	unsigned refs; /* sb->lock */
+	size_t scanned; /* of len, known to hold no newline (a long line is searched once) */
+	size_t charged; /* of cap, taken from the sandbox's line_bytes */
+	uint64_t *acct; /* the sandbox's line_bytes (a context never outlives its sandbox) */
+	bool skipping;	/* inside a line too long: dropped up to its newline */
+	unsigned refs;	/* sb->lock */
 	struct cd_ctx *next;
 };
 
@@ -43,6 +54,39 @@ static void kernel_signal(struct cd_ctx *c, int sig)
 	if (c->kernel)
 		cordon_process_signal(c->kernel, sig, sig == SIGKILL, NULL);
 	pthread_mutex_unlock(&c->kernel_lock);
+}
+
+/* The buffer's bytes past LINE_SMALL are the sandbox's, taken from CD_SANDBOX_LINE_BYTES as it
+ * grows (false: over it, or out of memory) and given back as it shrinks. */
+static bool buf_resize(struct cd_ctx *c, size_t cap)
+{
+	size_t want = cap > LINE_SMALL ? cap - LINE_SMALL : 0;
+	char *b;
+
+	if (want > c->charged && __atomic_add_fetch(c->acct, want - c->charged, __ATOMIC_RELAXED) >
+				     CD_SANDBOX_LINE_BYTES) {
+		__atomic_sub_fetch(c->acct, want - c->charged, __ATOMIC_RELAXED);
+		return false;
+	}
+	b = cap ? realloc(c->buf, cap) : (free(c->buf), NULL);
+	if (cap && !b) {
+		if (want > c->charged)
+			__atomic_sub_fetch(c->acct, want - c->charged, __ATOMIC_RELAXED);
+		return false;
+	}
+	if (want < c->charged)
+		__atomic_sub_fetch(c->acct, c->charged - want, __ATOMIC_RELAXED);
+	c->charged = want;
+	c->buf = b;
+	c->cap = cap;
+	return true;
+}
+
+static void buf_free(struct cd_ctx *c)
+{
+	buf_resize(c, 0);
+	c->len = c->scanned = 0;
+	c->skipping = false;
 }
 
 static void kernel_stop(struct cd_ctx *c)
@@ -60,8 +104,7 @@ static void kernel_stop(struct cd_ctx *c)
 	if (c->ev_fd >= 0)
 		close(c->ev_fd);
 	c->req_fd = c->ev_fd = -1;
-	c->len = 0;
-	c->skipping = false;
+	buf_free(c); /* an exited kernel keeps no buffer */
 }
 
 static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
@@ -85,6 +128,9 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	pthread_mutex_unlock(&c->kernel_lock);
 	close(in[0]);
 	close(out[1]);
+	/* ours only: the kernel's ends stay blocking, as a program expects */
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	c->req_fd = in[1];
 	c->ev_fd = out[0];
 	if (r < 0) {
@@ -94,12 +140,13 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	return r;
 }
 
-static struct cd_ctx *ctx_new(const char *cwd)
+static struct cd_ctx *ctx_new(struct cd_sandbox *sb, const char *cwd)
 {
 	struct cd_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	c->acct = &sb->line_bytes;
 	c->cwd = strdup(cwd ? cwd : "/home/user");
 	if (!c->cwd || cd_auth_random(c->id, 32, "0123456789abcdef") < 0) {
 		free(c->cwd);
@@ -118,7 +165,6 @@ static void ctx_free(struct cd_ctx *c)
 	kernel_stop(c);
 	pthread_mutex_destroy(&c->exec_lock);
 	pthread_mutex_destroy(&c->kernel_lock);
-	free(c->buf);
 	free(c->cwd);
 	free(c);
 }
@@ -134,24 +180,50 @@ static void ctx_unref(struct cd_sandbox *sb, struct cd_ctx *c)
 		ctx_free(c);
 }
 
-/* By id; NULL id: the default context ("default"), made on first use. A reference. */
-static struct cd_ctx *ctx_get(struct cd_sandbox *sb, const char *id)
+/* A place among the sandbox's contexts (sb->lock held): false past CD_SANDBOX_MAX_CTXS. */
+static bool ctx_slot(struct cd_sandbox *sb)
+{
+	if (sb->n_ctxs >= CD_SANDBOX_MAX_CTXS)
+		return false;
+	sb->n_ctxs++;
+	return true;
+}
+
+static void ctx_unslot(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->n_ctxs--;
+	pthread_mutex_unlock(&sb->lock);
+}
+
+/* By id; NULL id: the default context ("default"), made on first use. *ret: a reference.
+ * -ENOENT: no such context; -EAGAIN: the default one would be one too many. */
+static int ctx_get(struct cd_sandbox *sb, const char *id, struct cd_ctx **ret)
 {
 	struct cd_ctx *c;
+	int r = 0;
 
 	pthread_mutex_lock(&sb->lock);
 	for (c = sb->ctxs; c; c = c->next)
 		if (strcmp(c->id, id ? id : "default") == 0)
 			break;
-	if (!c && !id && (c = ctx_new(NULL))) {
-		strcpy(c->id, "default");
-		c->next = sb->ctxs;
-		sb->ctxs = c;
+	if (!c && !id) {
+		if (!ctx_slot(sb)) {
+			r = -EAGAIN;
+		} else if (!(c = ctx_new(sb, NULL))) {
+			sb->n_ctxs--;
+			r = -ENOMEM;
+		} else {
+			strcpy(c->id, "default");
+			c->next = sb->ctxs;
+			sb->ctxs = c;
+		}
 	}
 	if (c)
 		c->refs++;
 	pthread_mutex_unlock(&sb->lock);
-	return c;
+	*ret = c;
+	return c ? 0 : r ? r : -ENOENT;
 }
 
 static json_object *ctx_json(const struct cd_ctx *c)
@@ -166,6 +238,23 @@ static json_object *ctx_json(const struct cd_ctx *c)
 	return j;
 }
 
+/* The context's turn (its exec_lock), waited for in steps of a second: false once the sandbox
+ * is dying or the client (conn_fd, -1: none) went away. */
+static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
+{
+	struct timespec ts;
+
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec++;
+		if (pthread_mutex_timedlock(&c->exec_lock, &ts) == 0)
+			return true;
+		if ((conn_fd >= 0 && cd_http_peer_gone(conn_fd)) ||
+		    __atomic_load_n(&sb->dying, __ATOMIC_RELAXED))
+			return false;
+	}
+}
+
 /* --- one execution's stream --- */
 struct exec_stream {
 	struct cd_sandbox *sb;
@@ -174,43 +263,100 @@ struct exec_stream {
 	int conn_fd;
 	bool locked, sent, done;
 	uint64_t last_ns; /* when a line was last sent */
-	char *out; /* the line being sent */
+	char *out;	  /* the line being sent */
 	size_t out_len, out_off;
+	size_t out_charged; /* of out, the sandbox's line_bytes (a long line handed over) */
 };
 
-/* A whole line from the kernel within timeout_ms: 1 (*ret, malloc'd), 0 none, -EPIPE EOF. */
-static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
+/* A line read: the bytes and "\n" in *ret (malloc'd), of which *ret_charged are the sandbox's
+ * (a long line's buffer, handed over as it is; a short one is copied). */
+struct line {
+	char *text;
+	size_t len; /* with its "\n" */
+	size_t charged;
+};
+
+/* The line of l bytes at the buffer's start, taken out of it. */
+static int take_line(struct cd_ctx *c, size_t l, struct line *ret)
+{
+	char *rest;
+	size_t n = c->len - l - 1;
+
+	if (l + 2 <= LINE_SMALL || c->cap < l + 2) {
+		ret->text = malloc(l + 2);
+		if (!ret->text)
+			return -ENOMEM;
+		memcpy(ret->text, c->buf, l + 1);
+		ret->charged = 0;
+		memmove(c->buf, c->buf + l + 1, n);
+		c->len = n;
+	} else { /* the buffer goes with the line; what follows it (under a chunk) moves */
+		rest = malloc(n > LINE_SMALL ? n : LINE_SMALL);
+		if (!rest)
+			return -ENOMEM;
+		memcpy(rest, c->buf + l + 1, n);
+		ret->text = c->buf;
+		ret->charged = c->charged;
+		c->buf = rest;
+		c->cap = n > LINE_SMALL ? n : LINE_SMALL;
+		c->len = n;
+		c->charged = 0;
+	}
+	ret->text[l] = '\n';
+	ret->text[l + 1] = '\0';
+	ret->len = l + 1;
+	c->scanned = 0;
+	if (c->cap > LINE_SMALL && c->len < LINE_SMALL / 2)
+		buf_resize(c, LINE_SMALL); /* a long line read: the room goes back */
+	return 1;
+}
+
+/* Room for a read and a "\n" past it: 1; 0 when the line passes LINE_MAX_BYTES or the
+ * sandbox's budget (it is then dropped up to its newline); -ENOMEM. */
+static int make_room(struct cd_ctx *c)
+{
+	size_t cap = c->cap ? c->cap : LINE_SMALL;
+
+	if (c->cap - c->len > READ_CHUNK)
+		return 1;
+	while (cap - c->len <= READ_CHUNK)
+		cap *= 2;
+	if (cap > LINE_MAX_BYTES + 2 * READ_CHUNK)
+		cap = LINE_MAX_BYTES + 2 * READ_CHUNK;
+	if (c->len < LINE_MAX_BYTES && buf_resize(c, cap))
+		return 1;
+	c->len = c->scanned = 0;
+	c->skipping = true;
+	return buf_resize(c, LINE_SMALL) ? 0 : -ENOMEM;
+}
+
+/* A whole line from the kernel within timeout_ms: 1 (*ret), 0 none, 2 a line was dropped (too
+ * long), -EPIPE EOF or dying, -ENOMEM. */
+static int read_line(struct cd_ctx *c, int dying_fd, struct line *ret, int timeout_ms)
 {
 	for (;;) {
-		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		int room;
+		char *nl = c->len > c->scanned ? memchr(c->buf + c->scanned, '\n', c->len - c->scanned)
+					       : NULL;
 		struct pollfd f[2] = {{.fd = c->ev_fd, .events = POLLIN},
 				      {.fd = dying_fd, .events = POLLIN}};
 		ssize_t n;
 
-		if (nl) {
-			size_t l = (size_t)(nl - c->buf);
-			bool skipped = c->skipping;
-
-			*ret = skipped ? NULL : strndup(c->buf, l);
-			memmove(c->buf, nl + 1, c->len - l - 1);
-			c->len -= l + 1;
+		if (nl && c->skipping) { /* the end of a dropped line */
+			c->len -= (size_t)(nl + 1 - c->buf);
+			memmove(c->buf, nl + 1, c->len);
 			c->skipping = false;
-			if (skipped)
-				continue;
-			return *ret ? 1 : -ENOMEM;
+			c->scanned = 0;
+			continue;
 		}
-		if (c->len >= LINE_MAX_BYTES) { /* drop it, and the rest of it up to its newline */
-			c->len = 0;
-			c->skipping = true;
-		}
-		if (c->cap - c->len < READ_CHUNK) {
-			char *b = realloc(c->buf, c->cap + READ_CHUNK * 4);
-
-			if (!b)
-				return -ENOMEM;
-			c->buf = b;
-			c->cap += READ_CHUNK * 4;
-		}
+		if (nl)
+			return take_line(c, (size_t)(nl - c->buf), ret);
+		c->scanned = c->len;
+		if (c->skipping)
+			c->len = c->scanned = 0;
+		room = make_room(c);
+		if (room <= 0)
+			return room < 0 ? room : 2;
 		if (poll(f, 2, timeout_ms) <= 0)
 			return 0;
 		if (f[1].revents)
@@ -223,30 +369,43 @@ static int read_line(struct cd_ctx *c, int dying_fd, char **ret, int timeout_ms)
 	}
 }
 
-/* Its "type", when line is one JSON object (nothing after it) with a string type; else NULL. */
-static char *line_type(const char *line)
+/* Whether l is one JSON object with a string "type" (else not an event: dropped), and whether
+ * that type ends the execution. */
+static bool line_event(const struct line *l, bool *ret_end)
 {
-	json_tokener *tok = json_tokener_new_ex(32);
-	size_t len = strlen(line);
-	json_object *j = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *t;
-	char *type = NULL;
+	struct cd_kline k;
 
-	if (j && json_tokener_get_parse_end(tok) == len &&
-	    json_object_is_type(j, json_type_object) && json_object_object_get_ex(j, "type", &t) &&
-	    json_object_is_type(t, json_type_string))
-		type = strdup(json_object_get_string(t));
-	json_object_put(j);
-	if (tok)
-		json_tokener_free(tok);
-	return type;
+	if (cd_kline_check(l->text, l->len - 1, &k) < 0 || !k.type)
+		return false;
+	*ret_end = k.type_len == strlen(END_TYPE) && memcmp(k.type, END_TYPE, k.type_len) == 0;
+	return true;
 }
 
-static void set_out(struct exec_stream *s, char *line)
+static void line_free(uint64_t *acct, struct line *l)
 {
+	if (l->charged)
+		__atomic_sub_fetch(acct, l->charged, __ATOMIC_RELAXED);
+	free(l->text);
+	*l = (struct line){0};
+}
+
+/* The line to send next (taken; NULL: nothing). */
+static void set_out_line(struct exec_stream *s, struct line *l)
+{
+	if (s->out_charged)
+		__atomic_sub_fetch(&s->sb->line_bytes, s->out_charged, __ATOMIC_RELAXED);
 	free(s->out);
-	s->out = line;
-	s->out_len = line ? strlen(line) : 0;
+	s->out = l ? l->text : NULL;
+	s->out_len = l ? l->len : 0;
+	s->out_charged = l ? l->charged : 0;
 	s->out_off = 0;
+}
+
+static void set_out(struct exec_stream *s, char *text)
+{
+	struct line l = {.text = text, .len = text ? strlen(text) : 0};
+
+	set_out_line(s, text ? &l : NULL);
 }
 
 static char *error_line(const char *name, const char *value)
@@ -265,30 +424,58 @@ static char *error_line(const char *name, const char *value)
 	return s;
 }
 
+/* What the execution is told in place of a line the server dropped. */
+static char *dropped_line(void)
+{
+	return cd_strdup_printf(
+	    "{\"type\":\"stderr\",\"text\":\"[cordon serve: a line of output was dropped: over "
+	    "%u MiB, or over the %u MiB the sandbox's long lines may hold at once]\\n\"}\n",
+	    LINE_MAX_BYTES >> 20, CD_SANDBOX_LINE_BYTES >> 20);
+}
+
+/* The execution is over (its end, an error, the kernel's exit): the context is free for the
+ * next, whether or not this stream's client reads the rest. */
+static void finish(struct exec_stream *s)
+{
+	s->done = true;
+	if (s->locked) {
+		pthread_mutex_unlock(&s->c->exec_lock);
+		s->locked = false;
+	}
+}
+
 /* Take the context's turn and hand the kernel the request; false: the client left first. */
 static bool begin(struct exec_stream *s)
 {
 	struct cordon_error err = {0};
-	struct timespec ts;
+	int r;
 
-	while (!s->locked) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec++;
-		if (pthread_mutex_timedlock(&s->c->exec_lock, &ts) == 0)
-			s->locked = true;
-		else if (cd_http_peer_gone(s->conn_fd) ||
-			 __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED))
-			return false;
-	}
+	if (!take_turn(s->sb, s->c, s->conn_fd))
+		return false;
+	s->locked = true;
 	if (!s->c->kernel && kernel_start(s->sb, s->c, &err) < 0) {
 		set_out(s, error_line("KernelError", err.msg));
-		s->done = true;
+		finish(s);
 		return true;
 	}
-	if (cd_write_all(s->c->req_fd, s->request, strlen(s->request)) < 0) {
-		kernel_stop(s->c); /* started anew next time */
-		set_out(s, error_line("KernelError", "the kernel does not take requests"));
-		s->done = true;
+	/* the kernel is the sandbox's: one that takes no request holds this thread no longer */
+	r = cd_write_bounded(s->c->req_fd, s->request, strlen(s->request), s->sb->dying_fd,
+			     s->conn_fd, REQUEST_STALL_NS);
+	if (r == -ECONNRESET) {
+		kernel_stop(s->c); /* part of a request went: started anew next time */
+		finish(s);
+		return false;
+	}
+	if (r < 0) {
+		kernel_stop(s->c);
+		set_out(s,
+			error_line("KernelError",
+				   r == -ECANCELED ? "the sandbox was killed"
+				   : r == -ETIMEDOUT
+				       ? "the kernel does not take requests (it was stopped: its "
+					 "state is lost)"
+				       : "the kernel does not take requests"));
+		finish(s);
 		return true;
 	}
 	s->sent = true;
@@ -299,9 +486,14 @@ static bool begin(struct exec_stream *s)
 static bool next_line(struct exec_stream *s)
 {
 	for (;;) {
-		char *line = NULL, *type;
-		int r = read_line(s->c, s->sb->dying_fd, &line, 1000);
+		struct line l = {0};
+		bool end = false;
+		int r = read_line(s->c, s->sb->dying_fd, &l, 1000);
 
+		if (r == 2) {
+			set_out(s, dropped_line());
+			return true;
+		}
 		if (r == 0) {
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
@@ -319,24 +511,20 @@ static bool next_line(struct exec_stream *s)
 					      __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED)
 						  ? "the sandbox was killed"
 						  : "the kernel exited (its state is lost)"));
-			s->done = true;
+			finish(s);
 			return true;
 		}
-		type = line_type(line);
-		if (type && strcmp(type, END_TYPE) == 0) {
-			free(type);
-			free(line);
-			s->done = true;
-			set_out(s, NULL);
-			return true;
-		}
-		if (!type) { /* not an event: the kernel is not ours to trust */
-			free(line);
+		if (!line_event(&l, &end)) { /* not an event: the kernel is not ours to trust */
+			line_free(s->c->acct, &l);
 			continue;
 		}
-		free(type);
-		set_out(s, cd_strdup_printf("%s\n", line));
-		free(line);
+		if (end) {
+			line_free(s->c->acct, &l);
+			set_out(s, NULL);
+			finish(s);
+			return true;
+		}
+		set_out_line(s, &l);
 		return true;
 	}
 }
@@ -368,20 +556,18 @@ static void abandon(struct exec_stream *s)
 
 	kernel_signal(s->c, SIGINT);
 	while (cd_now_ns() < deadline) {
-		char *line = NULL, *type;
-		int r = read_line(s->c, s->sb->dying_fd, &line, 200);
+		struct line l = {0};
+		bool end = false;
+		int r = read_line(s->c, s->sb->dying_fd, &l, 200);
 
 		if (r < 0)
 			break;
-		if (r == 0)
+		if (r != 1)
 			continue;
-		type = line_type(line);
-		free(line);
-		if (type && strcmp(type, END_TYPE) == 0) {
-			free(type);
+		r = line_event(&l, &end) && end;
+		line_free(s->c->acct, &l);
+		if (r)
 			return;
-		}
-		free(type);
 	}
 	kernel_stop(s->c);
 }
@@ -395,10 +581,10 @@ static void exec_free(void *arg)
 			abandon(s);
 		pthread_mutex_unlock(&s->c->exec_lock);
 	}
+	set_out(s, NULL);
 	ctx_unref(s->sb, s->c);
 	cd_sandbox_unref(s->sb);
 	free(s->request);
-	free(s->out);
 	free(s);
 }
 
@@ -438,6 +624,14 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 	return *ret_line ? 0 : -ENOMEM;
 }
 
+static enum MHD_Result too_many(struct cd_req *r)
+{
+	return cd_http_error(r, 429,
+			     "%u code contexts exist already, the most one sandbox may have: "
+			     "remove one first (removeCodeContext)",
+			     CD_SANDBOX_MAX_CTXS);
+}
+
 static enum MHD_Result execute(struct cd_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
@@ -445,6 +639,7 @@ static enum MHD_Result execute(struct cd_req *r)
 	struct exec_stream *s;
 	char *line = NULL;
 	struct cd_ctx *c;
+	int k;
 
 	if (!body)
 		return cd_http_error(r, 400, "bad JSON body: %s", why);
@@ -452,11 +647,13 @@ static enum MHD_Result execute(struct cd_req *r)
 		json_object_put(body);
 		return cd_http_error(r, 400, "%s", why);
 	}
-	c = ctx_get(r->sb, ctx_id);
+	k = ctx_get(r->sb, ctx_id, &c);
 	json_object_put(body);
-	if (!c) {
+	if (k < 0) {
 		free(line);
-		return cd_http_error(r, 404, "no such context");
+		return k == -EAGAIN   ? too_many(r)
+		       : k == -ENOENT ? cd_http_error(r, 404, "no such context")
+				      : cd_http_error(r, 500, "out of memory");
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -492,13 +689,23 @@ static enum MHD_Result create_ctx(struct cd_req *r)
 		json_object_put(body);
 		return cd_http_error(r, 400, "%s", why);
 	}
-	c = ctx_new(cwd && json_object_get_string_len(cwd) ? json_object_get_string(cwd) : NULL);
+	pthread_mutex_lock(&r->sb->lock);
+	k = ctx_slot(r->sb);
+	pthread_mutex_unlock(&r->sb->lock);
+	c = k ? ctx_new(r->sb,
+			cwd && json_object_get_string_len(cwd) ? json_object_get_string(cwd) : NULL)
+	      : NULL;
 	json_object_put(body);
-	if (!c)
+	if (!k)
+		return too_many(r);
+	if (!c) {
+		ctx_unslot(r->sb);
 		return cd_http_error(r, 500, "out of memory");
+	}
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
+		ctx_unslot(r->sb);
 		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
 				     err.msg);
 	}
@@ -529,6 +736,7 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 		if (strcmp((*q)->id, r->sub) == 0) {
 			c = *q;
 			*q = c->next;
+			r->sb->n_ctxs--;
 			break;
 		}
 	pthread_mutex_unlock(&r->sb->lock);
@@ -542,13 +750,16 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 static enum MHD_Result restart_ctx(struct cd_req *r)
 {
 	struct cordon_error err = {0};
-	struct cd_ctx *c = ctx_get(r->sb, r->sub);
-	int k;
+	struct cd_ctx *c;
+	int k = ctx_get(r->sb, r->sub, &c);
 
-	if (!c)
+	if (k < 0)
 		return cd_http_error(r, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
-	pthread_mutex_lock(&c->exec_lock);
+	if (!take_turn(r->sb, c, cd_http_conn_fd(r))) {
+		ctx_unref(r->sb, c);
+		return cd_http_error(r, 502, "the sandbox is being killed");
+	}
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
 	pthread_mutex_unlock(&c->exec_lock);
@@ -598,6 +809,7 @@ void cd_interp_kill_all(struct cd_sandbox *sb)
 	pthread_mutex_lock(&sb->lock);
 	c = sb->ctxs;
 	sb->ctxs = NULL;
+	sb->n_ctxs = 0;
 	pthread_mutex_unlock(&sb->lock);
 	while (c) {
 		struct cd_ctx *next = c->next;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* procs.c - processes of a sandbox: started with pipes (or a terminal), drained by a pump
- * thread each into a bounded log of ProcessEvent messages (oldest dropped first), so that a
- * process nobody follows never blocks on a full pipe; streams follow the log. Output from
- * inside is untrusted: read in bounded chunks, only ever base64-encoded. Runs in the server. */
+ * thread each into a bounded log of ProcessEvent messages, so that a process nobody follows
+ * never blocks on a full pipe; streams follow the log, which keeps only what a stream has still
+ * to read, within a budget per process and per sandbox. Output from inside is untrusted: read
+ * in bounded chunks, only ever base64-encoded. Every descriptor to the process is non-blocking:
+ * no server thread waits on the sandbox for longer than a deadline. Runs in the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +34,7 @@ static void proc_free(struct cd_proc *p)
 	json_object_put(p->config);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->in_lock);
+	pthread_mutex_destroy(&p->write_lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
 }
@@ -56,64 +59,124 @@ static void proc_ref(struct cd_proc *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Whether a stream still has to read the oldest event (p->lock held). */
+/* Whether a stream that reads still has to read the oldest event (p->lock held): one that read
+ * nothing for CD_PROC_STALL_NS holds the process back no more, nor the server's memory. */
 static bool oldest_unread(struct cd_proc *p)
 {
+	uint64_t now = cd_now_ns();
+
 	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
-		if (p->subs[i] && *p->subs[i] <= p->first)
+		if (p->subs[i] && *p->subs[i] <= p->first && now - p->read_ns[i] < CD_PROC_STALL_NS)
 			return true;
 	return false;
 }
 
-/* Append one event (taken). When the log is full the oldest goes, once every stream has read
- * it or the slowest has read nothing for CD_PROC_STALL_NS (or the sandbox is dying). */
+/* p->bytes and the sandbox's count move together (p->lock held) */
+static void count_bytes(struct cd_proc *p, size_t n, bool add)
+{
+	if (add)
+		p->bytes += n;
+	else
+		p->bytes -= n;
+	if (p->acct && add)
+		__atomic_add_fetch(p->acct, n, __ATOMIC_RELAXED);
+	else if (p->acct)
+		__atomic_sub_fetch(p->acct, n, __ATOMIC_RELAXED);
+}
+
+static void drop_oldest(struct cd_proc *p)
+{
+	char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
+
+	count_bytes(p, strlen(*old), false);
+	free(*old);
+	*old = NULL;
+	p->first++;
+}
+
+/* Once a stream has followed the process, an event every stream has read is needed by no one:
+ * a stream that connects later starts from the tail (p->lock held). */
+static void trim(struct cd_proc *p)
+{
+	while (p->followed && p->first < p->next && !oldest_unread(p))
+		drop_oldest(p);
+}
+
+/* Room for len more bytes: an empty log always takes one event (so a process is never held
+ * back by another's log), else within the log's own bounds and the sandbox's budget. */
+static bool has_room(struct cd_proc *p, size_t len)
+{
+	if (p->next == p->first)
+		return true;
+	if (p->next - p->first >= CD_PROC_RING_EVENTS || p->bytes + len > CD_PROC_RING_BYTES)
+		return false;
+	return !p->acct || __atomic_load_n(p->acct, __ATOMIC_RELAXED) + len <= CD_SANDBOX_LOG_BYTES;
+}
+
+static void wait_100ms(struct cd_proc *p)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 100 * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+}
+
+/* Append one event (taken). Without room the oldest goes, once every stream has read it or
+ * those that have not read nothing for CD_PROC_STALL_NS (or the sandbox is dying); until then
+ * the pump, and so the process, waits. */
 static void push(struct cd_proc *p, char *ev)
 {
-	uint64_t waited_since = 0;
+	size_t len;
 
 	if (!ev)
 		return; /* out of memory: the event is lost, as a dropped one would be */
+	len = strlen(ev);
 	pthread_mutex_lock(&p->lock);
-	while (p->next - p->first >= CD_PROC_RING_EVENTS ||
-	       (p->next > p->first && p->bytes + strlen(ev) > CD_PROC_RING_BYTES)) {
-		char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
-
+	trim(p);
+	while (!has_room(p, len)) {
 		if (oldest_unread(p) &&
 		    !(p->sb && __atomic_load_n(&p->sb->dying, __ATOMIC_RELAXED))) {
-			uint64_t now = cd_now_ns();
-			struct timespec ts;
-
-			if (!waited_since)
-				waited_since = now;
-			if (now - waited_since < CD_PROC_STALL_NS) {
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 100 * 1000000L;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
-				pthread_cond_timedwait(&p->cond, &p->lock, &ts);
-				continue;
-			}
+			wait_100ms(p);
+			trim(p);
+			continue;
 		}
-		waited_since = 0;
-
-		p->bytes -= strlen(*old);
-		free(*old);
-		*old = NULL;
-		p->first++;
+		drop_oldest(p);
 	}
 	p->ring[p->next % CD_PROC_RING_EVENTS] = ev;
-	p->bytes += strlen(ev);
+	count_bytes(p, len, true);
 	p->next++;
+	trim(p);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* An event nobody would keep (streams followed the process and none reads any more: trim()
+ * would drop it at once) is counted as dropped, not made: the server's time is not spent on it,
+ * and a stream that reads again is told. */
+static bool unwanted(struct cd_proc *p)
+{
+	bool skip;
+
+	pthread_mutex_lock(&p->lock);
+	trim(p);
+	skip = p->followed && p->first == p->next && !oldest_unread(p);
+	if (skip)
+		p->first = ++p->next;
+	pthread_mutex_unlock(&p->lock);
+	return skip;
 }
 
 static void push_data(struct cd_proc *p, const char *stream, const char *buf, size_t n)
 {
 	char *b64 = NULL;
 
+	if (unwanted(p))
+		return;
 	if (cd_b64_encode(buf, n, &b64, NULL) < 0)
 		return;
 	push(p, cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", stream, b64));
@@ -158,8 +221,9 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
 	return false;
 }
 
-/* The pump's end: the handle freed, the streams woken, off the sandbox's list, references
- * dropped. */
+/* The pump's end: the handle freed, the streams woken, the terminal closed (a stream may
+ * hold p for longer: the host's pty is not kept for it), off the sandbox's list and counts,
+ * the log no longer counted against the sandbox, references dropped. */
 static void pump_done(struct cd_proc *p)
 {
 	struct cd_sandbox *sb = p->sb;
@@ -168,12 +232,20 @@ static void pump_done(struct cd_proc *p)
 	cordon_process_free(p->p);
 	p->p = NULL;
 	p->ended = true;
+	if (p->acct)
+		__atomic_sub_fetch(p->acct, p->bytes, __ATOMIC_RELAXED);
+	p->acct = NULL;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	if (p->out_fd >= 0)
 		close(p->out_fd);
 	if (p->err_fd >= 0)
 		close(p->err_fd);
+	pthread_mutex_lock(&p->in_lock);
+	if (p->pty_fd >= 0)
+		close(p->pty_fd);
+	p->pty_fd = -1;
+	pthread_mutex_unlock(&p->in_lock);
 	pthread_mutex_lock(&sb->lock); /* off the list of running processes */
 	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
 		if (*q == p) {
@@ -183,6 +255,8 @@ static void pump_done(struct cd_proc *p)
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
+	sb->n_procs--;
+	sb->n_ptys -= p->pty;
 	pthread_mutex_unlock(&sb->lock);
 	p->sb = NULL;
 	cd_sandbox_unref(sb);
@@ -259,6 +333,9 @@ static int open_pty(int rows, int cols, int *ret_master, int *ret_slave, struct 
 
 	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
 		return cd_fail_errno(err, errno, "pty", "posix_openpt");
+	/* the server's side never blocks: a program that does not read its terminal fills it */
+	if (fcntl(m, F_SETFL, O_RDWR | O_NONBLOCK) < 0)
+		return cd_fail_errno(err, errno, "pty", "O_NONBLOCK");
 	s = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (s < 0)
 		return cd_fail_errno(err, errno, "pty", "open the terminal's slave side");
@@ -276,6 +353,7 @@ static struct cd_proc *proc_new(void)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->in_lock, NULL);
+	pthread_mutex_init(&p->write_lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	p->out_fd = p->err_fd = p->in_fd = p->pty_fd = -1;
 	p->refs = 1;
@@ -288,7 +366,7 @@ static int make_fds(struct cd_proc *p, struct cd_proc_start *ps, int fd[3],
 {
 	int in[2] = {-1, -1}, out[2], errp[2];
 
-	if (ps->pty_rows > 0) {
+	if (p->pty) {
 		int s = -1, r = open_pty(ps->pty_rows, ps->pty_cols, &p->pty_fd, &s, err);
 
 		if (r < 0)
@@ -333,15 +411,68 @@ static void close_child_fds(int fd[3])
 		close(fd[2]);
 }
 
+/* A place among the sandbox's followed processes (and terminals): 0, or -EAGAIN said in err. */
+static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
+{
+	unsigned procs, ptys;
+	bool ok;
+
+	pthread_mutex_lock(&sb->lock);
+	procs = sb->n_procs;
+	ptys = sb->n_ptys;
+	ok = procs < cd_opts.max_procs && (!pty || ptys < CD_SANDBOX_MAX_PTYS);
+	if (ok) {
+		sb->n_procs++;
+		sb->n_ptys += pty;
+	}
+	pthread_mutex_unlock(&sb->lock);
+	if (ok)
+		return 0;
+	if (procs >= cd_opts.max_procs)
+		return cd_fail(err, EAGAIN, "exec",
+			       "%u processes run already (the most the server follows in one "
+			       "sandbox)",
+			       procs);
+	return cd_fail(err, EAGAIN, "pty",
+		       "%u terminals are open already (the most one sandbox may have)", ptys);
+}
+
+static void unreserve(struct cd_sandbox *sb, bool pty)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->n_procs--;
+	sb->n_ptys -= pty;
+	pthread_mutex_unlock(&sb->lock);
+}
+
+/* The process itself, through the library: its descriptors made, the command's closed. */
+static int exec_in(struct cd_sandbox *sb, struct cd_proc *p, struct cd_proc_start *ps,
+		   struct cordon_error *err)
+{
+	struct cordon_exec e = {
+	    .argv = ps->argv, .env = ps->env, .cwd = ps->cwd, .fd = {-1, -1, -1}};
+	int r = make_fds(p, ps, e.fd, err);
+
+	if (r >= 0) {
+		e.flags = p->pty ? CORDON_EXEC_TTY : 0;
+		r = cordon_session_exec(sb->session, &e, &p->p, err);
+		close_child_fds(e.fd);
+	}
+	if (r < 0) {
+		if (p->out_fd >= 0)
+			close(p->out_fd);
+		if (p->err_fd >= 0)
+			close(p->err_fd);
+	}
+	return r;
+}
+
 int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
 		  struct cordon_error *err)
 {
 	struct cd_proc *p = proc_new();
-	struct cordon_exec e = {
-	    .argv = ps->argv, .env = ps->env, .cwd = ps->cwd, .fd = {-1, -1, -1}};
 	pthread_attr_t attr;
 	pthread_t t;
-	unsigned n;
 	int r;
 
 	if (!p) {
@@ -351,33 +482,20 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	p->config = ps->config;
 	p->kill_at_ns = ps->kill_at_ns;
 	p->tag = ps->tag ? strdup(ps->tag) : NULL;
-	pthread_mutex_lock(&sb->lock);
-	n = 0;
-	for (struct cd_proc *q = sb->procs; q; q = q->next_in_sb)
-		n++;
-	pthread_mutex_unlock(&sb->lock);
-	if (n >= CD_SANDBOX_MAX_PROCS) {
-		proc_free(p);
-		return cd_fail(err, EAGAIN, "exec",
-			       "%u processes run already (the most the server "
-			       "follows in one sandbox)",
-			       n);
-	}
-	r = make_fds(p, ps, e.fd, err);
-	if (r >= 0) {
-		e.flags = ps->pty_rows > 0 ? CORDON_EXEC_TTY : 0;
-		r = cordon_session_exec(sb->session, &e, &p->p, err);
-		close_child_fds(e.fd);
-	}
+	p->pty = ps->pty_rows > 0;
+	r = reserve(sb, p->pty, err);
 	if (r < 0) {
-		if (p->out_fd >= 0)
-			close(p->out_fd);
-		if (p->err_fd >= 0)
-			close(p->err_fd);
+		proc_free(p);
+		return r;
+	}
+	r = exec_in(sb, p, ps, err);
+	if (r < 0) {
+		unreserve(sb, p->pty);
 		proc_free(p);
 		return r;
 	}
 	p->pid = (uint32_t)cordon_process_pid(p->p);
+	p->acct = &sb->log_bytes;
 	push(p, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
 	cd_sandbox_ref(sb);
 	p->sb = sb;
@@ -394,8 +512,6 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	if (r) { /* no pump: kill it, and act as the pump would have */
 		cordon_process_signal(p->p, SIGKILL, 1, NULL);
 		pump(p); /* drops the pump's and the list's references */
-		*ret = p;
-		return 0;
 	}
 	*ret = p;
 	return 0;
@@ -422,7 +538,11 @@ int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor)
 	pthread_mutex_lock(&p->lock);
 	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
 		if (!p->subs[i]) {
+			if (*cursor == CD_PROC_TAIL)
+				*cursor = p->next;
 			p->subs[i] = cursor;
+			p->read_ns[i] = cd_now_ns();
+			p->followed = true;
 			r = 0;
 			break;
 		}
@@ -436,18 +556,42 @@ void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor)
 	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
 		if (p->subs[i] == cursor)
 			p->subs[i] = NULL;
+	trim(p);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
-uint64_t cd_proc_tail(struct cd_proc *p)
+/* What a stream is told in place of the n events the log dropped before it read them. */
+static char *lost_marker(struct cd_proc *p, uint64_t n)
 {
-	uint64_t n;
+	_cleanup_free_ char *text =
+	    cd_strdup_printf("\n[cordon serve: %llu chunks of output dropped here: this stream "
+			     "did not keep up]\n",
+			     (unsigned long long)n);
+	_cleanup_free_ char *b64 = NULL;
 
-	pthread_mutex_lock(&p->lock);
-	n = p->next;
-	pthread_mutex_unlock(&p->lock);
-	return n;
+	if (!text || cd_b64_encode(text, strlen(text), &b64, NULL) < 0)
+		return NULL;
+	return cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", p->pty ? "pty" : "stderr", b64);
+}
+
+/* The stream of cursor read: it is not stalled (p->lock held). */
+static void read_now(struct cd_proc *p, const uint64_t *cursor)
+{
+	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+		if (p->subs[i] == cursor)
+			p->read_ns[i] = cd_now_ns();
+}
+
+static void deadline_in(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
 }
 
 int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms)
@@ -455,21 +599,22 @@ int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms
 	struct timespec ts;
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline_in(&ts, timeout_ms);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		if (*cursor < p->first)
-			*cursor = p->first; /* dropped while the reader was behind */
+		if (*cursor < p->first) { /* dropped while the reader was behind */
+			*ret = lost_marker(p, p->first - *cursor);
+			*cursor = p->first;
+			read_now(p, cursor);
+			r = *ret ? 1 : -ENOMEM;
+			break;
+		}
 		if (*cursor < p->next) {
 			*ret = strdup(p->ring[*cursor % CD_PROC_RING_EVENTS]);
 			(*cursor)++;
+			read_now(p, cursor);
 			r = *ret ? 1 : -ENOMEM;
+			trim(p);
 			pthread_cond_broadcast(&p->cond); /* a pump may wait for this room */
 			break;
 		}
@@ -484,53 +629,104 @@ int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms
 	return r;
 }
 
-int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pty,
-			struct cordon_error *err)
+int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
+		     uint64_t stall_ns)
 {
-	const char *b = data;
-	uint64_t deadline = cd_now_ns() + 10 * NSEC_PER_SEC;
-	int fd, r = 0;
+	const char *b = buf;
+	uint64_t stall_end = cd_now_ns() + stall_ns;
 
-	pthread_mutex_lock(&p->in_lock);
-	fd = pty ? p->pty_fd : p->in_fd;
-	if (fd < 0)
-		r = cd_fail(err, EPIPE, "stdin",
-			    pty ? "the process has no terminal"
-				: "the process's stdin is closed or was not asked for");
-	while (r == 0 && len > 0) {
-		struct pollfd f = {.fd = fd, .events = POLLOUT};
+	while (len > 0) {
+		struct pollfd f[2] = {{.fd = fd, .events = POLLOUT},
+				      {.fd = dying_fd, .events = POLLIN}};
 		ssize_t n = write(fd, b, len);
 
 		if (n > 0) {
 			b += n;
 			len -= (size_t)n;
-		} else if (n < 0 && errno == EAGAIN) {
-			if (cd_now_ns() >= deadline)
-				r = cd_fail(err, ETIMEDOUT, "stdin",
-					    "the process does not read its input");
-			else
-				poll(&f, 1, 100);
-		} else if (n < 0 && errno != EINTR) {
-			r = cd_fail_errno(err, errno, "stdin", "write");
+			stall_end = cd_now_ns() + stall_ns;
+			continue;
 		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (cd_now_ns() >= stall_end)
+			return -ETIMEDOUT;
+		if (conn_fd >= 0 && cd_http_peer_gone(conn_fd))
+			return -ECONNRESET;
+		if (poll(f, 2, 200) < 0 && errno != EINTR)
+			return -errno;
+		if (f[1].revents)
+			return -ECANCELED;
 	}
+	return 0;
+}
+
+/* A descriptor of ours to write the input to (closed by the caller): the process's own is
+ * closed by a CloseStdin or the pump's end meanwhile, never under a write. */
+static int input_fd(struct cd_proc *p, bool pty, struct cordon_error *err)
+{
+	int fd;
+
+	pthread_mutex_lock(&p->in_lock);
+	fd = pty ? p->pty_fd : p->in_fd;
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	else
+		errno = EPIPE;
 	pthread_mutex_unlock(&p->in_lock);
+	if (fd >= 0)
+		return fd;
+	if (errno != EPIPE)
+		return cd_fail_errno(err, errno, "stdin", "dup");
+	return cd_fail(err, EPIPE, "stdin",
+		       pty ? "the process has no terminal"
+			   : "the process's stdin is closed or was not asked for");
+}
+
+static int input_write(struct cd_proc *p, const void *data, size_t len, bool pty, int dying_fd,
+		       struct cordon_error *err)
+{
+	int fd = input_fd(p, pty, err), r;
+
+	if (fd < 0)
+		return fd;
+	r = cd_write_bounded(fd, data, len, dying_fd, -1, CD_PROC_INPUT_STALL_NS);
+	close(fd);
+	if (r == -ETIMEDOUT) /* resource_exhausted: its input is full (not the request's timeout) */
+		return cd_fail(err, EAGAIN, "stdin",
+			       "the process does not read its input (nothing taken in %llu s)",
+			       (unsigned long long)(CD_PROC_INPUT_STALL_NS / NSEC_PER_SEC));
+	if (r == -ECANCELED)
+		return cd_fail(err, ESRCH, "stdin", "the sandbox was killed");
+	return r < 0 ? cd_fail_errno(err, -r, "stdin", "write") : 0;
+}
+
+int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pty, int dying_fd,
+			struct cordon_error *err)
+{
+	int r;
+
+	pthread_mutex_lock(&p->write_lock);
+	r = input_write(p, data, len, pty, dying_fd, err);
+	pthread_mutex_unlock(&p->write_lock);
 	return r;
 }
 
-int cd_proc_close_stdin(struct cd_proc *p, struct cordon_error *err)
+int cd_proc_close_stdin(struct cd_proc *p, int dying_fd, struct cordon_error *err)
 {
 	int r = 0;
 
-	pthread_mutex_lock(&p->in_lock);
-	if (p->pty_fd >= 0) /* a terminal: end of input is ^D */
-		r = write(p->pty_fd, "\x04", 1) == 1 ? 0
-						     : cd_fail_errno(err, errno, "stdin", "write");
-	else if (p->in_fd >= 0)
+	if (p->pty) { /* a terminal: end of input is ^D, after the input before it */
+		pthread_mutex_lock(&p->write_lock);
+		r = input_write(p, "\x04", 1, true, dying_fd, err);
+		pthread_mutex_unlock(&p->write_lock);
+		return r == -EPIPE ? 0 : r; /* it ended: its input is closed */
+	}
+	pthread_mutex_lock(&p->in_lock); /* a write under way holds a copy: EOF comes after it */
+	if (p->in_fd >= 0)
 		close(p->in_fd);
 	p->in_fd = -1;
 	pthread_mutex_unlock(&p->in_lock);
-	return r;
+	return 0;
 }
 
 int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err)

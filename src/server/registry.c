@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* registry.c - the sandboxes table: lookup by id, references, the limit on their number, the
  * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill, which
- * waits for the sandbox's users to let go before it destroys the session. Runs in the server. */
+ * waits for the sandbox's users to let go before it destroys the session. The reaper never
+ * waits on a sandbox: each it ends is destroyed by a thread of its own, so that one whose users
+ * are slow to let go (a client that stopped reading a stream) holds back no other. Runs in the
+ * server. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@ static unsigned n_live, n_reserved;
 static bool stopping;
 static pthread_t reaper;
 static bool reaper_started;
+static unsigned n_destroying; /* destroyer threads running (table_lock) */
 
 int64_t cd_now_ms(void)
 {
@@ -161,16 +165,24 @@ static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
 	return NULL;
 }
 
+/* Every wait on the sandbox (pumps, streams, writes into it) polls dying_fd: they all let go. */
+static void doom(struct cd_sandbox *sb)
+{
+	uint64_t one = 1;
+
+	if (__atomic_exchange_n(&sb->dying, true, __ATOMIC_RELAXED)) /* read without the lock */
+		return;
+	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
+		cd_log("sandbox %s: eventfd: %m", sb->id);
+}
+
 /* The table's reference is ours now: stop everything, wait for the users, destroy. */
 static void destroy(struct cd_sandbox *sb, const char *why)
 {
 	struct cordon_error err = {0};
 	struct cordon_result res;
-	uint64_t one = 1;
 
-	__atomic_store_n(&sb->dying, true, __ATOMIC_RELAXED); /* read without the lock */
-	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
-		cd_log("sandbox %s: eventfd: %m", sb->id);
+	doom(sb);
 	pthread_mutex_lock(&sb->lock);
 	while (sb->refs > 1)
 		pthread_cond_wait(&sb->cond, &sb->lock);
@@ -189,7 +201,57 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 	cd_sandbox_free(sb);
 }
 
-int cd_reg_kill(const char *id)
+struct destroyer {
+	struct cd_sandbox *sb;
+	const char *why; /* a literal */
+};
+
+static void *destroyer_main(void *arg)
+{
+	struct destroyer *d = arg;
+
+	destroy(d->sb, d->why);
+	free(d);
+	pthread_mutex_lock(&table_lock);
+	n_destroying--;
+	pthread_cond_broadcast(&reaper_cond);
+	pthread_mutex_unlock(&table_lock);
+	return NULL;
+}
+
+/* Unlinked already: doomed now, destroyed by a thread of its own (or here, when no thread can
+ * be made: then, and only then, the caller waits). */
+static void destroy_later(struct cd_sandbox *sb, const char *why)
+{
+	struct destroyer *d = malloc(sizeof(*d));
+	pthread_attr_t attr;
+	pthread_t t;
+	int r = ENOMEM;
+
+	doom(sb);
+	if (d) {
+		*d = (struct destroyer){.sb = sb, .why = why};
+		pthread_mutex_lock(&table_lock);
+		n_destroying++;
+		pthread_mutex_unlock(&table_lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		r = pthread_create(&t, &attr, destroyer_main, d);
+		pthread_attr_destroy(&attr);
+	}
+	if (r == 0)
+		return;
+	if (d) {
+		free(d);
+		pthread_mutex_lock(&table_lock);
+		n_destroying--;
+		pthread_mutex_unlock(&table_lock);
+	}
+	destroy(sb, why);
+}
+
+static struct cd_sandbox *take(const char *id)
 {
 	struct cd_sandbox *sb;
 
@@ -198,9 +260,26 @@ int cd_reg_kill(const char *id)
 	if (sb)
 		unlink_locked(sb);
 	pthread_mutex_unlock(&table_lock);
+	return sb;
+}
+
+int cd_reg_kill(const char *id)
+{
+	struct cd_sandbox *sb = take(id);
+
 	if (!sb)
 		return -ENOENT;
 	destroy(sb, "killed");
+	return 0;
+}
+
+int cd_reg_kill_later(const char *id, const char *why)
+{
+	struct cd_sandbox *sb = take(id);
+
+	if (!sb)
+		return -ENOENT;
+	destroy_later(sb, why);
 	return 0;
 }
 
@@ -235,10 +314,10 @@ static void *reaper_main(void *arg)
 			if (why)
 				break;
 		}
-		if (sb) { /* one at a time, outside the lock: a destroy takes a while */
+		if (sb) { /* handed to a destroyer: the reaper goes on at once */
 			unlink_locked(sb);
 			pthread_mutex_unlock(&table_lock);
-			destroy(sb, why);
+			destroy_later(sb, why);
 			pthread_mutex_lock(&table_lock);
 			continue;
 		}
@@ -270,7 +349,7 @@ void cd_reg_stop(void)
 	pthread_mutex_unlock(&table_lock);
 	if (reaper_started)
 		pthread_join(reaper, NULL);
-	for (;;) {
+	for (;;) { /* all at once: each waits for its own users only */
 		pthread_mutex_lock(&table_lock);
 		sb = table;
 		if (sb)
@@ -278,8 +357,16 @@ void cd_reg_stop(void)
 		pthread_mutex_unlock(&table_lock);
 		if (!sb)
 			break;
-		destroy(sb, "server stopping");
+		destroy_later(sb, "server stopping");
 	}
+}
+
+void cd_reg_wait(void)
+{
+	pthread_mutex_lock(&table_lock);
+	while (n_destroying)
+		pthread_cond_wait(&reaper_cond, &table_lock);
+	pthread_mutex_unlock(&table_lock);
 }
 
 /* A new sandbox's common part; the caller fills the rest. */

@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "procs.h"
 #include "server.h"
 #include "serve.h"
 #include "util.h"
@@ -172,6 +174,7 @@ static int h_memory(const char *a, struct cordon_error *err)
 
 static int h_disk(const char *a, struct cordon_error *err)
 {
+	cd_opts.disk_set = true;
 	return cordon_parse_size(a, &cd_opts.disk, err);
 }
 
@@ -277,7 +280,9 @@ static const struct {
     {"memory", 'm', "SIZE", h_memory, "memory limit of each sandbox"},
     {"pids", 0, "N", h_pids, "process limit of each sandbox"},
     {"cpus", 0, "N", h_cpus, "CPU limit of each sandbox (0.5, 2)"},
-    {"disk", 0, "SIZE", h_disk, "kill a sandbox whose workdir holds more (checked every 2 s)"},
+    {"disk", 0, "SIZE", h_disk,
+     "kill a sandbox whose workdir holds more (checked every 2 s; default: a fair share of the "
+     "state directory's free space, at most 10G; 0: none)"},
     {"disk-entries", 0, "N", h_disk_entries, "... or more entries than N (default 1000000)"},
     {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
     {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
@@ -389,6 +394,62 @@ static void defaults(void)
 	cd_opts.user_share = cd_opts.max_sandboxes + cd_opts.pool + 1;
 }
 
+/* --disk not given: every sandbox (and those made ahead) may fill its share of the free space
+ * the state directory has at start, at most DISK_DEFAULT_MAX: one tenant cannot fill the disk
+ * the others write to. */
+#define DISK_DEFAULT_MAX (10ull << 30)
+static void disk_default(void)
+{
+	struct statvfs v;
+	uint64_t share;
+
+	if (cd_opts.disk_set || statvfs(cd_opts.state_dir, &v) < 0)
+		return;
+	share = (uint64_t)v.f_bavail * v.f_frsize / (cd_opts.max_sandboxes + cd_opts.pool);
+	cd_opts.disk = share < DISK_DEFAULT_MAX ? share : DISK_DEFAULT_MAX;
+	if (!cd_opts.disk)
+		cd_opts.disk = 1; /* a full disk: any file is too many */
+	cd_log("--disk %llu a sandbox (the state directory's free space over %u sandboxes)",
+	       (unsigned long long)cd_opts.disk, cd_opts.max_sandboxes + cd_opts.pool);
+}
+
+/* Descriptors the server holds (docs/e2b.md "Tenants"), each sandbox's share reserved: no
+ * tenant, nor all of them at once, can take the ones another needs. Fewer processes are
+ * followed in one sandbox (CD_SANDBOX_MAX_PROCS at most) when RLIMIT_NOFILE is low. */
+#define FDS_OWN	    64 /* listening socket, the creator's, the log, the reaper's */
+/* a connection: its socket, and one while a request works inside (the agent's channel, a file,
+ * a pipe; an upload holds two for its time) */
+#define FDS_CONN    2
+#define FDS_SANDBOX (3 + 3 * CD_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
+#define FDS_PROC    4 /* a followed process: stdout, stderr, stdin, its channel */
+static void descriptors(void)
+{
+	uint64_t fixed, per;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("RLIMIT_NOFILE", strerror(errno));
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	fixed = FDS_OWN + (uint64_t)cd_opts.max_connections * FDS_CONN +
+		cd_opts.max_connections / 4 + 16 + /* connections being closed (conns.c) */
+		(uint64_t)(cd_opts.max_sandboxes + cd_opts.pool) * FDS_SANDBOX;
+	per = rl.rlim_cur > fixed ? (rl.rlim_cur - fixed) / (cd_opts.max_sandboxes * FDS_PROC) : 0;
+	if (per < 8)
+		die("--max-sandboxes",
+		    cd_strdup_printf("%u sandboxes and %u connections need more descriptors than "
+				     "RLIMIT_NOFILE (%llu) gives: raise it (ulimit -n), or lower "
+				     "--max-sandboxes or --max-connections",
+				     cd_opts.max_sandboxes, cd_opts.max_connections,
+				     (unsigned long long)rl.rlim_cur));
+	cd_opts.max_procs = per < CD_SANDBOX_MAX_PROCS ? (unsigned)per : CD_SANDBOX_MAX_PROCS;
+	if (cd_opts.max_procs < CD_SANDBOX_MAX_PROCS)
+		cd_log("%u processes followed at most in one sandbox (RLIMIT_NOFILE %llu)",
+		       cd_opts.max_procs, (unsigned long long)rl.rlim_cur);
+}
+
 static void print_where(void)
 {
 	if (cd_opts.socket_path)
@@ -439,15 +500,8 @@ int cd_serve_main(int argc, char **argv)
 	defaults();
 	if (cd_statedir_setup(&err) < 0 || cd_keys_setup(cd_opts.state_dir, &err) < 0)
 		die(err.step, err.msg);
-	/* descriptors: a followed process costs several (channel, pipes, the stream's connection) */
-	{
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-	}
+	disk_default();
+	descriptors();
 	/* before any thread: the process that makes the sessions (creator.c) */
 	if (cd_creator_start(&err) < 0)
 		die(err.step, err.msg);
@@ -472,7 +526,8 @@ int cd_serve_main(int argc, char **argv)
 	cd_pool_stop();
 	cd_disk_stop();
 	cd_reg_stop();
-	MHD_stop_daemon(d);
+	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
+	cd_reg_wait();
 	cd_keys_forget_made();
 	if (cd_opts.socket_path)
 		unlink(cd_opts.socket_path);

@@ -32,9 +32,11 @@ struct cd_serve_opts {
 	unsigned max_sandboxes;
 	uint64_t memory, pids, millicpus; /* 0: the library's default */
 	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
+	bool disk_set;
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
 	uint64_t max_upload;
 	unsigned max_connections;
+	unsigned max_procs; /* followed processes in one sandbox: RLIMIT_NOFILE's share (serve.c) */
 	bool keep_workdirs;
 	unsigned pool; /* sandboxes made ahead (--pool) */
 	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool + 1
@@ -88,17 +90,26 @@ struct cd_sandbox {
 	struct stat workdir_st;
 	int dying_fd; /* eventfd, readable once the sandbox is being killed */
 
-	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times */
+	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times, the counts */
 	pthread_cond_t cond;
 	unsigned refs;
 	bool dying;
 	struct cd_proc *procs;
 	struct cd_ctx *ctxs;
+	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
+	unsigned n_procs;    /* followed processes (pumps), cd_opts.max_procs */
+	unsigned n_ptys;     /* of them with a host terminal, CD_SANDBOX_MAX_PTYS */
+	unsigned n_ctxs;     /* code contexts, CD_SANDBOX_MAX_CTXS */
+	uint64_t log_bytes;  /* its processes' logs (atomic), CD_SANDBOX_LOG_BYTES */
+	uint64_t line_bytes; /* its kernels' long lines (atomic), CD_SANDBOX_LINE_BYTES */
 	struct cd_sandbox *next;
 };
 
 int cd_reg_start(struct cordon_error *err);
-void cd_reg_stop(void); /* kills every sandbox */
+/* Every sandbox doomed (its waits end) and handed to a destroyer; cd_reg_wait() waits for them
+ * (after the connections are closed: a stream's reference goes with its connection). */
+void cd_reg_stop(void);
+void cd_reg_wait(void);
 /* Takes the sandbox (one reference: the table's). -EBUSY: --max-sandboxes reached. */
 int cd_reg_add(struct cd_sandbox *sb);
 int cd_reg_reserve(void); /* a slot for a sandbox being made; -EBUSY */
@@ -110,6 +121,8 @@ void cd_sandbox_unref(struct cd_sandbox *sb);
 void cd_sandbox_touch(struct cd_sandbox *sb);
 /* Remove from the table and destroy (waits for in-flight users). -ENOENT: unknown. */
 int cd_reg_kill(const char *id);
+/* The same, destroyed by a thread of its own: the caller does not wait. */
+int cd_reg_kill_later(const char *id, const char *why);
 /* A new reference to each live sandbox; *ret freed by the caller after unref of each. */
 int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n);
 void cd_sandbox_free(struct cd_sandbox *sb);
@@ -203,8 +216,19 @@ enum MHD_Result cd_files_post_end(struct cd_req *r);
 
 /* --- procs.c: processes and their output --- */
 void cd_procs_kill_all(struct cd_sandbox *sb); /* the sandbox is dying: pumps end */
+/* Write all of buf to fd (O_NONBLOCK), a descriptor a sandbox reads: 0; -ETIMEDOUT when it
+ * takes nothing for stall_ns; -ECANCELED once dying_fd is readable; -ECONNRESET when the
+ * client of conn_fd went away (-1: none); else -errno. Never blocks for longer. */
+int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
+		     uint64_t stall_ns);
 
 /* --- interp.c --- */
+/* Code contexts a sandbox may have at once (the default one counts): each is a kernel process
+ * of the sandbox's and two pipes and a buffer of the server's. */
+#define CD_SANDBOX_MAX_CTXS 16
+/* Kernel lines past 256 KiB that the server holds at once for one sandbox (one line: at most
+ * 32 MiB): a line past it is dropped, and the execution told. */
+#define CD_SANDBOX_LINE_BYTES (32u << 20)
 void cd_interp_kill_all(struct cd_sandbox *sb);
 
 /* --- rpc.c: Connect RPCs with JSON --- */
