@@ -21,6 +21,7 @@
  * starting from an empty name: that reading is taken too, without the hash git checks first
  * (more paths, never fewer).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "gitindex.h"
@@ -35,6 +36,10 @@
 #define HEADER            12
 #define WINDOW            (64u << 10)
 #define NAME_MAX_LEN      (1u << 20)
+/* What the paths kept of one index may take, pointers included: version 4's names are made from
+ * the previous one, so that N entries of a few bytes each can name N paths of up to PATH_MAX:
+ * read in the supervisor, outside the sandbox's limits, they would cost it N * PATH_MAX */
+#define PATHS_MAX_BYTES   (64u << 20)
 
 struct rd {
 	const struct cd_gitindex_src *src;
@@ -49,6 +54,7 @@ struct rd {
 	int ioerr;         /* the source's error */
 	uint8_t *prev;     /* version 4: the previous entry's name, as git keeps it (len bytes) */
 	size_t prev_len, prev_cap;
+	size_t kept;       /* the bytes of the paths pushed, pointers included */
 };
 
 struct exts {
@@ -123,11 +129,15 @@ static int bad(const struct rd *r)
 	return r->ioerr ? r->ioerr : -EINVAL;
 }
 
-/* A path, as git's lstat() sees the name: up to its first NUL; an empty one is no path */
-static int push(char ***v, size_t *n, size_t *cap, const uint8_t *name, size_t len)
+/* A path, as git's lstat() sees the name: up to its first NUL; an empty one is no path. -EINVAL
+ * past PATHS_MAX_BYTES in all (no index git writes comes near it: 100,000 paths take 7 MiB). */
+static int push(struct rd *r, char ***v, size_t *n, size_t *cap, const uint8_t *name, size_t len)
 {
 	if (!len || !name[0])
 		return 0;
+	r->kept += strnlen((const char *)name, len) + 1 + sizeof(char *);
+	if (r->kept > PATHS_MAX_BYTES)
+		return -EINVAL;
 	if (*n + 2 > *cap) {
 		size_t c = *cap ? 2 * *cap : 16;
 		char **nv = realloc(*v, c * sizeof(*nv));
@@ -231,6 +241,8 @@ static int entry_name(struct rd *r, uint64_t off, size_t nameoff, uint16_t fl, b
 			return k;
 		len += copy;
 	}
+	if (len >= PATH_MAX)
+		return -EINVAL; /* no path git can lstat(); version 4's would grow without end */
 	if (r->x->version != 4) {
 		*ret_size = (nameoff + len + 8) & ~(size_t)7;
 		name = at(r, off, (size_t)*ret_size);
@@ -284,14 +296,14 @@ static int entry(struct rd *r, uint64_t off, bool first, uint64_t *ret_size)
 		return k;
 	if ((mode & MODE_TYPE) == MODE_DIR) {
 		r->x->sparse = true;
-		k = push(&r->x->dirs, &r->x->n_dirs, &r->dirs_cap, name, len);
+		k = push(r, &r->x->dirs, &r->x->n_dirs, &r->dirs_cap, name, len);
 		if (k < 0)
 			return k;
 	}
 	if ((mode & MODE_TYPE) == MODE_GITLINK && len == 0)
 		r->x->nameless = true;
 	if ((mode & MODE_TYPE) == MODE_GITLINK || (r->flags & CD_GITINDEX_ALL))
-		return push(&r->x->paths, &r->x->n, &r->cap, name, len);
+		return push(r, &r->x->paths, &r->x->n, &r->cap, name, len);
 	return 0;
 }
 

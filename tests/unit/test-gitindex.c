@@ -5,10 +5,13 @@
  * of tests/fuzz/fuzz-gitindex.c), each cut short at every length, and indexes written here to
  * show what git does with what it did not write: an offset table git with index.threads reads
  * instead of the entries one after the other, v4 names, flags and extensions git refuses, a
- * gitlink without a name. TAP.
+ * gitlink without a name, and version 4 names that grow from one another to what no git writes
+ * (the supervisor that reads them would keep N long paths for N small entries). TAP.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,11 +359,63 @@ static void test_offset_table(void)
 	cd_gitindex_done(&x);
 }
 
+/* A version 4 index of n gitlinks: the first named `first` bytes of 'a', each next one the
+ * previous with `strip` bytes removed and `add` bytes of 'b' added (what a sandbox can write in
+ * n * (64 + add) bytes) */
+static int grown(size_t n, size_t first, size_t strip, size_t add, struct cd_gitindex *x)
+{
+	size_t cap = 12 + first + n * (64 + add) + 20, len = 12;
+	uint8_t *b = calloc(1, cap);
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, "DIRC\0\0\0\4", 8);
+	for (int i = 0; i < 4; i++)
+		b[8 + i] = (uint8_t)(n >> (24 - 8 * i));
+	for (size_t i = 0; i < n; i++) {
+		size_t suffix = i ? add : first;
+
+		b[len + 24] = 0;
+		b[len + 25] = 0;
+		b[len + 26] = 0xe0; /* mode 0160000: a gitlink */
+		b[len + 60] = 0x0f; /* name length 0xfff: up to the NUL */
+		b[len + 61] = 0xff;
+		b[len + 62] = (uint8_t)(i ? strip : 0); /* strip < 128: one byte of varint */
+		memset(b + len + 63, i ? 'b' : 'a', suffix);
+		len += 63 + suffix + 1;
+	}
+	r = cd_gitindex_parse(b, len + 20, 20, 0, x);
+	free(b);
+	return r;
+}
+
+static void test_grown(void)
+{
+	struct cd_gitindex x = { 0 };
+
+	ok(grown(2, PATH_MAX - 2, 0, 1, &x) == 0 && x.n == 2 && strlen(x.paths[1]) == PATH_MAX - 1,
+	   "version 4: a name of PATH_MAX - 1 bytes grown from the previous one is read");
+	cd_gitindex_done(&x);
+	ok(grown(2, PATH_MAX - 1, 0, 1, &x) == -EINVAL,
+	   "version 4: a name grown to PATH_MAX bytes is refused (no path git can lstat)");
+	ok(grown(4000, 1, 0, 64, &x) == -EINVAL,
+	   "version 4: 4,000 entries of 64 bytes each growing the name (256 KB; 1 GB of paths kept "
+	   "before): refused");
+	ok(grown(10000, 4000, 1, 1, &x) == 0 && x.n == 10000,
+	   "version 4: 10,000 gitlinks of 4,000 bytes each, the paths kept 40 MB: read");
+	cd_gitindex_done(&x);
+	ok(grown(20000, 4000, 1, 1, &x) == -EINVAL,
+	   "version 4: 20,000 gitlinks of 4,000 bytes each (1.3 MB of index), the paths to keep past "
+	   "64 MiB: refused");
+}
+
 int main(void)
 {
 	test_git_written();
 	test_truncated();
 	test_written();
 	test_offset_table();
+	test_grown();
 	return done_testing();
 }
