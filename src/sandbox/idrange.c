@@ -236,6 +236,8 @@ static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cord
 		return errno == EWOULDBLOCK ? 0
 					    : cd_fail_errno(err, errno, "identity", "lock %s/%s",
 							    CD_ID_DIR, name);
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0)
+		return 0; /* removed by its last holder as we opened it: a new file holds the slot */
 	if (owner_alive(fd, &empty))
 		return 0; /* closing lets go of the lock */
 	if (!empty && ftruncate(fd, 0) < 0)
@@ -291,9 +293,15 @@ void cd_idrange_record(struct cd_id_lease *l, pid_t pid1)
 
 void cd_idrange_release(struct cd_id_lease *l, bool gone)
 {
+	char path[sizeof(CD_ID_DIR) + 16];
+
 	if (l->fd < 0)
 		return;
-	if (gone && ftruncate(l->fd, 0) < 0) {
+	/* removed while locked, so that the directory holds only the slots in use (a taker that
+	 * opened it before finds it unlinked once it has the lock: try_slot()); one whose pid 1
+	 * may still run keeps its record */
+	snprintf(path, sizeof(path), "%s/%u", CD_ID_DIR, l->slot);
+	if (gone && unlink(path) < 0 && ftruncate(l->fd, 0) < 0) {
 		/* left as it is: the next taker finds pid 1 gone and takes it anyway */
 	}
 	cd_closep(&l->fd);

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <linux/sched.h>
 #include <malloc.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -865,6 +866,15 @@ struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const 
 	};
 }
 
+/* Whether pid 1 has exited (left to exit on its own: cd_sandbox_leave): once it has, every
+ * process of its pid namespace has too (the kernel reaps them before pid 1 ends) */
+static bool pid1_exited(const struct cd_sandbox *sb)
+{
+	struct pollfd p = { .fd = sb->pidfd, .events = POLLIN };
+
+	return sb->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 void cd_sandbox_done(struct cd_sandbox *sb)
 {
 	cd_closep(&sb->sock); /* a child still waiting for GO sees EOF and exits */
@@ -873,6 +883,8 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	if (sb->left && pid1_exited(sb))
+		sb->left = false; /* so its host id's slot goes with it (cd_identity_done) */
 	cd_closep(&sb->pidfd);
 	cd_closep(&sb->init_fd);
 	cd_closep(&sb->workdir_tree);

@@ -1579,6 +1579,33 @@ static void test_ttl(void)
 	   "ttl: destroy reports outcome TIMEOUT (r %d, outcome %d)", r, res.outcome);
 }
 
+/* As root, each sandbox holds a host id of its own, its slot a file in /run/cordon/ids while it
+ * lives (README "Identity"); the file goes with the sandbox, so that the directory holds the ids
+ * in use, not every one ever taken */
+static void test_id_slot(void)
+{
+	struct cordon_session *s;
+	char slot[64], *out;
+	unsigned long id = 0;
+	int st = -1;
+
+	if (geteuid() != 0) {
+		skip("root's sandboxes only", "id slot");
+		return;
+	}
+	s = make_session(fresh_dir("id-slot"), 0, 0);
+	out = s ? sh_out(s, "awk '{print $2}' /proc/self/uid_map", &st) : NULL;
+	if (out)
+		id = strtoul(out, NULL, 10);
+	snprintf(slot, sizeof(slot), "/run/cordon/ids/%lu", id - 2000000000ul);
+	ok(id >= 2000000000ul && id < 2000065536ul && exists(slot),
+	   "id slot: the session runs as host id %lu, its slot file there while it lives", id);
+	free(out);
+	if (s)
+		destroy(s);
+	ok(id && !exists(slot), "id slot: the slot file is removed when the session ends");
+}
+
 static void test_remove_workdir(void)
 {
 	const char *w = fresh_dir("remove-me");
@@ -2393,6 +2420,7 @@ int main(int argc, char **argv)
 	test_session_basics();
 	test_destroy_and_handles();
 	test_ttl();
+	test_id_slot();
 	test_destroy_in_flight();
 	test_remove_workdir();
 	test_bad_create();
