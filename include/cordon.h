@@ -263,9 +263,9 @@ CORDON_PUBLIC int cordon_config_pass_env(struct cordon_config *c, const char *ke
 					 struct cordon_error *err);
 
 /* This sandbox is one of at most n at once that share the caller's per-user kernel budgets
- * (inotify instances and watches, POSIX message queue bytes, pending signals): when it runs as the
- * caller's own uid (an unprivileged caller; README "Identity"), it gets 1/n of each, so that no one
- * sandbox can take them all from the others and the caller. A root caller's sandboxes have host
+ * (inotify instances and watches, processes, POSIX message queue bytes, pending signals): when
+ * it runs as the caller's own uid (an unprivileged caller; README "Identity"), it gets 1/n of
+ * each, so that no one sandbox can take them all from the others and the caller. A root caller's sandboxes have host
  * ids of their own, and budgets with them: n changes nothing there. Default 1 (no division);
  * cordon serve, unprivileged, sets its --max-sandboxes plus its pool plus one. */
 CORDON_PUBLIC int cordon_config_set_user_share(struct cordon_config *c, unsigned n,

@@ -445,7 +445,7 @@ static const struct opt base_opts[] = {
 	OPT("pass-env", 0, "KEY", h_pass_env, "keep a variable of the caller's"),
 	OPT("hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)"),
 	OPT("user-share", 0, "N", h_user_share,
-	    "unprivileged: 1/N of your inotify, message queue and signal budgets"),
+	    "unprivileged: 1/N of your inotify, process, message queue and signal budgets"),
 	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside"),
 	OPT("uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)"),
 	OPT("gid", 0, "GID", h_gid, "gid inside (default: yours)"),

@@ -58,8 +58,12 @@ void cd_share_plan(const struct cordon_config *c, const struct cd_identity *id,
 		read_number("/proc/sys/fs/inotify/max_user_watches", 8192), n);
 	share_rlimit(rl, RLIMIT_MSGQUEUE, n);
 	share_rlimit(rl, RLIMIT_SIGPENDING, n);
+	/* counted up the namespaces' chain as the others are: without it one sandbox takes every
+	 * process of the caller's uid (and the caller, or a server's next thread, cannot fork) */
+	share_rlimit(rl, RLIMIT_NPROC, n);
 	cd_config_log(c, "identity: the caller's uid shared by up to %u sandboxes: %u inotify "
-			 "instances and %u watches here, message queues and pending signals divided",
+			 "instances and %u watches here, processes, message queues and pending "
+			 "signals divided",
 		      n, ret->inotify_instances, ret->inotify_watches);
 }
 

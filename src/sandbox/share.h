@@ -5,8 +5,9 @@
  * in a user namespace holds is charged, all the way up, to the namespace's owner, whatever uid it
  * runs as (subordinate ids would not change that). cordon_config_set_user_share(c, n) gives such
  * a sandbox 1/n of each budget the kernel lets a namespace cap: inotify instances and watches
- * (the user namespace's own limits, set by pid 1) and POSIX message queue bytes and pending
- * signals (hard rlimits). What no namespace can cap stays shared: README "Identity".
+ * (the user namespace's own limits, set by pid 1) and processes, POSIX message queue bytes and
+ * pending signals (hard rlimits; one the caller has no hard limit for is left: there is no
+ * budget of the caller's to take). What no namespace can cap stays shared: README "Identity".
  */
 #pragma once
 

@@ -10,7 +10,8 @@
 
 command -v python3 >/dev/null || { skip "tenants" "no python3"; done_testing; exit; }
 H=$TEST_TMP/helpers
-mkdir -p "$H" && cp "$(dirname "$0")/../helpers/inotify-hog.py" "$H/" && chmod -R a+rX "$H"
+mkdir -p "$H" && cp "$(dirname "$0")/../helpers/inotify-hog.py" "$(dirname "$0")/../helpers/fork-hog.py" "$H/" &&
+	chmod -R a+rX "$H"
 w=$(mkwork)
 max_instances=$(cat /proc/sys/fs/inotify/max_user_instances)
 
@@ -95,6 +96,21 @@ else
 		"$(probe --user-share 4)" "probe: instance ok, watch ok"
 	is "unprivileged, --user-share 4: so does the caller" "$(caller_probe)" \
 		"probe: instance ok, watch ok"
+	stop_hog
+	# processes (RLIMIT_NPROC's count, per uid up the namespaces' chain): the caller's limit made
+	# small, 80 more than it runs, a sandbox of --user-share 4 forks until refused and holds them
+	lim=$(( $(ps -u "$TEST_USER" -L --no-headers | wc -l) + 80 ))
+	rm -f "$w/ready"
+	(cd "$w" && exec_as_caller prlimit --nproc="$lim:$lim" "$CORDON" -q --ro-bind "$H" \
+		--user-share 4 -- python3 "$H/fork-hog.py" hog "$w/ready" 200 >"$w/fork.out") &
+	hog_pid=$!
+	wait_until 120 test -e "$w/ready"
+	n=$(sed -n 's/^hog: \([0-9]*\) processes.*/\1/p' "$w/fork.out")
+	between "unprivileged, --user-share 4: the sandbox forks at most its quarter of the caller's processes" \
+		"${n:-999}" 1 $((lim / 4))
+	is "unprivileged, --user-share 4: the caller still forks while it holds them" \
+		"$(cd "$TEST_TMP" && as_caller prlimit --nproc="$lim:$lim" python3 "$H/fork-hog.py" probe 2>&1)" \
+		"probe: fork ok"
 	stop_hog
 fi
 rejects "--user-share 0 is refused" 'cordon: --user-share: "0" is not a number of sandboxes in 1-100000' -- --user-share 0 -- true
