@@ -258,7 +258,13 @@ static int write_file(struct apply *a, const struct cd_layer_change *c, int dfd,
 	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return partly(a, c->path, errno, "creating");
-	r = cd_lfs_copy_fd(in, out, &size, sha);
+	/* holes stay holes (the save kept them): a layer of a few KiB of data and GiBs of
+	 * apparent size costs the workdir's disk what it costs the store */
+	r = cd_lfs_copy_sparse(in, out, c->now.size, NULL, &size, sha);
+	if (r == -E2BIG)
+		return cd_fail(a->err, EBADMSG, "layer",
+			       "layer %s: tree/%s is longer than the manifest says (damaged layer)",
+			       a->l->id, c->path);
 	if (r < 0)
 		return partly(a, c->path, -r, "writing");
 	if (size != c->now.size || memcmp(sha, c->now.sha256, 32))

@@ -133,34 +133,6 @@ int cd_lfs_hash_fd(int fd, uint64_t *ret_size, uint8_t ret_sha[32])
 	return 0;
 }
 
-int cd_lfs_copy_fd(int in, int out, uint64_t *ret_size, uint8_t ret_sha[32])
-{
-	struct cd_sha256 s;
-	uint64_t size = 0;
-	char buf[65536];
-
-	cd_sha256_init(&s);
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-		int r;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		cd_sha256_update(&s, buf, (size_t)n);
-		r = cd_write_all(out, buf, (size_t)n);
-		if (r < 0)
-			return r;
-		size += (uint64_t)n;
-	}
-	cd_sha256_final(&s, ret_sha);
-	*ret_size = size;
-	return 0;
-}
-
 static void hash_zeros(struct cd_sha256 *s, uint64_t n)
 {
 	static const char zeros[65536];

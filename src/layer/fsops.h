@@ -24,9 +24,8 @@ int cd_lfs_mkdirs(int dirfd, const char *dir, mode_t mode);
 
 /* Content of fd: size and sha256 (read to its end). */
 int cd_lfs_hash_fd(int fd, uint64_t *ret_size, uint8_t ret_sha[32]);
-/* in to out (both at their offsets), hashing what passes; ENOSPC and EDQUOT as they are. */
-int cd_lfs_copy_fd(int in, int out, uint64_t *ret_size, uint8_t ret_sha[32]);
-/* in to out (out -1: hashing only) from offset 0, keeping holes: only data extents
+/* in to out (out -1: hashing only) from offset 0, keeping holes (every copy of src/layer: save
+ * into tree/ and base/, apply into the workdir, seed into an upper): only data extents
  * (SEEK_DATA/SEEK_HOLE) are read and written (at their offsets), out is truncated to the size,
  * holes are hashed as zeros. -E2BIG when the content reaches past max_size (checked first on
  * st_size, then as it is read); budget (or NULL): bytes of data that may still be written,

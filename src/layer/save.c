@@ -854,8 +854,9 @@ static int copy_entry(struct save *s, int dirfd, const char *name, bool upper, c
 			return over_budget(s, what);
 		if (r == -E2BIG)
 			return too_big(s, what, s->max_file);
-	} else
-		r = cd_lfs_copy_fd(in, out, &ret->size, ret->sha256);
+	} else { /* the workdir's own file into base/: its holes kept too */
+		r = cd_lfs_copy_sparse(in, out, UINT64_MAX, NULL, &ret->size, ret->sha256);
+	}
 	if (r < 0)
 		return r == -ENOSPC || r == -EDQUOT ? store_fail(s, r, what)
 						    : cd_fail_errno(s->err, -r, "layer", "%s: copying", what);

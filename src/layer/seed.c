@@ -164,7 +164,13 @@ static int copy_file(struct seed *s, const struct cd_layer_change *c, int dfd, c
 				   0600));
 	if (out < 0)
 		return cd_fail_errno(s->err, errno, "layer", "upper %s", c->path);
-	r = cd_lfs_copy_fd(in, out, &size, sha);
+	/* holes kept: the upper is a tmpfs of --cow-size, a sparse file's apparent size may not
+	 * fit there */
+	r = cd_lfs_copy_sparse(in, out, c->now.size, NULL, &size, sha);
+	if (r == -E2BIG)
+		return cd_fail(s->err, EBADMSG, "layer",
+			       "layer %s: tree/%s is longer than the manifest says (damaged layer)",
+			       s->l->id, c->path);
 	if (r < 0)
 		return cd_fail_errno(s->err, -r, "layer", "upper %s: copying", c->path);
 	if (fchmod(out, c->now.mode) < 0)
