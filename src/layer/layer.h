@@ -122,11 +122,14 @@ int cd_layer_store_open(const char *dir, const struct cd_output_ctx *ctx, int *r
  *    may not exceed what the upper's filesystem has in use ((f_blocks - f_bfree) * f_bsize,
  *    read when the save starts and, for a live upper, again before each file) plus this;
  *    past it: -EFBIG, nothing kept.
- *  - CD_SAVE_FILE_FACTOR, CD_SAVE_MAX_FILE: no file whose (apparent) size exceeds
- *    CD_SAVE_FILE_FACTOR times the size of the upper's filesystem (f_blocks * f_bsize), nor
- *    CD_SAVE_MAX_FILE, is stored (a sparse file costs the tmpfs nothing, but its holes are
- *    hashed: about 1 s per GiB); past it: -EFBIG, nothing kept. With the default --cow-size of
- *    1G: 16 GiB.
+ *  - CD_SAVE_SIZE_FACTOR, CD_SAVE_MAX_BYTES: the layer's files and symlinks total at most
+ *    CD_SAVE_SIZE_FACTOR times the size of the upper's filesystem (f_blocks * f_bsize, that is
+ *    --cow-size), nor CD_SAVE_MAX_BYTES, counted at their apparent size and once per name (the
+ *    manifest's "bytes"): what apply writes into a workdir, what a diff reads. A sparse file
+ *    costs the tmpfs nothing and a hard link costs it no data, but apply makes each name a file
+ *    of its own and a filesystem without holes (or a tool that reads them) pays the apparent
+ *    size; past it: -EFBIG, nothing kept. A layer without holes or hard links never comes
+ *    near it. With the default --cow-size of 1G: 2 GiB.
  *  - CD_SAVE_MAX_PATH: a change's path is at most PATH_MAX - 1 bytes (what apply can open);
  *    longer: -ENAMETOOLONG. CD_SAVE_MAX_DEPTH follows from it: a path of 4095 bytes has at most
  *    2048 components.
@@ -134,10 +137,10 @@ int cd_layer_store_open(const char *dir, const struct cd_output_ctx *ctx, int *r
  *    written to the manifest), and no more names of directories held at once while walking
  *    than CD_SAVE_MAX_CHANGES: past them -E2BIG, nothing kept.
  * Each refusal's message names the limit. An upper on a filesystem that states no size (a tmpfs
- * without size=; cordon always gives one, --cow-size) is bounded by CD_SAVE_MAX_FILE only. */
+ * without size=; cordon always gives one, --cow-size) is bounded by CD_SAVE_MAX_BYTES only. */
 #define CD_SAVE_SLACK          (1ull << 20)
-#define CD_SAVE_FILE_FACTOR    16
-#define CD_SAVE_MAX_FILE       (1ull << 40)
+#define CD_SAVE_SIZE_FACTOR    2
+#define CD_SAVE_MAX_BYTES      (1ull << 40)
 #define CD_SAVE_MAX_PATH       4095
 #define CD_SAVE_MAX_DEPTH      2048
 #define CD_SAVE_MAX_CHANGES    1000000

@@ -89,7 +89,7 @@ struct save {
 	int tree_fd, base_fd, upper_fd;
 	bool live;
 	uint64_t allowed, written; /* data bytes tree/ may get (CD_SAVE_SLACK), and has got */
-	uint64_t max_file;         /* CD_SAVE_FILE_FACTOR, CD_SAVE_MAX_FILE */
+	uint64_t max_bytes;        /* l->bytes may reach: CD_SAVE_SIZE_FACTOR, CD_SAVE_MAX_BYTES */
 	uint64_t path_bytes;       /* kept in memory: the changes' paths, the links' */
 	struct link *links;        /* open addressing on (dev, ino) */
 	size_t links_cap, n_links;
@@ -668,13 +668,20 @@ static int base_here(struct save *s, const char *dir)
 
 /* ---- what tree/ gets: bounded by what the upper holds ---- */
 
+/* Apparent bytes the layer's files and symlinks may still add (CD_SAVE_SIZE_FACTOR). */
+static uint64_t bytes_left(const struct save *s)
+{
+	return s->max_bytes > s->l->bytes ? s->max_bytes - s->l->bytes : 0;
+}
+
 static int too_big(struct save *s, const char *what, uint64_t size)
 {
 	return cd_fail(s->err, EFBIG, "layer",
-		       "%.200s: a file of %llu bytes or more, past the limit of %llu for one file (%d "
-		       "times the upper's size, at most 1 TiB; a sparse file?): not saved",
-		       what, (unsigned long long)size, (unsigned long long)s->max_file,
-		       CD_SAVE_FILE_FACTOR);
+		       "%.200s: a file of %llu bytes or more takes the layer's files past %llu bytes "
+		       "in all (%d x --cow-size, counting apparent sizes and every hard link: sparse "
+		       "files?): not saved",
+		       what, (unsigned long long)size, (unsigned long long)s->max_bytes,
+		       CD_SAVE_SIZE_FACTOR);
 }
 
 static int over_budget(struct save *s, const char *what)
@@ -828,7 +835,7 @@ static int copy_entry(struct save *s, int dirfd, const char *name, bool upper, c
 		return 0;
 	}
 	ret->type = CD_LT_FILE;
-	if (upper && (uint64_t)st->st_size > s->max_file)
+	if (upper && (uint64_t)st->st_size > bytes_left(s))
 		return too_big(s, what, (uint64_t)st->st_size);
 	if (upper && link_to_first(s, st, to_fd, name, ret) > 0)
 		return 0;
@@ -847,13 +854,13 @@ static int copy_entry(struct save *s, int dirfd, const char *name, bool upper, c
 		return store_fail(s, -errno, what);
 	if (upper) {
 		left = budget_left(s);
-		r = cd_lfs_copy_sparse(in, out, s->max_file, &left, &ret->size, ret->sha256);
+		r = cd_lfs_copy_sparse(in, out, bytes_left(s), &left, &ret->size, ret->sha256);
 		if (r >= 0 || r == -EFBIG)
 			s->written = s->allowed - left;
 		if (r == -EFBIG)
 			return over_budget(s, what);
 		if (r == -E2BIG)
-			return too_big(s, what, s->max_file);
+			return too_big(s, what, bytes_left(s) + 1);
 	} else { /* the workdir's own file into base/: its holes kept too */
 		r = cd_lfs_copy_sparse(in, out, UINT64_MAX, NULL, &ret->size, ret->sha256);
 	}
@@ -893,11 +900,11 @@ static int state_of(struct save *s, int dirfd, const char *name, bool upper, con
 			       fst.st_ino != st->st_ino))
 			r = -ESTALE;
 		if (r >= 0)
-			r = upper ? cd_lfs_copy_sparse(fd, -1, s->max_file, NULL, &ret->size,
+			r = upper ? cd_lfs_copy_sparse(fd, -1, s->max_bytes, NULL, &ret->size,
 						       ret->sha256)
 				  : cd_lfs_hash_fd(fd, &ret->size, ret->sha256);
 		if (upper && r == -E2BIG)
-			return too_big(s, what, s->max_file);
+			return too_big(s, what, s->max_bytes + 1);
 	}
 	if (upper && gone(s->live, r))
 		return GONE;
@@ -1068,6 +1075,8 @@ static int file_visit(struct save *s, struct walk *w, const char *name, const st
 	r = copy_entry(s, w->fd, name, true, us, tfd, path, &now);
 	if (r != 0)
 		return r < 0 ? r : 0; /* GONE: left out */
+	if (now.size > bytes_left(s)) /* a symlink, another name of an inode copied already */
+		return too_big(s, path, now.size);
 	s->l->bytes += now.size;
 	if (lk == K_NONE)
 		return record(s, CD_LAYER_ADD, &now, NULL, w->path, name);
@@ -1272,11 +1281,11 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd,
 		s->allowed = upper_allowance(upper_fd, &size);
 		if (!s->allowed)
 			return cd_fail_errno(s->err, errno, "layer", "the upper's filesystem (statfs)");
-		s->max_file = size > CD_SAVE_MAX_FILE / CD_SAVE_FILE_FACTOR
-				      ? CD_SAVE_MAX_FILE
-				      : size * CD_SAVE_FILE_FACTOR;
+		s->max_bytes = size > CD_SAVE_MAX_BYTES / CD_SAVE_SIZE_FACTOR
+				       ? CD_SAVE_MAX_BYTES
+				       : size * CD_SAVE_SIZE_FACTOR;
 		if (!size) { /* a filesystem of no stated size (tmpfs without size=) */
-			s->max_file = CD_SAVE_MAX_FILE;
+			s->max_bytes = CD_SAVE_MAX_BYTES;
 			s->allowed = UINT64_MAX;
 		}
 	}

@@ -200,7 +200,8 @@ big=$(find "$L/$id/tree" -name big -printf %s 2>/dev/null)
 between "... big holds what fit: some of it, not all" "${big:-0}" 1 4999999
 lc discard --all
 
-# --- sparse files (review F4): the save keeps holes, and so do apply and --cow-from
+# --- sparse files (review F4): the save keeps holes, and so do apply and --cow-from; a layer's
+# files total at most 2 x --cow-size at their apparent size, or the save is refused
 sparse='for f in "$@"; do printf head >"$f" && truncate -s 3M "$f" && printf tail >>"$f"; done'
 ref=$TEST_TMP/sparse-ref
 mkdir -p "$ref" && (cd "$ref" && sh -c "$sparse" sh s1 s2)
@@ -223,6 +224,12 @@ else
 	between "... with their holes: the workdir got at most 64 KiB for them, not 6 MiB (du)" "$(blocks_kib "$w/s1" "$w/s2")" 0 64
 fi
 lc discard --all
+w=$(mkwork)
+cordon -w "$w" --cow --cow-size 4M --layer-dir "$L" -- sh -c "$sparse" sh s1 s2 s3
+one_line "three sparse files of 3 MiB, --cow-size 4M: 9 MiB of files, past 2 x 4M: refused, 125"
+like "... saying which file and the bound" "$err" "cordon: layer: s3: a file of 3145732 bytes or more takes the layer's files past 8388608 bytes in all (2 x --cow-size, *"
+lc layers
+unlike "... nothing kept" "$out" "*$w*"
 
 # --- bad input
 w=$(mkwork)

@@ -551,22 +551,39 @@ static void test_save_bounds(int store)
 		return;
 	}
 
-	/* a sparse file of 1 TiB: past 16 x 8M */
+	/* a sparse file of 1 TiB: past 2 x 8M */
 	make_file("bup/huge", 1ull << 40, NULL, 0);
 	is_int(save_layer(store, "bup", "blow", id, NULL, &err), -EFBIG, "a 1 TiB sparse file refused");
-	like_str(err.msg, "past the limit of 134217728 for one file", "naming the limit: %s", err.msg);
+	like_str(err.msg, "past 16777216 bytes in all", "naming the limit: %s", err.msg);
 	ok(no_tmp(), "nothing half-written left");
 	unlink(strcat(strcpy(p, up), "/huge"));
 
-	/* a sparse file of 100M with two pages of data: saved with its holes, hashed in full */
+	/* sparse files of 6M each, 8K of data: each below 2 x 8M, three of them past it (apply
+	 * would make them 18M of files from 24K of data) */
 	{
-		const off_t data[] = { 0, 50 << 20 };
+		const off_t data[] = { 0, 3 << 20 };
+
+		make_file("bup/s1", 6 << 20, data, 2);
+		make_file("bup/s2", 6 << 20, data, 2);
+		make_file("bup/s3", 6 << 20, data, 2);
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), -EFBIG,
+		       "three sparse files of 6M: past 2 x --cow-size in all, refused");
+		like_str(err.msg, "s3: a file of 6291456 bytes or more takes the layer's files past "
+				  "16777216 bytes in all", "naming the file and the limit: %s", err.msg);
+		ok(no_tmp(), "nothing half-written left");
+		sh("rm -f %s/s1 %s/s2 %s/s3", up, up, up);
+	}
+
+	/* a sparse file of 12M with two pages of data: saved with its holes, hashed in full */
+	{
+		const off_t data[] = { 0, 6 << 20 };
 		uint8_t sha[32];
 		uint64_t size = 0;
 
-		make_file("bup/sparse", 100 << 20, data, 2);
+		make_file("bup/sparse", 12 << 20, data, 2);
 		cd_error_clear(&err);
-		is_int(save_layer(store, "bup", "blow", id, NULL, &err), 0, "a 100M sparse file saved: %s",
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), 0, "a 12M sparse file saved: %s",
 		       err.msg);
 		snprintf(p, sizeof(p), "store/%s/tree/sparse", id);
 		{
@@ -575,7 +592,7 @@ static void test_save_bounds(int store)
 
 			snprintf(q, sizeof(q), "%s/%s", T, p);
 			there = lstat(q, &st) == 0;
-			ok(there && st.st_size == 100 << 20 && st.st_blocks * 512 <= 64 << 10,
+			ok(there && st.st_size == 12 << 20 && st.st_blocks * 512 <= 64 << 10,
 			   "its copy keeps the holes (%lld bytes allocated)",
 			   there ? (long long)st.st_blocks * 512 : -1LL);
 		}
@@ -586,7 +603,7 @@ static void test_save_bounds(int store)
 		if (cd_layer_load(store, id, &l, &err) == 0) {
 			const struct cd_layer_change *c = cd_layer_find(l, "sparse");
 
-			ok(c && c->now.size == 100 << 20 && !memcmp(c->now.sha256, sha, 32),
+			ok(c && c->now.size == 12 << 20 && !memcmp(c->now.sha256, sha, 32),
 			   "its hash is the content's (zeros in the holes)");
 			cd_layer_free(l);
 			l = NULL;
@@ -608,14 +625,14 @@ static void test_save_bounds(int store)
 		unlink(strcat(strcpy(p, up), "/sparse"));
 	}
 
-	/* 100 hard links to a 1M file: stored once */
+	/* 100 hard links to a 128K file: stored once */
 	{
 		char a[600], b[600];
 
 		mk("bup/h", 0755);
 		snprintf(a, sizeof(a), "%s/h/a", up);
 		fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		for (int i = 0; fd >= 0 && i < 256; i++) {
+		for (int i = 0; fd >= 0 && i < 32; i++) {
 			char buf[4096];
 
 			memset(buf, i, sizeof(buf));
@@ -634,7 +651,7 @@ static void test_save_bounds(int store)
 		snprintf(p, sizeof(p), "%s/store/%s/tree/h/l042", T, id);
 		if (lstat(p, &st) < 0)
 			memset(&st, 0, sizeof(st));
-		ok(st.st_nlink == 101 && st.st_size == 1 << 20,
+		ok(st.st_nlink == 101 && st.st_size == 128 << 10,
 		   "stored once: one inode of 101 names in tree/ (%lu)", (unsigned long)st.st_nlink);
 		if (cd_layer_load(store, id, &l, &err) == 0) {
 			is_uint(l->n_changes, 102, "one change per name (and the directory)");
@@ -642,6 +659,15 @@ static void test_save_bounds(int store)
 			l = NULL;
 		}
 		cd_layer_discard(store, id, &err);
+		/* ... and to a 1M file: 101M of files for apply to write, from 1M of data */
+		sh("dd if=/dev/urandom of=%s/h/a bs=1M count=1 status=none", up);
+		cd_error_clear(&err);
+		is_int(save_layer(store, "bup", "blow", id, NULL, &err), -EFBIG,
+		       "100 hard links to a 1M file: past 2 x --cow-size in all, refused");
+		like_str(err.msg, "past 16777216 bytes in all (2 x --cow-size, counting apparent "
+				  "sizes and every hard link",
+			 "saying so: %s", err.msg);
+		ok(no_tmp(), "nothing half-written left");
 		sh("rm -rf %s/h", up);
 	}
 
