@@ -662,7 +662,9 @@ CORDON_PUBLIC void cordon_layer_list_free(struct cordon_layer_info *v, size_t n)
 CORDON_PUBLIC int cordon_layer_info(const char *store, const char *id,
 				    struct cordon_layer_info *ret, struct cordon_error *err);
 /* What the layer changes, written to out_fd (borrowed): CORDON_DIFF_STAT, one line per change
- * and a count; CORDON_DIFF_PATCH, a git-style patch of the workdir as the run saw it. */
+ * and a count; CORDON_DIFF_PATCH, a git-style patch of the workdir as the run saw it. A file of
+ * more than 8 MiB is binary to it and never read into memory whole ("Binary files ... differ"
+ * in the patch, as git past core.bigFileThreshold). */
 enum { CORDON_DIFF_STAT = 1, CORDON_DIFF_PATCH = 2 };
 CORDON_PUBLIC int cordon_layer_diff(const char *store, const char *id, unsigned flags,
 				    int out_fd, struct cordon_error *err);

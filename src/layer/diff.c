@@ -7,7 +7,9 @@
  * sandbox: every open goes through openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) with
  * O_NOFOLLOW, so a symlink in them is content (read with readlinkat on an O_PATH descriptor),
  * never a way out; and every content read is checked against the manifest's size and SHA-256
- * before it is shown. At most two files are in memory at once (one change's two sides).
+ * before it is shown. At most two files are in memory at once (one change's two sides), each
+ * of at most CD_DIFF_MAX_LOAD bytes: a bigger one (a sandbox's sparse file costs its tmpfs
+ * nothing) is read through in pieces, checked the same way, and shown as binary.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -31,12 +33,14 @@ struct item {
 struct ctx {
 	const struct cd_layer *l;
 	int base_fd, tree_fd; /* -1: the layer has none (nothing to read there) */
+	bool ids;             /* a file too big to hold gets its blob id (for the patch) */
 };
 
 /* Both sides of an item, read and checked. mode 0: that side has no file or symlink. */
 struct sides {
 	struct cd_patch_side old, new;
 	char *old_buf, *new_buf;
+	char old_id[41], new_id[41]; /* of a side too big to hold */
 };
 
 static void sides_free(struct sides *s)
@@ -143,17 +147,54 @@ static int read_content(int fd, const struct cd_layer_state *st, char **ret)
 	return 0;
 }
 
-/* The content of a file or symlink of the layer (dir: base_fd or tree_fd), checked against
- * st; malloc'd, NUL-terminated. */
-static int load(const struct ctx *x, int dir, const char *path, const struct cd_layer_state *st,
-		char **ret, struct cordon_error *err)
+/* A file too big to hold: read through once in pieces, checked against st (a regular file of
+ * its size and SHA-256); git's blob id of it on the way to ret_id (or NULL). */
+static int read_through(int fd, const struct cd_layer_state *st, char *ret_id)
 {
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_close_ int fd = -1;
-	uint8_t sum[32];
+	struct sha1_ctx blob;
 	struct cd_sha256 h;
+	uint64_t got = 0;
+	uint8_t sum[32];
+	char buf[65536];
+	struct stat s;
+
+	if (fstat(fd, &s) < 0)
+		return -errno;
+	if (!S_ISREG(s.st_mode) || (uint64_t)s.st_size != st->size)
+		return -EBADMSG;
+	cd_sha256_init(&h);
+	if (ret_id)
+		cd_patch_blob_begin(&blob, st->size);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (uint64_t)n;
+		if (got > st->size)
+			return -EBADMSG;
+		cd_sha256_update(&h, buf, (size_t)n);
+		if (ret_id)
+			sha1_update(&blob, (size_t)n, (const uint8_t *)buf);
+	}
+	cd_sha256_final(&h, sum);
+	if (got != st->size || memcmp(sum, st->sha256, sizeof(sum)) != 0)
+		return -EBADMSG;
+	if (ret_id)
+		cd_patch_blob_end(&blob, ret_id);
+	return 0;
+}
+
+/* A file or symlink of the layer (dir: base_fd or tree_fd) opened, as st's type wants. */
+static int open_content(const struct ctx *x, int dir, const char *path,
+			const struct cd_layer_state *st, struct cordon_error *err)
+{
 	char b[256];
-	int r;
+	int fd;
 
 	if (dir < 0)
 		return mismatch(x, path, err);
@@ -163,11 +204,49 @@ static int load(const struct ctx *x, int dir, const char *path, const struct cd_
 		return mismatch(x, path, err); /* a symlink on the way, or not there */
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "diff", "layer %s: open %s", x->l->id, esc(path, b));
-	r = read_content(fd, st, &buf);
+	return fd;
+}
+
+static int read_fail(const struct ctx *x, const char *path, int r, struct cordon_error *err)
+{
+	char b[256];
+
 	if (r == -EBADMSG)
 		return mismatch(x, path, err);
+	return cd_fail_errno(err, -r, "diff", "layer %s: read %s", x->l->id, esc(path, b));
+}
+
+/* A file too big to hold, checked against st without holding it; its blob id to ret_id (or
+ * NULL). */
+static int check_big(const struct ctx *x, int dir, const char *path,
+		     const struct cd_layer_state *st, char *ret_id, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = open_content(x, dir, path, st, err);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = read_through(fd, st, ret_id);
+	return r < 0 ? read_fail(x, path, r, err) : 0;
+}
+
+/* The content of a file or symlink of the layer (dir: base_fd or tree_fd), checked against
+ * st; malloc'd, NUL-terminated. */
+static int load(const struct ctx *x, int dir, const char *path, const struct cd_layer_state *st,
+		char **ret, struct cordon_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	uint8_t sum[32];
+	struct cd_sha256 h;
+	int r;
+
+	fd = open_content(x, dir, path, st, err);
+	if (fd < 0)
+		return fd;
+	r = read_content(fd, st, &buf);
 	if (r < 0)
-		return cd_fail_errno(err, -r, "diff", "layer %s: read %s", x->l->id, esc(path, b));
+		return read_fail(x, path, r, err);
 	cd_sha256_init(&h);
 	cd_sha256_update(&h, buf, st->size);
 	cd_sha256_final(&h, sum);
@@ -189,13 +268,20 @@ static bool has_content(const struct cd_layer_state *st)
 
 static int load_side(const struct ctx *x, int dir, const struct cd_layer_change *c,
 		     const struct cd_layer_state *st, struct cd_patch_side *side, char **buf,
-		     struct cordon_error *err)
+		     char id[41], struct cordon_error *err)
 {
 	int r;
 
 	*side = (struct cd_patch_side){ .path = c->path, .data = "" };
 	if (!has_content(st))
 		return 0;
+	if (st->type == CD_LT_FILE && st->size > CD_DIFF_MAX_LOAD) { /* never held: binary */
+		side->mode = git_mode(st);
+		side->data = NULL;
+		side->len = st->size;
+		side->id = x->ids ? id : NULL;
+		return check_big(x, dir, c->path, st, x->ids ? id : NULL, err);
+	}
 	r = load(x, dir, c->path, st, buf, err);
 	if (r < 0)
 		return r;
@@ -210,10 +296,11 @@ static int load_item(const struct ctx *x, const struct item *it, struct sides *s
 {
 	int r;
 
-	r = load_side(x, x->base_fd, it->from, &it->from->base, &s->old, &s->old_buf, err);
+	r = load_side(x, x->base_fd, it->from, &it->from->base, &s->old, &s->old_buf, s->old_id,
+		      err);
 	if (r < 0)
 		return r;
-	return load_side(x, x->tree_fd, it->to, &it->to->now, &s->new, &s->new_buf, err);
+	return load_side(x, x->tree_fd, it->to, &it->to->now, &s->new, &s->new_buf, s->new_id, err);
 }
 
 /* A file and a symlink at one path are two entries to git: a delete, then an add. */
@@ -244,6 +331,9 @@ static int count(const struct sides *s, struct cd_textdiff_count *c, bool *binar
 	int r;
 
 	*c = (struct cd_textdiff_count){ 0 };
+	*binary = !s->old.data || !s->new.data; /* too big to hold */
+	if (*binary)
+		return 0;
 	*binary = cd_patch_is_binary(s->old.data, s->old.len) ||
 		  cd_patch_is_binary(s->new.data, s->new.len);
 	if (*binary)
@@ -543,6 +633,7 @@ int cd_layer_diff(const struct cd_layer *l, int store_fd, unsigned flags, FILE *
 		r = put_stat(out, &x, items, n, err);
 	if (r == 0 && flags == (CD_DIFF_STAT | CD_DIFF_PATCH))
 		fputc('\n', out);
+	x.ids = true;
 	if (r == 0 && (flags & CD_DIFF_PATCH))
 		r = put_patches(out, &x, items, n, err);
 	if (r < 0)

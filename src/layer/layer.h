@@ -224,7 +224,13 @@ int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
  * CD_DIFF_PATCH: a git-style patch (diff --git, new/deleted file mode, old/new mode, rename
  *   from/to, unified hunks for text, GIT binary patch for binary) that `git apply --check`
  *   accepts against the workdir as it was saved.
- * The old content comes from base/, the new from tree/: the workdir is not read. */
+ * The old content comes from base/, the new from tree/: the workdir is not read. A file of
+ * more than CD_DIFF_MAX_LOAD bytes is never held in memory: it is read through in pieces (its
+ * size and SHA-256 checked, git's blob id computed for the patch) and is binary to the diff,
+ * "Binary files a/P and b/P differ" in the patch (git's core.bigFileThreshold; `git apply`
+ * cannot apply that part, `cordon apply` can). Memory: at most two sides of CD_DIFF_MAX_LOAD
+ * and what a text diff of them takes. */
+#define CD_DIFF_MAX_LOAD (8u << 20)
 enum { CD_DIFF_STAT = 1, CD_DIFF_PATCH = 2 };
 int cd_layer_diff(const struct cd_layer *l, int store_fd, unsigned flags, FILE *out,
 		  struct cordon_error *err);

@@ -23,23 +23,35 @@ mode_t cd_patch_file_mode(mode_t perm)
 	return (perm & 0100) ? CD_GIT_MODE_EXEC : CD_GIT_MODE_FILE;
 }
 
-void cd_patch_blob_id(const void *data, size_t len, char ret[41])
+void cd_patch_blob_begin(struct sha1_ctx *ctx, uint64_t len)
+{
+	char head[32];
+	int n = snprintf(head, sizeof(head), "blob %llu", (unsigned long long)len);
+
+	sha1_init(ctx);
+	sha1_update(ctx, (size_t)n + 1, (const uint8_t *)head); /* with its NUL */
+}
+
+void cd_patch_blob_end(struct sha1_ctx *ctx, char ret[41])
 {
 	static const char hex[] = "0123456789abcdef";
-	struct sha1_ctx ctx;
 	uint8_t d[SHA1_DIGEST_SIZE];
-	char head[32];
-	int n = snprintf(head, sizeof(head), "blob %zu", len);
 
-	sha1_init(&ctx);
-	sha1_update(&ctx, (size_t)n + 1, (const uint8_t *)head); /* with its NUL */
-	sha1_update(&ctx, len, data);
-	sha1_digest(&ctx, sizeof(d), d);
+	sha1_digest(ctx, sizeof(d), d);
 	for (size_t i = 0; i < sizeof(d); i++) {
 		ret[2 * i] = hex[d[i] >> 4];
 		ret[2 * i + 1] = hex[d[i] & 15];
 	}
 	ret[40] = '\0';
+}
+
+void cd_patch_blob_id(const void *data, size_t len, char ret[41])
+{
+	struct sha1_ctx ctx;
+
+	cd_patch_blob_begin(&ctx, len);
+	sha1_update(&ctx, len, data);
+	cd_patch_blob_end(&ctx, ret);
 }
 
 bool cd_patch_is_binary(const void *data, size_t len)
@@ -213,6 +225,15 @@ static void put_header(FILE *out, const struct cd_patch_side *old, const struct 
 	}
 }
 
+/* "a/P" or "/dev/null", as git names a side of binary files that differ */
+static void put_side_name(FILE *out, const char *prefix, const struct cd_patch_side *s)
+{
+	if (s->mode)
+		cd_patch_put_name(out, prefix, s->path);
+	else
+		fputs("/dev/null", out);
+}
+
 static int put_content(FILE *out, const struct cd_patch_side *old, const struct cd_patch_side *new,
 		       const char *old_id, const char *new_id, struct cd_textdiff_count *count)
 {
@@ -220,6 +241,14 @@ static int put_content(FILE *out, const struct cd_patch_side *old, const struct 
 	if (old->mode && old->mode == new->mode)
 		fprintf(out, " %06o", (unsigned)old->mode);
 	fputc('\n', out);
+	if (!old->data || !new->data) { /* too big to hold */
+		fputs("Binary files ", out);
+		put_side_name(out, "a/", old);
+		fputs(" and ", out);
+		put_side_name(out, "b/", new);
+		fputs(" differ\n", out);
+		return 0;
+	}
 	if (cd_patch_is_binary(old->data, old->len) || cd_patch_is_binary(new->data, new->len))
 		return cd_patch_binary(out, old->data, old->len, new->data, new->len);
 	if (old->len == 0 && new->len == 0)
@@ -241,9 +270,15 @@ int cd_patch_file(FILE *out, const struct cd_patch_side *old, const struct cd_pa
 
 	if (old->mode == 0 && new->mode == 0)
 		return -EINVAL;
-	if (old->mode)
+	if ((old->mode && !old->data && !old->id) || (new->mode && !new->data && !new->id))
+		return -EINVAL;
+	if (old->mode && old->id)
+		memcpy(old_id, old->id, sizeof(old_id));
+	else if (old->mode)
 		cd_patch_blob_id(old->data, old->len, old_id);
-	if (new->mode)
+	if (new->mode && new->id)
+		memcpy(new_id, new->id, sizeof(new_id));
+	else if (new->mode)
 		cd_patch_blob_id(new->data, new->len, new_id);
 	if (rename && strcmp(old_id, new_id) != 0)
 		return -EINVAL; /* exact renames only */

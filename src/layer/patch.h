@@ -8,8 +8,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include <nettle/sha1.h>
 
 #include "textdiff.h"
 
@@ -22,8 +25,9 @@
 struct cd_patch_side {
 	const char *path;
 	mode_t mode;
-	const char *data; /* borrowed */
+	const char *data; /* borrowed; NULL: not in memory (too big): binary, id given */
 	size_t len;
+	const char *id; /* git's blob id of the content, or NULL: computed from data */
 };
 
 /* git's mode for a file of permission bits perm: executable by its owner or not, as git
@@ -32,6 +36,9 @@ mode_t cd_patch_file_mode(mode_t perm);
 
 /* git's blob id of data: SHA-1 of "blob LEN\0" then the data; 40 hex digits and a NUL. */
 void cd_patch_blob_id(const void *data, size_t len, char ret[41]);
+/* The same in pieces: begin with the content's whole length, update, end. */
+void cd_patch_blob_begin(struct sha1_ctx *ctx, uint64_t len);
+void cd_patch_blob_end(struct sha1_ctx *ctx, char ret[41]);
 
 /* git's test: a NUL in the first 8000 bytes. */
 bool cd_patch_is_binary(const void *data, size_t len);
@@ -41,7 +48,9 @@ bool cd_patch_is_binary(const void *data, size_t len);
 void cd_patch_put_name(FILE *out, const char *prefix, const char *path);
 
 /* The patch of old -> new: an add (old->mode 0), a delete (new->mode 0), a change of content
- * or mode, or an exact rename (the paths differ: the data must be equal, -EINVAL if not).
+ * or mode, or an exact rename (the paths differ: the data must be equal, -EINVAL if not). A
+ * side not in memory (data NULL) makes the change binary: "Binary files a/P and b/P differ"
+ * after the index line, as git writes past core.bigFileThreshold.
  * Both sides must be of one kind (file or symlink): a change of type is a delete and an add.
  * Nothing is written when git would see no change (same content, same git mode). Counts of
  * "+"/"-" lines to *ret_count (may be NULL; 0 for binary). 0, -EINVAL, -ENOMEM, -EFBIG (see

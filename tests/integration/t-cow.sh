@@ -231,6 +231,31 @@ like "... saying which file and the bound" "$err" "cordon: layer: s3: a file of 
 lc layers
 unlike "... nothing kept" "$out" "*$w*"
 
+# --- cordon diff holds no big file in memory (review F5): past 8 MiB a file is binary to the
+# diff, read through in pieces; its blob id is still git's
+w=$(mkwork)
+cordon -w "$w" --cow --cow-size 16M --layer-dir "$L" -- sh -c 'printf x >big && truncate -s 24M big && seq 3 >small'
+id=$(layer_of "$err")
+like "a sparse file of 24 MiB, --cow-size 16M: kept" "$rc:$err" "0:*kept as layer*"
+printf x >"$ref/big" && truncate -s 24M "$ref/big"
+# diff_rss ARGS: cordon diff ARGS as the caller; its output to $out, its peak RSS (KiB) to $rss
+diff_rss() {
+	rss=$(as_caller /usr/bin/time -f 'maxrss=%M' "$CORDON" diff --layer-dir "$L" "$@" 2>&1 >"$TEST_TMP/dout" | sed -n 's/^maxrss=//p')
+	out=$(cat "$TEST_TMP/dout")
+}
+diff_rss --stat "$id"
+is "cordon diff --stat: the big file binary, the small one counted" "$out" "A big (binary)
+A small
+2 files changed, 3 insertions(+)"
+between "... in less than 16 MiB of memory (max RSS, KiB)" "$rss" 1 16383
+diff_rss --patch "$id"
+like "cordon diff --patch: \"Binary files ... differ\", git's blob id" "$out" "*new file mode 100644
+index 0000000000000000000000000000000000000000..$("${G[@]}" hash-object --no-filters "$ref/big")
+Binary files /dev/null and b/big differ
+diff --git a/small b/small*"
+between "... in less than 16 MiB of memory (max RSS, KiB)" "$rss" 1 16383
+lc discard --all
+
 # --- bad input
 w=$(mkwork)
 lc diff 0123456789abcdef
