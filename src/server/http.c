@@ -70,6 +70,20 @@ enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctyp
 	return queue(r, status, resp);
 }
 
+enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
+			      size_t len)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	return queue(r, status, resp);
+}
+
 enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
 {
 	const char *s;

@@ -183,6 +183,9 @@ const char *cd_http_query(struct cd_req *r, const char *name);
 enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j);
 enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
 			     size_t len);
+/* takes text (malloc'd): answered without a copy */
+enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
+			      size_t len);
 /* E2B's REST error: {"code": status, "message": msg} */
 enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -258,6 +261,8 @@ enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt
 enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
+/* A reply already encoded: takes json (malloc'd) */
+enum MHD_Result cd_rpc_reply_raw(struct cd_req *r, char *json, size_t len);
 json_object *cd_rpc_request(struct cd_req *r, bool streaming);
 int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
 	       const char **why);
