@@ -506,6 +506,18 @@ CORDON_PUBLIC pid_t cordon_session_pid(const struct cordon_session *s);
 /* Readable (POLLIN or POLLHUP) once the session has ended on its own: the time to live, the
  * agent's end; cordon_session_destroy() then says how. */
 CORDON_PUBLIC int cordon_session_fd(const struct cordon_session *s);
+/* Bound every later call on s that waits on the sandbox's agent (exec, stat, list, open_read,
+ * write, upload_finish, mkdir, remove, rename): it ends with err->code ECANCELED once cancel_fd
+ * (borrowed; -1: none) is readable, and with ETIMEDOUT when the whole call takes longer than
+ * call_ns (0: 60 s for each message, as without this call); a listing holds at most list_bytes
+ * of paths, names and link targets (0: 64 MiB; more: E2BIG). Call it before s is shared between
+ * threads. 0, or -EINVAL. */
+CORDON_PUBLIC int cordon_session_set_bounds(struct cordon_session *s, int cancel_fd,
+					    uint64_t call_ns, size_t list_bytes);
+/* Kill everything in the session now (pid 1, and the whole sandbox with it) without waiting
+ * and without freeing s: calls on s in other threads then fail (ESRCH) as its agent goes.
+ * cordon_session_destroy() still tears down and frees. Any thread. 0, or -errno. */
+CORDON_PUBLIC int cordon_session_kill(struct cordon_session *s);
 
 /* A command to start in a session. */
 struct cordon_exec {
@@ -569,7 +581,8 @@ struct cordon_file_info {
 CORDON_PUBLIC int cordon_session_stat(struct cordon_session *s, const char *path,
 				      struct cordon_file_info *ret, struct cordon_error *err);
 /* The entries below a directory, depth levels deep (1: its own entries), sorted by path; at
- * most max entries and 64 MiB of names (more: -E2BIG). *ret is freed with
+ * most max entries and 64 MiB of paths, names and link targets (cordon_session_set_bounds; more:
+ * -E2BIG). *ret is freed with
  * cordon_file_info_free(). */
 CORDON_PUBLIC int cordon_session_list(struct cordon_session *s, const char *path,
 				      unsigned depth, size_t max, struct cordon_file_info **ret,

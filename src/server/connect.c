@@ -193,6 +193,8 @@ const char *cd_connect_code_of_errno(int e)
 		return "unimplemented";
 	case ETIMEDOUT:
 		return "deadline_exceeded";
+	case ECANCELED: /* the sandbox is being killed */
+		return "unavailable";
 	default:
 		return "internal";
 	}

@@ -236,6 +236,8 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 			return r;
 	}
 	sb->session = p.session;
+	/* every call on it ends with the sandbox, and within CD_AGENT_CALL_NS in all */
+	cordon_session_set_bounds(sb->session, sb->dying_fd, CD_AGENT_CALL_NS, CD_LIST_RAW_MAX);
 	sb->workdir = p.workdir;
 	sb->workdir_st = p.workdir_st;
 	return 0;

@@ -14,6 +14,13 @@
 #include "util.h"
 
 #define LIST_MAX 20000
+/* A ListDir's answer, encoded, at most (names of control bytes take 6 bytes each, and every
+ * entry repeats its directory in its path): built in one buffer, never as a json-c tree (which
+ * took 900 MB for one listing of 64 MiB of names). With the names the library holds for it
+ * (CD_LIST_RAW_MAX), a listing costs the server about 32 MiB, and a sandbox builds at most
+ * LISTS_AT_ONCE at a time (the others wait their turn). */
+#define LIST_REPLY_MAX (16u << 20)
+#define LISTS_AT_ONCE  2
 
 /* Go's os.FileMode.String(), which envd sends as "permissions". */
 static void permissions(uint32_t mode, enum cordon_file_type type, char out[11])
@@ -57,6 +64,157 @@ static json_object *entry_json(const struct cordon_file_info *f)
 	if (f->link_target)
 		json_object_object_add(j, "symlinkTarget", json_object_new_string(f->link_target));
 	return j;
+}
+
+/* A buffer that refuses to grow past its bound. */
+struct out {
+	char *buf;
+	size_t len, cap;
+	bool full;
+};
+
+static void out_put(struct out *o, const char *s, size_t n)
+{
+	if (o->full || o->len + n + 1 > LIST_REPLY_MAX) {
+		o->full = true;
+		return;
+	}
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 64 * 1024;
+		char *b;
+
+		while (cap < o->len + n + 1)
+			cap *= 2;
+		b = realloc(o->buf, cap < LIST_REPLY_MAX ? cap : LIST_REPLY_MAX);
+		if (!b) {
+			o->full = true;
+			return;
+		}
+		o->buf = b;
+		o->cap = cap < LIST_REPLY_MAX ? cap : LIST_REPLY_MAX;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+/* "key":"value", escaped as json-c does (control bytes \u00XX, " and \; other bytes as they
+ * are) */
+static void out_str(struct out *o, const char *key, const char *v, bool comma)
+{
+	char esc[8];
+	size_t run;
+
+	out_put(o, comma ? ",\"" : "\"", comma ? 2 : 1);
+	out_put(o, key, strlen(key));
+	out_put(o, "\":\"", 3);
+	while (*v && !o->full) {
+		run = strcspn(v, "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e"
+				"\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d"
+				"\x1e\x1f");
+		out_put(o, v, run);
+		v += run;
+		if (!*v)
+			break;
+		if (*v == '"' || *v == '\\')
+			snprintf(esc, sizeof(esc), "\\%c", *v);
+		else
+			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)(unsigned char)*v);
+		out_put(o, esc, strlen(esc));
+		v++;
+	}
+	out_put(o, "\"", 1);
+}
+
+static void out_entry(struct out *o, const struct cordon_file_info *f, bool comma)
+{
+	static const char *const types[] = {"FILE_TYPE_UNSPECIFIED", "FILE_TYPE_FILE",
+					    "FILE_TYPE_DIRECTORY", "FILE_TYPE_SYMLINK"};
+	char perm[11], t[48], n[24], owner[16], group[16], mode[16];
+	time_t secs = (time_t)(f->mtime_ns / 1000000000);
+	struct tm tm;
+
+	out_put(o, comma ? ",{" : "{", comma ? 2 : 1);
+	out_str(o, "name", f->name ? f->name : "", false);
+	out_str(o, "type", types[f->type], true);
+	out_str(o, "path", f->path ? f->path : "", true);
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)f->size); /* int64: a string in JSON */
+	out_str(o, "size", n, true);
+	snprintf(mode, sizeof(mode), ",\"mode\":%u", f->mode & 07777);
+	out_put(o, mode, strlen(mode));
+	permissions(f->mode, f->type, perm);
+	out_str(o, "permissions", perm, true);
+	snprintf(owner, sizeof(owner), "%u", f->uid);
+	out_str(o, "owner", f->uid == 0 ? "root" : owner, true);
+	snprintf(group, sizeof(group), "%u", f->gid);
+	out_str(o, "group", f->gid == 0 ? "root" : group, true);
+	gmtime_r(&secs, &tm);
+	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (long long)(f->mtime_ns % 1000000000));
+	out_str(o, "modifiedTime", t, true);
+	if (f->link_target)
+		out_str(o, "symlinkTarget", f->link_target, true);
+	out_put(o, "}", 1);
+}
+
+/* {"entries":[...]}, or NULL when it would pass LIST_REPLY_MAX (or memory ran out) */
+static char *list_encode(const struct cordon_file_info *v, size_t n, size_t *ret_len)
+{
+	struct out o = {0};
+
+	out_put(&o, "{\"entries\":[", 12);
+	for (size_t i = 0; i < n && !o.full; i++)
+		out_entry(&o, &v[i], i > 0);
+	out_put(&o, "]}", 2);
+	if (o.full) {
+		free(o.buf);
+		return NULL;
+	}
+	*ret_len = o.len;
+	return o.buf;
+}
+
+/* A turn to build a listing: 0, or -ECANCELED (the sandbox ends), -ETIMEDOUT. */
+static int list_turn(struct cd_sandbox *sb)
+{
+	uint64_t end = cd_now_ns() + CD_AGENT_CALL_NS;
+	int r = 0;
+
+	pthread_mutex_lock(&sb->lock);
+	while (sb->n_lists >= LISTS_AT_ONCE) {
+		struct timespec ts;
+
+		if (__atomic_load_n(&sb->dying, __ATOMIC_RELAXED)) {
+			r = -ECANCELED;
+			break;
+		}
+		if (cd_now_ns() >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		/* sb->cond (CLOCK_REALTIME) is broadcast at each turn's end; a short step so that
+		 * the sandbox's end is seen too */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&sb->cond, &sb->lock, &ts);
+	}
+	if (r == 0)
+		sb->n_lists++;
+	pthread_mutex_unlock(&sb->lock);
+	return r;
+}
+
+static void list_turn_end(struct cd_sandbox *sb)
+{
+	pthread_mutex_lock(&sb->lock);
+	sb->n_lists--;
+	pthread_cond_broadcast(&sb->cond);
+	pthread_mutex_unlock(&sb->lock);
 }
 
 static enum MHD_Result fail(struct cd_req *r, const struct cordon_error *err)
@@ -111,10 +269,11 @@ static enum MHD_Result stat_(struct cd_req *r)
 static enum MHD_Result list_dir(struct cd_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *depth_j, *j, *a;
+	json_object *req = cd_rpc_request(r, false), *depth_j;
 	const char *path = req ? path_field(r, req, "path") : NULL, *why = NULL;
 	struct cordon_file_info *v = NULL;
-	size_t n = 0;
+	size_t n = 0, len = 0;
+	char *out;
 	int64_t depth = 1;
 	int k;
 
@@ -132,20 +291,28 @@ static enum MHD_Result list_dir(struct cd_req *r)
 		json_object_put(req);
 		return cd_rpc_error(r, "invalid_argument", "\"depth\" must be 1-64");
 	}
+	k = list_turn(r->sb);
+	if (k < 0) {
+		json_object_put(req);
+		return cd_rpc_error(r, k == -ECANCELED ? "unavailable" : "deadline_exceeded",
+				    k == -ECANCELED ? "the sandbox is being killed"
+						    : "other listings of this sandbox took too long");
+	}
 	k = cordon_session_list(r->sb->session, path, (unsigned)depth, LIST_MAX, &v, &n, &err);
 	json_object_put(req);
-	if (k < 0)
+	if (k < 0) {
+		list_turn_end(r->sb);
 		return fail(r, &err);
-	j = json_object_new_object();
-	a = json_object_new_array();
-	for (size_t i = 0; a && i < n; i++)
-		json_object_array_add(a, entry_json(&v[i]));
+	}
+	out = list_encode(v, n, &len);
 	cordon_file_info_free(v, n);
-	if (j)
-		json_object_object_add(j, "entries", a);
-	else
-		json_object_put(a);
-	return cd_rpc_reply(r, j);
+	list_turn_end(r->sb);
+	if (!out)
+		return cd_rpc_error(r, "resource_exhausted",
+				    "the listing is more than %u MiB as JSON: list less at once "
+				    "(a lower depth, a directory further down)",
+				    LIST_REPLY_MAX >> 20);
+	return cd_rpc_reply_raw(r, out, len);
 }
 
 static enum MHD_Result make_dir(struct cd_req *r)

@@ -70,6 +70,20 @@ enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctyp
 	return queue(r, status, resp);
 }
 
+enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
+			      size_t len)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	return queue(r, status, resp);
+}
+
 enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
 {
 	const char *s;
@@ -262,6 +276,7 @@ static enum MHD_Result route(struct cd_req *r)
 	else if (!id)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
+		cd_sandbox_attach(r);
 		r->plane = CD_PLANE_ENVD;
 		if (!sandbox_tenant_ok(r))
 			return MHD_YES;
@@ -291,6 +306,7 @@ static enum MHD_Result route(struct cd_req *r)
 	r->sb = cd_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return cd_http_error(r, 502, "sandbox %s not found", id);
+	cd_sandbox_attach(r);
 	token = cd_http_header(r, "X-Access-Token");
 	if (!token)
 		token = cd_http_header(r, "E2B-Traffic-Access-Token");
@@ -434,8 +450,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (r->state_free)
 		r->state_free(r->state);
-	if (r->sb)
+	if (r->sb) {
+		cd_sandbox_detach(r);
 		cd_sandbox_unref(r->sb);
+	}
 	free(r->sub);
 	free(r->body);
 	free(r->url);

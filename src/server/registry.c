@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* registry.c - the sandboxes table: lookup by id, references, the limit on their number, the
- * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill, which
- * waits for the sandbox's users to let go before it destroys the session. The reaper never
- * waits on a sandbox: each it ends is destroyed by a thread of its own, so that one whose users
- * are slow to let go (a client that stopped reading a stream) holds back no other. Runs in the
- * server. */
+ * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill: the
+ * sandbox's processes are killed at once, then its users get CD_DRAIN_NS to let go (past it
+ * their connections are shut down), then the session is destroyed; its --max-sandboxes slot is
+ * held until then. The reaper never waits on a sandbox: each it ends is destroyed by a thread of
+ * its own, so that one whose users are slow to let go (a client that stopped reading a stream)
+ * holds back no other. Runs in the server. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "rmtree.h"
@@ -20,6 +22,9 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaper_cond = PTHREAD_COND_INITIALIZER;
 static struct cd_sandbox *table;
 static unsigned n_live, n_reserved;
+/* sandboxes out of the table, being destroyed: they hold their slots (table_lock) */
+static struct cd_sandbox *dying;
+static unsigned n_dying;
 static bool stopping;
 static pthread_t reaper;
 static bool reaper_started;
@@ -40,7 +45,7 @@ int cd_reg_reserve(void)
 	pthread_mutex_lock(&table_lock);
 	if (stopping)
 		r = -ESHUTDOWN;
-	else if (cd_opts.max_sandboxes && n_live + n_reserved >= cd_opts.max_sandboxes)
+	else if (cd_opts.max_sandboxes && n_live + n_reserved + n_dying >= cd_opts.max_sandboxes)
 		r = -EBUSY;
 	else
 		n_reserved++;
@@ -91,6 +96,35 @@ void cd_sandbox_touch(struct cd_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->last_used_ns = cd_now_ns();
+	pthread_mutex_unlock(&sb->lock);
+}
+
+void cd_sandbox_attach(struct cd_req *r)
+{
+	struct cd_sandbox *sb = r->sb;
+
+	r->sb_fd = cd_http_conn_fd(r);
+	pthread_mutex_lock(&sb->lock);
+	r->sb_prev = NULL;
+	r->sb_next = sb->reqs;
+	if (sb->reqs)
+		sb->reqs->sb_prev = r;
+	sb->reqs = r;
+	pthread_mutex_unlock(&sb->lock);
+}
+
+void cd_sandbox_detach(struct cd_req *r)
+{
+	struct cd_sandbox *sb = r->sb;
+
+	pthread_mutex_lock(&sb->lock);
+	if (r->sb_prev)
+		r->sb_prev->sb_next = r->sb_next;
+	else if (sb->reqs == r)
+		sb->reqs = r->sb_next;
+	if (r->sb_next)
+		r->sb_next->sb_prev = r->sb_prev;
+	r->sb_prev = r->sb_next = NULL;
 	pthread_mutex_unlock(&sb->lock);
 }
 
@@ -154,15 +188,42 @@ void cd_sandbox_free(struct cd_sandbox *sb)
 	free(sb);
 }
 
+/* Out of the table (no new request finds it) into the dying list: its slot stays taken. */
 static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
 {
 	for (struct cd_sandbox **p = &table; *p; p = &(*p)->next)
 		if (*p == target) {
 			*p = target->next;
 			n_live--;
+			target->next = dying;
+			dying = target;
+			n_dying++;
 			return target;
 		}
 	return NULL;
+}
+
+/* Destroyed: its slot is free. */
+static void forget(struct cd_sandbox *target)
+{
+	pthread_mutex_lock(&table_lock);
+	for (struct cd_sandbox **p = &dying; *p; p = &(*p)->next)
+		if (*p == target) {
+			*p = target->next;
+			n_dying--;
+			break;
+		}
+	pthread_cond_broadcast(&reaper_cond);
+	pthread_mutex_unlock(&table_lock);
+}
+
+static bool is_dying(const char *id)
+{
+	bool found = false;
+
+	for (struct cd_sandbox *sb = dying; sb && !found; sb = sb->next)
+		found = strcmp(sb->id, id) == 0;
+	return found;
 }
 
 /* Every wait on the sandbox (pumps, streams, writes into it) polls dying_fd: they all let go. */
@@ -176,17 +237,73 @@ static void doom(struct cd_sandbox *sb)
 		cd_log("sandbox %s: eventfd: %m", sb->id);
 }
 
-/* The table's reference is ours now: stop everything, wait for the users, destroy. */
+/* Wait until the table's reference is the last, or until end (monotonic): true if it is. */
+static bool users_gone(struct cd_sandbox *sb, uint64_t end)
+{
+	bool gone;
+
+	pthread_mutex_lock(&sb->lock);
+	while (sb->refs > 1) {
+		uint64_t now = cd_now_ns();
+		struct timespec ts;
+
+		if (now >= end)
+			break;
+		/* sb->cond runs on CLOCK_REALTIME: a short step, rechecked against the monotonic end */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&sb->cond, &sb->lock, &ts);
+	}
+	gone = sb->refs <= 1;
+	pthread_mutex_unlock(&sb->lock);
+	return gone;
+}
+
+/* The requests still holding the sandbox past CD_DRAIN_NS: their connections are reset
+ * (libmicrohttpd's thread for each sees the end, and the request lets go; a linger of 0 drops
+ * what the kernel still holds for a slow client, with a reset at the close). Under sb->lock,
+ * which a request's detach takes before its connection can close: the descriptors are still
+ * theirs. */
+static unsigned cut(struct cd_sandbox *sb)
+{
+	struct linger reset = {.l_onoff = 1, .l_linger = 0};
+	unsigned n = 0;
+
+	pthread_mutex_lock(&sb->lock);
+	for (struct cd_req *r = sb->reqs; r; r = r->sb_next) {
+		if (r->sb_fd < 0)
+			continue;
+		setsockopt(r->sb_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+		if (shutdown(r->sb_fd, SHUT_RDWR) == 0)
+			n++;
+	}
+	pthread_mutex_unlock(&sb->lock);
+	return n;
+}
+
+/* The table's reference is ours now: kill its processes, give its users CD_DRAIN_NS, cut the
+ * connections of those that hold on, destroy. */
 static void destroy(struct cd_sandbox *sb, const char *why)
 {
 	struct cordon_error err = {0};
 	struct cordon_result res;
+	int r;
 
 	doom(sb);
-	pthread_mutex_lock(&sb->lock);
-	while (sb->refs > 1)
-		pthread_cond_wait(&sb->cond, &sb->lock);
-	pthread_mutex_unlock(&sb->lock);
+	/* first: nothing of the sandbox runs on while its users let go (a client that reads a
+	 * stream slowly, a listing the sandbox drips) */
+	r = cordon_session_kill(sb->session);
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET) /* those: it ended on its own */
+		cd_log("sandbox %s: cannot tell its supervisor to kill it: %s", sb->id, strerror(-r));
+	if (!users_gone(sb, cd_now_ns() + CD_DRAIN_NS)) {
+		cd_log("sandbox %s: %u connections still hold it after %llu s: shut down", sb->id,
+		       cut(sb), CD_DRAIN_NS / NSEC_PER_SEC);
+		users_gone(sb, UINT64_MAX);
+	}
 	cd_interp_kill_all(sb);
 	cd_procs_kill_all(sb);
 	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
@@ -198,6 +315,7 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 			cd_log("sandbox %s: its workdir removed by the server", sb->id);
 	}
 	cd_log("sandbox %s: ended (%s)", sb->id, why);
+	forget(sb);
 	cd_sandbox_free(sb);
 }
 
@@ -266,10 +384,22 @@ static struct cd_sandbox *take(const char *id)
 int cd_reg_kill(const char *id)
 {
 	struct cd_sandbox *sb = take(id);
+	uint64_t end = cd_now_ns() + CD_KILL_WAIT_NS;
 
 	if (!sb)
 		return -ENOENT;
-	destroy(sb, "killed");
+	destroy_later(sb, "killed");
+	/* until it is gone (its slot free for the caller's next create), or the deadline: it is
+	 * dead already, and a client holding one of its streams must not hold the answer */
+	pthread_mutex_lock(&table_lock);
+	while (is_dying(id) && cd_now_ns() < end) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&reaper_cond, &table_lock, &ts);
+	}
+	pthread_mutex_unlock(&table_lock);
 	return 0;
 }
 

@@ -58,6 +58,11 @@ enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j)
 	return cd_http_json(r, 200, j);
 }
 
+enum MHD_Result cd_rpc_reply_raw(struct cd_req *r, char *json, size_t len)
+{
+	return cd_http_owned(r, 200, "application/json", json, len);
+}
+
 /* The request message: the body (unary) or its one envelope (streaming). NULL: answered. */
 json_object *cd_rpc_request(struct cd_req *r, bool streaming)
 {

@@ -74,6 +74,18 @@ int cd_statedir_setup(struct cordon_error *err); /* sets cd_opts.state_dir */
 /* --- registry.c: the sandboxes --- */
 struct cd_proc;
 struct cd_ctx;
+struct cd_req;
+/* A call on a sandbox's agent (a command's start, a file call, a whole listing) ends within this
+ * (cordon_session_set_bounds), or when the sandbox ends. */
+#define CD_AGENT_CALL_NS (60ull * NSEC_PER_SEC)
+/* A listing's paths, names and link targets the library holds for the server (envd_fs.c). */
+#define CD_LIST_RAW_MAX (16u << 20)
+/* A sandbox being killed: its processes are killed at once, then its requests get this long to
+ * let go of it before their connections are shut down. Its --max-sandboxes slot is held until
+ * it is gone. */
+#define CD_DRAIN_NS (5ull * NSEC_PER_SEC)
+/* DELETE answers once the sandbox is gone, or after this (it is dead already: killed first). */
+#define CD_KILL_WAIT_NS (15ull * NSEC_PER_SEC)
 
 struct cd_sandbox {
 	char id[24];
@@ -96,10 +108,12 @@ struct cd_sandbox {
 	bool dying;
 	struct cd_proc *procs;
 	struct cd_ctx *ctxs;
+	struct cd_req *reqs; /* the requests holding it (their connections are cut at its end) */
 	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
 	unsigned n_procs;    /* followed processes (pumps), cd_opts.max_procs */
 	unsigned n_ptys;     /* of them with a host terminal, CD_SANDBOX_MAX_PTYS */
 	unsigned n_ctxs;     /* code contexts, CD_SANDBOX_MAX_CTXS */
+	unsigned n_lists;    /* ListDir answers being built (envd_fs.c) */
 	uint64_t log_bytes;  /* its processes' logs (atomic), CD_SANDBOX_LOG_BYTES */
 	uint64_t line_bytes; /* its kernels' long lines (atomic), CD_SANDBOX_LINE_BYTES */
 	struct cd_sandbox *next;
@@ -119,7 +133,12 @@ struct cd_sandbox *cd_reg_get(const char *id);
 void cd_sandbox_ref(struct cd_sandbox *sb);
 void cd_sandbox_unref(struct cd_sandbox *sb);
 void cd_sandbox_touch(struct cd_sandbox *sb);
-/* Remove from the table and destroy (waits for in-flight users). -ENOENT: unknown. */
+/* r holds r->sb (a reference): its connection is shut down if the sandbox ends and r does not
+ * let go within CD_DRAIN_NS. Detached at r's end, before the connection can close. */
+void cd_sandbox_attach(struct cd_req *r);
+void cd_sandbox_detach(struct cd_req *r);
+/* Remove from the table, kill its processes, destroy it (a thread of its own) and wait for that
+ * up to CD_KILL_WAIT_NS. -ENOENT: unknown. */
 int cd_reg_kill(const char *id);
 /* The same, destroyed by a thread of its own: the caller does not wait. */
 int cd_reg_kill_later(const char *id, const char *why);
@@ -150,6 +169,8 @@ struct cd_req {
 	bool too_big;  /* the body passed its limit (CD_JSON_BODY_MAX, --max-upload): dropped, then 413 */
 	bool anonymous; /* answered without credentials (/health): it takes no body */
 	bool close;	/* the connection is not kept for another request */
+	int sb_fd;	/* the connection's socket, while attached to sb */
+	struct cd_req *sb_prev, *sb_next; /* sb->reqs, under sb->lock */
 	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
@@ -162,6 +183,9 @@ const char *cd_http_query(struct cd_req *r, const char *name);
 enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j);
 enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
 			     size_t len);
+/* takes text (malloc'd): answered without a copy */
+enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
+			      size_t len);
 /* E2B's REST error: {"code": status, "message": msg} */
 enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -237,6 +261,8 @@ enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt
 enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
+/* A reply already encoded: takes json (malloc'd) */
+enum MHD_Result cd_rpc_reply_raw(struct cd_req *r, char *json, size_t len);
 json_object *cd_rpc_request(struct cd_req *r, bool streaming);
 int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
 	       const char **why);

@@ -36,6 +36,10 @@
 
 struct cordon_session {
 	int ctl;    /* the session socket: CHANNEL messages to the agent */
+	/* cordon_session_set_bounds(): set before the session is shared between threads */
+	int cancel_fd;	   /* readable: every wait on the agent ends (ECANCELED); -1: none */
+	uint64_t call_ns;  /* a whole call's deadline; 0: REPLY_TIMEOUT_MS a message */
+	size_t list_bytes; /* a listing's paths, names and link targets, at most */
 	int holder; /* the supervisor's socket */
 	pid_t pid;  /* the supervisor */
 	char id[33];
@@ -53,7 +57,43 @@ struct cordon_process {
 
 struct cordon_upload {
 	int chan;
+	int cancel_fd;
+	uint64_t call_ns;
 };
+
+/* How long one call may wait on the agent, and what cuts it short (cordon_session_set_bounds).
+ * end_ns 0: each message gets REPLY_TIMEOUT_MS of its own. */
+struct wait {
+	int cancel_fd;
+	uint64_t end_ns;
+};
+
+static struct wait wait_of(int cancel_fd, uint64_t call_ns)
+{
+	return (struct wait){ .cancel_fd = cancel_fd, .end_ns = call_ns ? cd_now_ns() + call_ns : 0 };
+}
+
+/* Until fd has events (1), the deadline passes (0) or the cancel fd is readable (-ECANCELED). */
+static int wait_fd(const struct wait *w, int fd, short events)
+{
+	uint64_t end = w->end_ns ? w->end_ns : cd_now_ns() + REPLY_TIMEOUT_MS * NSEC_PER_MSEC;
+
+	for (;;) {
+		struct pollfd p[2] = { { fd, events, 0 }, { w->cancel_fd, POLLIN, 0 } };
+		uint64_t now = cd_now_ns();
+		int r;
+
+		if (now >= end)
+			return 0;
+		r = poll(p, w->cancel_fd >= 0 ? 2 : 1, (int)((end - now) / NSEC_PER_MSEC) + 1);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0 && p[1].revents)
+			return -ECANCELED;
+		if (r > 0 && p[0].revents)
+			return 1;
+	}
+}
 
 /* --- create, destroy --- */
 
@@ -135,7 +175,7 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return cd_fail(err, ENOMEM, "session", "out of memory");
-	s->ctl = s->holder = -1;
+	s->ctl = s->holder = s->cancel_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, holder) < 0) {
@@ -201,6 +241,7 @@ int cordon_session_import(const int fds[2], const char *id, pid_t pid,
 	if (!s)
 		return cd_fail(err, ENOMEM, "session", "out of memory");
 	pthread_mutex_init(&s->lock, NULL);
+	s->cancel_fd = -1;
 	s->ctl = fds[0];
 	s->holder = fds[1];
 	s->pid = pid;
@@ -222,6 +263,30 @@ pid_t cordon_session_pid(const struct cordon_session *s)
 int cordon_session_fd(const struct cordon_session *s)
 {
 	return s->holder;
+}
+
+int cordon_session_set_bounds(struct cordon_session *s, int cancel_fd, uint64_t call_ns,
+			      size_t list_bytes)
+{
+	if (!s)
+		return -EINVAL;
+	s->cancel_fd = cancel_fd;
+	s->call_ns = call_ns;
+	s->list_bytes = list_bytes;
+	return 0;
+}
+
+/* The supervisor kills pid 1 (the whole sandbox goes with it) as soon as it reads this; the
+ * agent's end of every channel then closes, and each call waiting on it returns. */
+int cordon_session_kill(struct cordon_session *s)
+{
+	struct cd_holder_msg m = { .type = CD_HOLDER_DESTROY };
+
+	if (!s || s->holder < 0)
+		return -EINVAL;
+	if (send(s->holder, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(m))
+		return -errno;
+	return 0;
 }
 
 int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
@@ -323,29 +388,24 @@ int cordon_session_fork(struct cordon_session *src, const struct cordon_config *
 
 /* A new channel to the agent: our end. */
 /* The agent is the sandbox's: one that reads nothing must not hold the caller's thread. Our
- * ends of its sockets are O_NONBLOCK, and a send waits for room at most REPLY_TIMEOUT_MS. */
-static int send_channel(int ctl, int fd)
+ * ends of its sockets are O_NONBLOCK, and a send waits for room within the call's deadline. */
+static int send_channel(int ctl, int fd, const struct wait *w)
 {
-	struct pollfd p = { ctl, POLLOUT, 0 };
-	uint64_t end = cd_now_ns() + REPLY_TIMEOUT_MS * NSEC_PER_MSEC;
 	int r;
 
 	if (fcntl(ctl, F_SETFL, O_RDWR | O_NONBLOCK) < 0)
 		return -errno;
 	for (;;) {
-		uint64_t now = cd_now_ns();
-
 		r = cd_sp_send_simple(ctl, CD_SP_CHANNEL, 0, 0, NULL, 0, fd);
 		if (r != -EAGAIN)
 			return r;
-		if (now >= end)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, (int)((end - now) / NSEC_PER_MSEC) + 1) < 0 && errno != EINTR)
-			return -errno;
+		r = wait_fd(w, ctl, POLLOUT);
+		if (r <= 0)
+			return r == 0 ? -ETIMEDOUT : r;
 	}
 }
 
-static int open_channel(struct cordon_session *s, struct cordon_error *err)
+static int open_channel(struct cordon_session *s, const struct wait *w, struct cordon_error *err)
 {
 	int sv[2], r;
 
@@ -359,34 +419,32 @@ static int open_channel(struct cordon_session *s, struct cordon_error *err)
 		close(sv[1]);
 		return cd_fail_errno(err, -r, "session", "O_NONBLOCK");
 	}
-	r = send_channel(s->ctl, sv[1]);
+	r = send_channel(s->ctl, sv[1], w);
 	close(sv[1]);
-	if (r == -ETIMEDOUT) {
+	if (r < 0)
 		close(sv[0]);
-		return cd_fail(err, ETIMEDOUT, "session",
-			       "the sandbox's agent took no request within %d s",
-			       REPLY_TIMEOUT_MS / 1000);
-	}
-	if (r < 0) {
-		close(sv[0]);
+	if (r == -ETIMEDOUT)
+		return cd_fail(err, ETIMEDOUT, "session", "the sandbox's agent took no request in "
+			       "time");
+	if (r == -ECANCELED)
+		return cd_fail(err, ECANCELED, "session", "the session is being ended");
+	if (r < 0)
 		return cd_fail(err, ESRCH, "session", "the session has ended (%s)", strerror(-r));
-	}
 	return sv[0];
 }
 
 /* The agent's answer: 1 with *m; an ERROR becomes err (the errno inside); EOF: ESRCH. */
-static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const char *step,
-		      struct cordon_error *err)
+static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const struct wait *w,
+		      const char *step, struct cordon_error *err)
 {
-	struct pollfd p = { chan, POLLIN, 0 };
-	int r;
+	int r = wait_fd(w, chan, POLLIN);
 
-	do
-		r = poll(&p, 1, REPLY_TIMEOUT_MS);
-	while (r < 0 && errno == EINTR);
 	if (r == 0)
-		return cd_fail(err, ETIMEDOUT, step, "the sandbox's agent did not answer within %d s",
-			       REPLY_TIMEOUT_MS / 1000);
+		return cd_fail(err, ETIMEDOUT, step, "the sandbox's agent did not answer in time");
+	if (r == -ECANCELED)
+		return cd_fail(err, ECANCELED, step, "the session is being ended");
+	if (r < 0)
+		return cd_fail_errno(err, -r, step, "poll");
 	r = cd_sp_recv(chan, m, max_fd);
 	if (r == 0 || r == -ECONNRESET || r == -EPIPE) /* the agent is gone */
 		return cd_fail(err, ESRCH, step, "the session ended");
@@ -449,6 +507,7 @@ int cordon_session_exec(struct cordon_session *s, const struct cordon_exec *e,
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	struct cd_sp_hdr h = { 0 };
 	struct cordon_process *p;
+	struct wait w;
 	int fds[3], n = 0, chan, r;
 
 	cd_error_clear(err);
@@ -468,7 +527,8 @@ int cordon_session_exec(struct cordon_session *s, const struct cordon_exec *e,
 		}
 	if (e->flags & CORDON_EXEC_TTY)
 		h.flags |= CD_SP_EXEC_TTY;
-	chan = open_channel(s, err);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = open_channel(s, &w, err);
 	if (chan < 0)
 		return chan;
 	r = cd_sp_send(chan, &h, buf, fds, (unsigned)n);
@@ -476,7 +536,7 @@ int cordon_session_exec(struct cordon_session *s, const struct cordon_exec *e,
 		close(chan);
 		return cd_fail(err, -r, "exec", "cannot send the command to the sandbox's agent");
 	}
-	r = recv_reply(chan, m, 0, "exec", err);
+	r = recv_reply(chan, m, 0, &w, "exec", err);
 	if (r < 0 || m->h.type != CD_SP_STARTED || m->h.value <= 0) {
 		close(chan);
 		return r < 0 ? r : cd_fail(err, EPROTO, "exec", "malformed reply from the agent");
@@ -565,8 +625,8 @@ void cordon_process_free(struct cordon_process *p)
 
 /* One request on a channel of its own: the channel, or -errno. */
 static int file_request(struct cordon_session *s, uint32_t type, int32_t value, uint64_t arg,
-			const char *a, const char *b, int pass_fd, const char *step,
-			struct cordon_error *err)
+			const char *a, const char *b, int pass_fd, const struct wait *w,
+			const char *step, struct cordon_error *err)
 {
 	char buf[2 * PATH_MAX + 2];
 	size_t la, lb = b ? strlen(b) + 1 : 0, len;
@@ -583,7 +643,7 @@ static int file_request(struct cordon_session *s, uint32_t type, int32_t value, 
 		memcpy(buf + la, b, lb);
 	len = la + lb;
 	h.len = (uint32_t)len;
-	chan = open_channel(s, err);
+	chan = open_channel(s, w, err);
 	if (chan < 0)
 		return chan;
 	r = cd_sp_send(chan, &h, buf, &pass_fd, pass_fd >= 0 ? 1 : 0);
@@ -595,10 +655,10 @@ static int file_request(struct cordon_session *s, uint32_t type, int32_t value, 
 }
 
 /* Wait for OK: 0 with *m, or -errno. */
-static int file_done(int chan, struct cd_sp_msg *m, unsigned max_fd, const char *step,
-		     struct cordon_error *err)
+static int file_done(int chan, struct cd_sp_msg *m, unsigned max_fd, const struct wait *w,
+		     const char *step, struct cordon_error *err)
 {
-	int r = recv_reply(chan, m, max_fd, step, err);
+	int r = recv_reply(chan, m, max_fd, w, step, err);
 
 	if (r < 0)
 		return r;
@@ -661,21 +721,23 @@ int cordon_session_stat(struct cordon_session *s, const char *path, struct cordo
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	_cleanup_close_ int chan = -1;
 	struct cordon_file_info info = { 0 };
+	struct wait w;
 	int r;
 
 	cd_error_clear(err);
 	if (!m)
 		return cd_fail(err, ENOMEM, "stat", "out of memory");
-	chan = file_request(s, CD_SP_STAT, 0, 0, path, NULL, -1, "stat", err);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, CD_SP_STAT, 0, 0, path, NULL, -1, &w, "stat", err);
 	if (chan < 0)
 		return chan;
-	r = recv_reply(chan, m, 0, "stat", err);
+	r = recv_reply(chan, m, 0, &w, "stat", err);
 	if (r < 0)
 		return r;
 	r = parse_entry(m, &info);
 	if (r < 0)
 		return cd_fail(err, -r, "stat", "malformed reply from the sandbox's agent");
-	r = file_done(chan, m, 0, "stat", err);
+	r = file_done(chan, m, 0, &w, "stat", err);
 	if (r < 0) {
 		cordon_file_info_clear(&info);
 		return r;
@@ -696,7 +758,8 @@ int cordon_session_list(struct cordon_session *s, const char *path, unsigned dep
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	_cleanup_close_ int chan = -1;
 	struct cordon_file_info *v = NULL;
-	size_t n = 0, cap = 0, bytes = 0;
+	size_t n = 0, cap = 0, bytes = 0, max_bytes = s->list_bytes ? s->list_bytes : LIST_MAX_BYTES;
+	struct wait w;
 	int r;
 
 	cd_error_clear(err);
@@ -704,11 +767,12 @@ int cordon_session_list(struct cordon_session *s, const char *path, unsigned dep
 		return cd_fail(err, ENOMEM, "list", "out of memory");
 	if (depth == 0 || depth > MAX_LIST_DEPTH)
 		return cd_fail(err, EINVAL, "list", "depth %u: from 1 to %d", depth, MAX_LIST_DEPTH);
-	chan = file_request(s, CD_SP_LIST, (int32_t)depth, max, path, NULL, -1, "list", err);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, CD_SP_LIST, (int32_t)depth, max, path, NULL, -1, &w, "list", err);
 	if (chan < 0)
 		return chan;
 	for (;;) {
-		r = recv_reply(chan, m, 0, "list", err);
+		r = recv_reply(chan, m, 0, &w, "list", err);
 		if (r < 0 || m->h.type == CD_SP_OK)
 			break;
 		if (n == max) {
@@ -729,11 +793,13 @@ int cordon_session_list(struct cordon_session *s, const char *path, unsigned dep
 			r = cd_fail(err, -r, "list", "malformed reply from the sandbox's agent");
 			break;
 		}
-		bytes += strlen(v[n].path) + (v[n].link_target ? strlen(v[n].link_target) : 0);
+		/* what we hold: the path, the name (a copy) and the target */
+		bytes += strlen(v[n].path) + strlen(v[n].name) +
+			 (v[n].link_target ? strlen(v[n].link_target) : 0);
 		n++;
-		if (bytes > LIST_MAX_BYTES) {
-			r = cd_fail(err, E2BIG, "list", "%s: more than %u MiB of names", path,
-				    LIST_MAX_BYTES >> 20);
+		if (bytes > max_bytes) {
+			r = cd_fail(err, E2BIG, "list", "%s: more than %zu KiB of names", path,
+				    max_bytes >> 10);
 			break;
 		}
 	}
@@ -754,15 +820,17 @@ int cordon_session_open_read(struct cordon_session *s, const char *path, int *re
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	_cleanup_close_ int chan = -1;
 	struct stat st;
+	struct wait w;
 	int r;
 
 	cd_error_clear(err);
 	if (!m)
 		return cd_fail(err, ENOMEM, "read", "out of memory");
-	chan = file_request(s, CD_SP_OPEN, 0, 0, path, NULL, -1, "read", err);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, CD_SP_OPEN, 0, 0, path, NULL, -1, &w, "read", err);
 	if (chan < 0)
 		return chan;
-	r = file_done(chan, m, 1, "read", err);
+	r = file_done(chan, m, 1, &w, "read", err);
 	if (r < 0)
 		return r;
 	/* only a regular file's descriptor: nothing that could block us or act on the host */
@@ -778,6 +846,7 @@ int cordon_session_open_read(struct cordon_session *s, const char *path, int *re
 int cordon_session_write(struct cordon_session *s, const char *path, uint32_t mode,
 			 struct cordon_upload **ret, int *ret_fd, struct cordon_error *err)
 {
+	struct wait w = wait_of(s->cancel_fd, s->call_ns);
 	struct cordon_upload *u;
 	int p[2], chan;
 
@@ -786,7 +855,7 @@ int cordon_session_write(struct cordon_session *s, const char *path, uint32_t mo
 		return cd_fail(err, EINVAL, "write", "mode %o: permission bits only", mode);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return cd_fail_errno(err, errno, "write", "pipe");
-	chan = file_request(s, CD_SP_WRITE, (int32_t)mode, 0, path, NULL, p[0], "write", err);
+	chan = file_request(s, CD_SP_WRITE, (int32_t)mode, 0, path, NULL, p[0], &w, "write", err);
 	close(p[0]);
 	u = chan >= 0 ? calloc(1, sizeof(*u)) : NULL;
 	if (!u) {
@@ -795,6 +864,8 @@ int cordon_session_write(struct cordon_session *s, const char *path, uint32_t mo
 		return chan < 0 ? chan : cd_fail(err, ENOMEM, "write", "out of memory");
 	}
 	u->chan = chan;
+	u->cancel_fd = s->cancel_fd;
+	u->call_ns = s->call_ns;
 	*ret = u;
 	*ret_fd = p[1];
 	return 0;
@@ -803,12 +874,14 @@ int cordon_session_write(struct cordon_session *s, const char *path, uint32_t mo
 int cordon_upload_finish(struct cordon_upload *u, uint64_t *ret_bytes, struct cordon_error *err)
 {
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	struct wait w;
 	int r;
 
 	cd_error_clear(err);
 	if (!u)
 		return cd_fail(err, EINVAL, "write", "no upload");
-	r = m ? file_done(u->chan, m, 0, "write", err)
+	w = wait_of(u->cancel_fd, u->call_ns);
+	r = m ? file_done(u->chan, m, 0, &w, "write", err)
 	      : cd_fail(err, ENOMEM, "write", "out of memory");
 	if (r >= 0 && ret_bytes)
 		*ret_bytes = m->h.arg;
@@ -822,15 +895,17 @@ static int simple_op(struct cordon_session *s, uint32_t type, const char *a, con
 {
 	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
 	_cleanup_close_ int chan = -1;
+	struct wait w;
 	int r;
 
 	cd_error_clear(err);
 	if (!m)
 		return cd_fail(err, ENOMEM, step, "out of memory");
-	chan = file_request(s, type, 0, 0, a, b, -1, step, err);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, type, 0, 0, a, b, -1, &w, step, err);
 	if (chan < 0)
 		return chan;
-	r = file_done(chan, m, 0, step, err);
+	r = file_done(chan, m, 0, &w, step, err);
 	if (r >= 0 && ret_value)
 		*ret_value = m->h.value;
 	return r;

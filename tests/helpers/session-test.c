@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -2075,6 +2076,87 @@ static void test_agent_stopped(void)
 	free(t);
 }
 
+/* A session whose agent the sandbox stopped: cordon_session_set_bounds() ends a call when its
+ * cancel descriptor becomes readable, or at its deadline for the whole call; cordon_session_kill()
+ * ends the sandbox (the call in flight returns) without freeing the session. Before: each call
+ * waited 60 s a message (a sandbox that answers a message a minute kept one for ever), and a
+ * caller could not kill a session another thread was using. */
+static void test_bounds(void)
+{
+	const char *w = fresh_dir("bounds");
+	struct cordon_session *s = make_session(w, 0, 0);
+	char mark[96];
+	struct cordon_exec ex = { .argv = ARGV("bash", "-c", "sleep 1000 & while [ ! -e go ]; do "
+					       "sleep 0.05; done; kill -STOP $PPID; wait",
+					       mark),
+				  .fd = { -1, -1, -1 } };
+	struct cordon_process *k = NULL;
+	struct stopped_call q = { 0 };
+	struct timespec deadline;
+	struct cordon_error err = { 0 };
+	char go[PATH_MAX + 8];
+	uint64_t one = 1;
+	int cancel = eventfd(0, EFD_CLOEXEC);
+	pid_t agent = 0;
+	pthread_t t;
+	bool gone = false;
+
+	snprintf(mark, sizeof(mark), "%s-bounds", marker);
+	if (!s || cancel < 0 || cordon_session_exec(s, &ex, &k, &err) < 0) {
+		ok(0, "bounds: a session and a command (%s)", err.msg);
+		destroy(s);
+		return;
+	}
+	for (int i = 0; i < 100 && !agent; i++, nap_ms(50))
+		agent = agent_of(cordon_session_pid(s));
+	snprintf(go, sizeof(go), "%s/go", w);
+	close(open(go, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	for (int i = 0; i < 200 && state_of(agent) != 'T'; i++)
+		nap_ms(50);
+	ok(agent && state_of(agent) == 'T', "bounds: the sandbox stopped its agent");
+	/* a deadline of 1 s for the whole call */
+	cordon_session_set_bounds(s, cancel, SEC, 0);
+	q = (struct stopped_call){ .s = s };
+	pthread_create(&t, NULL, stopped_main, &q);
+	deadline = in_secs(30);
+	q.joined = join_by(t, &deadline);
+	ok(q.joined && q.r == -ETIMEDOUT, "bounds: a stat ends at the call's deadline (r %d: %s)",
+	   q.r, q.err.msg);
+	if (!q.joined)
+		pthread_join(t, NULL);
+	/* no deadline of its own (60 s a message): the cancel descriptor ends it */
+	cordon_session_set_bounds(s, cancel, 0, 0);
+	q = (struct stopped_call){ .s = s };
+	pthread_create(&t, NULL, stopped_main, &q);
+	nap_ms(200);
+	if (write(cancel, &one, sizeof(one)) != sizeof(one))
+		ok(0, "bounds: eventfd write");
+	deadline = in_secs(30);
+	q.joined = join_by(t, &deadline);
+	ok(q.joined && q.r == -ECANCELED, "bounds: a stat ends once the cancel fd is readable "
+	   "(r %d: %s)", q.r, q.err.msg);
+	if (!q.joined)
+		pthread_join(t, NULL);
+	/* no cancel descriptor: cordon_session_kill() from another thread ends the call */
+	cordon_session_set_bounds(s, -1, 0, 0);
+	q = (struct stopped_call){ .s = s };
+	pthread_create(&t, NULL, stopped_main, &q);
+	nap_ms(200);
+	ok(cordon_session_kill(s) == 0, "bounds: cordon_session_kill() while a call is in flight");
+	deadline = in_secs(30);
+	q.joined = join_by(t, &deadline);
+	ok(q.joined && q.r == -ESRCH, "bounds: the call in flight ends: the session ended (r %d: %s)",
+	   q.r, q.err.msg);
+	if (!q.joined)
+		pthread_join(t, NULL);
+	for (uint64_t end = now_ns() + 10 * SEC; !gone && now_ns() < end; nap_ms(50))
+		gone = !process_with(mark);
+	ok(gone, "bounds: the sandbox's processes are gone before destroy");
+	cordon_process_free(k);
+	ok(destroy(s) >= 0, "bounds: destroy after kill");
+	close(cancel);
+}
+
 /* The supervisor keeps none of the caller's descriptors */
 static void test_supervisor_fds(void)
 {
@@ -2429,6 +2511,7 @@ int main(int argc, char **argv)
 	test_config_carried();
 	test_agent_killed();
 	test_agent_stopped();
+	test_bounds();
 	test_supervisor_fds();
 	test_caller_killed();
 	test_cow_fork();
