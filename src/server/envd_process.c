@@ -56,6 +56,7 @@ static bool pstream_fill(struct pstream *s)
 	for (;;) {
 		int r = cd_proc_next(s->p, &s->cursor, &ev, 1000);
 		uint64_t now = cd_now_ns();
+		bool late = s->deadline_ns && now >= s->deadline_ns;
 
 		/* a followed sandbox is not idle, whether its process talks or not */
 		if (now - s->touched_ns >= NSEC_PER_SEC) {
@@ -67,19 +68,21 @@ static bool pstream_fill(struct pstream *s)
 			}
 			s->touched_ns = now;
 		}
-		if (r == 1) {
+		if (r == 1 && late) {
+			free(ev); /* past the deadline (its kill's end event too): the deadline's */
+		} else if (r == 1) {
 			pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", ev));
 			free(ev);
 			return true;
 		}
-		if (r < 0) {
+		if (r < 0 && !late) {
 			s->done = true;
 			pstream_set(s, CD_CONNECT_FLAG_END, strdup("{}"));
 			return true;
 		}
 		if (cd_http_peer_gone(s->conn_fd))
 			return false;
-		if (s->deadline_ns && now >= s->deadline_ns) {
+		if (late) {
 			/* the request's time is up (the SDK's timeoutMs): a started command goes
 			 * too */
 			if (s->kill_at_deadline)
@@ -128,22 +131,25 @@ static uint64_t request_deadline(struct cd_req *r)
 	return ms ? cd_now_ns() + ms * NSEC_PER_MSEC : 0;
 }
 
-/* Follow p from cursor; first (a ProcessEvent, taken) is sent before. */
-static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t cursor, char *first,
-			      bool kill_at_deadline)
+/* Follow p from cursor; first (a ProcessEvent, taken) is sent before. s: a stream Start has
+ * subscribed already (cd_proc_start's cursor, its deadline set), else NULL. */
+static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, struct pstream *s,
+			      uint64_t cursor, char *first, bool kill_at_deadline)
 {
-	struct pstream *s = calloc(1, sizeof(*s));
+	bool subscribed = s != NULL;
 
+	s = s ? s : calloc(1, sizeof(*s));
 	if (!s) {
 		cd_proc_unref(p);
 		free(first);
 		return MHD_NO;
 	}
 	s->p = p;
-	s->cursor = cursor;
+	if (!subscribed)
+		s->cursor = cursor;
 	s->kill_at_deadline = kill_at_deadline;
 	snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", r->sb->id);
-	if (cd_proc_subscribe(p, &s->cursor) < 0) {
+	if (!subscribed && cd_proc_subscribe(p, &s->cursor) < 0) {
 		cd_proc_unref(p);
 		free(first);
 		free(s);
@@ -156,7 +162,8 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, uint64_t curs
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
-	s->deadline_ns = request_deadline(r);
+	if (!subscribed)
+		s->deadline_ns = request_deadline(r);
 	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
 			      pstream_free, s);
 }
@@ -243,6 +250,7 @@ static enum MHD_Result start(struct cd_req *r)
 	struct pconf c = {0};
 	char **env = NULL;
 	struct cd_proc_start ps = {0};
+	struct pstream *s;
 	struct cd_proc *p;
 	const char *why = NULL;
 	int k;
@@ -280,17 +288,24 @@ static enum MHD_Result start(struct cd_req *r)
 	ps.tag = tag ? json_object_get_string(tag) : NULL;
 	ps.config = json_object_get(proc);
 	ps.kill_at_ns = request_deadline(r);
-	k = cd_proc_start(r->sb, &ps, &p, &err);
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->deadline_ns = ps.kill_at_ns; /* the stream's end and the kill: one time */
+		ps.cursor = &s->cursor;
+	}
+	k = s ? cd_proc_start(r->sb, &ps, &p, &err) : cd_fail(&err, ENOMEM, "exec", "out of memory");
 	cd_strv_free(env);
 	pconf_done(&c);
 	json_object_put(req);
+	if (k < 0)
+		free(s);
 	if (k < 0)
 		return cd_rpc_stream_error(r,
 					   strcmp(err.step, "exec") == 0 && err.code == ENOENT
 					       ? "not_found"
 					       : cd_connect_code_of_errno(err.code),
 					   "%s: %s", err.step, err.msg);
-	return stream(r, p, 0, NULL, true);
+	return stream(r, p, s, 0, NULL, true);
 }
 
 /* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
@@ -333,7 +348,7 @@ static enum MHD_Result connect_(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	/* a start event first, as envd sends, then what comes from now on */
-	return stream(r, p, CD_PROC_TAIL, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
+	return stream(r, p, NULL, CD_PROC_TAIL, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
 		      false);
 }
 

@@ -496,6 +496,12 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	}
 	p->pid = (uint32_t)cordon_process_pid(p->p);
 	p->acct = &sb->log_bytes;
+	if (ps->cursor) { /* no other thread knows p yet */
+		*ps->cursor = 0;
+		p->subs[0] = ps->cursor;
+		p->read_ns[0] = cd_now_ns();
+		p->followed = true;
+	}
 	push(p, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
 	cd_sandbox_ref(sb);
 	p->sb = sb;

@@ -61,6 +61,10 @@ struct cd_proc_start {
 	json_object *config; /* taken */
 	uint64_t kill_at_ns; /* the request's deadline (the SDK's timeoutMs): the process group is
 			      * killed then, whoever follows it; 0: none */
+	uint64_t *cursor;    /* the starting stream's, subscribed before the pump runs, so that it
+			      * reads the start event first whatever the log's budget (a stream
+			      * subscribed after could find it dropped for the process's output);
+			      * NULL: none */
 };
 
 /* Start it and its pump; *ret: a reference. */
