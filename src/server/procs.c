@@ -221,9 +221,29 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
 	return false;
 }
 
-/* The pump's end: the handle freed, the streams woken, the terminal closed (a stream may
- * hold p for longer: the host's pty is not kept for it), off the sandbox's list and counts,
- * the log no longer counted against the sandbox, references dropped. */
+/* Off the sandbox's list of running processes and its counts: before the end event is in the
+ * log, so that a client told of the end (the event, or the stream's end) lists it no more. */
+static void unlist(struct cd_proc *p)
+{
+	struct cd_sandbox *sb = p->sb;
+
+	pthread_mutex_lock(&sb->lock);
+	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
+		if (*q == p) {
+			*q = p->next_in_sb;
+			pthread_mutex_lock(&p->lock);
+			p->refs--; /* the list's (never the last: the pump holds one) */
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+	sb->n_procs--;
+	sb->n_ptys -= p->pty;
+	pthread_mutex_unlock(&sb->lock);
+}
+
+/* The pump's end, once off the list and its end event in the log: the handle freed, the
+ * streams woken, the terminal closed (a stream may hold p for longer: the host's pty is not
+ * kept for it), the log no longer counted against the sandbox, references dropped. */
 static void pump_done(struct cd_proc *p)
 {
 	struct cd_sandbox *sb = p->sb;
@@ -246,18 +266,6 @@ static void pump_done(struct cd_proc *p)
 		close(p->pty_fd);
 	p->pty_fd = -1;
 	pthread_mutex_unlock(&p->in_lock);
-	pthread_mutex_lock(&sb->lock); /* off the list of running processes */
-	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
-		if (*q == p) {
-			*q = p->next_in_sb;
-			pthread_mutex_lock(&p->lock);
-			p->refs--; /* the list's (never the last: the pump holds one) */
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-	sb->n_procs--;
-	sb->n_ptys -= p->pty;
-	pthread_mutex_unlock(&sb->lock);
 	p->sb = NULL;
 	cd_sandbox_unref(sb);
 	cd_proc_unref(p);
@@ -317,6 +325,7 @@ static void *pump(void *arg)
 		}
 	}
 	free(buf);
+	unlist(p);
 	push_end(p, status, known,
 		 dying	  ? "the sandbox was killed"
 		 : exited ? NULL

@@ -41,19 +41,24 @@ await check('cwd', async () => {
   ok(r2.stdout === '/home/user/sub\n', 'cwd', r2.stdout)
 })
 await check('streaming and volume', async () => {
+  // each line only once the one before it came (not a pause, which a loaded machine stretches)
   const seen = []
-  const r = await sbx.commands.run('for i in 1 2 3; do echo line$i; sleep 0.2; done', { onStdout: d => seen.push(d) })
-  ok(seen.length >= 2 && seen.join('') === 'line1\nline2\nline3\n', 'onStdout streams', seen)
+  const h = await sbx.commands.run('for i in 1 2 3; do echo line$i; read go; done', { background: true, stdin: true, onStdout: d => seen.push(d) })
+  for (const i of [1, 2, 3]) {
+    for (let t = 0; t < 300 && !seen.join('').includes(`line${i}`); t++) await new Promise(r => setTimeout(r, 100))
+    await sbx.commands.sendStdin(h.pid, 'go\n')
+  }
+  await h.wait()
+  ok(seen.length === 3 && seen.join('') === 'line1\nline2\nline3\n', 'onStdout streams', seen)
   const big = await sbx.commands.run('head -c 20000000 /dev/zero | tr "\\0" x')
   ok(big.stdout.length === 20000000, '20 MB of output, none lost', big.stdout.length)
 })
 await check('command timeout', async () => {
-  const t0 = Date.now()
   try {
     await sbx.commands.run('sleep 30', { timeoutMs: 1000 })
     ok(false, 'timeoutMs ends a long command')
   } catch (e) {
-    ok(e.name === 'TimeoutError' && Date.now() - t0 < 10000, 'timeoutMs ends a long command with a TimeoutError', { name: e.name, message: e.message })
+    ok(e.name === 'TimeoutError', 'timeoutMs ends a long command with a TimeoutError', { name: e.name, message: e.message })
   }
   const list = await sbx.commands.list()
   ok(!list.some(p => p.config && p.config.args && p.config.args.join(' ').includes('sleep 30')), '... and the command is gone', list)
@@ -77,12 +82,28 @@ await check('background, list, stdin, kill', async () => {
   const list = await sbx.commands.list()
   ok(list.some(p => p.pid === h.pid), 'list shows the background process', list)
   await sbx.commands.sendStdin(h.pid, 'typed\n')
-  await new Promise(r => setTimeout(r, 300))
+  for (let i = 0; i < 300 && h.stdout !== 'typed\n'; i++) await new Promise(r => setTimeout(r, 100))
   ok(h.stdout === 'typed\n', 'sendStdin reaches it', h.stdout)
   ok(await sbx.commands.kill(h.pid), 'kill')
   try { await h.wait() } catch (e) { }
   const after = await sbx.commands.list()
   ok(!after.some(p => p.pid === h.pid), 'gone after kill')
+})
+// A process is off the list before its end is told (the end event, the stream's end): a harness
+// that waits, then lists, never sees a ghost. The server once told the end first (1 run in 666
+// saw the killed pid listed on a loaded machine).
+await check('wait, then list: never a ghost', async () => {
+  const ghosts = []
+  for (let i = 0; i < 100; i++) {
+    const h = await sbx.commands.run('sleep 60', { background: true })
+    await sbx.commands.kill(h.pid)
+    try { await h.wait() } catch (e) { }
+    if ((await sbx.commands.list()).some(p => p.pid === h.pid)) ghosts.push(`killed ${h.pid}`)
+    const r = await sbx.commands.run('echo $$')
+    const pid = Number(r.stdout.trim())
+    if ((await sbx.commands.list()).some(p => p.pid === pid)) ghosts.push(`exited ${pid}`)
+  }
+  ok(ghosts.length === 0, 'kill, wait, list and run, list: 100 times each, no ended process listed', ghosts)
 })
 await check('connect to a process', async () => {
   const h = await sbx.commands.run('for i in 1 2 3; do echo $i; sleep 0.3; done', { background: true })

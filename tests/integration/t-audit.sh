@@ -145,7 +145,9 @@ print(rc, int(time.time() - t0))
 PY
 )
 like "--capture with a caller that never reads: the timeout fires and cordon exits (124)" "$res" "124 *"
-between "... on time (2 s + 1 s, and at most 2 s passing on what is left)" "${res#* }" 2 9
+# how soon is the machine's load; what is checked: not before the deadline, and not blocked
+# until the guard (30 s) or the command's own end (sleep 60)
+between "... not before the deadline (2 s), not held until the guard (30 s)" "${res#* }" 2 29
 between "... and the copy holds what was read (the pipe and cordon's buffer, then the writes waited)" \
 	"$(stat -c %s "$o/slow/stdout")" 65536 2000000
 # what the caller sees does not change: 2>&1 keeps the order of the two streams ...

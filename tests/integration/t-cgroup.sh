@@ -177,7 +177,7 @@ if [ -n "$root" ]; then
 	is "... in a session of its own" "$(ps -o sid= -p "${rem:-0}" | tr -d ' ')" "$rem"
 	is "... in / (holding no file system of the caller's busy)" "$(readlink "/proc/${rem:-0}/cwd")" /
 	[ -n "$mine" ] && rmdir "$mine/hold"
-	for i in $(seq 40); do [ -e "$mine" ] || break; sleep 0.05; done
+	for i in $(seq 600); do [ -e "$mine" ] || break; sleep 0.05; done # at most 30 s
 	[ -n "$mine" ] && [ ! -e "$mine" ] && pass "... and it removes the cgroup once it can" ||
 		fail "... and it removes the cgroup once it can"
 	# ... and through the library, from a thread that is gone (its stack unmapped) by then:

@@ -12,14 +12,10 @@ start_bg() {
 	bg=$!
 }
 wait_for() { wait_until 5 test -e "$1"; } # FILE
-gone() { # MARKER: no host process runs "sleep MARKER" within 3 s
-	local i
-	for i in $(seq 60); do
-		pgrep -f "^sleep $1\$" >/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
+none_runs() { ! pgrep -f "^sleep $1\$" >/dev/null; }
+# MARKER: no host process runs "sleep MARKER" (at once, or within 30 s on a loaded machine: the
+# sleeps run for 1000 s and more, so only the kill ends them)
+gone() { wait_until 30 none_runs "$1"; }
 now_ms() { date +%s%3N; }
 
 c -- sh -c 'echo $PPID'
@@ -68,7 +64,10 @@ c --timeout 500ms -- sleep 30
 t1=$(now_ms)
 is "--timeout: exit 124" "$rc" 124
 is "... with a notice" "$err" "cordon: timeout: the command ran past 0.5s and was killed"
-[ $((t1 - t0)) -lt 3000 ] && pass "... on time ($((t1 - t0)) ms)" || fail "... on time ($((t1 - t0)) ms)"
+# how soon after the deadline is a figure of the machine's load (bench/): here, only that it is
+# not before it, and that the command was killed, not waited for (sleep 30)
+between "... not before the deadline, and long before the command's end ($((t1 - t0)) ms)" \
+	"$((t1 - t0))" 500 29999
 c -q --timeout 200ms -- sleep 30
 is "-q silences the notice" "$rc:$err" "124:"
 rm -f "$w/got"
@@ -82,8 +81,9 @@ t0=$(now_ms)
 c --timeout 1500ms --kill-after 700ms -- sh -c "sleep $m & exec \"$PROBE\" ignore-term $w/ready"
 t1=$(now_ms)
 is "a command that ignores SIGTERM is killed: 124" "$rc" 124
-[ $((t1 - t0)) -ge 2100 ] && [ $((t1 - t0)) -lt 6000 ] && pass "... after --kill-after ($((t1 - t0)) ms)" ||
-	fail "... after --kill-after ($((t1 - t0)) ms, want 2200)"
+# not before the deadline and the grace (1.5 s + 0.7 s), and killed: a command that ignores
+# SIGTERM would otherwise run until the test's own timeout
+between "... after --kill-after, not before ($((t1 - t0)) ms)" "$((t1 - t0))" 2200 59999
 gone $m && pass "... and its daemons with it" || fail "... and its daemons with it"
 c --timeout 2s -- sh -c 'exit 7'
 is "a command that finishes in time keeps its status" "$rc:$err" "7:"

@@ -26,9 +26,11 @@ trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 wait_until 20 curl -s -o /dev/null --unix-socket "$sock" http://x/health
 chmod 666 "$sock" # any local user may connect: the point is what one may hold
 
-# held N: N connections, each a half-sent request; how many the server still holds a second on
+# held N: N connections, each a half-sent request; how many the server holds once it has dealt
+# with them all: it accepts in order, one thread, deciding at the accept, so once a connection
+# made after them is answered (or refused), it has (no pause, which a loaded machine outlasts)
 held='
-import socket, sys, time
+import socket, sys
 conns = []
 for _ in range(int(sys.argv[2])):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -38,7 +40,15 @@ for _ in range(int(sys.argv[2])):
     except OSError:
         pass
     conns.append(s)
-time.sleep(1)
+probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+probe.connect(sys.argv[1])
+probe.settimeout(60)
+try:
+    probe.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    while probe.recv(4096):
+        pass
+except OSError:
+    pass
 n = 0
 for s in conns:
     s.setblocking(False)
