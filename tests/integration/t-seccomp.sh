@@ -61,6 +61,10 @@ is "no nested user namespace: unshare, clone EPERM (also with junk in the high b
 	"$out" "unshare EPERM unshare-hi EPERM clone EPERM clone3 ENOSYS"
 c -- unshare -Ur true
 is "unshare(1) -Ur fails" "$rc" 1
+# the baseline's own rule, without the policy's (pid 1's max_user_namespaces=0 would say ENOSPC)
+c --seccomp-policy none -- "$SYSPROBE" userns
+is "--seccomp-policy none: still no nested user namespace (the baseline): EPERM, clone3 ENOSYS" \
+	"$(tr '\n' ' ' <<<"$out")" "unshare EPERM unshare-hi EPERM clone EPERM clone3 ENOSYS "
 sysprobe tty
 is "TIOCSTI and TIOCLINUX: EPERM, also with bits above 32 set in the request" "$out" \
 	"TIOCSTI EPERM TIOCSTI-hi EPERM TIOCLINUX EPERM"
