@@ -1257,6 +1257,8 @@ static void test_filter_default(void)
 	is_uint(eval(&f, SYS_mount, 0, 0), RET_ERRNO(EPERM), "mount: EPERM");
 	is_uint(eval(&f, SYS_umount2, 0, 0), RET_ERRNO(EPERM), "umount2: EPERM");
 	is_uint(eval(&f, SYS_bpf, 0, 0), RET_ERRNO(EPERM), "bpf: EPERM");
+	/* the kernel says EPERM too (vm.unprivileged_userfaultfd=0): only the filter's answer tells */
+	is_uint(eval(&f, SYS_userfaultfd, 0, 0), RET_ERRNO(EPERM), "userfaultfd: EPERM");
 	is_uint(eval(&f, SYS_clone3, 0, 0), RET_ERRNO(ENOSYS), "clone3: ENOSYS");
 	is_uint(eval(&f, SYS_io_uring_setup, 0, 0), RET_ERRNO(ENOSYS), "io_uring_setup: ENOSYS");
 	is_uint(eval(&f, SYS_name_to_handle_at, 0, 0), RET_ERRNO(EOPNOTSUPP),
