@@ -119,6 +119,13 @@ like "only the sandbox's processes are visible" "$out" "[1-4]"
 c -- "$PROBE" status
 like "no capability in any set" "$out" "*CapInh:	0000000000000000*CapPrm:	0000000000000000*CapEff:	0000000000000000*CapBnd:	0000000000000000*CapAmb:	0000000000000000*"
 like "no_new_privs" "$out" "*NoNewPrivs:	1*"
+# /proc's windows on the kernel are masked: empty inside, though anyone reads them on the host
+if [ -n "$(head -c 1 /proc/kallsyms)" ]; then # (proc's files say size 0: read one)
+	c -- sh -c 'for f in kallsyms timer_list; do wc -c </proc/$f; done 2>&1'
+	is "/proc/kallsyms and timer_list: masked (empty)" "$(tr '\n' ' ' <<<"$out")" "0 0 "
+else
+	skip "/proc's masks" "no readable /proc/kallsyms on this host"
+fi
 c -- "$PROBE" mount
 is "mount fails" "$out" EPERM
 c -- "$PROBE" chroot
