@@ -24,7 +24,7 @@ c --rlimit as=unlimited -- "$PROBE" rlimit as
 is "unlimited" "$out" "unlimited unlimited"
 c --rlimit stack=8M -- "$PROBE" rlimit stack
 is "sizes for stack" "$out" "8388608 8388608"
-c --cpu-time 1 -- "$PROBE" spin
+c --cpu-time 1 --timeout 60 -- "$PROBE" spin # (the watchdog ends it if the limit is not there)
 is "--cpu-time 1: a spinner dies of SIGXCPU (152)" "$rc" 152
 c --cpu-time 1500ms -- "$PROBE" rlimit cpu
 is "--cpu-time rounds up to seconds; hard = soft + 1" "$out" "2 3"
