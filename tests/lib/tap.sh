@@ -11,6 +11,7 @@ PROBE_DIR=$(dirname "${PROBE:-/nonexistent/probe}")
 
 _tap_n=0
 _tap_failed=0
+_tap_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 _tap_result() { # ok|not ok, description, [directive]
 	_tap_n=$((_tap_n + 1))
@@ -161,11 +162,13 @@ rejects() {
 }
 
 # tap_include CMD...: run a TAP producer (a C helper); its results become ours (renumbered), its
-# other lines comments; one that exits non-zero without a failure fails
+# other lines comments; one that exits non-zero without a failure fails, and so does one whose
+# stream is not whole (no plan, results missing: tapcheck.awk beside this file)
 tap_include() {
 	local line out status failed=$_tap_failed d
 	out=$("$@" 2>&1)
 	status=$?
+	out=$(awk -v name="$1" -f "$_tap_lib_dir/tapcheck.awk" <<<"$out") || fail "$1: tapcheck.awk"
 	while IFS= read -r line; do
 		case $line in
 		"not ok "*) fail "${line#not ok * - }" ;;
