@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test-tap.sh - the test harness itself, so that a check cannot pass by construction:
-# lib/tapcheck.awk finds a stream that is not whole; and tests/run fails a suite that stops
-# half-way, has no plan, or gives more or fewer results than it planned. Run by
+# test-tap.sh - the test harness itself, so that a check cannot pass by construction: tap.sh's
+# like/unlike match literally (a namespace string "net:[4026531840]" is not a pattern), like_glob
+# with glob_quote; lib/tapcheck.awk finds a stream that is not whole; and tests/run fails a
+# suite that stops half-way, has no plan, or gives more or fewer results than it planned. Run by
 # tests/run (as "unit/test-tap.sh"); needs only bash and awk.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +13,32 @@ lib=$here/../lib
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-tap.XXXXXX") || exit 1
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+
+# results CMD...: the TAP lines a helper gives, run apart (its counters are not ours)
+results() { (_tap_n=0 _tap_failed=0 err= && "$@") | grep -E '^(not )?ok' | sed -E 's/ [0-9]+ - / - /'; }
+
+# --- like, unlike: literal
+ns='net:[4026531840]'
+is "unlike: a namespace string against itself fails (its brackets are no pattern)" \
+	"$(results unlike "own namespace" "$ns" "$ns")" "not ok - own namespace"
+is "unlike: ... against another passes" "$(results unlike "own" 'net:[4026532001]' "$ns")" "ok - own"
+is "like: a string holding the text passes" "$(results like "x" "a $ns b" "$ns")" "ok - x"
+is "like: a string matching it only as a pattern fails" "$(results like "x" 'net:4' "$ns")" \
+	"not ok - x"
+is "like: \"*\" is a star" "$(results like "x" "abc" "*")" "not ok - x"
+is "isnt: equal strings fail" "$(results isnt "x" "$ns" "$ns")" "not ok - x"
+
+# --- like_glob: a pattern, where data is quoted
+is "like_glob: a pattern" "$(results like_glob "x" "125: cordon: why" "125: cordon: *")" "ok - x"
+is "like_glob: the whole string" "$(results like_glob "x" "1125: cordon" "125: *")" "not ok - x"
+is "like_glob with glob_quote: the data stands for itself" \
+	"$(results like_glob "x" 'net:4 in' "$(glob_quote "$ns") *")" "not ok - x"
+is "... and matches itself" "$(results like_glob "x" "$ns in" "$(glob_quote "$ns") *")" "ok - x"
+is "glob_quote: every character a pattern gives a meaning" "$(glob_quote 'a*b?[c]\d(e)|f@+!')" \
+	'a\*b\?\[c\]\\d\(e\)\|f\@\+\!'
+is "like_glob: no extglob unless the suite asks (\"*(+)\" is a star, then \"(+)\")" \
+	"$(results like_glob "x" "11 insertions(+)" "* insertion*(+)")" "ok - x"
+is "unlike_glob: a match fails" "$(results unlike_glob "x" "a [b]" "a \[*")" "not ok - x"
 
 # --- tapcheck.awk: a stream that is not whole
 check() { awk -v name=s -f "$lib/tapcheck.awk" | grep '^not ok - s: '; }
