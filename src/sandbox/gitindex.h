@@ -52,9 +52,10 @@ struct cd_gitindex_src {
  * given. No checksum is verified (git does not, outside fsck). 0; -EINVAL: not an index git
  * reads, or one where git's reading is undefined (signature, version, an entry past the page or
  * a name not ended by a NUL, a v4 name removing more than the previous one had, an unknown
- * extension git refuses, the readings disagreeing on the shared index), or one no git writes: a
- * name of PATH_MAX bytes or more (no path git can lstat()), paths to keep of more than 64 MiB
- * (version 4's names grow from one another: N small entries could name N long paths);
+ * extension git refuses, the readings disagreeing on the shared index), or one no checkout
+ * has: a name of PATH_MAX bytes or more (no path git can lstat(); only `git update-index
+ * --cacheinfo` writes one), paths to keep of more than 64 MiB (version 4's names grow from one
+ * another: N small entries could name N long paths);
  * -ENOMEM; the source's -errno. */
 int cd_gitindex_read(const struct cd_gitindex_src *src, size_t hash_len, unsigned flags,
 		     struct cd_gitindex *ret);

@@ -132,13 +132,20 @@ _Noreturn static void become_supervisor(const struct cordon_config *c, unsigned 
 	cd_holder_main(c, flags, 3, 4);
 }
 
+/* A supervisor that exits with a message of ours unread (a DESTROY sent as it ended) leaves us
+ * ECONNRESET, which the kernel reports before what it sent and we have not read yet (its ENDED,
+ * the session's result): taken once, the error is cleared and the queue read. */
 static ssize_t recv_holder(int fd, struct cd_holder_msg *m)
 {
+	bool reset = false;
 	ssize_t n;
 
-	do
+	for (;;) {
 		n = recv(fd, m, sizeof(*m), 0);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && (errno != ECONNRESET || reset)))
+			break;
+		reset = reset || errno == ECONNRESET;
+	}
 	if (n == (ssize_t)sizeof(*m)) {
 		m->err.step[sizeof(m->err.step) - 1] = '\0';
 		m->err.msg[sizeof(m->err.msg) - 1] = '\0';

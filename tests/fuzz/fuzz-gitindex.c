@@ -106,7 +106,8 @@ static void recipe_done(struct recipe *rc)
 
 /* first byte: version (2, 3, 4), hash length, an offset table; then per entry: a mode byte, a
  * flags byte, a length byte and that many bytes of name (a NUL is no byte of a name git
- * writes: 'a'); flags bit 8 makes the name over 0xfff bytes */
+ * writes: 'a'); flags bit 8 makes the name 4095 bytes (0xfff in its flags: read up to its NUL;
+ * a longer one names no path the reader takes: gitindex.h) */
 static void recipe_read(const unsigned char *d, size_t n, struct recipe *rc)
 {
 	static const uint32_t modes[] = { 0100644, 0120000, 0160000, 0100755 };
@@ -120,7 +121,7 @@ static void recipe_read(const unsigned char *d, size_t n, struct recipe *rc)
 
 		if (i + 3 + len > n)
 			break;
-		full = d[i + 1] & 8 ? 4200 : len;
+		full = d[i + 1] & 8 ? PATH_MAX - 1 : len;
 		rc->e = realloc(rc->e, (rc->n + 1) * sizeof(*rc->e));
 		if (!rc->e)
 			abort();

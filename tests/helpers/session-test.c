@@ -1577,7 +1577,8 @@ static void test_ttl(void)
 	}
 	r = cordon_session_destroy(s, &res, &err);
 	ok(r == 0 && res.outcome == CORDON_OUTCOME_TIMEOUT,
-	   "ttl: destroy reports outcome TIMEOUT (r %d, outcome %d)", r, res.outcome);
+	   "ttl: destroy reports outcome TIMEOUT (r %d, outcome %d%s%s)", r, res.outcome,
+	   r < 0 ? ": " : "", r < 0 ? err.msg : "");
 }
 
 /* As root, each sandbox holds a host id of its own, its slot a file in /run/cordon/ids while it

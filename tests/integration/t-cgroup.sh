@@ -18,7 +18,7 @@ refuse() { # description expected-line-prefix args...
 	rm -f "$w/ran"
 	c "$@" -- sh -c 'touch ran'
 	is "$desc: 125" "$rc" 125
-	like "$desc: the message" "$err" "$want*"
+	like_glob "$desc: the message" "$err" "$(glob_quote "$want")*"
 	[ ! -e "$w/ran" ] && pass "$desc: nothing ran" || fail "$desc: nothing ran"
 }
 refuse "--memory 0" "cordon: --memory: 0 bytes is too little" --memory 0
@@ -59,11 +59,11 @@ else
 	c --report "$o/r.json" -- sh -c 'echo ran'
 	is "defaults never fail where controllers are missing" "$rc:$out" "0:ran"
 	r=$(cat "$o/r.json")
-	like "... and the report lists what was not applied" "$r" "*\"cgroup\":{\"mode\":\"auto\",*\"memory_max\":null*\"missing\":[\"$why_mem"
-	like "... the pids default too" "$r" "*\"missing\":[*$why_pids"
+	like_glob "... and the report lists what was not applied" "$r" "*\"cgroup\":{\"mode\":\"auto\",*\"memory_max\":null*\"missing\":[\"$why_mem"
+	like_glob "... the pids default too" "$r" "*\"missing\":[*$why_pids"
 	if [ -n "$root" ]; then
-		like "... and no cgroup is made, which would limit nothing here" "$r" \
-			"*\"cgroup\":{\"mode\":\"auto\",\"path\":null,*\"cgroup: none made: cgroup v2 at $mnt/cordon has no memory, pids or cpu controller (--cgroup required makes one all the same)\"*"
+		like_glob "... and no cgroup is made, which would limit nothing here" "$r" \
+			"*\"cgroup\":{\"mode\":\"auto\",\"path\":null,*\"cgroup: none made: cgroup v2 at $(glob_quote "$mnt")/cordon has no memory, pids or cpu controller (--cgroup required makes one all the same)\"*"
 		mine() { ls -d "$mnt"/cordon/cordon-* 2>/dev/null | sort; }
 		before=$(mine)
 		rm -f "$w/running"
@@ -75,24 +75,24 @@ else
 		wait $pid 2>/dev/null
 	fi
 	c -v -- true
-	like "-v says what could not be applied" "$err" "*cgroup: not applied: $why_mem"
+	like_glob "-v says what could not be applied" "$err" "*cgroup: not applied: $why_mem"
 	refuse "an explicit --memory without the controller" "cordon: --memory: cannot apply the limit: " --memory 1G
-	like "... naming the cause and the way out" "$err" "*${why_mem#*: }*--cgroup=best-effort*"
+	like_glob "... naming the cause and the way out" "$err" "*${why_mem#*: }*--cgroup=best-effort*"
 	refuse "an explicit --pids without the controller" "cordon: --pids: cannot apply the limit: " --pids 50
 	refuse "an explicit --cpus without the controller" "cordon: --cpus: cannot apply the limit: " --cpus 1
 
 	# --- best-effort: rlimit fallbacks where they mean something, recorded
 	c --cgroup best-effort --memory 256M --report "$o/b.json" -- sh -c 'ulimit -v'
 	is "best-effort --memory: RLIMIT_AS takes its place" "$rc:$out" "0:262144"
-	like "... and the report says so" "$(cat "$o/b.json")" '*"mode":"best-effort"*"fallbacks":["rlimit as=268435456"*'
+	like_glob "... and the report says so" "$(cat "$o/b.json")" '*"mode":"best-effort"*"fallbacks":["rlimit as=268435456"*'
 	c --cgroup best-effort --cpus 0.5 --report "$o/b2.json" -- true
 	is "best-effort --cpus: runs" "$rc" 0
-	like "... recording that cpu.max was not applied" "$(cat "$o/b2.json")" "*\"missing\":[*$why_cpu"
+	like_glob "... recording that cpu.max was not applied" "$(cat "$o/b2.json")" "*\"missing\":[*$why_cpu"
 	c --cgroup best-effort --pids 20 -- bash -c 'ulimit -u'
 	if [ -n "$root" ]; then
 		is "best-effort --pids as root (a dedicated host uid): RLIMIT_NPROC" "$out" 20
 	else
-		unlike "best-effort --pids unprivileged: no RLIMIT_NPROC (it would count the caller's other processes)" "$out" 20
+		isnt "best-effort --pids unprivileged: no RLIMIT_NPROC (it would count the caller's other processes)" "$out" 20
 	fi
 fi
 
@@ -102,7 +102,7 @@ grep -qwE 'memory|pids|cpu' "$mnt/cordon/cgroup.controllers" 2>/dev/null || req=
 if [ -n "$root" ]; then
 	c "${req[@]}" --report "$o/p.json" -- sh -c 'grep "^0::" /proc/self/cgroup'
 	is "inside, the sandbox's cgroup is the root of its cgroup namespace" "$out" "0::/"
-	like "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$o/p.json")" "*\"path\":\"$mnt/cordon/cordon-*"
+	like_glob "as root, the sandbox's cgroup is under <cgroup2>/cordon" "$(cat "$o/p.json")" "*\"path\":\"$(glob_quote "$mnt")/cordon/cordon-*"
 	# (other sandboxes may run on this machine meanwhile: only the new cgroup is this one's)
 	before=$(ls -d "$mnt"/cordon/cordon-* 2>/dev/null)
 	(exec_as_caller "$CORDON" --workdir "$w" "${req[@]}" -- sleep 30) &
@@ -196,11 +196,11 @@ if [ -n "$root" ]; then
 	c --cgroup required -- true
 	is "--cgroup required: a cgroup can be made here (without controllers)" "$rc" 0
 	c --cgroup off --report "$o/o.json" -- true
-	like "--cgroup off: no cgroup, and the report says so" "$(cat "$o/o.json")" '*"cgroup":{"mode":"off","path":null*'
+	like "--cgroup off: no cgroup, and the report says so" "$(cat "$o/o.json")" '"cgroup":{"mode":"off","path":null'
 else
 	c --cgroup required -- true
 	is "--cgroup required, unprivileged, nothing delegated: 125" "$rc" 125
-	like "... saying what to do" "$err" "cordon: --cgroup: required, but no delegated cgroup v2 subtree*Delegate=yes*--cgroup-parent*"
+	like_glob "... saying what to do" "$err" "cordon: --cgroup: required, but no delegated cgroup v2 subtree*Delegate=yes*--cgroup-parent*"
 fi
 
 done_testing

@@ -11,8 +11,8 @@ run="touch $marker"
 cordon_bare --version
 is "--version prints the version" "$rc:$out" "0:cordon 0.1.0"
 cordon_bare --help
-like "--help shows the usage" "$rc:$out" '0:Usage: cordon \[OPTIONS\] \[--\] COMMAND*'
-like "--help lists every option" "$out" "*--workdir*--ro-bind*--tmpfs*--hide*--net*--timeout*--kill-after*--rlimit*--nofile*--fsize*--cpu-time*--env*--pass-env*--hostname*--uid*--gid*--report*--report-fd*--quiet*--verbose*"
+like_glob "--help shows the usage" "$rc:$out" '0:Usage: cordon \[OPTIONS\] \[--\] COMMAND*'
+like_glob "--help lists every option" "$out" "*--workdir*--ro-bind*--tmpfs*--hide*--net*--timeout*--kill-after*--rlimit*--nofile*--fsize*--cpu-time*--env*--pass-env*--hostname*--uid*--gid*--report*--report-fd*--quiet*--verbose*"
 
 # rejects DESCRIPTION EXPECTED-LINE -- ARGS...
 rejects "no command" 'cordon: usage: no command given (cordon [OPTIONS] [--] COMMAND [ARG...])' --

@@ -10,11 +10,11 @@ export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-test
 c -- "$PROBE" env
 names=$(cut -d= -f1 <<<"$out" | sort | tr '\n' ' ')
 is "only the safe set is kept" "$names" "HOME LANG LC_ALL LOGNAME PATH TERM TZ USER "
-unlike "no secret of the caller's leaks" "$out" "*secret*"
-like "TERM, LANG, TZ pass" "$out" "*TERM=xterm-test*"
+unlike "no secret of the caller's leaks" "$out" "secret"
+like "TERM, LANG, TZ pass" "$out" "TERM=xterm-test"
 c --pass-env OPENAI_API_KEY -- "$PROBE" env
-like "--pass-env keeps one variable" "$out" "*OPENAI_API_KEY=sk-secret-123*"
-unlike "... and only that one" "$out" "*aws-secret*"
+like "--pass-env keeps one variable" "$out" "OPENAI_API_KEY=sk-secret-123"
+unlike "... and only that one" "$out" "aws-secret"
 c --env FOO=bar --env 'SPACED=a b=c' --env EMPTY= -- sh -c 'echo "$FOO|$SPACED|${EMPTY-unset}"'
 is "--env sets variables, values with spaces and = and empty" "$out" "bar|a b=c|"
 c --env FOO=1 --env FOO=2 -- sh -c 'echo $FOO'
@@ -44,7 +44,7 @@ hidden=$TEST_TMP/pybin
 mkdir -p "$hidden" && printf '#!/bin/sh\necho shim\n' >"$hidden/python3" && chmod -R a+rx "$hidden"
 out=$(env PATH="/home/nobody-here/.pyenv/shims:/usr/bin:/bin" "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" -v -- sh -c 'echo $PATH' 2>"$TEST_TMP/v.err")
 is "PATH inside drops what is hidden (a directory below /home)" "$out" /usr/bin:/bin
-like "... and -v says so" "$(cat "$TEST_TMP/v.err")" "*PATH: /home/nobody-here/.pyenv/shims is not in the sandbox, dropped*"
+like "... and -v says so" "$(cat "$TEST_TMP/v.err")" "PATH: /home/nobody-here/.pyenv/shims is not in the sandbox, dropped"
 out=$(env PATH="$hidden:/usr/bin:/bin" "$CORDON" --ro-bind "$PROBE_DIR" --ro-bind "$hidden" --workdir "$w" -- sh -c 'echo $PATH; python3' 2>&1)
 is "... what is bound in stays, and is used" "$(echo $out)" "$hidden:/usr/bin:/bin shim"
 

@@ -35,7 +35,7 @@ else
 fi
 export ANTHROPIC_API_KEY=sk-ant-secret-999
 c -- sh -c 'cat /proc/self/environ /proc/1/environ 2>/dev/null | tr "\0" "\n"; env'
-unlike "an API key in the caller's environment is nowhere inside" "$out" "*sk-ant-secret*"
+unlike "an API key in the caller's environment is nowhere inside" "$out" "sk-ant-secret"
 c -- "$PROBE" read /proc/1/environ
 is "pid 1's environment (the supervisor's copy) is unreadable" "$out" EACCES
 c -- "$PROBE" read /proc/1/mem
@@ -49,7 +49,7 @@ c -- sh -c "cd ..; echo x > escaped; echo x > /tmp/escaped; ls -d \"$outside\""
 [ -e "$outside/escaped" ] && fail "writing to the workdir's parent stays inside" || pass "writing to the workdir's parent stays inside"
 for p in /etc/cordon-x /usr/cordon-x /var/tmp/../cordon-x; do
 	c -- "$PROBE" write $p
-	like "write $p fails" "$out" "E*"
+	like_glob "write $p fails" "$out" "E*"
 done
 
 # --- symlinks planted in the workdir
@@ -95,7 +95,7 @@ is "a listener on the host's 127.0.0.1 is unreachable" "$out" ECONNREFUSED
 c --net host -- "$PROBE" connect 127.0.0.1 $port
 is "... (control: with --net host it is reachable)" "$out" ok
 c -- python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect("\0cordon-test-abstract-'$port'")'
-like "a host abstract unix socket (X11, D-Bus style) is unreachable" "$rc:$err" "1:*ConnectionRefusedError*"
+like_glob "a host abstract unix socket (X11, D-Bus style) is unreachable" "$rc:$err" "1:*ConnectionRefusedError*"
 c -- "$PROBE" connect 10.0.0.1 80
 is "no route anywhere else" "$out" ENETUNREACH
 kill $listener
@@ -113,12 +113,12 @@ kill $victim 2>/dev/null
 c -- sh -c 'kill -9 1; kill -TERM 1; echo alive'
 is "pid 1 ignores kill from inside" "$out" alive
 c -- sh -c 'ls /proc | grep -cE "^[0-9]+$"'
-like "only the sandbox's processes are visible" "$out" "[1-4]"
+like_glob "only the sandbox's processes are visible" "$out" "[1-4]"
 
 # --- privilege
 c -- "$PROBE" status
-like "no capability in any set" "$out" "*CapInh:	0000000000000000*CapPrm:	0000000000000000*CapEff:	0000000000000000*CapBnd:	0000000000000000*CapAmb:	0000000000000000*"
-like "no_new_privs" "$out" "*NoNewPrivs:	1*"
+like_glob "no capability in any set" "$out" "*CapInh:	0000000000000000*CapPrm:	0000000000000000*CapEff:	0000000000000000*CapBnd:	0000000000000000*CapAmb:	0000000000000000*"
+like "no_new_privs" "$out" "NoNewPrivs:	1"
 # /proc's windows on the kernel are masked: empty inside, though anyone reads them on the host
 if [ -n "$(head -c 1 /proc/kallsyms)" ]; then # (proc's files say size 0: read one)
 	c -- sh -c 'for f in kallsyms timer_list; do wc -c </proc/$f; done 2>&1'
@@ -159,10 +159,10 @@ if [ -n "$root" ] && [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null)" = 0
 fi
 ctl=$(tiocsti_test "$PROBE" tiocsti INJECTED)
 if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null)" != 0 ]; then
-	like "(control: TIOCSTI works on a terminal outside the sandbox)" "$ctl" "*fd0 ok*"
+	like "(control: TIOCSTI works on a terminal outside the sandbox)" "$ctl" "fd0 ok"
 	res=$(tiocsti_test "$CORDON" --ro-bind "$PROBE_DIR" --workdir "$w" -- "$PROBE" tiocsti INJECTED)
-	like "TIOCSTI from inside is refused by the filter, on stdin and on /dev/tty" "$res" "*fd0 EPERM*devtty EPERM*"
-	unlike "... and nothing reaches the terminal's input" "$res" "*INJECTEDINJECTED*"
+	like_glob "TIOCSTI from inside is refused by the filter, on stdin and on /dev/tty" "$res" "*fd0 EPERM*devtty EPERM*"
+	unlike "... and nothing reaches the terminal's input" "$res" "INJECTEDINJECTED"
 else
 	skip "TIOCSTI from inside is refused" "dev.tty.legacy_tiocsti=0 and not root: the kernel refuses it anyway"
 fi

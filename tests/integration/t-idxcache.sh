@@ -85,7 +85,7 @@ cordon -v --workdir "$w" -- sh -c 'printf "gitdir: .evil\n" >x/.git'
 is "a gitlink the first run's sandbox added: the third run takes the index from the cache" \
 	"$(said)" "git index cache: 1 from the cache, 0 read (0 kept)"
 like "... and finds the gitlink: the new x/.git is moved aside" "$err" \
-	"*protect: moved x/.git aside to x/.git.cordon-moved-aside*"
+	"protect: moved x/.git aside to x/.git.cordon-moved-aside"
 is "... git status on the host runs nothing" "$(status_in "$w")" no
 w=$(bigrepo)
 cordon --workdir "$w" --no-default-protect -- sh -c "$plant; plant x/.evil &&
@@ -114,7 +114,7 @@ cordon -v --workdir "$w" -- sh -c "$plant; plant d01/f1/.evil && printf 'gitdir:
 is "a gitlink the user made in place: the next run reads the index again (its ctime moved)" \
 	"$(said)" "git index cache: 0 from the cache, 1 read (1 kept)"
 like "... finds it: the new d01/f1/.git is moved aside" "$err" \
-	"*protect: moved d01/f1/.git aside*"
+	"protect: moved d01/f1/.git aside"
 is "... git status on the host runs nothing" "$(status_in "$w")" no
 
 # --- 4. entries not to be trusted: each is the true entry of an index with the gitlink x, made
@@ -217,7 +217,7 @@ sleep 0.1
 if [ "$(stat -c '%i %s %.9Y %.9Z' "$w/.git/index")" = "$stamps" ]; then
 	cordon -v --workdir "$w" -- sh -c "$plant; plant d01/f1/.evil && printf 'gitdir: .evil\n' >d01/f1/.git"
 	like "... it then wrote a gitlink through its dirty page (no stamp moved): the next run finds it" \
-		"$err" "*protect: moved d01/f1/.git aside*"
+		"$err" "protect: moved d01/f1/.git aside"
 	is "... git status on the host runs nothing" "$(status_in "$w")" no
 else
 	skip "a write through a dirty page moved no stamp" "the page was written back meanwhile (a sync)"
@@ -263,7 +263,7 @@ if is_user_mode && [ "$(id -u)" = 0 ]; then # the test's own state directory (ta
 		"$rc $(cmp -s "$TEST_TMP/forged" "$e" && echo written)" "0 written"
 	attack "$w"
 	is "a run after it does not use the cache: git status runs nothing" "$ran" no
-	like "... -v says why" "$(said)" "git index cache: not used: *was a sandbox's workdir"
+	like_glob "... -v says why" "$(said)" "git index cache: not used: *was a sandbox's workdir"
 	rm -f "$TEST_TMP/forged"
 elif is_user_mode; then
 	skip "a sandbox whose workdir was the cache's directory" \

@@ -32,7 +32,7 @@ lc_in() {
 }
 lc() { lc_in "$TEST_TMP" "$@"; }
 layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
-one_line() { like "$1" "$rc|$(wc -l <<<"$err")|$err" "125|1|cordon: *"; }
+one_line() { like_glob "$1" "$rc|$(wc -l <<<"$err")|$err" "125|1|cordon: *"; }
 # a tree's every entry, inode and content: "nothing written" means this
 state() { (cd "$1" && find . -printf '%y %m %i %s %p\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 # a workdir holding one file, and a layer of it that adds payload: $w $id
@@ -60,10 +60,10 @@ is "a store inside the workdir: refused before the run, in one line" "$rc:$err" 
 is "... nothing made in the workdir (the store was not created there)" "$(ls -A "$w")" ""
 mkdir -m 700 "$w/store" && own "$w/store"
 cordon -w "$w" --cow --layer-dir "$w/store" -- true
-like "... nor when it exists already" "$rc:$err" "125:cordon: layer: layer store $w/store: inside the workdir*"
+like_glob "... nor when it exists already" "$rc:$err" "125:cordon: layer: layer store $(glob_quote "$w")/store: inside the workdir*"
 chmod 700 "$w"
 cordon -w "$w" --cow --layer-dir "$w" -- true
-like "the workdir itself as the store: refused" "$rc:$err" "125:cordon: layer: layer store $w: inside the workdir*"
+like_glob "the workdir itself as the store: refused" "$rc:$err" "125:cordon: layer: layer store $(glob_quote "$w"): inside the workdir*"
 chmod 755 "$w"
 ln -s "$w" "$TEST_TMP/to-work" && own "$TEST_TMP/to-work"
 cordon -w "$w" --cow --layer-dir "$TEST_TMP/to-work/store2" -- true
@@ -74,13 +74,13 @@ if [ -n "$host_root" ]; then
 	mkdir "$TEST_TMP/other" "$TEST_TMP/sub-mnt" "$w/sub" && own "$w/sub"
 	mount --bind "$w" "$TEST_TMP/other" && mounts+=("$TEST_TMP/other")
 	cordon -w "$w" --cow --layer-dir "$TEST_TMP/other/store3" -- true
-	like "a store in another mount of the workdir: refused" "$rc:$err" \
-		"125:cordon: layer: layer store $TEST_TMP/other/store3: inside the workdir*"
+	like_glob "a store in another mount of the workdir: refused" "$rc:$err" \
+		"125:cordon: layer: layer store $(glob_quote "$TEST_TMP")/other/store3: inside the workdir*"
 	mount --bind "$w/sub" "$TEST_TMP/sub-mnt" && mounts+=("$TEST_TMP/sub-mnt")
 	chmod 700 "$w/sub"
 	cordon -w "$w" --cow --layer-dir "$TEST_TMP/sub-mnt" -- true
-	like "a store in a mount of a directory below the workdir: refused" "$rc:$err" \
-		"125:cordon: layer: layer store $TEST_TMP/sub-mnt: inside the workdir*"
+	like_glob "a store in a mount of a directory below the workdir: refused" "$rc:$err" \
+		"125:cordon: layer: layer store $(glob_quote "$TEST_TMP")/sub-mnt: inside the workdir*"
 	is "... nothing made in the workdir" "$(find "$w" -mindepth 1 -printf '%P\n' | sort | tr '\n' ' ')" "store sub "
 else
 	skip "a store in another mount of the workdir" "bind mounts need root"
@@ -107,7 +107,7 @@ is "a direct run on the store's parent rewrites the manifest (the attack's first
 workdir-id $tid"
 lc_in "$fake/cron.d" apply --layer-dir "$S" "$id"
 one_line "apply, run where the forged manifest points: refused, one line"
-like "... the store is below an earlier sandbox's workdir" "$err" \
+is "... the store is below an earlier sandbox's workdir" "$err" \
 	"cordon: apply: layer store $S: $p was a sandbox's workdir, where the sandbox could have written it: keep it elsewhere"
 mv "$S" "$TEST_TMP/moved-store"
 S=$TEST_TMP/moved-store
@@ -117,11 +117,11 @@ is "the store moved out of reach: the forged manifest itself is refused (its MAC
 lc_in "$w" apply --layer-dir "$S" "$id"
 is "... from the real workdir too" "$rc:$(wc -l <<<"$err")" "125:1"
 lc diff --layer-dir "$S" "$id"
-like "... and by diff" "$rc:$err" "125:cordon: diff: layer $id: its manifest's MAC does not match*"
+like_glob "... and by diff" "$rc:$err" "125:cordon: diff: layer $(glob_quote "$id"): its manifest's MAC does not match*"
 is "nothing was written in the fake /etc" "$(state "$fake")" "$fake_before"
 is "... nor in the workdir" "$(state "$w")" "$w_before"
 lc layers --layer-dir "$S"
-like "cordon layers lists it as unreadable, saying why" "$rc:$out" "0:$id  cannot be read: layer $id: its manifest's MAC does not match*"
+like_glob "cordon layers lists it as unreadable, saying why" "$rc:$out" "0:$(glob_quote "$id")  cannot be read: layer $(glob_quote "$id"): its manifest's MAC does not match*"
 lc discard --layer-dir "$S" "$id"
 is "... and it can be discarded" "$rc:$err:$(ls -A "$S")" "0::"
 
@@ -135,12 +135,12 @@ w2_before=$(state "$w2")
 cp -p "$L/$id1/manifest" "$TEST_TMP/m1"
 sed -i "s|^workdir-id .*|workdir-id $(stat -c '%d %i' "$w2")|; s|^workdir /.*|workdir $w2|" "$L/$id1/manifest"
 lc_in "$w2" apply --layer-dir "$L" "$id1"
-like "a manifest given another workdir's device and inode: refused" "$rc:$err" \
-	"125:cordon: apply: layer $id1: its manifest's MAC does not match*"
+like_glob "a manifest given another workdir's device and inode: refused" "$rc:$err" \
+	"125:cordon: apply: layer $(glob_quote "$id1"): its manifest's MAC does not match*"
 cp -p "$L/$id2/manifest" "$L/$id1/manifest"
 lc_in "$w2" apply --layer-dir "$L" "$id1"
-like "another layer's genuine manifest put in its place: refused (the MAC names the layer)" "$rc:$err" \
-	"125:cordon: apply: layer $id1: its manifest's MAC does not match*"
+like_glob "another layer's genuine manifest put in its place: refused (the MAC names the layer)" "$rc:$err" \
+	"125:cordon: apply: layer $(glob_quote "$id1"): its manifest's MAC does not match*"
 is "... nothing written" "$(state "$w2")" "$w2_before"
 cp -p "$TEST_TMP/m1" "$L/$id1/manifest"
 
@@ -152,7 +152,7 @@ is "... nothing written there" "$(state "$w2")" "$w2_before"
 lc_in "$TEST_TMP" apply --layer-dir "$L" "$id1"
 is "... nor from a directory that is no workdir" "$rc:$(wc -l <<<"$err")" "125:1"
 lc_in "$w2" apply --layer-dir "$L" -w "$w2" "$id1"
-like "... nor with -w naming another directory" "$rc:$err" "125:cordon: apply: $w2 is not the workdir of layer $id1*"
+like_glob "... nor with -w naming another directory" "$rc:$err" "125:cordon: apply: $(glob_quote "$w2") is not the workdir of layer $(glob_quote "$id1")*"
 lc_in "$TEST_TMP" apply --layer-dir "$L" -w "$w1" "$id1"
 is "apply -w the layer's workdir, from elsewhere: applied" "$rc:$err:$(cat "$w1/payload")" "0::evil"
 lc_in "$w2" apply --layer-dir "$L"
@@ -206,12 +206,12 @@ if [ -n "$host_root" ]; then
 	chmod 755 "$other" # readable: what is refused is its owner
 	if is_user_mode; then chown root: "$other"; else chown "$TEST_USER:" "$other"; fi
 	lc_in "$w" layers --layer-dir "$other"
-	like "a store owned by another user: refused" "$rc:$err" \
+	is "a store owned by another user: refused" "$rc:$err" \
 		"125:cordon: layers: layer store $other: owned by uid $(stat -c %u "$other"), not by us (uid $(caller_uid)): use a directory of your own"
 	if is_user_mode; then chown root: "$L/$id/manifest"; else chown "$TEST_USER:" "$L/$id/manifest"; fi
 	lc_in "$w" apply --layer-dir "$L" "$id"
-	like "a manifest owned by another user: refused" "$rc:$err" \
-		"125:cordon: apply: layer $id: its manifest is owned by uid *, not by us*"
+	like_glob "a manifest owned by another user: refused" "$rc:$err" \
+		"125:cordon: apply: layer $(glob_quote "$id"): its manifest is owned by uid *, not by us*"
 	chown --reference="$L" "$L/$id/manifest"
 else
 	skip "a store owned by another user" "needs root to make one"
@@ -234,7 +234,7 @@ lc_in "$w" diff --layer-dir "$L" "$id"
 is "a layer without a MAC: refused with why, in one line" "$rc:$err" \
 	"125:cordon: diff: layer $id: saved by an earlier cordon, without a MAC: it cannot be told from a forgery, so it is not read (discard it)"
 lc layers --layer-dir "$L"
-like "... listed as such" "$out" "*$id  cannot be read: layer $id: saved by an earlier cordon*"
+like "... listed as such" "$out" "$id  cannot be read: layer $id: saved by an earlier cordon"
 lc discard --all --layer-dir "$L"
 is "... discard --all removes it (and every other)" "$rc:$err:$(ls -A "$L")" "0::"
 
@@ -268,7 +268,7 @@ is "apply of a layer not in the store" "$rc:$err" "125:cordon: apply: no layer 0
 layer_in "$L"
 lc apply --layer-dir "$L" -w "$TEST_TMP/nonexistent" "$id"
 one_line "apply -w a directory that does not exist: one line"
-like "... naming it" "$err" "cordon: apply: *$TEST_TMP/nonexistent*"
+like_glob "... naming it" "$err" "cordon: apply: *$(glob_quote "$TEST_TMP")/nonexistent*"
 lc apply --layer-dir "$L" -w "$TEST_TMP/nonexistent"
 is "apply -w a directory that does not exist, no ID" "$rc:$err" \
 	"125:cordon: apply: $TEST_TMP/nonexistent: No such file or directory"

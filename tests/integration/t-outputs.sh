@@ -180,7 +180,7 @@ wait_until 20 test -e "$w/started"
 during=$(find "$o" -maxdepth 1 -name '*late*' -printf '%f %m\n')
 : >"$w/go"
 wait $pid
-like "while the command runs, the report is a hidden temporary file (0600) beside its name" \
+like_glob "while the command runs, the report is a hidden temporary file (0600) beside its name" \
 	"$during" ".late.json.* 600"
 is "the command could not see the outputs' directory" "$(cat "$TEST_TMP/late.out")" ""
 is "... and the report is whole after the run" "$(kind "$o/late.json")" "a report, outcome exited"

@@ -13,7 +13,7 @@ is "--rlimit core=1M turns them on" "$out" "1048576 1048576"
 c --nofile 64 -- "$PROBE" rlimit nofile
 is "--nofile 64" "$out" "64 64"
 c --nofile 32 -- python3 -c 'import os; [os.open("/dev/null", 0) for _ in range(40)]'
-like "... and opening more files fails" "$rc:$err" "1:*Too many open files*"
+like_glob "... and opening more files fails" "$rc:$err" "1:*Too many open files*"
 c --rlimit nofile=32:64 -- "$PROBE" rlimit nofile
 is "--rlimit NAME=SOFT:HARD" "$out" "32 64"
 c --rlimit RLIMIT_NOFILE=16 -- "$PROBE" rlimit nofile

@@ -19,15 +19,15 @@ trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
 id=$(curl -s -X POST -H "X-API-Key: $key" -H 'Content-Type: application/json' -d '{}' \
 	"http://127.0.0.1:$port/sandboxes" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxID"])')
-like "a sandbox made" "$id" '[0-9a-z]*'
+like_glob "a sandbox made" "$id" '[0-9a-z]*'
 is "its workdir is there" "$(ls "$state/s" | wc -l)" 1
 # the server's children: the process that makes sessions; its children: the supervisors
 sup=$(for c in $(pgrep -P "$server"); do pgrep -P "$c"; done | head -1)
-like "its supervisor found" "$sup" '[0-9]*'
+like_glob "its supervisor found" "$sup" '[0-9]*'
 kill -KILL "$sup"
 for _ in $(seq 150); do [ -z "$(ls "$state/s")" ] && break; sleep 0.1; done
 is "the workdir is removed by the server" "$(ls "$state/s")" ""
-like "... and the log says so" "$(cat "$TEST_TMP/serve.log")" "*its workdir removed by the server*"
+like "... and the log says so" "$(cat "$TEST_TMP/serve.log")" "its workdir removed by the server"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-API-Key: $key" "http://127.0.0.1:$port/sandboxes/$id")
 is "the sandbox is gone from the server" "$code" 404
 done_testing

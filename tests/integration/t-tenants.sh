@@ -32,8 +32,8 @@ caller_probe() { (cd "$TEST_TMP" && as_caller python3 "$H/inotify-hog.py" probe 
 
 if ! is_user_mode; then
 	start_hog
-	like "root: a sandbox takes every inotify instance of its host id" "$(cat "$w/hog.out")" \
-		"hog: $max_instances instances (EMFILE), * watches (ENOSPC)"
+	like_glob "root: a sandbox takes every inotify instance of its host id" "$(cat "$w/hog.out")" \
+		"hog: $(glob_quote "$max_instances") instances (EMFILE), * watches (ENOSPC)"
 	is "root: another sandbox still makes an inotify instance and a watch" "$(probe)" \
 		"probe: instance ok, watch ok"
 	is "root: so does root itself" "$(caller_probe)" "probe: instance ok, watch ok"
@@ -78,19 +78,19 @@ print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0])' "${pid1:-1}" 2
 	# the owner of the workdir keeps their files, whoever the sandbox is on the host
 	u=$(mkwork) && chown "$TEST_USER:" "$u"
 	out=$(cd "$u" && "$CORDON" -q -- sh -c 'id -u; touch mine; cut -f2 /proc/self/uid_map')
-	like "root: a user's workdir: inside, the user's uid" "$out" "$(id -u "$TEST_USER")*"
+	like_glob "root: a user's workdir: inside, the user's uid" "$out" "$(glob_quote "$(id -u "$TEST_USER")")*"
 	is "root: a user's workdir: what the sandbox writes is the user's" "$(stat -c %U "$u/mine")" "$TEST_USER"
-	unlike "root: ... though the sandbox is not that user on the host" "$out" "*
-$(id -u "$TEST_USER")"
+	unlike_glob "root: ... though the sandbox is not that user on the host" "$out" "*
+$(glob_quote "$(id -u "$TEST_USER")")"
 else
 	start_hog
-	like "unprivileged: a sandbox takes every inotify instance of the caller's" "$(cat "$w/hog.out")" \
+	like_glob "unprivileged: a sandbox takes every inotify instance of the caller's" "$(cat "$w/hog.out")" \
 		"hog: * instances (EMFILE)*"
 	is "unprivileged, without --user-share: another sandbox gets none (README Identity: shared)" \
 		"$(probe)" "probe: instance EMFILE, watch EMFILE"
 	stop_hog
 	start_hog --user-share 4
-	like "unprivileged, --user-share 4: the sandbox takes its quarter" "$(cat "$w/hog.out")" \
+	like_glob "unprivileged, --user-share 4: the sandbox takes its quarter" "$(cat "$w/hog.out")" \
 		"hog: $((max_instances / 4)) instances (EMFILE), * watches (ENOSPC)"
 	is "unprivileged, --user-share 4: another sandbox still makes an instance and a watch" \
 		"$(probe --user-share 4)" "probe: instance ok, watch ok"

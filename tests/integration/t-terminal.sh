@@ -109,10 +109,10 @@ os.write(slave, b\"flows\\n\")
 print(\"output\", \"flows\" if read_until(\"flows\", 3) else \"stopped\")
 print(\"tcooff\", 1 if b\"tcooff 1\" in seen else 0)
 '" 2>&1)
-like "the command set raw mode: cordon puts the modes back" "$res" "*rc=0 modes-restored*"
-like "tcflow(TCOOFF), which would stop the terminal's output for every writer, is refused" "$res" "*tcooff 1*"
-like "... and the output flows" "$res" "*output flows*"
-like "TIOCSETD (a null line discipline) is refused, and the discipline is still N_TTY" "$res" "*ldisc 0*"
+like "the command set raw mode: cordon puts the modes back" "$res" "rc=0 modes-restored"
+like "tcflow(TCOOFF), which would stop the terminal's output for every writer, is refused" "$res" "tcooff 1"
+like "... and the output flows" "$res" "output flows"
+like "TIOCSETD (a null line discipline) is refused, and the discipline is still N_TTY" "$res" "ldisc 0"
 
 # the window size: set inside (stty, TIOCSWINSZ on the terminal), as it was after
 res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
@@ -124,8 +124,8 @@ drain()
 print(buf.decode(errors=\"replace\").replace(\"\\r\", \"\").replace(\"\\n\", \" \"))
 print(\"after\", *struct.unpack(\"HHHH\", fcntl.ioctl(slave, termios.TIOCGWINSZ, b\"\\0\" * 8)))
 '" 2>&1)
-like "the command set the window size (stty rows 11 cols 33)" "$res" "*inside 11 33*"
-like "... and cordon puts the caller's back after the run (40x120, its pixels too)" "$res" "*after 40 120 960 640*"
+like "the command set the window size (stty rows 11 cols 33)" "$res" "inside 11 33"
+like "... and cordon puts the caller's back after the run (40x120, its pixels too)" "$res" "after 40 120 960 640"
 
 # the foreground: the command's own group while it runs, the caller's again after
 res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
@@ -135,8 +135,8 @@ p.wait(timeout=20)
 drain()
 print(buf.decode(errors=\"replace\").replace(\"\\r\", \"\").replace(\"\\n\", \" \"))
 '" 2>&1)
-like "on a terminal, the command is the foreground, in a group of its own" "$res" "*fg True True*"
-like "... and after the run the caller's group is the foreground again" "$res" "*af True*"
+like "on a terminal, the command is the foreground, in a group of its own" "$res" "fg True True"
+like "... and after the run the caller's group is the foreground again" "$res" "af True"
 
 # job control in an interactive shell: Ctrl-Z stops the job, fg continues it, Ctrl-C ends it
 res=$("${ttyrun[@]}" bash -c "$(declare -f pty); pty '
@@ -161,9 +161,9 @@ print(\"after-fg\", read_until(\"rc=130\", 10))
 os.write(master, b\"exit\\n\")
 sh.wait(timeout=10)
 '" 2>&1)
-like "interactive bash: the command starts in the foreground" "$res" "*ready True*"
-like "... Ctrl-Z stops it: the shell reports the job stopped" "$res" "*stopped True*"
-like "... fg continues it with the terminal, and Ctrl-C then ends it (130)" "$res" "*after-fg True*"
+like "interactive bash: the command starts in the foreground" "$res" "ready True"
+like "... Ctrl-Z stops it: the shell reports the job stopped" "$res" "stopped True"
+like "... fg continues it with the terminal, and Ctrl-C then ends it (130)" "$res" "after-fg True"
 
 # TOSTOP set on the terminal by the command: cordon, in the background while the command has the
 # terminal, still writes there (--capture's copy) and must not be stopped by SIGTTOU
@@ -180,8 +180,8 @@ print(\"rc0\", read_until(\"rc=0\", 10))
 os.write(master, b\"exit\\n\")
 sh.wait(timeout=10)
 '" 2>&1)
-like "the command sets TOSTOP: cordon's copy of its output (--capture) still reaches the terminal" "$res" "*ticks True*"
-like "... and cordon is not stopped by SIGTTOU: the run ends (0)" "$res" "*rc0 True*"
+like "the command sets TOSTOP: cordon's copy of its output (--capture) still reaches the terminal" "$res" "ticks True"
+like "... and cordon is not stopped by SIGTTOU: the run ends (0)" "$res" "rc0 True"
 
 # a stop inside, in an interactive shell: cordon follows it (the job shows stopped), and the
 # deadline still ends the sandbox while cordon is stopped
@@ -201,8 +201,8 @@ print(\"rc124\", read_until(\"rc=124\", 10), \"secs\", int(time.time() - t0))
 os.write(master, b\"exit\\n\")
 sh.wait(timeout=10)
 '" 2>&1)
-like "a command that stops its own group: the shell shows the job stopped" "$res" "*stopped True*"
-like "... and after fg, the run ends as timed out (the deadline passed while cordon was stopped)" "$res" "*rc124 True*"
+like "a command that stops its own group: the shell shows the job stopped" "$res" "stopped True"
+like "... and after fg, the run ends as timed out (the deadline passed while cordon was stopped)" "$res" "rc124 True"
 
 # the same with a command that stops and continues itself in a loop: pid 1 tells cordon of one
 # stop at a time, so its socket never fills and the deadline still ends the sandbox on time
@@ -253,8 +253,8 @@ PY
 chmod 644 "$TEST_TMP/flood.py"
 rm -f "$w/alive"
 res=$("${ttyrun[@]}" python3 "$TEST_TMP/flood.py" 2>&1)
-like "a command stopping and continuing itself in a loop: the job shows stopped" "$res" "*stopped True*"
-like "... the sandbox is gone by its deadline while cordon is stopped" "$res" "*dead True*"
-like "... and after fg the run ends as timed out" "$res" "*rc124 True*"
+like "a command stopping and continuing itself in a loop: the job shows stopped" "$res" "stopped True"
+like "... the sandbox is gone by its deadline while cordon is stopped" "$res" "dead True"
+like "... and after fg the run ends as timed out" "$res" "rc124 True"
 
 done_testing

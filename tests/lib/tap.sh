@@ -11,6 +11,7 @@ PROBE_DIR=$(dirname "${PROBE:-/nonexistent/probe}")
 
 _tap_n=0
 _tap_failed=0
+_tap_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 _tap_result() { # ok|not ok, description, [directive]
 	_tap_n=$((_tap_n + 1))
@@ -96,10 +97,50 @@ is() {
 	return 0
 }
 
-# like "description" ACTUAL GLOB
+# isnt "description" ACTUAL UNEXPECTED: they differ
+isnt() {
+	if [ "$2" != "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		diag "must differ from: $3"
+	fi
+	return 0
+}
+
+# like "description" ACTUAL TEXT: ACTUAL contains TEXT, literally (no character of TEXT is a
+# pattern: a namespace's "net:[4026531840]" is those 16 characters). For a pattern, like_glob.
 like() {
+	if [[ $2 == *"$3"* ]]; then
+		pass "$1"
+	else
+		fail "$1"
+		diag "expected to contain: $3"
+		diag "got:                 $2"
+		[ -n "${err:-}" ] && diag "stderr:              $err"
+	fi
+	return 0
+}
+
+# unlike "description" ACTUAL TEXT: ACTUAL does not contain TEXT, literally
+unlike() {
+	if [[ $2 != *"$3"* ]]; then
+		pass "$1"
+	else
+		fail "$1"
+		diag "must not contain: $3"
+		diag "got:              $2"
+	fi
+	return 0
+}
+
+# like_glob "description" ACTUAL GLOB: the whole of ACTUAL matches the bash pattern GLOB (*, ?,
+# [...]; @(a|b) where the suite turned extglob on). Data spliced into GLOB goes through
+# glob_quote, so that it stands for itself: like_glob "..." "$err" "cordon: $(glob_quote "$d"): *"
+like_glob() {
+	# (case, not [[ == ]], which reads every pattern as extglob: "*(+)" is not "*" then "(+)")
 	# shellcheck disable=SC2254
-	case "$2" in
+	case $2 in
 	$3) pass "$1" ;;
 	*)
 		fail "$1"
@@ -111,10 +152,10 @@ like() {
 	return 0
 }
 
-# unlike "description" ACTUAL GLOB
-unlike() {
+# unlike_glob "description" ACTUAL GLOB: the whole of ACTUAL does not match GLOB
+unlike_glob() {
 	# shellcheck disable=SC2254
-	case "$2" in
+	case $2 in
 	$3)
 		fail "$1"
 		diag "must not match: $3"
@@ -123,6 +164,20 @@ unlike() {
 	*) pass "$1" ;;
 	esac
 	return 0
+}
+
+# glob_quote TEXT: TEXT with each character a pattern gives a meaning escaped, to splice data
+# into a like_glob pattern
+glob_quote() {
+	local s=$1 out='' c i
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case $c in
+		'*' | '?' | '[' | ']' | '\' | '(' | ')' | '|' | '@' | '+' | '!') out+="\\$c" ;;
+		*) out+=$c ;;
+		esac
+	done
+	printf '%s' "$out"
 }
 
 # wait_until SECONDS CMD...: poll CMD every 0.05 s until it succeeds (status 0) or time is up (1)
@@ -161,11 +216,13 @@ rejects() {
 }
 
 # tap_include CMD...: run a TAP producer (a C helper); its results become ours (renumbered), its
-# other lines comments; one that exits non-zero without a failure fails
+# other lines comments; one that exits non-zero without a failure fails, and so does one whose
+# stream is not whole (no plan, results missing: tapcheck.awk beside this file)
 tap_include() {
 	local line out status failed=$_tap_failed d
 	out=$("$@" 2>&1)
 	status=$?
+	out=$(awk -v name="$1" -f "$_tap_lib_dir/tapcheck.awk" <<<"$out") || fail "$1: tapcheck.awk"
 	while IFS= read -r line; do
 		case $line in
 		"not ok "*) fail "${line#not ok * - }" ;;

@@ -202,8 +202,9 @@ static void test_submodules(void)
 	ok(plan(&p, &err) == 0, "a repository with submodules: %s", err.msg);
 	g = find(&p, "sub/.git");
 	ok(g && g->state == CD_GUARD_EXISTS && !g->dir, "a submodule's .git file: read-only");
-	ok(!find(&p, ".git/modules/sub/config"),
-	   "... its git directory below .git/modules (read-only already): no mount of its own");
+	g = find(&p, ".git/modules");
+	ok(g && g->state == CD_GUARD_EXISTS && g->dir && !find(&p, ".git/modules/sub/config"),
+	   "... its git directory below .git/modules, read-only with it: no mount of its own");
 	g = find(&p, "sub/sub-hooks");
 	ok(g && g->state == CD_GUARD_ABSENT && g->create && g->dir,
 	   "... what its config names, relative to its worktree: guarded (core.hooksPath)");

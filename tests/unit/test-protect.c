@@ -49,6 +49,15 @@ static const struct cd_guard *find(const struct cd_guard_plan *p, const char *re
 	return NULL;
 }
 
+/* Whether any guard's path contains s: a path resolved wrongly has no one name to look for. */
+static bool names(const struct cd_guard_plan *p, const char *s)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strstr(p->g[i].rel, s))
+			return true;
+	return false;
+}
+
 static bool pinned(const struct cd_guard_plan *p, const char *rel)
 {
 	for (char **s = p->pins; s && *s; s++)
@@ -343,6 +352,105 @@ static void test_plan(void)
 	cordon_config_free(c);
 }
 
+/* Make rel (a directory when it ends in "/") and the directories above it, below top. */
+static void mk_path(const char *rel)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (char *s = strchr(buf, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mk(buf, NULL);
+		*s = '/';
+	}
+	if (buf[strlen(buf) - 1] != '/')
+		mk(buf, "x\n");
+}
+
+/* The name a rule's glob gives a path made for it ("*" as "w"), without a trailing "/". */
+static void expand_glob(const char *glob, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *s = glob; *s && o + 2 < size; s++)
+		out[o++] = *s == '*' ? 'w' : *s;
+	if (o && out[o - 1] == '/')
+		o--;
+	out[o] = '\0';
+}
+
+/* Every entry of the default set, as the plan takes it: in a workdir without it, a rule that
+ * refuses or drops guards it missing (a placeholder or none, as it says), an exists-only one
+ * guards nothing; in a workdir holding every entry, each is guarded read-only or hidden, as it
+ * says. The checks come from the list, so that each entry's kind is checked, however it changes. */
+static void test_plan_every_entry(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_error err = { 0 };
+	struct cd_guard_plan p0, p1;
+	const struct cd_guard *g;
+	size_t bad0 = 0, bad1 = 0, n = 0;
+	char rel[4096];
+	int fd0, fd1;
+
+	strcpy(top, "/tmp/test-protect.XXXXXX");
+	if (!mkdtemp(top) || !c)
+		return (void)ok(false, "mkdtemp");
+	fd0 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!ok(cd_guard_plan_build(c, fd0, top, &p0, &err) == 0, "every entry: an empty workdir's "
+		"plan: %s", err.msg))
+		return;
+	strcpy(top, "/tmp/test-protect.XXXXXX");
+	if (!mkdtemp(top))
+		return (void)ok(false, "mkdtemp");
+	for (size_t i = 0; i < p0.defaults.n; i++) {
+		size_t len;
+
+		expand_glob(p0.defaults.r[i].glob, rel, sizeof(rel));
+		len = strlen(rel);
+		if (p0.defaults.r[i].glob[strlen(p0.defaults.r[i].glob) - 1] == '/')
+			snprintf(rel + len, sizeof(rel) - len, "/");
+		mk_path(rel);
+	}
+	fd1 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!ok(cd_guard_plan_build(c, fd1, top, &p1, &err) == 0, "every entry: a workdir holding "
+		"each one's plan: %s", err.msg))
+		return;
+	ok(p0.defaults.n == p1.defaults.n && p0.defaults.n >= 40, "the default set (%zu entries)",
+	   p0.defaults.n);
+	for (size_t i = 0; i < p0.defaults.n && i < p1.defaults.n; i++) {
+		const struct cd_guard_rule *r = &p0.defaults.r[i];
+		bool literal = !strpbrk(r->glob, "*?[");
+		bool want_dir = r->glob[strlen(r->glob) - 1] == '/';
+
+		expand_glob(r->glob, rel, sizeof(rel));
+		g = literal ? find(&p0, rel) : NULL;
+		if (literal && (r->create ? !(g && g->state == CD_GUARD_ABSENT && g->create &&
+					      g->deny == r->deny &&
+					      g->placeholder == !r->no_placeholder)
+					  : g != NULL)) {
+			ok(false, "%s (line %u), missing: %s", r->glob, r->line,
+			   r->create ? "guarded as the list says" : "nothing guarded");
+			bad0++;
+		}
+		g = find(&p1, rel);
+		if (!(g && g->state == CD_GUARD_EXISTS && g->deny == r->deny && g->dir == want_dir)) {
+			ok(false, "%s (line %u), there: %s, as the list says", r->glob, r->line,
+			   r->deny ? "hidden" : "read-only");
+			bad1++;
+		}
+		n++;
+	}
+	is_uint(bad0, 0, "each of the %zu entries missing: guarded from creation (refuse: with a "
+		"placeholder, drop: without), or not at all, as it says", n);
+	is_uint(bad1, 0, "each of the %zu entries there: read-only or hidden, as it says", n);
+	cd_guard_plan_done(&p0);
+	cd_guard_plan_done(&p1);
+	close(fd0);
+	close(fd1);
+	cordon_config_free(c);
+}
+
 static void test_worktree(void)
 {
 	struct cordon_config *c = cordon_config_new();
@@ -491,8 +599,8 @@ static void test_plan_gitconfig(void)
 	   "an include that is not there (git skips it): guarded from being made");
 	g = find(&p, "more/nested.gitconfig");
 	ok(g && g->state == CD_GUARD_ABSENT, "an include of an include, relative to its file");
-	ok(!find(&p, "home.gitconfig") && !find(&p, "etc/outside.gitconfig"),
-	   "paths outside the workdir (~, elsewhere): not the workdir's");
+	ok(!names(&p, "home.gitconfig") && !names(&p, "outside.gitconfig"),
+	   "paths outside the workdir (~, elsewhere): not the workdir's, by no spelling");
 	cd_guard_plan_done(&p);
 	{
 		struct cordon_config *c2 = cordon_config_new();
@@ -566,6 +674,7 @@ int main(void)
 	test_list_parse();
 	test_list_load();
 	test_plan();
+	test_plan_every_entry();
 	test_worktree();
 	test_gitconfig();
 	test_gitconfig_as_git();

@@ -7,7 +7,7 @@
 # no pgrep: the report is read with sed, processes are found in /proc).
 # shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
 . "$TAP_LIB"
-shopt -s extglob # like PATTERNs with @(a|b)
+shopt -s extglob # like_glob PATTERNs with @(a|b)
 
 CG=/sys/fs/cgroup
 w=$(mkwork) # the workdir
@@ -176,7 +176,7 @@ c -- cat $lim/memory.max $lim/memory.swap.max $lim/memory.oom.group $lim/pids.ma
 is "defaults inside: memory.max 4G, swap.max 0, oom.group 1, pids.max 1024" \
 	"$rc:$(flat "$out")" "0:4294967296 0 1 1024"
 c -- sh -c "cat $lim/cpu.max 2>/dev/null || echo no cpu.max"
-like "... no cpu limit (cpu.max is max, or the cpu controller is not enabled)" "$rc:$out" "0:@(max 100000|no cpu.max)"
+like_glob "... no cpu limit (cpu.max is max, or the cpu controller is not enabled)" "$rc:$out" "0:@(max 100000|no cpu.max)"
 c --memory 48M --memory-swap 16M --pids 77 --cpus 0.5 -- \
 	cat $lim/memory.max $lim/memory.swap.max $lim/pids.max $lim/cpu.max
 is "--memory 48M --memory-swap 16M --pids 77 --cpus 0.5 inside" \
@@ -208,7 +208,7 @@ if wait_for "$w/hold.ready"; then
 	is "... with its limits: memory.max, swap.max, oom.group, pids.max, cpu.max" \
 		"$(cat "$d/memory.max" "$d/memory.swap.max" "$d/memory.oom.group" "$d/pids.max" "$d/cpu.max" 2>&1 | tr '\n' ' ')" \
 		"41943040 0 1 50 25000 100000 "
-	like "... and the sandbox's processes in it" "$(cat "$d/cgroup.procs" 2>/dev/null | tr '\n' ' ')" "[0-9]* [0-9]*"
+	like_glob "... and the sandbox's processes in it" "$(cat "$d/cgroup.procs" 2>/dev/null | tr '\n' ' ')" "[0-9]* [0-9]*"
 else
 	fail "a running sandbox has one cgroup of its own under the parent (never ready: $(cat "$TEST_TMP/hold.err"))"
 	skip "... with its limits: memory.max, swap.max, oom.group, pids.max, cpu.max" "not running"
@@ -427,20 +427,20 @@ diag "controllers available in $nc: '$(cat "$nc/cgroup.controllers")'"
 PN=(--workdir "$w" --cgroup-parent "$nc")
 rm -f "$marker"
 cordon "${PN[@]}" --memory 32M -- touch "$marker"
-like "--memory that cannot be applied: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
+like_glob "--memory that cannot be applied: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
 if [[ $err != *$'\n'* && ! -e $marker ]]; then pass "... one line, nothing ran"; else fail "... one line, nothing ran"; fi
 cordon "${PN[@]}" --pids 50 -- true
-like "--pids that cannot be applied: 125, naming pids" "$rc:$err" "125:cordon: --pids: *pids*"
+like_glob "--pids that cannot be applied: 125, naming pids" "$rc:$err" "125:cordon: --pids: *pids*"
 cordon "${PN[@]}" --cpus 0.5 -- true
-like "--cpus that cannot be applied: 125, naming cpu" "$rc:$err" "125:cordon: --cpus: *cpu*"
+like_glob "--cpus that cannot be applied: 125, naming cpu" "$rc:$err" "125:cordon: --cpus: *cpu*"
 cordon "${PN[@]}" --report "$r/nc.json" -- true
 rep "$r/nc.json"
 is "... the defaults never make cordon fail (auto)" "$rc:$err" "0:"
-like "... the report lists memory and pids as missing" "$(cv missing)" '*"memory*"pids*'
+like_glob "... the report lists memory and pids as missing" "$(cv missing)" '*"memory*"pids*'
 cordon "${PN[@]}" --cgroup best-effort --memory 32M --report "$r/ncb.json" -- true
 rep "$r/ncb.json"
 is "--cgroup best-effort: the same --memory runs" "$rc:$err" "0:"
-like "... and the report lists memory as missing" "$(cv missing)" '*"memory*'
+like "... and the report lists memory as missing" "$(cv missing)" '"memory'
 cgroups_gone "... no sandbox cgroup is left below that parent"
 rmdir_cgroup "$nc"
 rmdir_cgroup "$outer"
@@ -452,7 +452,7 @@ resident=$!
 wait_until 5 test -s "$busy/cgroup.procs"
 PB=(--workdir "$w" --cgroup-parent "$busy")
 cordon "${PB[@]}" --memory 32M -- true
-like "--memory under a parent with a process in it: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
+like_glob "--memory under a parent with a process in it: 125, naming memory" "$rc:$err" "125:cordon: --memory: *memory*"
 cordon "${PB[@]}" -- true
 is "... the defaults still never make cordon fail there (auto)" "$rc:$err" "0:"
 cordon "${PB[@]}" -- true
@@ -472,7 +472,7 @@ if is_user_mode; then
 	rep "$r/def.json"
 	is "default placement as the user: the limits apply" "$rc:$(flat "$out")" "0:1024 4294967296"
 	p=$(cv path)
-	if [[ $p =~ ^\"$c0/(.+/)?cordon-$(report_id)\"$ ]]; then pass "... in a cgroup below its own ($c0)"; else
+	if [[ $p =~ ^\""$c0"/(.+/)?cordon-"$(report_id)"\"$ ]]; then pass "... in a cgroup below its own ($c0)"; else
 		fail "... in a cgroup below its own ($c0)"
 		diag "got: $p"
 	fi
@@ -490,9 +490,9 @@ if is_user_mode; then
 	is "run from a cgroup not the user's: auto still runs" "$rc:$err" "0:"
 	is "... without a cgroup" "$(cv path)" null
 	in_foreign --cgroup required -- true
-	like "... --cgroup required fails with 125" "$rc:$err" "125:cordon: *"
+	like_glob "... --cgroup required fails with 125" "$rc:$err" "125:cordon: *"
 	in_foreign --memory 32M -- true
-	like "... an explicit --memory fails with 125" "$rc:$err" "125:cordon: --memory: *"
+	like_glob "... an explicit --memory fails with 125" "$rc:$err" "125:cordon: --memory: *"
 	rmdir_cgroup "$f"
 	skip "root's default parent /sys/fs/cgroup/cordon" "as root only"
 	skip "--cgroup-parent /sys/fs/cgroup/custom-parent" "as root only"

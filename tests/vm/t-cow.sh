@@ -20,11 +20,11 @@ as_caller sh -c "echo old > '$w/a.txt'"
 c --cow -- sh -c 'echo new > a.txt'
 if [ "$major" -lt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -lt 6 ]; }; then
 	is "--cow on Linux $kernel: refused (exit 125)" "$rc" 125
-	like "... with the reason, in one line" "$err" "cordon: *tmpfs has no user extended attributes*6.6*"
+	like_glob "... with the reason, in one line" "$err" "cordon: *tmpfs has no user extended attributes*6.6*"
 	is "... before the command ran: the workdir is unchanged" "$(cat "$w/a.txt")" old
 else
 	is "--cow on Linux $kernel: runs" "$rc" 0
-	like "... and keeps a layer" "$err" "*kept as layer*"
+	like "... and keeps a layer" "$err" "kept as layer"
 	is "... the workdir is unchanged" "$(cat "$w/a.txt")" old
 fi
 
@@ -36,5 +36,5 @@ is "no hook was planted" "$(ls "$w/.git/hooks")" ""
 is ".git/config is unchanged" "$(cat "$w/.git/config")" "[core]"
 is ".git was not moved" "$(test -d "$w/.git" && echo yes)" yes
 is ".claude, made at a protected path, was removed after the run" "$(test -e "$w/.claude" && echo there || echo gone)" gone
-like "... and the user was told" "$err" "*protect: removed .claude*"
+like "... and the user was told" "$err" "protect: removed .claude"
 done_testing
