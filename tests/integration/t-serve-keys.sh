@@ -95,7 +95,8 @@ is "... and the server's command line holds no key" "$(holds "/proc/$server/cmdl
 stop
 
 # the environment
-CORDON_SERVE_API_KEY="$k1, $k2" start "$TEST_TMP/env.log" --state-dir "$dir/s2"
+planted=planted-$RANDOM$RANDOM$RANDOM
+CORDON_SERVE_API_KEY="$k1, $k2" CORDON_TEST_PLANTED=$planted start "$TEST_TMP/env.log" --state-dir "$dir/s2"
 is "CORDON_SERVE_API_KEY: both keys it holds are accepted" "$(status "$k1") $(status "$k2")" "200 200"
 is "... and gone from /proc/<server>/environ" "$(holds "/proc/$server/environ")" 0
 kids=0
@@ -103,6 +104,17 @@ for c in $(pgrep -P "$server"); do kids=$((kids + $(holds "/proc/$c/environ")));
 is "... and from its children's" "$kids" 0
 is "... not in its command line" "$(holds "/proc/$server/cmdline")" 0
 unlike "... and never printed" "$(cat "$TEST_TMP/env.log")" "$k1"
+# the server's other variables stay with it: its session maker (a child, exec'd) gets only
+# those the library reads (PATH, HOME, ...); PATH's line shows each environ was read
+count_in() { tr '\0' '\n' <"$2" 2>/dev/null | grep -c -e "$1"; }
+is "the server's environment holds a variable it was given (the control)" \
+	"$(count_in "$planted" "/proc/$server/environ")" 1
+n=0 paths=0 kids=0
+for c in $(pgrep -P "$server"); do
+	n=$((n + 1)) paths=$((paths + $(count_in '^PATH=' "/proc/$c/environ")))
+	kids=$((kids + $(count_in "$planted" "/proc/$c/environ")))
+done
+is "... its children (the session maker) got PATH, not that variable" "$((n > 0)) $((paths == n)) $kids" "1 1 0"
 stop
 CORDON_SERVE_API_KEY="$k1,sk_123" serve_bad
 is "CORDON_SERVE_API_KEY with a bad key: refused" "$rc: $err" \
