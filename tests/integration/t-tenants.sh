@@ -73,8 +73,20 @@ print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0])' "${pid1:-1}" 2
 	trap 'restore_subuid; stop_hog' EXIT
 	echo "$TEST_USER:2000000000:65535" >>/etc/subuid
 	got=$(cd "$w" && "$CORDON" -q -- awk '{print $2}' /proc/self/uid_map)
+	# while a sandbox holds that one, another is refused: never given the same id
+	# (the slot is free once the last sandbox's pid 1 is gone: its record names it)
+	wait_until 20 sh -c '! kill -0 "$(cut -d" " -f1 /run/cordon/ids/65535 2>/dev/null)" 2>/dev/null'
+	rm -f "$w/held"
+	(cd "$w" && exec "$CORDON" -q -- sh -c "awk '{print \$2}' /proc/self/uid_map >$w/held.tmp && mv $w/held.tmp $w/held; exec sleep 60") &
+	holder=$!
+	wait_until 20 test -e "$w/held"
+	second=$(cd "$w" && "$CORDON" -q -- awk '{print $2}' /proc/self/uid_map 2>&1)
+	rc=$?
+	kill "$holder" && wait "$holder" 2>/dev/null
 	restore_subuid
 	is "root: ids /etc/subuid gives a user are skipped: the one left is taken" "$got" 2000065535
+	like_glob "root: ... and while a sandbox holds it, another is refused (not given the same id)" \
+		"$(cat "$w/held" 2>/dev/null) $rc $second" "2000065535 125 cordon: identity: every host id from 2000000000 to 2000065535 is held by a sandbox*"
 	# the owner of the workdir keeps their files, whoever the sandbox is on the host
 	u=$(mkwork) && chown "$TEST_USER:" "$u"
 	out=$(cd "$u" && "$CORDON" -q -- sh -c 'id -u; touch mine; cut -f2 /proc/self/uid_map')
