@@ -60,9 +60,11 @@ else
 	is "root: tar -x and python's tarfile extract an archive of another owner's files" "$rc:$(echo $out)" "0:tar-ok tarfile-ok"
 	c -- "$PROBE" status
 	like "root: the inside uid holds no capability" "$out" "CapEff:	0000000000000000"
-	echo top >/root/.cordon-test-secret 2>/dev/null && chmod 600 /root/.cordon-test-secret
+	echo top >/root/.cordon-test-secret && chmod 600 /root/.cordon-test-secret
+	is "(root's file to read: 0600, root's)" "$(stat -c '%a %u' /root/.cordon-test-secret)" "600 0"
 	c --ro-bind /root/.cordon-test-secret:/secret -- cat /secret
-	isnt "root: a root-only file bound in explicitly stays unreadable" "$rc:$out" "0:top"
+	is "root: a root-only file bound in explicitly stays unreadable" "$rc:$out:$err" \
+		"1::cat: /secret: Permission denied"
 	rm -f /root/.cordon-test-secret
 	# a toolchain of root's, below /root (which the sandbox's host uid cannot enter): bound
 	tool=/root/.cordon-test-tool.$$

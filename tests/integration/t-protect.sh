@@ -288,17 +288,31 @@ fi
 rm -rf "$b"
 
 # --- git's other ways in: a commondir file in .git makes another directory git's config and hooks
-d=$(fresh)
-cordon -w "$d" -- sh -c 'mkdir -p evil/hooks && cp -r .git/objects .git/refs .git/HEAD evil/ &&
+commondir_plant='mkdir -p evil/hooks && cp -r .git/objects .git/refs .git/HEAD evil/ &&
 	printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"echo PWNED >&2; false\"\n" > evil/config &&
 	echo ../evil > .git/commondir'
+worktree_plant='printf "[core]\n\tfsmonitor = \"echo PWNED >&2; false\"\n" > .git/config.worktree'
+# (the controls: each plant made on the host, not by a sandbox, does run git's core.fsmonitor)
+d=$(fresh)
+(cd "$d" && sh -c "$commondir_plant")
+like "(the control: a .git/commondir planted on the host gives git that config: PWNED)" \
+	"$("${G[@]}" -C "$d" status 2>&1 >/dev/null)" "PWNED"
+rm -rf "$d"
+d=$(fresh)
+"${G[@]}" -C "$d" config extensions.worktreeConfig true
+(cd "$d" && sh -c "$worktree_plant")
+like "(the control: a .git/config.worktree planted on the host is git's config: PWNED)" \
+	"$("${G[@]}" -C "$d" status 2>&1 >/dev/null)" "PWNED"
+rm -rf "$d"
+d=$(fresh)
+cordon -w "$d" -- sh -c "$commondir_plant"
 "${G[@]}" -C "$d" status >/dev/null 2>"$TEST_TMP/git-status.err"
 unlike "a .git/commondir planted by the sandbox does not give git a config of its making (core.fsmonitor runs)" \
 	"$(cat "$TEST_TMP/git-status.err")" "PWNED"
 rm -rf "$d"
 d=$(fresh)
 "${G[@]}" -C "$d" config extensions.worktreeConfig true && own "$d"
-cordon -w "$d" -- sh -c 'printf "[core]\n\tfsmonitor = \"echo PWNED >&2; false\"\n" > .git/config.worktree'
+cordon -w "$d" -- sh -c "$worktree_plant"
 "${G[@]}" -C "$d" status >/dev/null 2>"$TEST_TMP/git-status.err"
 unlike "with extensions.worktreeConfig (git sparse-checkout sets it), a .git/config.worktree of the sandbox's is not git's config" \
 	"$(cat "$TEST_TMP/git-status.err")" "PWNED"

@@ -111,7 +111,10 @@ isnt() {
 # like "description" ACTUAL TEXT: ACTUAL contains TEXT, literally (no character of TEXT is a
 # pattern: a namespace's "net:[4026531840]" is those 16 characters). For a pattern, like_glob.
 like() {
-	if [[ $2 == *"$3"* ]]; then
+	if [ -z "$3" ]; then # every text holds the empty one: a check that could not fail
+		fail "$1"
+		diag "like: an empty text to look for (a variable that was not set?)"
+	elif [[ $2 == *"$3"* ]]; then
 		pass "$1"
 	else
 		fail "$1"

@@ -7,6 +7,8 @@
 #   - as many results ("ok", "not ok") as the plan says: a plan printed first and results
 #     missing (the suite stopped half-way), or results after a plan printed last;
 #   - a result numbered out of order ("ok 7" as the 5th result): lost or repeated results;
+#   - a plan neither first nor last (results on both sides of it);
+#   - a plan of no results (1..0) without "# SKIP" and a reason: a suite that chose nothing;
 #   - "Bail out!": the suite gave up.
 # Usage: awk -v name=NAME -f tapcheck.awk (without a name: "not ok - why", for a caller that
 # names its lines itself). Exit status 0 (the added lines say what is wrong).
@@ -28,6 +30,9 @@
 	plan = $0
 	sub(/^1\.\./, "", plan)
 	sub(/[^0-9].*$/, "", plan)
+	if (plan + 0 == 0 && $0 !~ /# *[Ss][Kk][Ii][Pp]/)
+		empty = 1
+	at = results + 0 # the results before it: 0 (first) or all of them (last)
 	next
 }
 /^Bail out!/ { bailed = bailed ? bailed : $0 }
@@ -40,6 +45,10 @@ END {
 		print "not ok - " name plans " plans"
 	else if (plan + 0 != results + 0)
 		print "not ok - " name "planned " plan " results, gave " results + 0
+	else if (at != 0 && at != results)
+		print "not ok - " name "the plan came after " at " of its " results " results"
+	if (empty)
+		print "not ok - " name "a plan of nothing (1..0) without a reason (# SKIP ...)"
 	if (misnumbered)
 		print "not ok - " name misnumbered
 	if (bailed)

@@ -26,6 +26,9 @@ is "like: a string holding the text passes" "$(results like "x" "a $ns b" "$ns")
 is "like: a string matching it only as a pattern fails" "$(results like "x" 'net:4' "$ns")" \
 	"not ok - x"
 is "like: \"*\" is a star" "$(results like "x" "abc" "*")" "not ok - x"
+is "like: an empty text fails (it is in every string: a variable left empty)" \
+	"$(results like "x" "abc" "")" "not ok - x"
+is "unlike: an empty text fails too" "$(results unlike "x" "abc" "")" "not ok - x"
 is "isnt: equal strings fail" "$(results isnt "x" "$ns" "$ns")" "not ok - x"
 
 # --- like_glob: a pattern, where data is quoted
@@ -55,6 +58,11 @@ is "tapcheck: a result missing in the numbering" "$(printf 'ok 1\nok 3\n1..2\n' 
 	"not ok - s: result 2 is numbered 3"
 is "tapcheck: a bail-out" "$(printf 'ok 1\nBail out! no disk\n1..1\n' | check)" \
 	"not ok - s: Bail out! no disk"
+is "tapcheck: a plan in the middle" "$(printf 'ok 1\n1..3\nok 2\nok 3\n' | check)" \
+	"not ok - s: the plan came after 1 of its 3 results"
+is "tapcheck: a plan of nothing" "$(printf '1..0\n' | check)" \
+	"not ok - s: a plan of nothing (1..0) without a reason (# SKIP ...)"
+is "tapcheck: a plan of nothing, said why" "$(printf '1..0 # SKIP no node\n' | check)" ""
 is "tapcheck: no output at all" "$(printf '' | check)" \
 	"not ok - s: no plan: it stopped before the end (0 results)"
 
