@@ -248,6 +248,27 @@ for t in "${tricks[@]}"; do
 	judge "$t" changed "(control: without the defaults, the same trick changes it)"
 done
 
+# --- hidden (deny) entries: nothing of what they hold reaches the sandbox
+# deny_read OPTS...: "K:what reading it gave inside", for each deny entry K, in $out
+deny_read() {
+	local d e= k
+	for ((k = 0; k < n; k++)); do [ "${E_KIND[k]}" = deny ] && e+="$k|${E_F[k]}"$'\n'; done
+	d=$(fresh)
+	cordon -w "$d" "$@" -e "E=$e" -- sh -c 'printf "%s" "$E" | while IFS="|" read -r K F; do
+		printf "%s:%s\n" "$K" "$(head -c 100 "$F" 2>/dev/null)"; done'
+	rm -rf "$d"
+}
+deny_read
+hidden=$out
+deny_read --no-default-protect
+shown=$out
+for ((k = 0; k < n; k++)); do
+	[ "${E_KIND[k]}" = deny ] || continue
+	is "${E_PATH[k]}: hidden: the sandbox reads nothing of it" "$(grep "^$k:" <<<"$hidden")" "$k:"
+	is "${E_PATH[k]}: (control: without the defaults, the sandbox reads it)" \
+		"$(grep "^$k:" <<<"$shown")" "$k:probe ${E_PATH[k]}"
+done
+
 # --- entries that must not be created (refuse, drop), in a repository that has none of them
 fresh_bare() {
 	local d
