@@ -10,7 +10,7 @@ let failed = 0
 function line(cond, name, extra) {
   n++
   if (!cond) failed++
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${name.replace(/\n/g, ' ')}`)
+  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${name.replace(/\n/g, ' ').replace(/#/g, '\\#')}`)
   if (!cond && extra !== undefined) {
     for (const l of inspect(extra, { depth: 4, breakLength: 120, maxStringLength: 400 }).split('\n'))
       console.log(`  # ${l}`)

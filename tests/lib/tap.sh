@@ -15,7 +15,8 @@ _tap_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 _tap_result() { # ok|not ok, description, [directive]
 	_tap_n=$((_tap_n + 1))
-	printf '%s %d - %s%s\n' "$1" "$_tap_n" "$2" "${3:+ # $3}"
+	# a "#" of the description is escaped: only the directive's says SKIP or TODO
+	printf '%s %d - %s%s\n' "$1" "$_tap_n" "${2//#/\\#}" "${3:+ # $3}"
 }
 
 pass() { _tap_result ok "$*"; }

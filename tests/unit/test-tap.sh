@@ -81,6 +81,7 @@ suite tapfake-halfway 'echo "ok 1 - a"; exit 0; echo "ok 2 - b"; echo "1..2"'
 suite tapfake-planfirst 'echo "1..3"; echo "ok 1 - a"; exit 0'
 suite tapfake-noplan 'echo "ok 1 - a"'
 suite tapfake-died 'echo "ok 1 - a"; echo "1..1"; exit 3'
+suite tapfake-todo 'echo "not ok 1 - a # TODO known"; echo "not ok 2 - b \\# TODO in its name"; echo "1..2"'
 chmod -R a+rX "$fake"
 run() { # NAME: tests/run's summary line and its exit status
 	local out st
@@ -97,5 +98,9 @@ is "tests/run: a suite without a plan fails" "$(run tapfake-noplan)" \
 	"1 passed, 1 failed, 0 skipped (exit 1)"
 is "tests/run: a suite that exits non-zero fails" "$(run tapfake-died)" \
 	"1 passed, 1 failed, 0 skipped (exit 1)"
+is "tests/run: a TODO directive is no failure; \"# TODO\" in a description is (escaped)" \
+	"$(run tapfake-todo)" "0 passed, 1 failed, 0 skipped (exit 1)"
+is "fail: a \"#\" of the description is escaped (no directive of its data)" \
+	"$(results fail "a # TODO b")" 'not ok - a \# TODO b'
 
 done_testing
