@@ -613,7 +613,7 @@ int cordon_config_protect(struct cordon_config *c, const char *glob, int deny,
 			  struct cordon_error *err)
 {
 	struct cd_protect *np;
-	int r = cd_guard_glob_check(glob, err);
+	int r = cd_protect_glob_check(glob, err);
 	char *copy;
 
 	if (r < 0) {

@@ -19,7 +19,7 @@ static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, i
 			  struct cordon_error *report_err)
 {
 	struct cd_report_info info =
-		cd_sandbox_report_info(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
+		cd_report_info_of(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
 
 	*ret_audit = cd_sandbox_audit_check(sb, audit_err);
 	*ret_report = cd_report_write(&info, &sb->report, sb->c->report_fd, report_err);
@@ -39,6 +39,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	r = cd_random_id(res->id);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "id", "getrandom");
+	sb.render_applied = cd_report_render_sandbox;
 	if (hooks) {
 		cmd.session = hooks->session;
 		sb.agent_fd = hooks->session ? hooks->session->exec_fd : -1;

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "events.h"
-#include "layer.h"
+#include "result.h"
 #include "cordon.h"
 
 void cd_event_start(const struct cd_audit *a, char *const *argv, size_t workdir_entries,
-		    const struct cd_report_info *applied)
+		    cd_event_render_fn applied, const void *data)
 {
 	struct cd_json j;
 
@@ -22,7 +22,7 @@ void cd_event_start(const struct cd_audit *a, char *const *argv, size_t workdir_
 		cd_json_string(&j, *s);
 	cd_json_array_end(&j);
 	cd_json_kv_uint(&j, "workdir_entries", workdir_entries);
-	cd_report_render_applied(&j, applied);
+	applied(&j, data);
 	cd_audit_end(a, &j);
 }
 
@@ -92,53 +92,6 @@ void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
 		cd_snapshot_diff(before, after, file_event, (void *)a);
 }
 
-static const char *layer_type(enum cd_layer_type t)
-{
-	return t == CD_LT_DIR ? "dir" : t == CD_LT_SYMLINK ? "symlink" : "file";
-}
-
-static void layer_event(const struct cd_audit *a, const struct cd_layer_change *ch)
-{
-	static const char hex[] = "0123456789abcdef";
-	const struct cd_layer_state *st = ch->op == CD_LAYER_DELETE ? &ch->base : &ch->now;
-	bool lossy = false;
-	char sha[65];
-	struct cd_json j;
-
-	for (size_t i = 0; i < 32; i++) {
-		sha[2 * i] = hex[st->sha256[i] >> 4];
-		sha[2 * i + 1] = hex[st->sha256[i] & 15];
-	}
-	sha[64] = '\0';
-	cd_audit_begin(a, &j, "file");
-	cd_json_kv_string(&j, "change", ch->op == CD_LAYER_ADD      ? "created"
-					: ch->op == CD_LAYER_MODIFY ? "modified"
-								    : "deleted");
-	cd_json_key(&j, "path");
-	cd_audit_string(&j, ch->path, strlen(ch->path), &lossy);
-	cd_json_kv_string(&j, "type", layer_type(st->type));
-	cd_json_kv_uint(&j, "size", st->size);
-	cd_json_kv_uint(&j, "mode", st->mode & 07777);
-	cd_json_key(&j, "sha256");
-	if (ch->op != CD_LAYER_DELETE && st->type != CD_LT_DIR)
-		cd_json_string(&j, sha);
-	else
-		cd_json_null(&j);
-	if (lossy) {
-		cd_json_key(&j, "path_hex");
-		cd_audit_hex(&j, ch->path, strlen(ch->path));
-	}
-	cd_audit_end(a, &j);
-}
-
-void cd_event_layer(const struct cd_audit *a, const struct cd_layer *l)
-{
-	if (!cd_audit_on(a))
-		return;
-	for (size_t i = 0; i < l->n_changes; i++)
-		layer_event(a, &l->changes[i]);
-}
-
 void cd_event_protect(const struct cd_audit *a, const char *rel, const char *glob,
 		      const char *action)
 {
@@ -163,7 +116,7 @@ void cd_event_exit(const struct cd_audit *a, const struct cordon_result *res,
 	if (!cd_audit_on(a))
 		return;
 	cd_audit_begin(a, &j, "exit");
-	cd_report_render_result(&j, res);
+	cd_audit_render_result(&j, res);
 	cd_json_kv_uint(&j, "exec_events_dropped", exec_events_dropped);
 	cd_json_kv_uint(&j, "events_lost", cd_audit_lost(a));
 	cd_audit_end(a, &j);

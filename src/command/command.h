@@ -15,6 +15,7 @@
 #include <signal.h>
 
 #include "capture.h"
+#include "rlimits.h"
 #include "sandbox.h"
 #include "terminal.h"
 

@@ -23,7 +23,7 @@
 #include "fsops.h"
 #include "layer.h"
 #include "manifest.h"
-#include "protect.h"
+#include "protect_glob.h"
 #include "util.h"
 
 enum { CUR_OTHER = '?' }; /* a FIFO, device, socket or mount point: never a match */
@@ -45,14 +45,14 @@ struct apply {
 /* The same rule as the mounts that protected the path during the run (protect.c). */
 bool cd_layer_protected(const char *glob, const char *path)
 {
-	return cd_guard_glob_match(glob, path);
+	return cd_protect_glob_match(glob, path);
 }
 
 static int check_protect(const struct cd_layer *l, struct cordon_error *err)
 {
 	for (size_t i = 0; i < l->n_changes; i++)
 		for (char **g = l->protect; g && *g; g++)
-			if (cd_guard_glob_match(*g, l->changes[i].path))
+			if (cd_protect_glob_match(*g, l->changes[i].path))
 				return cd_fail(err, EPERM, "layer",
 					       "%s: protected (%s): the layer changes it, not applied",
 					       l->changes[i].path, *g);

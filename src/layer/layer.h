@@ -208,6 +208,11 @@ int cd_layer_discard(int store_fd, const char *id, struct cordon_error *err);
 int cd_layer_seed(int store_fd, const char *id, int upper_fd, uid_t uid, gid_t gid,
 		  struct cordon_error *err);
 
+struct cd_audit;
+/* The audit trail's "file" events: one per change the layer holds (from its manifest: no walk);
+ * nothing when the audit is off. */
+void cd_layer_audit_files(const struct cd_audit *a, const struct cd_layer *l);
+
 /* Apply the layer to its workdir (workdir_fd: opened by the caller where it was asked to write,
  * and checked to be the layer's workdir by device and inode; never the path the manifest
  * records): every change checked against its BASE first (a conflict: -EEXIST naming

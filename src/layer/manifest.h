@@ -45,6 +45,6 @@ const struct cd_layer_change *cd_layer_find(const struct cd_layer *l, const char
 bool cd_layer_state_equal(const struct cd_layer_state *a, const struct cd_layer_state *b);
 /* "f 0644 12 <sha>" for messages: ret must hold 96 bytes. */
 const char *cd_layer_state_str(const struct cd_layer_state *s, char ret[96]);
-/* Whether a protect glob covers path, or a directory above it: cd_guard_glob_match() (protect.h),
+/* Whether a protect glob covers path, or a directory above it: cd_protect_glob_match() (protect_glob.h),
  * the rule the run's mounts followed ("*" matches a leading dot too: it protects more). */
 bool cd_layer_protected(const char *glob, const char *path);

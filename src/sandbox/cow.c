@@ -250,7 +250,7 @@ static void save(struct cd_sandbox *sb)
 		r = cd_layer_load(sb->store_fd, id, &l, &e);
 	if (r < 0)
 		return save_failed(sb, &e);
-	cd_event_layer(&sb->audit, l);
+	cd_layer_audit_files(&sb->audit, l);
 	if (l->n_changes == 0 && l->skipped == 0) {
 		(void)cd_layer_discard(sb->store_fd, id, &e); /* nothing to review */
 		return;

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "protect_glob.h"
 
 enum cd_guard_state {
 	CD_GUARD_EXISTS,  /* the path is there (a directory, a file) */
@@ -107,13 +108,6 @@ int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
 			       const char *workdir_path, struct cd_idxcache *cache,
 			       struct cd_guard_plan *ret, struct cordon_error *err);
 void cd_guard_plan_done(struct cd_guard_plan *p);
-
-/* A glob as the setter accepts it: relative, not empty, no "." or ".." component, no empty
- * component; a trailing "/" says a directory. 0 or -EINVAL with the reason. */
-int cd_guard_glob_check(const char *glob, struct cordon_error *err);
-/* Does the relative path match the glob, or lie below what it matches? ("**" spans any number
- * of directories; "*", "?", "[...]" stay within a name and match a leading "." too.) */
-bool cd_guard_glob_match(const char *glob, const char *path);
 
 /* The default set, as data: protected-paths/default.list (its README says the format). Parse
  * one (pure): 0, or -EINVAL with "name:line:col: why". A pattern (*, ?, [...]) cannot refuse

@@ -102,7 +102,7 @@ static int parse_entry(const struct word *w, size_t n, const char *name, unsigne
 		return lerr(err, name, line, w[1].col, "path too long");
 	memcpy(path, w[1].s, w[1].len);
 	path[w[1].len] = '\0';
-	if (cd_guard_glob_check(path, &gerr) < 0)
+	if (cd_protect_glob_check(path, &gerr) < 0)
 		return lerr(err, name, line, w[1].col, "%s", gerr.msg);
 	wild = strpbrk(path, "*?[") != NULL;
 	*ret = (struct cd_guard_rule){ .deny = word_is(&w[0], "deny"), .line = line,

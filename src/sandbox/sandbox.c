@@ -594,18 +594,32 @@ static const char *workdir_fd_path(struct cd_sandbox *sb)
 	return sb->wd_proc;
 }
 
+struct applied_args {
+	const struct cd_sandbox *sb;
+	const struct cd_child_args *args;
+};
+
+/* The start event's "applied": rendered by the layer above that made the sandbox (records), which
+ * knows the report's shape; none when it gave no renderer. */
+static void render_applied(struct cd_json *j, const void *data)
+{
+	const struct applied_args *a = data;
+
+	if (a->sb->render_applied)
+		a->sb->render_applied(j, a->sb, a->args->chdir, a->args->envp);
+}
+
 /* The start event, and the workdir as it is before anything runs. */
 static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 		       struct cordon_error *err)
 {
-	/* no command's process yet: the configured rlimits */
-	struct cd_report_info info = cd_sandbox_report_info(sb, args->chdir, args->envp, NULL);
+	struct applied_args applied = { sb, args };
 	int r;
 
 	if (!cd_audit_on(&sb->audit))
 		return 0;
 	if (sb->c->cow) { /* the file events will come from the layer: no walk */
-		cd_event_start(&sb->audit, args->argv, 0, &info);
+		cd_event_start(&sb->audit, args->argv, 0, render_applied, &applied);
 		return 0;
 	}
 	own_files(sb);
@@ -613,7 +627,7 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	if (r < 0)
 		return cd_fail_errno(err, -r, "audit", "read the workdir %s", sb->wd.path);
 	sb->have_before = true;
-	cd_event_start(&sb->audit, args->argv, sb->before.n, &info);
+	cd_event_start(&sb->audit, args->argv, sb->before.n, render_applied, &applied);
 	cd_audit_walk_limits(&sb->audit, "before", &sb->before);
 	cd_config_log(sb->c, "audit: %s, %zu workdir entries", sb->c->audit_path, sb->before.n);
 	return 0;
@@ -843,27 +857,6 @@ void cd_sandbox_end(struct cd_sandbox *sb)
 		cd_proxy_free(CD_TAKE_PTR(sb->proxy), &sb->res->proxy);
 	}
 	audit_end(sb);
-}
-
-struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
-					     char *const *envp,
-					     const struct cd_rlimits_got *rlimits)
-{
-	return (struct cd_report_info){
-		.c = sb->c,
-		.workdir = sb->wd.path,
-		.workdir_target = sb->workdir_target,
-		.chdir = chdir,
-		.id = sb->have_id ? &sb->id : NULL,
-		.plan = &sb->plan,
-		.envp = envp,
-		.res = sb->res,
-		.filter = sb->have_filter ? &sb->filter : NULL,
-		.policy_source = sb->have_filter ? sb->policy_path : NULL,
-		.baseline = sb->have_baseline ? &sb->baseline : NULL,
-		.cg = &sb->cg,
-		.rlimits = rlimits,
-	};
 }
 
 /* Whether pid 1 has exited (left to exit on its own: cd_sandbox_leave): once it has, every

@@ -26,13 +26,18 @@
 #include "marks.h"
 #include "mount.h"
 #include "policy.h"
-#include "report.h"
 #include "snapshot.h"
 #include "share.h"
 #include "sync.h"
 #include "userns.h"
 
 struct cd_proxy;
+
+struct cd_sandbox;
+struct cd_json;
+/* What renders the start event's "applied" (the report's shape, above this floor: records). */
+typedef void (*cd_sandbox_applied_fn)(struct cd_json *j, const struct cd_sandbox *sb,
+				      const char *chdir, char *const *envp);
 
 /* What a message of pid 1 that is not the sandbox's own (sync.h) is handed to. */
 typedef void (*cd_sandbox_msg_fn)(void *data, const struct cd_msg *m);
@@ -79,6 +84,7 @@ struct cd_sandbox {
 	bool left;                  /* pid 1 left to finish exiting on its own (cd_sandbox_leave) */
 	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
 	cd_sandbox_msg_fn on_msg;
+	cd_sandbox_applied_fn render_applied; /* the start event's "applied"; NULL: none */
 	void *on_msg_data;
 	int layer_fd;               /* --cow: the overlay's upper, on pid 1's tmpfs; -1 */
 	int store_fd;               /* --cow: the layer store; -1 */
@@ -132,10 +138,5 @@ void cd_sandbox_end(struct cd_sandbox *sb);
  * the command's outcome kept; after a setup error, its message says it too), so that the exit
  * event and the report written after this say so as well. 0, or -errno with *err. */
 int cd_sandbox_audit_check(struct cd_sandbox *sb, struct cordon_error *err);
-/* What the report shows of the sandbox; chdir, envp and rlimits (as read back; NULL: the
- * configured ones) are the command's. */
-struct cd_report_info cd_sandbox_report_info(const struct cd_sandbox *sb, const char *chdir,
-					     char *const *envp,
-					     const struct cd_rlimits_got *rlimits);
 /* Release everything; pid 1, if it still runs, is killed and reaped. */
 void cd_sandbox_done(struct cd_sandbox *sb);

@@ -8,7 +8,7 @@
  *  - an accepted list whose entries are not one per line that is neither blank nor a comment
  *    (the lines read plainly: nothing dropped, nothing made up), in order;
  *  - an entry whose path is not the input's word at its line and column, is empty, has a blank,
- *    is refused by cd_guard_glob_check(), or is listed twice; a pattern that refuses (it needs a
+ *    is refused by cd_protect_glob_check(), or is listed twice; a pattern that refuses (it needs a
  *    literal path), or drops with a '/'; "drop" without "created" set;
  *  - what cordon_protect_describe() writes of the list (`cordon protect --list`) does not parse
  *    back to the same entries.
@@ -113,7 +113,7 @@ static void check_entry(const char *d, size_t n, const struct cd_guard_rule *r)
 	    (r->col - 1 + gl < ll && !blank(l[r->col - 1 + gl])))
 		broken("line %u: the path \"%s\" is not the input's word at column %u", r->line,
 		       r->glob, r->col);
-	if (!gl || strpbrk(r->glob, " \t\r\n") || cd_guard_glob_check(r->glob, &err) < 0)
+	if (!gl || strpbrk(r->glob, " \t\r\n") || cd_protect_glob_check(r->glob, &err) < 0)
 		broken("line %u: a path the rules refuse: \"%s\" (%s)", r->line, r->glob, err.msg);
 	if (r->no_placeholder && !r->create)
 		broken("line %u: drop, but not guarded from being made", r->line);

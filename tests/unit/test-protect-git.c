@@ -461,8 +461,8 @@ static void test_layer(void)
 	ch[3].path = "a[1]/.git/config";
 	ok(cd_guard_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "again (%s)", err.msg);
 	ok(globs && strcmp(globs[0], "a\\[1]/.git") == 0 &&
-		   cd_guard_glob_match(globs[0], "a[1]/.git/config") &&
-		   !cd_guard_glob_match(globs[0], "a1/.git/config"),
+		   cd_protect_glob_match(globs[0], "a[1]/.git/config") &&
+		   !cd_protect_glob_match(globs[0], "a1/.git/config"),
 	   "a path with a glob's characters: escaped (%s)", globs ? globs[0] : "none");
 	cd_strv_free(globs);
 	close(ufd);

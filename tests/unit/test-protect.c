@@ -73,20 +73,20 @@ static void test_globs(void)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&err, 0, sizeof(err));
-		ok(cd_guard_glob_check(bad[i], &err) < 0 && err.msg[0], "glob \"%s\" refused: %s",
+		ok(cd_protect_glob_check(bad[i], &err) < 0 && err.msg[0], "glob \"%s\" refused: %s",
 		   bad[i], err.msg);
 	}
-	ok(cd_guard_glob_check(".git/hooks/", NULL) == 0, "a directory glob with a trailing /");
-	ok(cd_guard_glob_check("conf/*.yml", NULL) == 0, "a wildcard glob");
-	ok(cd_guard_glob_match(".git/hooks", ".git/hooks/pre-commit"), "below what it names");
-	ok(cd_guard_glob_match(".git/hooks", ".git/hooks"), "what it names");
-	ok(!cd_guard_glob_match(".git/hooks", ".git/hooksx"), "not a longer name");
-	ok(!cd_guard_glob_match(".git/hooks", ".git"), "not the directory above");
-	ok(cd_guard_glob_match("*", ".hidden"), "* matches a leading dot (protects more)");
-	ok(cd_guard_glob_match("conf/*.yml", "conf/a.yml") && !cd_guard_glob_match("conf/*.yml", "conf/x/a.yml"),
+	ok(cd_protect_glob_check(".git/hooks/", NULL) == 0, "a directory glob with a trailing /");
+	ok(cd_protect_glob_check("conf/*.yml", NULL) == 0, "a wildcard glob");
+	ok(cd_protect_glob_match(".git/hooks", ".git/hooks/pre-commit"), "below what it names");
+	ok(cd_protect_glob_match(".git/hooks", ".git/hooks"), "what it names");
+	ok(!cd_protect_glob_match(".git/hooks", ".git/hooksx"), "not a longer name");
+	ok(!cd_protect_glob_match(".git/hooks", ".git"), "not the directory above");
+	ok(cd_protect_glob_match("*", ".hidden"), "* matches a leading dot (protects more)");
+	ok(cd_protect_glob_match("conf/*.yml", "conf/a.yml") && !cd_protect_glob_match("conf/*.yml", "conf/x/a.yml"),
 	   "* stays within a name");
-	ok(cd_guard_glob_match(".git/modules/**/hooks", ".git/modules/a/b/hooks/x") &&
-	   cd_guard_glob_match(".git/modules/**/hooks", ".git/modules/hooks"),
+	ok(cd_protect_glob_match(".git/modules/**/hooks", ".git/modules/a/b/hooks/x") &&
+	   cd_protect_glob_match(".git/modules/**/hooks", ".git/modules/hooks"),
 	   "** spans any number of directories, none included");
 }
 

@@ -35,3 +35,18 @@ int cd_output_file(const char *path, const char *step, const struct cd_output_ct
 /* The directory at path, made if missing (0700), as an O_PATH fd: the same rules. */
 int cd_output_mkdir(const char *path, const char *step, const struct cd_output_ctx *ctx,
 		    struct cordon_error *err);
+
+/* The report file: created when the run starts under a temporary name beside it (never through
+ * a symlink, never inside the workdir: as above), renamed into place at the end. */
+struct cd_report_file {
+	int dirfd;
+	char *path; /* the directory, for messages */
+	char *name;
+	char *tmp;
+	int fd;
+};
+
+int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
+		   struct cordon_error *err);
+int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
+void cd_report_discard(struct cd_report_file *rf);

@@ -11,23 +11,7 @@
 #include "proxy.h"
 #include "output.h"
 #include "report.h"
-
-static const char *outcome_name(enum cordon_outcome o)
-{
-	switch (o) {
-	case CORDON_OUTCOME_EXITED:
-		return "exited";
-	case CORDON_OUTCOME_SIGNALED:
-		return "signaled";
-	case CORDON_OUTCOME_TIMEOUT:
-		return "timeout";
-	case CORDON_OUTCOME_OOM:
-		return "oom";
-	case CORDON_OUTCOME_SETUP_ERROR:
-	default:
-		return "setup-error";
-	}
-}
+#include "result.h"
 
 static void render_strv(struct cd_json *j, const char *key, char *const *v)
 {
@@ -45,100 +29,6 @@ static void render_env_names(struct cd_json *j, char *const *envp)
 	for (; envp && *envp; envp++)
 		cd_json_string_len(j, *envp, strcspn(*envp, "="));
 	cd_json_array_end(j);
-}
-
-static void kv_uint_or_null(struct cd_json *j, const char *key, bool have, uint64_t v)
-{
-	cd_json_key(j, key);
-	if (have)
-		cd_json_uint(j, v);
-	else
-		cd_json_null(j);
-}
-
-/* from the sandbox's cgroup; null without one */
-static void render_cgroup_usage(struct cd_json *j, const struct cordon_result *res)
-{
-	bool c = res->has_cgroup_usage;
-
-	kv_uint_or_null(j, "memory_peak_bytes", c && res->memory_peak_bytes, res->memory_peak_bytes);
-	kv_uint_or_null(j, "cpu_user_us", c, res->cgroup_user_ns / 1000);
-	kv_uint_or_null(j, "cpu_system_us", c, res->cgroup_system_ns / 1000);
-	kv_uint_or_null(j, "pids_peak", c && res->pids_peak, res->pids_peak);
-	kv_uint_or_null(j, "oom_kills", c, res->oom_kills);
-}
-
-/* the egress proxy's decisions; null when it did not run */
-static void render_proxy(struct cd_json *j, const struct cordon_result *res)
-{
-	const struct cordon_proxy_counts *p = &res->proxy;
-
-	cd_json_key(j, "proxy");
-	if (!res->has_proxy) {
-		cd_json_null(j);
-		return;
-	}
-	cd_json_object_begin(j);
-	cd_json_kv_uint(j, "connections", p->connections);
-	cd_json_kv_uint(j, "allowed", p->allowed);
-	cd_json_kv_uint(j, "refused", p->refused);
-	cd_json_kv_uint(j, "failed", p->failed);
-	cd_json_kv_uint(j, "malformed", p->malformed);
-	cd_json_kv_uint(j, "over_cap", p->over_cap);
-	cd_json_kv_uint(j, "timed_out", p->timed_out);
-	cd_json_kv_uint(j, "bytes_up", p->bytes_up);
-	cd_json_kv_uint(j, "bytes_down", p->bytes_down);
-	cd_json_object_end(j);
-}
-
-/* --capture's copies; null when it was off */
-static void render_capture(struct cd_json *j, const struct cordon_result *res)
-{
-	cd_json_key(j, "capture");
-	if (!res->has_capture) {
-		cd_json_null(j);
-		return;
-	}
-	cd_json_object_begin(j);
-	cd_json_kv_uint(j, "stdout_bytes", res->capture_bytes[0]);
-	cd_json_kv_uint(j, "stderr_bytes", res->capture_bytes[1]);
-	cd_json_kv_bool(j, "truncated", res->capture_truncated);
-	cd_json_object_end(j);
-}
-
-void cd_report_render_result(struct cd_json *j, const struct cordon_result *res)
-{
-	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
-	cd_json_kv_int(j, "exit_code", res->exit_code);
-	cd_json_key(j, "status");
-	if (res->outcome == CORDON_OUTCOME_EXITED)
-		cd_json_int(j, res->status);
-	else
-		cd_json_null(j);
-	cd_json_key(j, "signal");
-	if (res->signal)
-		cd_json_int(j, res->signal);
-	else
-		cd_json_null(j);
-	cd_json_kv_uint(j, "startup_us", res->startup_ns / 1000);
-	cd_json_kv_uint(j, "wall_us", res->wall_ns / 1000);
-	cd_json_kv_uint(j, "user_us", res->user_ns / 1000);
-	cd_json_kv_uint(j, "system_us", res->system_ns / 1000);
-	cd_json_kv_uint(j, "max_rss_kb", res->max_rss_kb);
-	render_cgroup_usage(j, res);
-	render_proxy(j, res);
-	render_capture(j, res);
-	cd_json_key(j, "error");
-	/* after the command ran, an error is cordon's own failure since (the audit trail) */
-	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR && !res->error.step[0]) {
-		cd_json_null(j);
-		return;
-	}
-	cd_json_object_begin(j);
-	cd_json_kv_string(j, "step", res->error.step);
-	cd_json_kv_int(j, "errno", res->error.code);
-	cd_json_kv_string(j, "message", res->error.msg);
-	cd_json_object_end(j);
 }
 
 static void render_mounts(struct cd_json *j, const struct cd_mount_plan *p)
@@ -372,7 +262,7 @@ char *cd_report_render(const struct cd_report_info *in)
 	cd_json_kv_string(&j, "id", in->res->id);
 	cd_json_kv_string(&j, "cordon", cordon_version());
 	render_strv(&j, "command", in->c->argv);
-	cd_report_render_result(&j, in->res);
+	cd_audit_render_result(&j, in->res);
 	cd_report_render_applied(&j, in);
 	cd_json_object_end(&j);
 	s = cd_json_steal(&j);
@@ -383,58 +273,33 @@ char *cd_report_render(const struct cd_report_info *in)
 	return out;
 }
 
-int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
-		   struct cordon_error *err)
+struct cd_report_info cd_report_info_of(const struct cd_sandbox *sb, const char *chdir,
+					char *const *envp, const struct cd_rlimits_got *rlimits)
 {
-	struct cd_hostpath dir = { .fd = -1 };
-	int r;
-
-	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
-	r = cd_output_dir(path, "report", ctx, &dir, &rf->name, err);
-	if (r < 0)
-		return r;
-	rf->dirfd = CD_TAKE_FD(dir.fd);
-	rf->path = CD_TAKE_PTR(dir.path);
-	cd_hostpath_done(&dir);
-	rf->fd = cd_hostpath_create(rf->dirfd, rf->name, 0600, &rf->tmp);
-	if (rf->fd < 0) {
-		r = rf->fd;
-		cd_report_discard(rf);
-		return cd_fail_errno(err, -r, "report", "cannot create a file next to %s", path);
-	}
-	return 0;
+	return (struct cd_report_info){
+		.c = sb->c,
+		.workdir = sb->wd.path,
+		.workdir_target = sb->workdir_target,
+		.chdir = chdir,
+		.id = sb->have_id ? &sb->id : NULL,
+		.plan = &sb->plan,
+		.envp = envp,
+		.res = sb->res,
+		.filter = sb->have_filter ? &sb->filter : NULL,
+		.policy_source = sb->have_filter ? sb->policy_path : NULL,
+		.baseline = sb->have_baseline ? &sb->baseline : NULL,
+		.cg = &sb->cg,
+		.rlimits = rlimits,
+	};
 }
 
-int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err)
+void cd_report_render_sandbox(struct cd_json *j, const struct cd_sandbox *sb, const char *chdir,
+			      char *const *envp)
 {
-	int r = cd_write_all(rf->fd, json, strlen(json));
+	/* no command's process yet: the configured rlimits */
+	struct cd_report_info info = cd_report_info_of(sb, chdir, envp, NULL);
 
-	if (r == 0 && fchmod(rf->fd, 0644) < 0)
-		r = -errno;
-	if (r == 0 && fsync(rf->fd) < 0)
-		r = -errno;
-	if (r == 0 && renameat(rf->dirfd, rf->tmp, rf->dirfd, rf->name) < 0)
-		r = -errno;
-	if (r < 0) {
-		cd_fail_errno(err, -r, "report", "%s/%s", rf->path, rf->name);
-		cd_report_discard(rf);
-		return r;
-	}
-	free(CD_TAKE_PTR(rf->tmp));
-	cd_report_discard(rf);
-	return 0;
-}
-
-void cd_report_discard(struct cd_report_file *rf)
-{
-	if (rf->tmp && rf->dirfd >= 0)
-		unlinkat(rf->dirfd, rf->tmp, 0);
-	cd_closep(&rf->fd);
-	cd_closep(&rf->dirfd);
-	free(rf->tmp);
-	free(rf->name);
-	free(rf->path);
-	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+	cd_report_render_applied(j, &info);
 }
 
 int cd_report_write(const struct cd_report_info *info, struct cd_report_file *rf, int fd,

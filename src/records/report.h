@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* report.h - the JSON result of a run (docs/report.md). Supervisor side. */
+/* report.h - the JSON result of a run (docs/report.md): what the sandbox and the command
+ * decided, rendered above them. Supervisor side. */
 #pragma once
 
 #include "config.h"
+#include "json.h"
 #include "output.h"
 #include "cgroup.h"
 #include "mount.h"
 #include "filter.h"
-#include "userns.h"
 #include "rlimits.h"
+#include "sandbox.h"
+#include "userns.h"
 
 /* What the report describes besides the result. */
 struct cd_report_info {
@@ -32,27 +35,18 @@ struct cd_report_info {
 /* The report as one JSON object and a newline (the caller frees it); NULL when out of memory.
  * Pure. Environment values are never written, only names: they may be secrets. */
 char *cd_report_render(const struct cd_report_info *info);
-/* Its parts, for the audit trail's start and exit events. */
-struct cd_json;
-void cd_report_render_result(struct cd_json *j, const struct cordon_result *res);
+/* What was applied (limits, identity, seccomp, cgroup, proxy rules, mounts), for the report
+ * and the audit trail's start event. */
 void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in);
 
-/* A report file is created (as a temp file next to it) before anything starts, so that a path
- * that cannot be written fails early, and renamed into place at the end. */
-/* The report file: created when the run starts under a temporary name beside it (never through
- * a symlink, never inside the workdir: output.h), renamed into place at the end. */
-struct cd_report_file {
-	int dirfd;
-	char *path; /* the directory, for messages */
-	char *name;
-	char *tmp;
-	int fd;
-};
+/* What the report shows of the sandbox; chdir, envp and rlimits (as read back; NULL: the
+ * configured ones). */
+struct cd_report_info cd_report_info_of(const struct cd_sandbox *sb, const char *chdir,
+					char *const *envp, const struct cd_rlimits_got *rlimits);
+/* The start event's "applied" of a sandbox about to run its command (cd_sandbox_applied_fn). */
+void cd_report_render_sandbox(struct cd_json *j, const struct cd_sandbox *sb, const char *chdir,
+			      char *const *envp);
 
-int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
-		   struct cordon_error *err);
-int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err);
-void cd_report_discard(struct cd_report_file *rf);
 /* Render and write the report to the file (when rf is open) and to fd (when >= 0). A report
  * that was asked for and not written is an error {step "report", msg "PATH: why"}: the caller
  * must not be left believing it exists (or reading an older one at that path). */

@@ -82,3 +82,57 @@ int cd_output_mkdir(const char *path, const char *step, const struct cd_output_c
 	cd_hostpath_done(&dir);
 	return r < 0 ? r : CD_TAKE_FD(fd);
 }
+
+int cd_report_open(const char *path, const struct cd_output_ctx *ctx, struct cd_report_file *rf,
+		   struct cordon_error *err)
+{
+	struct cd_hostpath dir = { .fd = -1 };
+	int r;
+
+	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+	r = cd_output_dir(path, "report", ctx, &dir, &rf->name, err);
+	if (r < 0)
+		return r;
+	rf->dirfd = CD_TAKE_FD(dir.fd);
+	rf->path = CD_TAKE_PTR(dir.path);
+	cd_hostpath_done(&dir);
+	rf->fd = cd_hostpath_create(rf->dirfd, rf->name, 0600, &rf->tmp);
+	if (rf->fd < 0) {
+		r = rf->fd;
+		cd_report_discard(rf);
+		return cd_fail_errno(err, -r, "report", "cannot create a file next to %s", path);
+	}
+	return 0;
+}
+
+int cd_report_commit(struct cd_report_file *rf, const char *json, struct cordon_error *err)
+{
+	int r = cd_write_all(rf->fd, json, strlen(json));
+
+	if (r == 0 && fchmod(rf->fd, 0644) < 0)
+		r = -errno;
+	if (r == 0 && fsync(rf->fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(rf->dirfd, rf->tmp, rf->dirfd, rf->name) < 0)
+		r = -errno;
+	if (r < 0) {
+		cd_fail_errno(err, -r, "report", "%s/%s", rf->path, rf->name);
+		cd_report_discard(rf);
+		return r;
+	}
+	free(CD_TAKE_PTR(rf->tmp));
+	cd_report_discard(rf);
+	return 0;
+}
+
+void cd_report_discard(struct cd_report_file *rf)
+{
+	if (rf->tmp && rf->dirfd >= 0)
+		unlinkat(rf->dirfd, rf->tmp, 0);
+	cd_closep(&rf->fd);
+	cd_closep(&rf->dirfd);
+	free(rf->tmp);
+	free(rf->name);
+	free(rf->path);
+	*rf = (struct cd_report_file){ .dirfd = -1, .fd = -1 };
+}
