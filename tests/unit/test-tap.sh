@@ -9,6 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 lib=$here/../lib
 # shellcheck source=../lib/tap.sh
 . "$lib/tap.sh"
+# shellcheck source=../lib/tiers.sh
+. "$lib/tiers.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-tap.XXXXXX") || exit 1
 chmod 755 "$tmp"
@@ -86,8 +88,7 @@ chmod -R a+rX "$fake"
 run() { # NAME: tests/run's summary line and its exit status
 	local out st
 	# (the tiers .ci/run asks of the real run are not the fake build's)
-	out=$(env -u CORDON_SANITIZE_BUILD -u CORDON_VM -u CORDON_FUZZ_SECONDS -u CORDON_COMPAT \
-		-u CORDON_MUTATE CORDON_TEST_LOG="$tmp/log" "$here/../run" "$fake" "$1" 2>&1)
+	out=$(without_tiers CORDON_TEST_LOG="$tmp/log" "$here/../run" "$fake" "$1" 2>&1)
 	st=$?
 	echo "$(tail -1 <<<"$out") (exit $st)"
 }
@@ -104,5 +105,13 @@ is "tests/run: a TODO directive is no failure; \"# TODO\" in a description is (e
 	"$(run tapfake-todo)" "0 passed, 1 failed, 0 skipped (exit 1)"
 is "fail: a \"#\" of the description is escaped (no directive of its data)" \
 	"$(results fail "a # TODO b")" 'not ok - a \# TODO b'
+
+# every tier .ci/run sets for tests/run is one without_tiers takes away (lib/tiers.sh)
+ci_tiers=$(grep -oE 'CORDON_[A-Z_]+=' "$here/../../.ci/run" | tr -d = | sort -u | tr '\n' ' ')
+isnt "lib/tiers.sh: .ci/run sets tiers" "$ci_tiers" ""
+is "lib/tiers.sh: its list is every tier .ci/run sets" \
+	"$(printf '%s\n' "${CORDON_TIERS[@]}" | sort -u | tr '\n' ' ')" "$ci_tiers"
+is "without_tiers: none of them reaches the command" \
+	"$(CORDON_VM=1 CORDON_MUTATE=5 without_tiers env | grep -cE '^(CORDON_VM|CORDON_MUTATE)=')" "0"
 
 done_testing
