@@ -392,21 +392,21 @@ struct cordon_config *cordon_config_new(void)
 
 	if (!c)
 		return NULL;
-	c->tmp_size = CD_DEFAULT_TMP_SIZE;
-	c->home_size = CD_DEFAULT_HOME_SIZE;
-	c->cow_size = CD_DEFAULT_COW_SIZE;
-	c->kill_after_ns = CD_DEFAULT_KILL_AFTER;
-	c->report_fd = -1;
-	c->net = CORDON_NET_NONE;
-	c->net_idle_ns = CD_DEFAULT_NET_IDLE;
-	c->net_max_conns = CD_DEFAULT_NET_CONNS;
+	c->fs.tmp_size = CD_DEFAULT_TMP_SIZE;
+	c->fs.home_size = CD_DEFAULT_HOME_SIZE;
+	c->cow.size = CD_DEFAULT_COW_SIZE;
+	c->limits.kill_after_ns = CD_DEFAULT_KILL_AFTER;
+	c->outputs.report_fd = -1;
+	c->net.mode = CORDON_NET_NONE;
+	c->net.idle_ns = CD_DEFAULT_NET_IDLE;
+	c->net.max_conns = CD_DEFAULT_NET_CONNS;
 	for (size_t i = 0; i < CD_CG_N; i++) {
 		uint64_t v = cd_limits[i].default_value;
 
-		c->cgroup_limits[i] = (struct cd_rlimit){ .soft = v, .hard = v };
+		c->limits.cgroup[i] = (struct cd_rlimit){ .soft = v, .hard = v };
 	}
 	/* core dumps off by default: a dump of the sandbox lands in its cwd, the workdir */
-	c->rlimits[RLIMIT_CORE] = (struct cd_rlimit){ .set = true, .soft = 0, .hard = 0 };
+	c->limits.rlimits[RLIMIT_CORE] = (struct cd_rlimit){ .set = true, .soft = 0, .hard = 0 };
 	return c;
 }
 
@@ -414,39 +414,39 @@ void cordon_config_free(struct cordon_config *c)
 {
 	if (!c)
 		return;
-	cd_strv_free(c->argv);
-	for (size_t i = 0; i < c->n_allow; i++)
-		cd_allow_free(&c->allow[i]);
-	free(c->allow);
-	free(c->workdir);
-	free(c->workdir_target);
-	free(c->chdir);
-	free(c->rootfs);
-	for (size_t i = 0; i < c->n_binds; i++) {
-		free(c->binds[i].src);
-		free(c->binds[i].dst);
+	cd_strv_free(c->command.argv);
+	for (size_t i = 0; i < c->net.n_allow; i++)
+		cd_allow_free(&c->net.allow[i]);
+	free(c->net.allow);
+	free(c->fs.workdir);
+	free(c->fs.workdir_target);
+	free(c->command.chdir);
+	free(c->fs.rootfs);
+	for (size_t i = 0; i < c->fs.n_binds; i++) {
+		free(c->fs.binds[i].src);
+		free(c->fs.binds[i].dst);
 	}
-	free(c->binds);
-	for (size_t i = 0; i < c->n_tmpfs; i++)
-		free(c->tmpfs[i].path);
-	free(c->tmpfs);
-	cd_strv_free(c->hide);
-	cd_strv_free(c->env);
-	cd_strv_free(c->pass_env);
-	free(c->hostname);
-	free(c->git_identity[0]);
-	free(c->git_identity[1]);
-	free(c->report_path);
-	free(c->seccomp_path);
-	free(c->seccomp_display);
-	free(c->cgroup_parent);
-	free(c->audit_path);
-	free(c->capture_dir);
-	free(c->layer_dir);
-	free(c->cow_from);
-	for (size_t i = 0; i < c->n_protect; i++)
-		free(c->protect[i].glob);
-	free(c->protect);
+	free(c->fs.binds);
+	for (size_t i = 0; i < c->fs.n_tmpfs; i++)
+		free(c->fs.tmpfs[i].path);
+	free(c->fs.tmpfs);
+	cd_strv_free(c->fs.hide);
+	cd_strv_free(c->command.env);
+	cd_strv_free(c->command.pass_env);
+	free(c->identity.hostname);
+	free(c->command.git_identity[0]);
+	free(c->command.git_identity[1]);
+	free(c->outputs.report_path);
+	free(c->seccomp.path);
+	free(c->seccomp.display);
+	free(c->limits.cgroup_parent);
+	free(c->outputs.audit_path);
+	free(c->outputs.capture_dir);
+	free(c->cow.layer_dir);
+	free(c->cow.from);
+	for (size_t i = 0; i < c->protect.n; i++)
+		free(c->protect.v[i].glob);
+	free(c->protect.v);
 	free(c);
 }
 
@@ -460,8 +460,8 @@ int cordon_config_set_command(struct cordon_config *c, const char *const argv[],
 	copy = cd_strv_copy(argv);
 	if (!copy)
 		return cd_fail(err, ENOMEM, "command", "out of memory");
-	cd_strv_free(c->argv);
-	c->argv = copy;
+	cd_strv_free(c->command.argv);
+	c->command.argv = copy;
 	return 0;
 }
 
@@ -481,7 +481,7 @@ int cordon_config_set_workdir(struct cordon_config *c, const char *dir, struct c
 	if (r < 0)
 		return r;
 	cd_hostpath_done(&hp);
-	return set_string(&c->workdir, dir, "workdir", err);
+	return set_string(&c->fs.workdir, dir, "workdir", err);
 }
 
 int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
@@ -492,8 +492,8 @@ int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
 
 	if (r < 0)
 		return r;
-	free(c->workdir_target);
-	c->workdir_target = n;
+	free(c->fs.workdir_target);
+	c->fs.workdir_target = n;
 	return 0;
 }
 
@@ -504,8 +504,8 @@ int cordon_config_set_chdir(struct cordon_config *c, const char *path, struct co
 	if (!n)
 		return cd_fail(err, 0, "chdir", "\"%s\" is not an absolute path without \"..\"",
 			       path);
-	free(c->chdir);
-	c->chdir = CD_TAKE_PTR(n);
+	free(c->command.chdir);
+	c->command.chdir = CD_TAKE_PTR(n);
 	return 0;
 }
 
@@ -516,8 +516,8 @@ int cordon_config_set_rootfs(struct cordon_config *c, const char *dir, struct co
 
 	if (ret < 0)
 		return ret;
-	free(c->rootfs);
-	c->rootfs = r;
+	free(c->fs.rootfs);
+	c->fs.rootfs = r;
 	return 0;
 }
 
@@ -534,11 +534,11 @@ int cordon_config_add_ro_bind(struct cordon_config *c, const char *src, const ch
 	r = inside_path(dst ? dst : s, "ro-bind", false, &d, err);
 	if (r < 0)
 		return r;
-	nb = realloc(c->binds, (c->n_binds + 1) * sizeof(*nb));
+	nb = realloc(c->fs.binds, (c->fs.n_binds + 1) * sizeof(*nb));
 	if (!nb)
 		return cd_fail(err, ENOMEM, "ro-bind", "out of memory");
-	c->binds = nb;
-	c->binds[c->n_binds++] = (struct cd_bind){ CD_TAKE_PTR(s), CD_TAKE_PTR(d) };
+	c->fs.binds = nb;
+	c->fs.binds[c->fs.n_binds++] = (struct cd_bind){ CD_TAKE_PTR(s), CD_TAKE_PTR(d) };
 	return 0;
 }
 
@@ -551,13 +551,13 @@ int cordon_config_add_tmpfs(struct cordon_config *c, const char *path, uint64_t 
 
 	if (r < 0)
 		return r;
-	nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof(*nt));
+	nt = realloc(c->fs.tmpfs, (c->fs.n_tmpfs + 1) * sizeof(*nt));
 	if (!nt) {
 		free(p);
 		return cd_fail(err, ENOMEM, "tmpfs", "out of memory");
 	}
-	c->tmpfs = nt;
-	c->tmpfs[c->n_tmpfs++] = (struct cd_tmpfs){ p, size ? size : CD_DEFAULT_TMPFS_SIZE };
+	c->fs.tmpfs = nt;
+	c->fs.tmpfs[c->fs.n_tmpfs++] = (struct cd_tmpfs){ p, size ? size : CD_DEFAULT_TMPFS_SIZE };
 	return 0;
 }
 
@@ -568,7 +568,7 @@ int cordon_config_add_hide(struct cordon_config *c, const char *path, struct cor
 
 	if (r < 0)
 		return r;
-	if (cd_strv_push(&c->hide, p) < 0)
+	if (cd_strv_push(&c->fs.hide, p) < 0)
 		return cd_fail(err, ENOMEM, "hide", "out of memory");
 	return 0;
 }
@@ -576,9 +576,9 @@ int cordon_config_add_hide(struct cordon_config *c, const char *path, struct cor
 int cordon_config_set_cow(struct cordon_config *c, int on, struct cordon_error *err)
 {
 	(void)err;
-	c->cow = on != 0;
-	if (!c->cow)
-		c->cow_from = (free(c->cow_from), NULL);
+	c->cow.on = on != 0;
+	if (!c->cow.on)
+		c->cow.from = (free(c->cow.from), NULL);
 	return 0;
 }
 
@@ -586,7 +586,7 @@ int cordon_config_set_cow_size(struct cordon_config *c, uint64_t size, struct co
 {
 	if (size < (1u << 20))
 		return cd_fail(err, 0, "cow-size", "at least 1M (the layer's tmpfs)");
-	c->cow_size = size;
+	c->cow.size = size;
 	return 0;
 }
 
@@ -595,7 +595,7 @@ int cordon_config_set_layer_dir(struct cordon_config *c, const char *dir,
 {
 	if (!dir || !*dir)
 		return cd_fail(err, 0, "layer-dir", "empty path");
-	return set_string(&c->layer_dir, dir, "layer-dir", err);
+	return set_string(&c->cow.layer_dir, dir, "layer-dir", err);
 }
 
 int cordon_config_set_cow_from(struct cordon_config *c, const char *id, struct cordon_error *err)
@@ -605,8 +605,8 @@ int cordon_config_set_cow_from(struct cordon_config *c, const char *id, struct c
 	if (!id || n != 16 || id[n])
 		return cd_fail(err, 0, "cow-from", "\"%s\" is not a layer id (16 hex digits: "
 			       "cordon layers lists them)", id ? id : "");
-	c->cow = true;
-	return set_string(&c->cow_from, id, "cow-from", err);
+	c->cow.on = true;
+	return set_string(&c->cow.from, id, "cow-from", err);
 }
 
 int cordon_config_protect(struct cordon_config *c, const char *glob, int deny,
@@ -621,20 +621,20 @@ int cordon_config_protect(struct cordon_config *c, const char *glob, int deny,
 		return r;
 	}
 	copy = strdup(glob);
-	np = copy ? realloc(c->protect, (c->n_protect + 1) * sizeof(*np)) : NULL;
+	np = copy ? realloc(c->protect.v, (c->protect.n + 1) * sizeof(*np)) : NULL;
 	if (!np) {
 		free(copy);
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	}
-	c->protect = np;
-	c->protect[c->n_protect++] = (struct cd_protect){ copy, deny != 0 };
+	c->protect.v = np;
+	c->protect.v[c->protect.n++] = (struct cd_protect){ copy, deny != 0 };
 	return 0;
 }
 
 int cordon_config_set_default_protect(struct cordon_config *c, int on, struct cordon_error *err)
 {
 	(void)err;
-	c->no_default_protect = !on;
+	c->protect.no_defaults = !on;
 	return 0;
 }
 
@@ -642,7 +642,7 @@ int cordon_config_set_home_size(struct cordon_config *c, uint64_t size, struct c
 {
 	if (size == 0)
 		return cd_fail(err, 0, "home-size", "must be more than 0");
-	c->home_size = size;
+	c->fs.home_size = size;
 	return 0;
 }
 
@@ -673,10 +673,10 @@ int cordon_config_set_git_identity(struct cordon_config *c, const char *spec,
 	email = strndup(lt + 1, strlen(lt) - 2);
 	if (!name || !email)
 		return cd_fail(err, ENOMEM, "git-identity", "out of memory");
-	free(c->git_identity[0]);
-	free(c->git_identity[1]);
-	c->git_identity[0] = CD_TAKE_PTR(name);
-	c->git_identity[1] = CD_TAKE_PTR(email);
+	free(c->command.git_identity[0]);
+	free(c->command.git_identity[1]);
+	c->command.git_identity[0] = CD_TAKE_PTR(name);
+	c->command.git_identity[1] = CD_TAKE_PTR(email);
 	return 0;
 }
 
@@ -684,7 +684,7 @@ int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t size, struct co
 {
 	if (size == 0)
 		return cd_fail(err, 0, "tmp-size", "must be more than 0");
-	c->tmp_size = size;
+	c->fs.tmp_size = size;
 	return 0;
 }
 
@@ -695,13 +695,13 @@ int cordon_config_allow_net(struct cordon_config *c, const char *spec, struct co
 
 	if (r < 0)
 		return r;
-	v = reallocarray(c->allow, c->n_allow + 1, sizeof(*v));
+	v = reallocarray(c->net.allow, c->net.n_allow + 1, sizeof(*v));
 	if (!v) {
 		cd_allow_free(&a);
 		return cd_fail(err, ENOMEM, "allow-net", "out of memory");
 	}
-	c->allow = v;
-	c->allow[c->n_allow++] = a;
+	c->net.allow = v;
+	c->net.allow[c->net.n_allow++] = a;
 	return 0;
 }
 
@@ -710,7 +710,7 @@ int cordon_config_set_net_idle_timeout(struct cordon_config *c, uint64_t ns,
 {
 	if (ns < NSEC_PER_SEC / 10 || ns > CD_MAX_DURATION)
 		return cd_fail(err, 0, "net-idle-timeout", "must be at least 0.1s");
-	c->net_idle_ns = ns;
+	c->net.idle_ns = ns;
 	return 0;
 }
 
@@ -719,7 +719,7 @@ int cordon_config_set_net_max_connections(struct cordon_config *c, unsigned n,
 {
 	if (n == 0 || n > 65536)
 		return cd_fail(err, 0, "net-max-connections", "must be in 1-65536");
-	c->net_max_conns = n;
+	c->net.max_conns = n;
 	return 0;
 }
 
@@ -727,7 +727,7 @@ int cordon_config_set_net(struct cordon_config *c, enum cordon_net net, struct c
 {
 	if (net != CORDON_NET_NONE && net != CORDON_NET_HOST)
 		return cd_fail(err, 0, "net", "unknown network mode %d", (int)net);
-	c->net = net;
+	c->net.mode = net;
 	return 0;
 }
 
@@ -735,7 +735,7 @@ int cordon_config_set_timeout(struct cordon_config *c, uint64_t ns, struct cordo
 {
 	if (ns > CD_MAX_DURATION)
 		return cd_fail(err, 0, "timeout", "too long (at most 100 years)");
-	c->timeout_ns = ns;
+	c->limits.timeout_ns = ns;
 	return 0;
 }
 
@@ -743,7 +743,7 @@ int cordon_config_set_kill_after(struct cordon_config *c, uint64_t ns, struct co
 {
 	if (ns > CD_MAX_DURATION)
 		return cd_fail(err, 0, "kill-after", "too long (at most 100 years)");
-	c->kill_after_ns = ns;
+	c->limits.kill_after_ns = ns;
 	return 0;
 }
 
@@ -755,7 +755,7 @@ int cordon_config_set_rlimit(struct cordon_config *c, int resource, uint64_t sof
 	if (soft > hard)
 		return cd_fail(err, 0, "rlimit", "%s: soft limit above hard limit",
 			       cd_rlimit_name(resource));
-	c->rlimits[resource] = (struct cd_rlimit){ .set = true, .soft = soft, .hard = hard };
+	c->limits.rlimits[resource] = (struct cd_rlimit){ .set = true, .soft = soft, .hard = hard };
 	return 0;
 }
 
@@ -772,7 +772,7 @@ int cordon_config_set_env(struct cordon_config *c, const char *key, const char *
 	if (!valid_env_key(key))
 		return cd_fail(err, 0, "env", "\"%s\" is not a variable name", key ? key : "");
 	kv = cd_strdup_printf("%s=%s", key, value ? value : "");
-	if (!kv || cd_strv_push(&c->env, kv) < 0)
+	if (!kv || cd_strv_push(&c->command.env, kv) < 0)
 		return cd_fail(err, ENOMEM, "env", "out of memory");
 	return 0;
 }
@@ -782,7 +782,7 @@ int cordon_config_pass_env(struct cordon_config *c, const char *key, struct cord
 	if (!valid_env_key(key))
 		return cd_fail(err, 0, "pass-env", "\"%s\" is not a variable name",
 			       key ? key : "");
-	if (cd_strv_push(&c->pass_env, key) < 0)
+	if (cd_strv_push(&c->command.pass_env, key) < 0)
 		return cd_fail(err, ENOMEM, "pass-env", "out of memory");
 	return 0;
 }
@@ -792,7 +792,7 @@ int cordon_config_set_user_share(struct cordon_config *c, unsigned n, struct cor
 	if (n == 0 || n > CD_MAX_USER_SHARE)
 		return cd_fail(err, 0, "user-share", "%u: not a number of sandboxes from 1 to %u", n,
 			       CD_MAX_USER_SHARE);
-	c->user_share = n;
+	c->limits.user_share = n;
 	return 0;
 }
 
@@ -808,15 +808,15 @@ int cordon_config_set_hostname(struct cordon_config *c, const char *name,
 		if (!isalnum((unsigned char)name[i]) && name[i] != '-' && name[i] != '.')
 			return cd_fail(err, 0, "hostname",
 				       "\"%s\" is not a hostname (1-64 of a-z 0-9 - .)", name);
-	return set_string(&c->hostname, name, "hostname", err);
+	return set_string(&c->identity.hostname, name, "hostname", err);
 }
 
 int cordon_config_set_uid(struct cordon_config *c, uid_t uid, struct cordon_error *err)
 {
 	if (uid == (uid_t)-1)
 		return cd_fail(err, 0, "uid", "%u is not a valid uid", uid);
-	c->uid = uid;
-	c->uid_set = true;
+	c->identity.uid = uid;
+	c->identity.uid_set = true;
 	return 0;
 }
 
@@ -824,8 +824,8 @@ int cordon_config_set_gid(struct cordon_config *c, gid_t gid, struct cordon_erro
 {
 	if (gid == (gid_t)-1)
 		return cd_fail(err, 0, "gid", "%u is not a valid gid", gid);
-	c->gid = gid;
-	c->gid_set = true;
+	c->identity.gid = gid;
+	c->identity.gid_set = true;
 	return 0;
 }
 
@@ -834,7 +834,7 @@ int cordon_config_set_report_file(struct cordon_config *c, const char *path,
 {
 	if (!path || !*path)
 		return cd_fail(err, 0, "report", "empty path");
-	return set_string(&c->report_path, path, "report", err);
+	return set_string(&c->outputs.report_path, path, "report", err);
 }
 
 int cordon_config_set_report_fd(struct cordon_config *c, int fd, struct cordon_error *err)
@@ -845,25 +845,25 @@ int cordon_config_set_report_fd(struct cordon_config *c, int fd, struct cordon_e
 		return cd_fail(err, EBADF, "report-fd", "%d is not an open file descriptor", fd);
 	if ((fl & O_ACCMODE) == O_RDONLY)
 		return cd_fail(err, EBADF, "report-fd", "%d is not open for writing", fd);
-	c->report_fd = fd;
+	c->outputs.report_fd = fd;
 	return 0;
 }
 
 void cordon_config_set_fast_exit(struct cordon_config *c, int on)
 {
-	c->fast_exit = on != 0;
+	c->command.fast_exit = on != 0;
 }
 
 void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn, void *userdata)
 {
-	c->log = fn;
-	c->log_data = userdata;
+	c->log.fn = fn;
+	c->log.data = userdata;
 }
 
 void cordon_config_set_notice(struct cordon_config *c, cordon_log_fn fn, void *userdata)
 {
-	c->notice = fn;
-	c->notice_data = userdata;
+	c->log.notice = fn;
+	c->log.notice_data = userdata;
 }
 
 static void emit(cordon_log_fn fn, void *data, const char *fmt, va_list ap)
@@ -881,7 +881,7 @@ void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	emit(c->log, c->log_data, fmt, ap);
+	emit(c->log.fn, c->log.data, fmt, ap);
 	va_end(ap);
 }
 
@@ -890,7 +890,7 @@ void cd_config_notice(const struct cordon_config *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	emit(c->notice, c->notice_data, fmt, ap);
+	emit(c->log.notice, c->log.notice_data, fmt, ap);
 	va_end(ap);
 }
 
@@ -901,8 +901,8 @@ int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_o
 
 	if (!name_or_path || !name_or_path[0])
 		return cd_fail(err, 0, "seccomp-policy", "empty policy name");
-	c->seccomp_none = strcmp(name_or_path, "none") == 0;
-	if (c->seccomp_none)
+	c->seccomp.none = strcmp(name_or_path, "none") == 0;
+	if (c->seccomp.none)
 		return 0;
 	path = cd_policy_find(name_or_path, cd_policy_search_path(), err);
 	if (!path)
@@ -910,21 +910,21 @@ int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_o
 	display = cd_policy_display_name(name_or_path);
 	if (!display)
 		return cd_fail(err, ENOMEM, "seccomp-policy", "out of memory");
-	free(c->seccomp_path);
-	free(c->seccomp_display);
-	c->seccomp_path = CD_TAKE_PTR(path);
-	c->seccomp_display = CD_TAKE_PTR(display);
+	free(c->seccomp.path);
+	free(c->seccomp.display);
+	c->seccomp.path = CD_TAKE_PTR(path);
+	c->seccomp.display = CD_TAKE_PTR(display);
 	return 0;
 }
 
 void cordon_config_set_seccomp_log(struct cordon_config *c, int on)
 {
-	c->seccomp_log = on;
+	c->seccomp.log = on;
 }
 
 void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on)
 {
-	c->seccomp_unoptimized = !on;
+	c->seccomp.unoptimized = !on;
 }
 
 /* A cgroup row: one value, at least the row's minimum. */
@@ -938,7 +938,7 @@ static int set_cgroup_limit(struct cordon_config *c, const struct cd_limit_def *
 		return cd_fail(err, 0, d->info.name, "%s", d->too_small);
 	if (d->index == CD_CG_CPUS && v != CORDON_UNLIMITED && v > CD_MAX_MILLICPUS)
 		return cd_fail(err, 0, d->info.name, "is too many (at most 1000)");
-	c->cgroup_limits[d->index] = (struct cd_rlimit){ .set = true, .soft = v, .hard = v };
+	c->limits.cgroup[d->index] = (struct cd_rlimit){ .set = true, .soft = v, .hard = v };
 	return 0;
 }
 
@@ -983,7 +983,7 @@ int cordon_config_set_cgroup_mode(struct cordon_config *c, enum cordon_cgroup_mo
 {
 	if (mode > CORDON_CGROUP_OFF)
 		return cd_fail(err, 0, "cgroup", "unknown mode %d", (int)mode);
-	c->cgroup_mode = mode;
+	c->limits.cgroup_mode = mode;
 	return 0;
 }
 
@@ -1001,8 +1001,8 @@ int cordon_config_set_cgroup_parent(struct cordon_config *c, const char *path,
 		return cd_fail_errno(err, errno, "cgroup-parent", "%s", path);
 	if (statfs(real, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return cd_fail(err, 0, "cgroup-parent", "%s is not a cgroup v2 directory", path);
-	free(c->cgroup_parent);
-	c->cgroup_parent = CD_TAKE_PTR(real);
+	free(c->limits.cgroup_parent);
+	c->limits.cgroup_parent = CD_TAKE_PTR(real);
 	return 0;
 }
 
@@ -1011,7 +1011,7 @@ int cordon_config_set_audit_file(struct cordon_config *c, const char *path,
 {
 	if (!path || !path[0])
 		return cd_fail(err, 0, "audit", "empty path");
-	return set_string(&c->audit_path, path, "audit", err);
+	return set_string(&c->outputs.audit_path, path, "audit", err);
 }
 
 int cordon_config_set_capture_dir(struct cordon_config *c, const char *dir,
@@ -1019,5 +1019,5 @@ int cordon_config_set_capture_dir(struct cordon_config *c, const char *dir,
 {
 	if (!dir || !dir[0])
 		return cd_fail(err, 0, "capture", "empty path");
-	return set_string(&c->capture_dir, dir, "capture", err);
+	return set_string(&c->outputs.capture_dir, dir, "capture", err);
 }

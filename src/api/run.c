@@ -22,7 +22,7 @@ static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, i
 		cd_report_info_of(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
 
 	*ret_audit = cd_sandbox_audit_check(sb, audit_err);
-	*ret_report = cd_report_write(&info, &sb->report, sb->c->report_fd, report_err);
+	*ret_report = cd_report_write(&info, &sb->report, sb->c->outputs.report_fd, report_err);
 }
 
 int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
@@ -46,7 +46,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 		if (hooks->on_id)
 			hooks->on_id(hooks->data, res->id);
 	}
-	if (!c->argv)
+	if (!c->command.argv)
 		r = cd_fail(&res->error, 0, "command", "no command given");
 	/* in this order, so that what fails first is what a user fixes first, and the report of a
 	 * failed run shows what was decided before */

@@ -27,7 +27,7 @@ static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGU
 /* What --capture keeps per stream: CD_CAPTURE_MAX, or less if the file size limit says so */
 static uint64_t capture_max(const struct cordon_config *c)
 {
-	const struct cd_rlimit *f = &c->rlimits[RLIMIT_FSIZE];
+	const struct cd_rlimit *f = &c->limits.rlimits[RLIMIT_FSIZE];
 
 	return f->set && f->soft < CD_CAPTURE_MAX ? f->soft : CD_CAPTURE_MAX;
 }
@@ -38,11 +38,11 @@ int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb,
 	const struct cordon_config *c = cmd->c;
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 
-	cmd->chdir = strdup(c->chdir ? c->chdir : sb->workdir_target);
+	cmd->chdir = strdup(c->command.chdir ? c->command.chdir : sb->workdir_target);
 	if (!cmd->chdir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (c->capture_dir)
-		return cd_capture_open(c->capture_dir, &ctx, capture_max(c), &cmd->capture, err);
+	if (c->outputs.capture_dir)
+		return cd_capture_open(c->outputs.capture_dir, &ctx, capture_max(c), &cmd->capture, err);
 	return 0;
 }
 
@@ -94,7 +94,7 @@ static int arm_timer(struct cd_command *cmd, uint64_t at_ns)
 
 static uint64_t deadline(const struct cd_command *cmd)
 {
-	return cmd->c->timeout_ns ? cmd->t_start + cmd->c->timeout_ns : 0;
+	return cmd->c->limits.timeout_ns ? cmd->t_start + cmd->c->limits.timeout_ns : 0;
 }
 
 static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
@@ -112,7 +112,7 @@ static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
 		.tty_fd = cmd->term.fd,
 		.take_tty = cmd->term.lent,
 		.deadline_ns = deadline(cmd),
-		.kill_after_ns = cmd->c->kill_after_ns,
+		.kill_after_ns = cmd->c->limits.kill_after_ns,
 	};
 	cd_sandbox_child_args(sb, a);
 }
@@ -132,7 +132,7 @@ int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordo
 	if (cmd->timerfd < 0)
 		return cd_fail_errno(err, errno, "timeout", "timerfd");
 	/* the wall clock counts from cordon_run(), setup included */
-	if (cmd->c->timeout_ns && arm_timer(cmd, deadline(cmd)) < 0)
+	if (cmd->c->limits.timeout_ns && arm_timer(cmd, deadline(cmd)) < 0)
 		return cd_fail_errno(err, errno, "timeout", "arm the timer");
 	child_args(cmd, sb, &args);
 	cmd->sb = sb;
@@ -267,7 +267,7 @@ static void on_timer(struct cd_command *cmd, struct cd_sandbox *sb)
 	}
 	if (!cmd->backstop) {
 		cmd->backstop = true;
-		arm_timer(cmd, deadline(cmd) + cmd->c->kill_after_ns + NSEC_PER_SEC);
+		arm_timer(cmd, deadline(cmd) + cmd->c->limits.kill_after_ns + NSEC_PER_SEC);
 		return;
 	}
 	timed_out(cmd, sb, 1);
@@ -309,7 +309,7 @@ static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 void cd_command_watch(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	while (watch_once(cmd, sb))
-		if (cmd->got_exit && cmd->c->fast_exit) {
+		if (cmd->got_exit && cmd->c->command.fast_exit) {
 			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */
 			cd_capture_drain(&cmd->capture, 2000);
 			cd_sandbox_leave(sb);

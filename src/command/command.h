@@ -58,7 +58,7 @@ struct cd_command {
 };
 
 #define CD_COMMAND_INIT(cfg, r, t0)                                                         \
-	{ .c = (cfg), .res = (r), .argv = (cfg)->argv, .term = { .fd = -1 }, .sigfd = -1,   \
+	{ .c = (cfg), .res = (r), .argv = (cfg)->command.argv, .term = { .fd = -1 }, .sigfd = -1,   \
 	  .timerfd = -1, .t_start = (t0) }
 
 /* Decide the directory and create the capture files, once the sandbox has its workdir and

@@ -145,14 +145,14 @@ int cd_env_build(const struct cordon_config *c, const struct cd_identity *id,
 		r = env_set(&envp, user);
 	if (r == 0)
 		r = env_set(&envp, logname);
-	if (r == 0 && c->n_allow)
-		r = proxy_env(&envp, cd_allow_has_loopback(c->allow, c->n_allow),
-			      c->hostname ? c->hostname : CD_DEFAULT_HOSTNAME);
-	if (r == 0 && c->git_identity[0])
-		r = git_env(&envp, c->git_identity);
+	if (r == 0 && c->net.n_allow)
+		r = proxy_env(&envp, cd_allow_has_loopback(c->net.allow, c->net.n_allow),
+			      c->identity.hostname ? c->identity.hostname : CD_DEFAULT_HOSTNAME);
+	if (r == 0 && c->command.git_identity[0])
+		r = git_env(&envp, c->command.git_identity);
 	if (r == 0)
 		r = visible_path(c, plan, &envp);
-	for (char **k = c->pass_env; r == 0 && k && *k; k++) {
+	for (char **k = c->command.pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
 
@@ -161,7 +161,7 @@ int cd_env_build(const struct cordon_config *c, const struct cd_identity *id,
 		else
 			r = kv ? env_set(&envp, kv) : -ENOMEM;
 	}
-	for (char **kv = c->env; r == 0 && kv && *kv; kv++)
+	for (char **kv = c->command.env; r == 0 && kv && *kv; kv++)
 		r = env_set(&envp, *kv);
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");

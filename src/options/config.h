@@ -46,11 +46,24 @@ struct cd_protect {
 	bool deny;
 };
 
-struct cordon_config {
+/* The options, in slices: each module above takes the slice it reads and a log handle, never
+ * the whole config (docs/design.md: "a new option"). The public setters (src/api/config.c) fill
+ * them. */
+
+/* What runs, with what environment (src/command). */
+struct cd_command_opts {
 	char **argv;
+	char *chdir;
+	char **env;      /* KEY=VALUE, in the order given */
+	char **pass_env; /* KEY */
+	char *git_identity[2]; /* name, email: GIT_AUTHOR_* and GIT_COMMITTER_* inside */
+	bool fast_exit;
+};
+
+/* The filesystem the sandbox sees (src/sandbox: workdir.c, mountplan.c). */
+struct cd_fs_opts {
 	char *workdir; /* as given; NULL: the current directory; opened by cordon_run() */
 	char *workdir_target;
-	char *chdir;
 	char *rootfs; /* resolved; NULL: the host's "/" */
 	struct cd_bind *binds;
 	size_t n_binds;
@@ -59,49 +72,92 @@ struct cordon_config {
 	char **hide;
 	uint64_t tmp_size;
 	uint64_t home_size;
-	char *git_identity[2]; /* name, email: GIT_AUTHOR_* and GIT_COMMITTER_* inside */
-	enum cordon_net net;
+};
+
+/* A copy-on-write workdir (src/sandbox/cow.c, src/layer). */
+struct cd_cow_opts {
+	bool on;
+	uint64_t size;
+	char *layer_dir;
+	char *from;
+};
+
+/* Protected paths (src/sandbox/protect.c). */
+struct cd_protect_opts {
+	struct cd_protect *v; /* --protect, --deny and the default set, in that order */
+	size_t n;
+	bool no_defaults;
+};
+
+/* The network (src/net, src/sandbox/child.c). */
+struct cd_net_opts {
+	enum cordon_net mode;
 	struct cd_allow *allow; /* --allow-net: the proxy is on when n_allow > 0 */
 	size_t n_allow;
-	uint64_t net_idle_ns;
-	unsigned net_max_conns;
+	uint64_t idle_ns;
+	unsigned max_conns;
+};
+
+/* Bounds: the limits table's values, the cgroup, the clock (src/sandbox: cgroup.c, rlimits.c,
+ * share.c; src/command: the deadline). */
+struct cd_limits_opts {
 	uint64_t timeout_ns;
 	uint64_t kill_after_ns;
 	struct cd_rlimit rlimits[RLIM_NLIMITS];
-	char **env;      /* KEY=VALUE, in the order given */
-	char **pass_env; /* KEY */
-	char *hostname;
+	/* the cgroup rows of the limits table, by enum cd_cgroup_limit: soft is the value
+	 * (CORDON_UNLIMITED: none), set when given explicitly */
+	struct cd_rlimit cgroup[CD_CG_N];
+	enum cordon_cgroup_mode cgroup_mode;
+	char *cgroup_parent;
 	unsigned user_share; /* 0 or 1: the caller's per-user budgets undivided */
+};
+
+/* Who the command is inside (src/sandbox/userns.c). */
+struct cd_identity_opts {
 	uid_t uid;
 	gid_t gid;
 	bool uid_set;
 	bool gid_set;
+	char *hostname;
+};
+
+/* The seccomp policy (src/seccomp). */
+struct cd_seccomp_opts {
+	char *path;    /* the policy file found; NULL: the "default" policy */
+	char *display; /* its name in messages */
+	bool none;     /* --seccomp-policy none */
+	bool log;
+	bool unoptimized;
+};
+
+/* The launcher's own files (src/host/output.c, src/records, src/audit, --capture). */
+struct cd_outputs_opts {
 	char *report_path;
 	int report_fd;
-	bool fast_exit;
-	char *seccomp_path;    /* the policy file found; NULL: the "default" policy */
-	char *seccomp_display; /* its name in messages */
-	bool seccomp_none;     /* --seccomp-policy none */
-	bool seccomp_log;
-	bool seccomp_unoptimized;
-	/* the cgroup rows of the limits table, by enum cd_cgroup_limit: soft is the value
-	 * (CORDON_UNLIMITED: none), set when given explicitly */
-	struct cd_rlimit cgroup_limits[CD_CG_N];
-	enum cordon_cgroup_mode cgroup_mode;
-	char *cgroup_parent;
 	char *audit_path;
 	char *capture_dir;
-	bool cow;
-	uint64_t cow_size;
-	char *layer_dir;
-	char *cow_from;
-	struct cd_protect *protect; /* --protect, --deny and the default set, in that order */
-	size_t n_protect;
-	bool no_default_protect;
-	cordon_log_fn log;
-	void *log_data;
+};
+
+/* Where the library's messages go: debug lines (log) and notices for the caller (the CLI prints
+ * them unless --quiet). */
+struct cd_log {
+	cordon_log_fn fn;
+	void *data;
 	cordon_log_fn notice;
 	void *notice_data;
+};
+
+struct cordon_config {
+	struct cd_command_opts command;
+	struct cd_fs_opts fs;
+	struct cd_cow_opts cow;
+	struct cd_protect_opts protect;
+	struct cd_net_opts net;
+	struct cd_limits_opts limits;
+	struct cd_identity_opts identity;
+	struct cd_seccomp_opts seccomp;
+	struct cd_outputs_opts outputs;
+	struct cd_log log;
 };
 
 /* A normalized absolute path ("//a/./b/" -> "/a/b"); NULL with errno EINVAL when p is relative

@@ -67,12 +67,12 @@ static void render_configured_rlimits(struct cd_json *j, const struct cordon_con
 {
 	cd_json_object_begin(j);
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
-		if (!c->rlimits[i].set || !cd_rlimit_name(i))
+		if (!c->limits.rlimits[i].set || !cd_rlimit_name(i))
 			continue;
 		cd_json_key(j, cd_rlimit_name(i));
 		cd_json_object_begin(j);
-		render_rlim(j, "soft", c->rlimits[i].soft);
-		render_rlim(j, "hard", c->rlimits[i].hard);
+		render_rlim(j, "soft", c->limits.rlimits[i].soft);
+		render_rlim(j, "hard", c->limits.rlimits[i].hard);
 		cd_json_object_end(j);
 	}
 	cd_json_object_end(j);
@@ -133,8 +133,8 @@ static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
 
 	cd_json_key(j, "seccomp");
 	cd_json_object_begin(j);
-	cd_json_kv_string(j, "policy", c->seccomp_none ? "none"
-				      : c->seccomp_display ? c->seccomp_display : "default.policy");
+	cd_json_kv_string(j, "policy", c->seccomp.none ? "none"
+				      : c->seccomp.display ? c->seccomp.display : "default.policy");
 	if (f) {
 		cd_json_kv_string(j, "mode", f->log ? "log" : "enforce");
 		cd_json_kv_uint(j, "rules", f->n_rules);
@@ -144,7 +144,7 @@ static void render_seccomp(struct cd_json *j, const struct cd_report_info *in)
 		if (in->policy_source)
 			cd_json_kv_string(j, "source", in->policy_source);
 	} else {
-		cd_json_kv_string(j, "mode", c->seccomp_none ? "off" : "not-applied");
+		cd_json_kv_string(j, "mode", c->seccomp.none ? "off" : "not-applied");
 	}
 	cd_json_key(j, "baseline");
 	if (in->baseline) {
@@ -189,7 +189,7 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 
 	cd_json_key(j, "cgroup");
 	cd_json_object_begin(j);
-	cd_json_kv_string(j, "mode", modes[in->c->cgroup_mode]);
+	cd_json_kv_string(j, "mode", modes[in->c->limits.cgroup_mode]);
 	kv_string_or_null(j, "path", cg ? cg->path_reported : NULL);
 	for (size_t i = 0; i < CD_CG_N; i++)
 		render_limit(j, &cd_limits[i], cg ? cg->applied[i] : NULL);
@@ -203,18 +203,18 @@ static void render_allow(struct cd_json *j, const struct cordon_config *c)
 {
 	cd_json_key(j, "allow_net");
 	cd_json_array_begin(j);
-	for (size_t i = 0; i < c->n_allow; i++)
-		cd_json_string(j, c->allow[i].spec);
+	for (size_t i = 0; i < c->net.n_allow; i++)
+		cd_json_string(j, c->net.allow[i].spec);
 	cd_json_array_end(j);
 	cd_json_key(j, "proxy");
-	if (!c->n_allow) {
+	if (!c->net.n_allow) {
 		cd_json_null(j);
 		return;
 	}
 	cd_json_object_begin(j);
 	cd_json_kv_string(j, "listen", CD_PROXY_URL);
-	cd_json_kv_uint(j, "idle_timeout_ms", c->net_idle_ns / NSEC_PER_MSEC);
-	cd_json_kv_uint(j, "max_connections", c->net_max_conns);
+	cd_json_kv_uint(j, "idle_timeout_ms", c->net.idle_ns / NSEC_PER_MSEC);
+	cd_json_kv_uint(j, "max_connections", c->net.max_conns);
 	cd_json_object_end(j);
 }
 
@@ -222,7 +222,7 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
 	const struct cordon_config *c = in->c;
-	size_t n_ns = CD_ELEMENTSOF(ns) - (c->net == CORDON_NET_HOST);
+	size_t n_ns = CD_ELEMENTSOF(ns) - (c->net.mode == CORDON_NET_HOST);
 
 	cd_json_key(j, "applied");
 	cd_json_object_begin(j);
@@ -231,16 +231,18 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 	for (size_t i = 0; i < n_ns; i++)
 		cd_json_string(j, ns[i]);
 	cd_json_array_end(j);
-	cd_json_kv_string(j, "net", c->net == CORDON_NET_HOST ? "host" : c->n_allow ? "proxy" : "none");
+	cd_json_kv_string(j, "net", c->net.mode == CORDON_NET_HOST ? "host"
+				    : c->net.n_allow ? "proxy" : "none");
 	render_allow(j, c);
 	cd_json_kv_string(j, "workdir", in->workdir);
 	cd_json_kv_string(j, "workdir_target", in->workdir_target);
 	cd_json_kv_string(j, "chdir", in->chdir);
-	cd_json_kv_string(j, "rootfs", c->rootfs ? c->rootfs : "/");
-	cd_json_kv_string(j, "hostname", c->hostname ? c->hostname : CD_DEFAULT_HOSTNAME);
+	cd_json_kv_string(j, "rootfs", c->fs.rootfs ? c->fs.rootfs : "/");
+	cd_json_kv_string(j, "hostname",
+			  c->identity.hostname ? c->identity.hostname : CD_DEFAULT_HOSTNAME);
 	render_identity(j, in->id);
-	cd_json_kv_uint(j, "timeout_ms", c->timeout_ns / NSEC_PER_MSEC);
-	cd_json_kv_uint(j, "kill_after_ms", c->kill_after_ns / NSEC_PER_MSEC);
+	cd_json_kv_uint(j, "timeout_ms", c->limits.timeout_ns / NSEC_PER_MSEC);
+	cd_json_kv_uint(j, "kill_after_ms", c->limits.kill_after_ns / NSEC_PER_MSEC);
 	render_rlimits(j, in);
 	cd_json_kv_bool(j, "capabilities", false);
 	cd_json_kv_bool(j, "no_new_privs", true);
@@ -261,7 +263,7 @@ char *cd_report_render(const struct cd_report_info *in)
 	cd_json_kv_int(&j, "version", CORDON_REPORT_VERSION);
 	cd_json_kv_string(&j, "id", in->res->id);
 	cd_json_kv_string(&j, "cordon", cordon_version());
-	render_strv(&j, "command", in->c->argv);
+	render_strv(&j, "command", in->c->command.argv);
 	cd_audit_render_result(&j, in->res);
 	cd_report_render_applied(&j, in);
 	cd_json_object_end(&j);

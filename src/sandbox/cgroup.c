@@ -225,8 +225,8 @@ static int choose_parent(const struct cordon_config *c, char **ret, struct cordo
 	_cleanup_free_ char *mnt = NULL, *own = NULL, *p = NULL;
 	int r;
 
-	if (c->cgroup_parent)
-		p = strdup(c->cgroup_parent);
+	if (c->limits.cgroup_parent)
+		p = strdup(c->limits.cgroup_parent);
 	else if (!(mnt = cgroup2_mount()))
 		return cd_fail(err, ENOENT, "cgroup", "no cgroup2 file system is mounted");
 	else if (geteuid() == 0) {
@@ -348,7 +348,7 @@ static void clean_stale(const char *parent)
 static int fail_limit(const struct cordon_config *c, const struct cd_limit_def *d,
 		      const char *why, struct cd_cgroup *cg, struct cordon_error *err)
 {
-	if (c->cgroup_limits[d->index].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (c->limits.cgroup[d->index].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return cd_fail(err, EOPNOTSUPP, d->info.name, "cannot apply the limit: %s "
 				"(the cgroup mode best-effort runs without it)", why);
 	return note(&cg->missing, "%s: %s", d->info.file, why) < 0
@@ -381,7 +381,7 @@ static int apply_limit(const struct cordon_config *c, struct cd_cgroup *cg,
 	char value[64];
 	int r;
 
-	if (!d->format(d, c->cgroup_limits, value, sizeof(value)))
+	if (!d->format(d, c->limits.cgroup, value, sizeof(value)))
 		return 0;
 	r = enable_controller(cg->parent, d->controller, &why);
 	if (r >= 0)
@@ -409,7 +409,7 @@ static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
 		return 0;
 	}
 	/* part of an explicit memory limit: without it one process is killed, not the sandbox */
-	if (c->cgroup_limits[CD_CG_MEMORY].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (c->limits.cgroup[CD_CG_MEMORY].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return cd_fail(err, EOPNOTSUPP, "memory", "cannot make the memory limit end the whole "
 			       "sandbox: %s (the cgroup mode best-effort runs with the limit but "
 			       "without it)", why.msg);
@@ -438,13 +438,13 @@ static int apply_limits(const struct cordon_config *c, struct cd_cgroup *cg,
 static int no_cgroup(const struct cordon_config *c, const char *why, struct cd_cgroup *cg,
 		     struct cordon_error *err)
 {
-	if (c->cgroup_mode == CORDON_CGROUP_REQUIRED)
+	if (c->limits.cgroup_mode == CORDON_CGROUP_REQUIRED)
 		return cd_fail(err, EOPNOTSUPP, "cgroup", "required, but %s", why);
 	for (size_t i = 0; i < CD_CG_N; i++)
-		if (c->cgroup_limits[i].set && c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+		if (c->limits.cgroup[i].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 			return cd_fail(err, EOPNOTSUPP, cd_limits[i].info.name,
 				       "cannot apply the limit: %s%s", why,
-				       c->cgroup_mode == CORDON_CGROUP_OFF
+				       c->limits.cgroup_mode == CORDON_CGROUP_OFF
 					       ? ""
 					       : " (the cgroup mode best-effort runs without it)");
 	return note(&cg->missing, "cgroup: %s", why) < 0
@@ -476,12 +476,12 @@ static int fallbacks(const struct cordon_config *c, bool own_uid, struct cd_cgro
 {
 	int r;
 
-	if (c->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return 0;
-	r = fallback(cg, CD_CG_MEMORY, c->cgroup_limits[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
+	r = fallback(cg, CD_CG_MEMORY, c->limits.cgroup[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
 	if (r < 0 || !own_uid)
 		return r;
-	return fallback(cg, CD_CG_PIDS, c->cgroup_limits[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
+	return fallback(cg, CD_CG_PIDS, c->limits.cgroup[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
 }
 
 /* mkdir: what fails here means no cgroup, which no_cgroup() decides about */
@@ -534,7 +534,7 @@ static int pointless(const struct cordon_config *c, struct cd_cgroup *cg, struct
 	for (size_t i = 0; i < CD_CG_N; i++) {
 		const struct cd_limit_def *d = cd_limit_of_cgroup(i);
 
-		if (!d->format(d, c->cgroup_limits, value, sizeof(value)))
+		if (!d->format(d, c->limits.cgroup, value, sizeof(value)))
 			continue;
 		snprintf(why, sizeof(why), "the %s controller is not available in cgroup v2 at %s",
 			 d->controller, cg->parent);
@@ -555,10 +555,10 @@ static int place(const struct cordon_config *c, const char *id, struct cd_cgroup
 	struct cordon_error why = { 0 };
 	int r;
 
-	if (c->cgroup_mode == CORDON_CGROUP_OFF)
+	if (c->limits.cgroup_mode == CORDON_CGROUP_OFF)
 		return no_cgroup(c, "the cgroup mode is off", cg, err);
 	r = choose_parent(c, &cg->parent, &why);
-	if (r >= 0 && c->cgroup_mode != CORDON_CGROUP_REQUIRED && no_controllers(cg->parent))
+	if (r >= 0 && c->limits.cgroup_mode != CORDON_CGROUP_REQUIRED && no_controllers(cg->parent))
 		return pointless(c, cg, err);
 	if (r >= 0) {
 		clean_stale(cg->parent);

@@ -22,14 +22,14 @@
 static int check_cow_from(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
-	int r = cd_layer_load(sb->store_fd, sb->c->cow_from, &l, err);
+	int r = cd_layer_load(sb->store_fd, sb->c->cow.from, &l, err);
 
 	if (r < 0)
 		return r;
 	if (l->workdir_dev != sb->wd.st.st_dev || l->workdir_ino != sb->wd.st.st_ino)
 		return cd_fail(err, 0, "cow-from",
 			       "layer %s holds changes of another workdir (%s), not of %s",
-			       sb->c->cow_from, l->workdir, sb->wd.path);
+			       sb->c->cow.from, l->workdir, sb->wd.path);
 	return 0;
 }
 
@@ -51,7 +51,7 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 	struct cd_layer_key key;
-	int r = cd_layer_store_open(sb->c->layer_dir, &ctx, &sb->store_fd, NULL, err);
+	int r = cd_layer_store_open(sb->c->cow.layer_dir, &ctx, &sb->store_fd, NULL, err);
 
 	if (r < 0)
 		return r;
@@ -100,13 +100,13 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
-	sb->plan.cow = c->cow;
-	sb->plan.cow_size = c->cow_size;
+	sb->plan.cow = c->cow.on;
+	sb->plan.cow_size = c->cow.size;
 	sb->started = (int64_t)time(NULL);
-	if (!c->cow)
+	if (!c->cow.on)
 		return 0;
 	r = open_store(sb, err);
-	if (r >= 0 && c->cow_from)
+	if (r >= 0 && c->cow.from)
 		r = check_cow_from(sb, err);
 	wipe_stack();
 	return r;
@@ -117,7 +117,7 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 	struct cd_msg m;
 	int fd = -1, r;
 
-	if (!sb->c->cow)
+	if (!sb->c->cow.on)
 		return 0;
 	do { /* pid 1 is making its mounts: the socket is non-blocking */
 		struct pollfd p = { sb->sock, POLLIN, 0 };
@@ -137,8 +137,8 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 		return cd_fail(err, r < 0 ? -r : EPROTO, "cow", "pid 1 sent no layer");
 	}
 	sb->layer_fd = fd;
-	if (sb->c->cow_from) {
-		r = cd_layer_seed(sb->store_fd, sb->c->cow_from, sb->layer_fd, sb->id.host_uid,
+	if (sb->c->cow.from) {
+		r = cd_layer_seed(sb->store_fd, sb->c->cow.from, sb->layer_fd, sb->id.host_uid,
 				  sb->id.host_gid, err);
 		if (r < 0)
 			return r;
@@ -212,13 +212,13 @@ static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
 	return cd_layer_save_guarded(sb->store_fd, sb->layer_fd, lower, &meta,
-				     sb->c->no_default_protect ? NULL : guard_git, sb, live, id,
+				     sb->c->protect.no_defaults ? NULL : guard_git, sb, live, id,
 				     err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)
 {
-	if (!sb->c->cow || sb->layer_fd < 0)
+	if (!sb->c->cow.on || sb->layer_fd < 0)
 		return cd_fail(err, EINVAL, "session", "not a copy-on-write session");
 	return save_layer(sb, true, ret_id, err); /* live: the sandbox runs */
 }
@@ -262,7 +262,7 @@ static void save(struct cd_sandbox *sb)
 
 void cd_cow_end(struct cd_sandbox *sb)
 {
-	if (!sb->c->cow) {
+	if (!sb->c->cow.on) {
 		sweep(sb);
 		return;
 	}

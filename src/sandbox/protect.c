@@ -483,13 +483,13 @@ int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
 	struct names top = { 0 };
 	int r = names_read(&top, workdir_fd);
 
-	for (size_t i = 0; r >= 0 && i < c->n_protect; i++) {
-		const struct rule rule = { c->protect[i].glob, c->protect[i].deny,
-					   !has_wildcard(c->protect[i].glob), false };
+	for (size_t i = 0; r >= 0 && i < c->protect.n; i++) {
+		const struct rule rule = { c->protect.v[i].glob, c->protect.v[i].deny,
+					   !has_wildcard(c->protect.v[i].glob), false };
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
-	if (r >= 0 && !c->no_default_protect)
+	if (r >= 0 && !c->protect.no_defaults)
 		r = cd_guard_list_load(NULL, &p.defaults, err);
 	for (size_t i = 0; r >= 0 && i < p.defaults.n; i++) {
 		const struct cd_guard_rule *d = &p.defaults.r[i];
@@ -497,7 +497,7 @@ int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
-	if (r >= 0 && !c->no_default_protect)
+	if (r >= 0 && !c->protect.no_defaults)
 		r = cd_guard_git_plan(&p, workdir_fd, workdir_path, err);
 	names_done(&top);
 	if (r < 0) {

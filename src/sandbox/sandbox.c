@@ -70,7 +70,7 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	int r;
 
 	cd_marks_load(&sb->marks);
-	r = cd_workdir_open(c->workdir, &sb->marks, &sb->wd, err);
+	r = cd_workdir_open(c->fs.workdir, &sb->marks, &sb->wd, err);
 	if (r < 0)
 		return r;
 	cd_timing("workdir opened");
@@ -79,7 +79,7 @@ static int resolve_workdir(struct cd_sandbox *sb, struct cordon_error *err)
 	r = marks_outside(sb, err);
 	if (r < 0)
 		return r;
-	sb->workdir_target = strdup(c->workdir_target ? c->workdir_target : sb->wd.path);
+	sb->workdir_target = strdup(c->fs.workdir_target ? c->fs.workdir_target : sb->wd.path);
 	if (!sb->workdir_target)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
 	return 0;
@@ -91,13 +91,13 @@ static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 	int r;
 
-	if (sb->c->report_path) {
-		r = cd_report_open(sb->c->report_path, &ctx, &sb->report, err);
+	if (sb->c->outputs.report_path) {
+		r = cd_report_open(sb->c->outputs.report_path, &ctx, &sb->report, err);
 		if (r < 0)
 			return r;
 	}
-	if (sb->c->audit_path)
-		return cd_audit_open(sb->c->audit_path, &ctx, &sb->audit, err);
+	if (sb->c->outputs.audit_path)
+		return cd_audit_open(sb->c->outputs.audit_path, &ctx, &sb->audit, err);
 	return 0;
 }
 
@@ -123,10 +123,10 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
 	_cleanup_free_ char *found = NULL;
-	const char *path = c->seccomp_path;
+	const char *path = c->seccomp.path;
 	int r;
 
-	if (c->seccomp_none) {
+	if (c->seccomp.none) {
 		cd_config_log(c, "seccomp: none (no policy: only cordon's baseline)");
 		return 0;
 	}
@@ -137,14 +137,14 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 		path = found;
 	}
 	/* a shipped policy, byte for byte with what it includes: the build's program, unparsed */
-	r = cd_filter_from_sources(path, c->seccomp_log, !c->seccomp_unoptimized,
+	r = cd_filter_from_sources(path, c->seccomp.log, !c->seccomp.unoptimized,
 				   cd_audit_on(&sb->audit), &sb->filter);
 	if (r < 0)
 		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
 	sb->have_filter = r > 0;
 	if (!sb->have_filter)
 		r = cd_policy_load(&sb->policy, path,
-				   c->seccomp_display ? c->seccomp_display : "default.policy", err);
+				   c->seccomp.display ? c->seccomp.display : "default.policy", err);
 	if (r < 0)
 		return r;
 	sb->have_policy = true;
@@ -157,12 +157,12 @@ int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
 	const struct cordon_config *c = sb->c;
 	int r;
 
-	if (c->n_allow && c->net == CORDON_NET_HOST)
+	if (c->net.n_allow && c->net.mode == CORDON_NET_HOST)
 		return cd_fail(err, 0, "allow-net", "cannot be combined with the host's network, "
 				   "which has no allow-list");
 	/* the proxy's resolver, loaded now: a library that cannot be loaded stops the run before
 	 * anything starts, and nothing of the sandbox's can stand in for it */
-	if (c->n_allow && !cd_cares(err))
+	if (c->net.n_allow && !cd_cares(err))
 		return -ELIBACC;
 	r = resolve_workdir(sb, err);
 	if (r < 0)
@@ -243,7 +243,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	const struct cordon_config *c = sb->c;
 	int r;
 
-	r = cd_limits_check(c->rlimits, err);
+	r = cd_limits_check(c->limits.rlimits, err);
 	if (r < 0)
 		return r;
 	/* what pid 1 becomes: found now, so that a missing one stops the run before it starts */
@@ -259,7 +259,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	sb->have_id = true;
-	memcpy(sb->rlimits, c->rlimits, sizeof(sb->rlimits));
+	memcpy(sb->rlimits, c->limits.rlimits, sizeof(sb->rlimits));
 	cd_share_plan(c, &sb->id, sb->rlimits, &sb->share);
 	cd_timing("identity");
 	/* RLIMIT_NPROC stands in for pids.max only where the sandbox's host uid is its own */
@@ -290,9 +290,9 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 {
 	a->plan = &sb->plan; /* pid 1 fills in the trees it is handed, in its own copy */
 	a->id = &sb->id;
-	a->hostname = sb->c->hostname ? sb->c->hostname : CD_DEFAULT_HOSTNAME;
-	a->own_net = sb->c->net != CORDON_NET_HOST;
-	a->proxy_port = sb->c->n_allow ? CD_PROXY_PORT : 0;
+	a->hostname = sb->c->identity.hostname ? sb->c->identity.hostname : CD_DEFAULT_HOSTNAME;
+	a->own_net = sb->c->net.mode != CORDON_NET_HOST;
+	a->proxy_port = sb->c->net.n_allow ? CD_PROXY_PORT : 0;
 	a->rlimits = sb->rlimits;
 	a->share = &sb->share;
 	/* filled by compile_filters() before the clone */
@@ -377,7 +377,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 		return cd_fail_errno(err, errno, "sync", "socketpair");
 	/* a network namespace in the clone: a thread of pid 1 that made it cost more (its stack's
 	 * page faults, the join) than the clone's part (bench/startup.md) */
-	if (sb->c->net != CORDON_NET_HOST)
+	if (sb->c->net.mode != CORDON_NET_HOST)
 		flags |= CLONE_NEWNET;
 	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
@@ -427,7 +427,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	if (fcntl(sb->sock, F_SETFL, O_NONBLOCK) < 0)
 		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
 	cd_config_log(sb->c, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
-		      sb->c->net != CORDON_NET_HOST ? " net" : "");
+		      sb->c->net.mode != CORDON_NET_HOST ? " net" : "");
 	return 0;
 }
 
@@ -518,7 +518,7 @@ static void log_filters(const struct cd_sandbox *sb)
 		      sb->baseline.n_rules, sb->baseline.len);
 	if (sb->have_filter)
 		cd_config_log(c, "seccomp: %s (%s), %u rules, %u BPF instructions%s",
-			      sb->policy_path, c->seccomp_log ? "log mode" : "enforced",
+			      sb->policy_path, c->seccomp.log ? "log mode" : "enforced",
 			      sb->filter.n_rules, sb->filter.len,
 			      sb->filter.optimized ? " (binary tree)" : "");
 	cd_config_log(c, "seccomp: TIOCSTI %s", sb->baseline.blocks_tiocsti
@@ -548,7 +548,7 @@ static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 	sb->baseline.baseline = true;
 	sb->have_baseline = true;
 	if (sb->have_policy && !sb->have_filter) {
-		r = cd_filter_compile_audit(&sb->policy, c->seccomp_log, !c->seccomp_unoptimized,
+		r = cd_filter_compile_audit(&sb->policy, c->seccomp.log, !c->seccomp.unoptimized,
 					    audit, &sb->filter, err);
 		if (r < 0)
 			return r;
@@ -583,7 +583,7 @@ static void own_files(struct cd_sandbox *sb)
 {
 	struct stat st;
 
-	if (sb->c->report_fd >= 0 && fstat(sb->c->report_fd, &st) == 0)
+	if (sb->c->outputs.report_fd >= 0 && fstat(sb->c->outputs.report_fd, &st) == 0)
 		sb->own_files[sb->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
 }
 
@@ -618,7 +618,7 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 
 	if (!cd_audit_on(&sb->audit))
 		return 0;
-	if (sb->c->cow) { /* the file events will come from the layer: no walk */
+	if (sb->c->cow.on) { /* the file events will come from the layer: no walk */
 		cd_event_start(&sb->audit, args->argv, 0, render_applied, &applied);
 		return 0;
 	}
@@ -629,7 +629,7 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	sb->have_before = true;
 	cd_event_start(&sb->audit, args->argv, sb->before.n, render_applied, &applied);
 	cd_audit_walk_limits(&sb->audit, "before", &sb->before);
-	cd_config_log(sb->c, "audit: %s, %zu workdir entries", sb->c->audit_path, sb->before.n);
+	cd_config_log(sb->c, "audit: %s, %zu workdir entries", sb->c->outputs.audit_path, sb->before.n);
 	return 0;
 }
 
@@ -684,26 +684,26 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 {
 	const struct cordon_config *c = sb->c;
 	const struct cd_proxy_opts o = {
-		.allow = c->allow, .n_allow = c->n_allow, .idle_ns = c->net_idle_ns,
-		.max_conns = c->net_max_conns, .audit = &sb->audit,
-		.log = c->log, .log_data = c->log_data,
-		.notice = c->notice, .notice_data = c->notice_data,
+		.allow = c->net.allow, .n_allow = c->net.n_allow, .idle_ns = c->net.idle_ns,
+		.max_conns = c->net.max_conns, .audit = &sb->audit,
+		.log = c->log.fn, .log_data = c->log.data,
+		.notice = c->log.notice, .notice_data = c->log.notice_data,
 	};
 
-	if (c->n_allow && cd_proxy_new(fd, &o, &sb->proxy, &sb->res->error) < 0) {
+	if (c->net.n_allow && cd_proxy_new(fd, &o, &sb->proxy, &sb->res->error) < 0) {
 		sb->failed = true; /* no proxy: no sandbox */
 		cd_sandbox_kill(sb);
 		return;
 	}
 	cd_config_log(c, "net: the egress proxy listens on %s inside, for %zu allowed host(s)",
-		      CD_PROXY_URL, c->n_allow);
+		      CD_PROXY_URL, c->net.n_allow);
 }
 
 static void take_listener(struct cd_sandbox *sb, int fd, const struct cd_msg *m)
 {
 	sb->listener = fd;
 	snprintf(sb->execlog.first.path, sizeof(sb->execlog.first.path), "%s", m->err.msg);
-	sb->execlog.first.argv = sb->c->argv;
+	sb->execlog.first.argv = sb->c->command.argv;
 	sb->execlog.first.known = true;
 }
 
@@ -800,7 +800,7 @@ static void cgroup_end(struct cd_sandbox *sb)
 		cd_config_log(sb->c, "cgroup: the memory limit (%s) killed the sandbox",
 			      sb->cg.applied[CD_CG_MEMORY] ? sb->cg.applied[CD_CG_MEMORY] : "?");
 	}
-	if (sb->c->fast_exit && !sb->pid)
+	if (sb->c->command.fast_exit && !sb->pid)
 		cd_cgroup_release(&sb->cg);
 	else
 		cd_cgroup_remove(&sb->cg);

@@ -47,7 +47,7 @@ static void share_rlimit(struct cd_rlimit rl[RLIM_NLIMITS], int resource, unsign
 void cd_share_plan(const struct cordon_config *c, const struct cd_identity *id,
 		   struct cd_rlimit rl[RLIM_NLIMITS], struct cd_share *ret)
 {
-	unsigned n = c->user_share;
+	unsigned n = c->limits.user_share;
 
 	*ret = (struct cd_share){ 0 };
 	if (id->own_ids || n <= 1)

@@ -198,10 +198,10 @@ int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdi
 		id.inside_uid = id.host_uid;
 		id.inside_gid = id.host_gid;
 	}
-	if (c->uid_set)
-		id.inside_uid = c->uid;
-	if (c->gid_set)
-		id.inside_gid = c->gid;
+	if (c->identity.uid_set)
+		id.inside_uid = c->identity.uid;
+	if (c->identity.gid_set)
+		id.inside_gid = c->identity.gid;
 	r = pick_home(&id, workdir_target, err);
 	if (r < 0) {
 		cd_identity_done(&id, true);

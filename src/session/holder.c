@@ -110,9 +110,9 @@ _Noreturn void cd_holder_main(const struct cordon_config *cfg, unsigned flags, i
 
 	session.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	h.null_fd = session.null_fd;
-	c.argv = agent_argv;
-	c.fast_exit = false;
-	c.capture_dir = NULL; /* the commands' streams are the caller's to pass */
+	c.command.argv = agent_argv;
+	c.command.fast_exit = false;
+	c.outputs.capture_dir = NULL; /* the commands' streams are the caller's to pass */
 	m.ret = session.null_fd < 0 ? cd_fail_errno(&m.err, errno, "session", "open /dev/null")
 				    : cd_run(&c, &hooks, &m.res, &m.err);
 	if (!h.told && m.ret >= 0) /* ended before the agent ran: a failed setup */

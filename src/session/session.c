@@ -380,11 +380,11 @@ int cordon_session_fork(struct cordon_session *src, const struct cordon_config *
 	if (r < 0)
 		return r;
 	copy = *c; /* shallow: the supervisor forked from us takes its own copy */
-	copy.cow = true;
-	copy.cow_from = id;
+	copy.cow.on = true;
+	copy.cow.from = id;
 	r = cordon_session_create(&copy, flags, ret, err);
 	/* seeded into the new session's layer (or not needed any more) */
-	if (cd_layer_store_open(c->layer_dir, NULL, &fd, NULL, NULL) >= 0) {
+	if (cd_layer_store_open(c->cow.layer_dir, NULL, &fd, NULL, NULL) >= 0) {
 		(void)cd_layer_discard(fd, id, NULL);
 		close(fd);
 	}

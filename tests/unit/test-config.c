@@ -88,12 +88,13 @@ static void test_defaults(void)
 {
 	struct cordon_config *c = cordon_config_new();
 
-	ok(c->tmp_size == 256ull << 20 && c->kill_after_ns == 2 * NSEC_PER_SEC &&
-	       c->report_fd == -1 && c->net == CORDON_NET_NONE && !c->hostname && !c->workdir &&
-	       !c->argv && !c->timeout_ns,
+	ok(c->fs.tmp_size == 256ull << 20 && c->limits.kill_after_ns == 2 * NSEC_PER_SEC &&
+	       c->outputs.report_fd == -1 && c->net.mode == CORDON_NET_NONE &&
+	       !c->identity.hostname && !c->fs.workdir &&
+	       !c->command.argv && !c->limits.timeout_ns,
 	   "defaults: /tmp 256M, kill-after 2s, no report fd, net none, no timeout");
-	ok(c->rlimits[RLIMIT_CORE].set && c->rlimits[RLIMIT_CORE].soft == 0 &&
-	       c->rlimits[RLIMIT_CORE].hard == 0 && !c->rlimits[RLIMIT_NOFILE].set,
+	ok(c->limits.rlimits[RLIMIT_CORE].set && c->limits.rlimits[RLIMIT_CORE].soft == 0 &&
+	       c->limits.rlimits[RLIMIT_CORE].hard == 0 && !c->limits.rlimits[RLIMIT_NOFILE].set,
 	   "defaults: core dumps off, other limits unset");
 	cordon_config_free(c);
 	cordon_config_free(NULL);
@@ -219,7 +220,7 @@ static void test_workdir(void)
 		ok(r == -EINVAL && strncmp(err.msg, msg, strlen(msg)) == 0,
 		   "%s: refused as %s: %s", what, aliases[i].resolved, err.msg);
 	}
-	ok(c->workdir == NULL, "workdir: nothing stored after refusals");
+	ok(c->fs.workdir == NULL, "workdir: nothing stored after refusals");
 
 	/* the caller's home directory, as $HOME says */
 	snprintf(home, sizeof(home), "%s/h", scratch);
@@ -247,8 +248,8 @@ static void test_workdir(void)
 		setenv("HOME", saved_home, 1);
 	else
 		unsetenv("HOME");
-	free(c->workdir);
-	c->workdir = NULL;
+	free(c->fs.workdir);
+	c->fs.workdir = NULL;
 
 	/* the real $HOME, whatever it is, is refused one way or the other */
 	if (saved_home && access(saved_home, F_OK) == 0) {
@@ -262,13 +263,13 @@ static void test_workdir(void)
 
 	/* accepted: a fresh directory, stored as given (cordon_run() opens it again) */
 	is_int(cordon_config_set_workdir(c, dir_a, fresh_err()), 0, "workdir %s accepted", dir_a);
-	is_str(c->workdir, dir_a, "workdir stored");
+	is_str(c->fs.workdir, dir_a, "workdir stored");
 	snprintf(msg, sizeof(msg), "%s" LAST_LINK, link_l);
 	refused(cordon_config_set_workdir(c, link_l, fresh_err()), ELOOP, "workdir", msg,
 		"workdir given as a symlink");
 	if (chdir(scratch) == 0) {
 		is_int(cordon_config_set_workdir(c, "a/", fresh_err()), 0, "relative workdir");
-		is_str(c->workdir, "a/", "relative workdir stored as given");
+		is_str(c->fs.workdir, "a/", "relative workdir stored as given");
 		if (chdir("/") < 0)
 			diag("chdir /: %s", strerror(errno));
 	} else {
@@ -288,7 +289,7 @@ static void test_workdir(void)
 		"workdir \"\"");
 	refused(cordon_config_set_workdir(c, NULL, fresh_err()), 0, "workdir", "empty path",
 		"workdir NULL");
-	is_str(c->workdir, "a/", "a refused workdir keeps the previous one");
+	is_str(c->fs.workdir, "a/", "a refused workdir keeps the previous one");
 	cordon_config_free(c);
 }
 
@@ -316,14 +317,14 @@ static const char *stored(const struct cordon_config *c, enum inside_setter s)
 {
 	switch (s) {
 	case WORKDIR_TARGET:
-		return c->workdir_target;
+		return c->fs.workdir_target;
 	case RO_BIND:
-		return c->n_binds ? c->binds[c->n_binds - 1].dst : NULL;
+		return c->fs.n_binds ? c->fs.binds[c->fs.n_binds - 1].dst : NULL;
 	case TMPFS:
-		return c->n_tmpfs ? c->tmpfs[c->n_tmpfs - 1].path : NULL;
+		return c->fs.n_tmpfs ? c->fs.tmpfs[c->fs.n_tmpfs - 1].path : NULL;
 	case HIDE:
 	default:
-		return c->hide ? c->hide[cd_strv_len(c->hide) - 1] : NULL;
+		return c->fs.hide ? c->fs.hide[cd_strv_len(c->fs.hide) - 1] : NULL;
 	}
 }
 
@@ -331,14 +332,14 @@ static size_t count(const struct cordon_config *c, enum inside_setter s)
 {
 	switch (s) {
 	case WORKDIR_TARGET:
-		return c->workdir_target ? 1 : 0;
+		return c->fs.workdir_target ? 1 : 0;
 	case RO_BIND:
-		return c->n_binds;
+		return c->fs.n_binds;
 	case TMPFS:
-		return c->n_tmpfs;
+		return c->fs.n_tmpfs;
 	case HIDE:
 	default:
-		return cd_strv_len(c->hide);
+		return cd_strv_len(c->fs.hide);
 	}
 }
 
@@ -411,18 +412,19 @@ static void test_inside_path_details(void)
 
 	/* tmpfs sizes */
 	is_int(cordon_config_add_tmpfs(c, "/t0", 0, fresh_err()), 0, "tmpfs size 0");
-	is_uint(c->tmpfs[c->n_tmpfs - 1].size, 64ull << 20, "tmpfs size 0 is the default 64M");
+	is_uint(c->fs.tmpfs[c->fs.n_tmpfs - 1].size, 64ull << 20, "tmpfs size 0 is the default 64M");
 	is_int(cordon_config_add_tmpfs(c, "/t1", 1 << 20, fresh_err()), 0, "tmpfs size 1M");
-	is_uint(c->tmpfs[c->n_tmpfs - 1].size, 1 << 20, "tmpfs size 1M stored");
+	is_uint(c->fs.tmpfs[c->fs.n_tmpfs - 1].size, 1 << 20, "tmpfs size 1M stored");
 
 	/* ro-bind: the source is a host path, resolved; dst NULL means the same path inside */
 	is_int(cordon_config_add_ro_bind(c, link_l, NULL, fresh_err()), 0,
 	       "ro-bind symlink, no dst");
-	is_str(c->binds[c->n_binds - 1].src, dir_a, "ro-bind: source resolved");
-	is_str(c->binds[c->n_binds - 1].dst, dir_a, "ro-bind: dst defaults to the resolved source");
+	is_str(c->fs.binds[c->fs.n_binds - 1].src, dir_a, "ro-bind: source resolved");
+	is_str(c->fs.binds[c->fs.n_binds - 1].dst, dir_a,
+	       "ro-bind: dst defaults to the resolved source");
 	is_int(cordon_config_add_ro_bind(c, file_f, "/etc//x.conf", fresh_err()), 0,
 	       "ro-bind of a file");
-	is_str(c->binds[c->n_binds - 1].dst, "/etc/x.conf", "ro-bind of a file: dst normalized");
+	is_str(c->fs.binds[c->fs.n_binds - 1].dst, "/etc/x.conf", "ro-bind of a file: dst normalized");
 	refused(cordon_config_add_ro_bind(c, "/", NULL, fresh_err()), 0, "ro-bind", NOT_ROOT("/"),
 		"ro-bind / without dst");
 	refused(cordon_config_add_ro_bind(c, "/proc/self/..", NULL, fresh_err()), 0, "ro-bind",
@@ -439,7 +441,7 @@ static void test_inside_path_details(void)
 		"ro-bind of an empty source");
 	refused(cordon_config_add_ro_bind(c, dir_a, "rel", fresh_err()), 0, "ro-bind",
 		NOT_ABS("rel"), "ro-bind to a relative dst");
-	is_uint(c->n_binds, 2, "ro-bind: two binds stored");
+	is_uint(c->fs.n_binds, 2, "ro-bind: two binds stored");
 
 	/* chdir: absolute, normalized; / and the managed trees are fine */
 	refused(cordon_config_set_chdir(c, "rel", fresh_err()), 0, "chdir", NOT_ABS("rel"),
@@ -447,13 +449,13 @@ static void test_inside_path_details(void)
 	refused(cordon_config_set_chdir(c, "/a/../b", fresh_err()), 0, "chdir", NOT_ABS("/a/../b"),
 		"chdir with ..");
 	is_int(cordon_config_set_chdir(c, "//w/./sub/", fresh_err()), 0, "chdir //w/./sub/");
-	is_str(c->chdir, "/w/sub", "chdir normalized");
+	is_str(c->command.chdir, "/w/sub", "chdir normalized");
 	is_int(cordon_config_set_chdir(c, "/", fresh_err()), 0, "chdir /");
-	is_str(c->chdir, "/", "chdir / stored");
+	is_str(c->command.chdir, "/", "chdir / stored");
 
 	/* rootfs: a host directory, resolved */
 	is_int(cordon_config_set_rootfs(c, link_l, fresh_err()), 0, "rootfs symlink");
-	is_str(c->rootfs, dir_a, "rootfs resolved");
+	is_str(c->fs.rootfs, dir_a, "rootfs resolved");
 	snprintf(msg, sizeof(msg), "%s: not a directory", file_f);
 	refused(cordon_config_set_rootfs(c, file_f, fresh_err()), ENOTDIR, "rootfs", msg,
 		"rootfs that is a file");
@@ -478,7 +480,7 @@ static void test_hostname(void)
 	for (size_t i = 0; i < CD_ELEMENTSOF(good); i++) {
 		is_int(cordon_config_set_hostname(c, good[i], fresh_err()), 0,
 		       "hostname \"%s\" accepted", good[i]);
-		is_str(c->hostname, good[i], "hostname \"%s\" stored", good[i]);
+		is_str(c->identity.hostname, good[i], "hostname \"%s\" stored", good[i]);
 	}
 	memset(n64, 'h', 64);
 	n64[64] = '\0';
@@ -497,7 +499,7 @@ static void test_hostname(void)
 		"hostname of 65 characters");
 	refused(cordon_config_set_hostname(c, NULL, fresh_err()), 0, "hostname", HOSTNAME_MSG(""),
 		"hostname NULL");
-	is_str(c->hostname, n64, "a refused hostname keeps the previous one");
+	is_str(c->identity.hostname, n64, "a refused hostname keeps the previous one");
 	cordon_config_free(c);
 }
 
@@ -508,10 +510,10 @@ static void test_env(void)
 	is_int(cordon_config_set_env(c, "FOO", "bar=baz", fresh_err()), 0, "env FOO");
 	is_int(cordon_config_set_env(c, "EMPTY", NULL, fresh_err()), 0, "env EMPTY, NULL value");
 	is_int(cordon_config_set_env(c, "X", "", fresh_err()), 0, "env X, empty value");
-	is_uint(cd_strv_len(c->env), 3, "env: three stored");
-	is_str(c->env[0], "FOO=bar=baz", "env FOO stored as KEY=VALUE");
-	is_str(c->env[1], "EMPTY=", "env NULL value stored empty");
-	is_str(c->env[2], "X=", "env empty value");
+	is_uint(cd_strv_len(c->command.env), 3, "env: three stored");
+	is_str(c->command.env[0], "FOO=bar=baz", "env FOO stored as KEY=VALUE");
+	is_str(c->command.env[1], "EMPTY=", "env NULL value stored empty");
+	is_str(c->command.env[2], "X=", "env empty value");
 	refused(cordon_config_set_env(c, "", "x", fresh_err()), 0, "env",
 		"\"\" is not a variable name", "env empty key");
 	refused(cordon_config_set_env(c, NULL, "x", fresh_err()), 0, "env",
@@ -520,17 +522,17 @@ static void test_env(void)
 		"\"A=B\" is not a variable name", "env key with =");
 	refused(cordon_config_set_env(c, "=", "x", fresh_err()), 0, "env",
 		"\"=\" is not a variable name", "env key =");
-	is_uint(cd_strv_len(c->env), 3, "env: nothing stored after refusals");
+	is_uint(cd_strv_len(c->command.env), 3, "env: nothing stored after refusals");
 
 	is_int(cordon_config_pass_env(c, "SSH_AUTH_SOCK", fresh_err()), 0, "pass-env");
-	is_str(c->pass_env[0], "SSH_AUTH_SOCK", "pass-env stored");
+	is_str(c->command.pass_env[0], "SSH_AUTH_SOCK", "pass-env stored");
 	refused(cordon_config_pass_env(c, "", fresh_err()), 0, "pass-env",
 		"\"\" is not a variable name", "pass-env empty key");
 	refused(cordon_config_pass_env(c, NULL, fresh_err()), 0, "pass-env",
 		"\"\" is not a variable name", "pass-env NULL key");
 	refused(cordon_config_pass_env(c, "A=B", fresh_err()), 0, "pass-env",
 		"\"A=B\" is not a variable name", "pass-env key with =");
-	is_uint(cd_strv_len(c->pass_env), 1, "pass-env: one stored");
+	is_uint(cd_strv_len(c->command.pass_env), 1, "pass-env: one stored");
 	cordon_config_free(c);
 }
 
@@ -551,10 +553,10 @@ static void test_report_fd(void)
 	snprintf(msg, sizeof(msg), "%d is not open for writing", rd);
 	refused(cordon_config_set_report_fd(c, rd, fresh_err()), EBADF, "report-fd", msg,
 		"report-fd of an O_RDONLY fd");
-	is_int(c->report_fd, -1, "report-fd: nothing stored after refusals");
+	is_int(c->outputs.report_fd, -1, "report-fd: nothing stored after refusals");
 	wr = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	is_int(cordon_config_set_report_fd(c, wr, fresh_err()), 0, "report-fd O_WRONLY");
-	is_int(c->report_fd, wr, "report-fd stored");
+	is_int(c->outputs.report_fd, wr, "report-fd stored");
 	rw = open("/dev/null", O_RDWR | O_CLOEXEC);
 	is_int(cordon_config_set_report_fd(c, rw, fresh_err()), 0, "report-fd O_RDWR");
 	if (pipe2(fds, O_CLOEXEC) == 0) {
@@ -575,7 +577,7 @@ static void test_report_fd(void)
 	refused(cordon_config_set_report_file(c, NULL, fresh_err()), 0, "report", "empty path",
 		"report file NULL");
 	is_int(cordon_config_set_report_file(c, "out.json", fresh_err()), 0, "report file");
-	is_str(c->report_path, "out.json", "report file stored as given");
+	is_str(c->outputs.report_path, "out.json", "report file stored as given");
 	cordon_config_free(c);
 }
 
@@ -588,7 +590,7 @@ static void test_rlimit_setter(void)
 		"nofile: soft limit above hard limit", "set_rlimit nofile soft > hard");
 	refused(cordon_config_set_rlimit(c, RLIMIT_AS, RLIM_INFINITY, 1 << 30, fresh_err()), 0,
 		"rlimit", "as: soft limit above hard limit", "set_rlimit as unlimited:1G");
-	ok(!c->rlimits[RLIMIT_NOFILE].set && !c->rlimits[RLIMIT_AS].set,
+	ok(!c->limits.rlimits[RLIMIT_NOFILE].set && !c->limits.rlimits[RLIMIT_AS].set,
 	   "set_rlimit: nothing stored after refusals");
 	refused(cordon_config_set_rlimit(c, -1, 1, 1, fresh_err()), 0, "rlimit",
 		"unknown resource -1", "set_rlimit resource -1");
@@ -597,12 +599,12 @@ static void test_rlimit_setter(void)
 		"set_rlimit resource RLIM_NLIMITS");
 	is_int(cordon_config_set_rlimit(c, RLIMIT_NOFILE, 10, 20, fresh_err()), 0,
 	       "set_rlimit nofile 10:20");
-	ok(c->rlimits[RLIMIT_NOFILE].set && c->rlimits[RLIMIT_NOFILE].soft == 10 &&
-	       c->rlimits[RLIMIT_NOFILE].hard == 20,
+	ok(c->limits.rlimits[RLIMIT_NOFILE].set && c->limits.rlimits[RLIMIT_NOFILE].soft == 10 &&
+	       c->limits.rlimits[RLIMIT_NOFILE].hard == 20,
 	   "set_rlimit nofile stored");
 	is_int(cordon_config_set_rlimit(c, RLIMIT_CORE, RLIM_INFINITY, RLIM_INFINITY, fresh_err()),
 	       0, "set_rlimit core unlimited");
-	ok(c->rlimits[RLIMIT_CORE].soft == RLIM_INFINITY, "set_rlimit core unlimited stored");
+	ok(c->limits.rlimits[RLIMIT_CORE].soft == RLIM_INFINITY, "set_rlimit core unlimited stored");
 	is_int(cordon_config_set_rlimit(c, RLIMIT_CPU, 5, 5, fresh_err()), 0,
 	       "set_rlimit soft == hard");
 	cordon_config_free(c);
@@ -621,11 +623,12 @@ static void test_command_and_scalars(void)
 		"set_command {NULL}");
 	refused(cordon_config_set_command(c, empty, fresh_err()), 0, "command", "no command given",
 		"set_command {\"\", ...}");
-	ok(c->argv == NULL, "set_command: nothing stored after refusals");
+	ok(c->command.argv == NULL, "set_command: nothing stored after refusals");
 	is_int(cordon_config_set_command(c, argv, fresh_err()), 0, "set_command make '' test");
-	ok(c->argv && cd_strv_len(c->argv) == 3 && strcmp(c->argv[0], "make") == 0 &&
-	       strcmp(c->argv[1], "") == 0 && strcmp(c->argv[2], "test") == 0 &&
-	       c->argv[0] != argv[0],
+	ok(c->command.argv && cd_strv_len(c->command.argv) == 3 &&
+	       strcmp(c->command.argv[0], "make") == 0 &&
+	       strcmp(c->command.argv[1], "") == 0 && strcmp(c->command.argv[2], "test") == 0 &&
+	       c->command.argv[0] != argv[0],
 	   "set_command copies argv, empty later arguments included");
 
 	refused(cordon_config_set_timeout(c, CD_MAX_DURATION + 1, fresh_err()), 0, "timeout",
@@ -646,7 +649,8 @@ static void test_command_and_scalars(void)
 	refused(cordon_config_set_gid(c, (gid_t)-1, fresh_err()), 0, "gid",
 		"4294967295 is not a valid gid", "gid -1");
 	is_int(cordon_config_set_uid(c, 0, fresh_err()), 0, "uid 0");
-	ok(c->uid_set && c->uid == 0 && !c->gid_set, "uid 0 stored, gid still unset");
+	ok(c->identity.uid_set && c->identity.uid == 0 && !c->identity.gid_set,
+	   "uid 0 stored, gid still unset");
 
 	/* the first error wins: a second failure does not overwrite it */
 	fresh_err();

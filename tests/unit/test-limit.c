@@ -189,14 +189,14 @@ static void test_set_limit(void)
 
 	if (!ok(c != NULL, "cordon_config_new"))
 		return;
-	is_uint(c->cgroup_limits[CD_CG_MEMORY].soft, CD_DEFAULT_MEMORY, "default memory from the table");
-	is_uint(c->cgroup_limits[CD_CG_PIDS].soft, CD_DEFAULT_PIDS, "default pids from the table");
-	is_uint(c->cgroup_limits[CD_CG_CPUS].soft, INF, "default cpus: none");
-	is_uint(c->cgroup_limits[CD_CG_MEMORY_SWAP].soft, 0, "default swap: 0");
-	ok(!c->cgroup_limits[CD_CG_MEMORY].set, "defaults are not explicit");
+	is_uint(c->limits.cgroup[CD_CG_MEMORY].soft, CD_DEFAULT_MEMORY, "default memory from the table");
+	is_uint(c->limits.cgroup[CD_CG_PIDS].soft, CD_DEFAULT_PIDS, "default pids from the table");
+	is_uint(c->limits.cgroup[CD_CG_CPUS].soft, INF, "default cpus: none");
+	is_uint(c->limits.cgroup[CD_CG_MEMORY_SWAP].soft, 0, "default swap: 0");
+	ok(!c->limits.cgroup[CD_CG_MEMORY].set, "defaults are not explicit");
 	is_int(cordon_config_set_limit(c, "memory", 1 << 30, 1 << 30, fresh_err()), 0,
 	       "set_limit memory 1G");
-	ok(c->cgroup_limits[CD_CG_MEMORY].set && c->cgroup_limits[CD_CG_MEMORY].soft == 1 << 30,
+	ok(c->limits.cgroup[CD_CG_MEMORY].set && c->limits.cgroup[CD_CG_MEMORY].soft == 1 << 30,
 	   "... stored, explicit");
 	err = fresh_err();
 	ok(cordon_config_set_limit(c, "memory", 0, 0, err) < 0 &&
@@ -225,8 +225,8 @@ static void test_set_limit(void)
 	   "a cgroup limit has one value (%s)", err->msg);
 	is_int(cordon_config_set_limit(c, "RLIMIT_NOFILE", 10, 20, fresh_err()), 0,
 	       "set_limit RLIMIT_NOFILE 10:20");
-	ok(c->rlimits[RLIMIT_NOFILE].set && c->rlimits[RLIMIT_NOFILE].soft == 10 &&
-		   c->rlimits[RLIMIT_NOFILE].hard == 20,
+	ok(c->limits.rlimits[RLIMIT_NOFILE].set && c->limits.rlimits[RLIMIT_NOFILE].soft == 10 &&
+		   c->limits.rlimits[RLIMIT_NOFILE].hard == 20,
 	   "... stored as the rlimit");
 	err = fresh_err();
 	ok(cordon_config_set_limit(c, "nofile", 20, 10, err) < 0 &&
@@ -236,7 +236,7 @@ static void test_set_limit(void)
 	ok(cordon_config_set_limit(c, "bogus", 1, 1, err) < 0 && strcmp(err->step, "limit") == 0,
 	   "set_limit unknown: refused");
 	is_int(cordon_config_set_memory_swap(c, INF, fresh_err()), 0, "set_memory_swap none");
-	ok(c->cgroup_limits[CD_CG_MEMORY_SWAP].set, "... explicit");
+	ok(c->limits.cgroup[CD_CG_MEMORY_SWAP].set, "... explicit");
 	cordon_config_free(c);
 }
 
