@@ -866,33 +866,6 @@ void cordon_config_set_notice(struct cordon_config *c, cordon_log_fn fn, void *u
 	c->log.notice_data = userdata;
 }
 
-static void emit(cordon_log_fn fn, void *data, const char *fmt, va_list ap)
-{
-	char line[1024];
-
-	if (!fn)
-		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fn(data, line);
-}
-
-void cd_config_log(const struct cordon_config *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(c->log.fn, c->log.data, fmt, ap);
-	va_end(ap);
-}
-
-void cd_config_notice(const struct cordon_config *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(c->log.notice, c->log.notice_data, fmt, ap);
-	va_end(ap);
-}
 
 int cordon_config_set_seccomp_policy(struct cordon_config *c, const char *name_or_path,
 				     struct cordon_error *err)

@@ -54,13 +54,13 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 		r = cd_sandbox_open(&sb, &res->error);
 	cd_timing("sandbox opened (workdir, outputs)");
 	if (r >= 0)
-		r = cd_command_open(&cmd, &sb, &res->error);
+		r = cd_command_open(&cmd, &sb, c->outputs.capture_dir, &res->error);
 	cd_timing("command opened");
 	if (r >= 0)
 		r = cd_sandbox_prepare(&sb, &res->error);
 	cd_timing("sandbox prepared (identity, cgroup, mount plan)");
 	if (r >= 0)
-		r = cd_command_prepare(&cmd, &sb, &res->error);
+		r = cd_command_prepare(&cmd, &sb, &c->net, c->identity.hostname, &res->error);
 	cd_timing("command prepared (environment)");
 	if (r >= 0)
 		r = cd_sandbox_load_policy(&sb, &res->error);
@@ -77,7 +77,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	cd_timing("command finished");
 	cd_sandbox_end(&sb);
 	cd_timing("sandbox ended");
-	cd_config_log(c, "sandbox: ended, exit code %d", res->exit_code);
+	cd_log_line(&c->log, "sandbox: ended, exit code %d", res->exit_code);
 	/* a record asked for and not written whole fails the run (cordon.h): the command's
 	 * outcome stays in res, the exit code becomes 125 */
 	write_records(&sb, &cmd, &ra, &audit_err, &rr, &report_err);

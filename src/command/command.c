@@ -25,36 +25,37 @@ static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGU
 /* --- preparation --- */
 
 /* What --capture keeps per stream: CD_CAPTURE_MAX, or less if the file size limit says so */
-static uint64_t capture_max(const struct cordon_config *c)
+static uint64_t capture_max(const struct cd_limits_opts *lim)
 {
-	const struct cd_rlimit *f = &c->limits.rlimits[RLIMIT_FSIZE];
+	const struct cd_rlimit *f = &lim->rlimits[RLIMIT_FSIZE];
 
 	return f->set && f->soft < CD_CAPTURE_MAX ? f->soft : CD_CAPTURE_MAX;
 }
 
-int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb,
+int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb, const char *capture_dir,
 		    struct cordon_error *err)
 {
-	const struct cordon_config *c = cmd->c;
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 
-	cmd->chdir = strdup(c->command.chdir ? c->command.chdir : sb->workdir_target);
+	cmd->chdir = strdup(cmd->o->chdir ? cmd->o->chdir : sb->workdir_target);
 	if (!cmd->chdir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (c->outputs.capture_dir)
-		return cd_capture_open(c->outputs.capture_dir, &ctx, capture_max(c), &cmd->capture, err);
+	if (capture_dir)
+		return cd_capture_open(capture_dir, &ctx, capture_max(cmd->lim), &cmd->capture,
+				       err);
 	return 0;
 }
 
 int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
+		       const struct cd_net_opts *net, const char *hostname,
 		       struct cordon_error *err)
 {
-	int r = cd_env_build(cmd->c, &sb->id, &sb->plan, &cmd->envp, err);
+	int r = cd_env_build(cmd->o, net, hostname, cmd->log, &sb->id, &sb->plan, &cmd->envp, err);
 
 	if (r < 0)
 		return r;
 	for (char **e = cmd->envp; *e; e++)
-		cd_config_log(cmd->c, "env: %.*s", (int)strcspn(*e, "="), *e);
+		cd_log_line(cmd->log, "env: %.*s", (int)strcspn(*e, "="), *e);
 	return 0;
 }
 
@@ -94,7 +95,7 @@ static int arm_timer(struct cd_command *cmd, uint64_t at_ns)
 
 static uint64_t deadline(const struct cd_command *cmd)
 {
-	return cmd->c->limits.timeout_ns ? cmd->t_start + cmd->c->limits.timeout_ns : 0;
+	return cmd->lim->timeout_ns ? cmd->t_start + cmd->lim->timeout_ns : 0;
 }
 
 static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
@@ -112,7 +113,7 @@ static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
 		.tty_fd = cmd->term.fd,
 		.take_tty = cmd->term.lent,
 		.deadline_ns = deadline(cmd),
-		.kill_after_ns = cmd->c->limits.kill_after_ns,
+		.kill_after_ns = cmd->lim->kill_after_ns,
 	};
 	cd_sandbox_child_args(sb, a);
 }
@@ -132,7 +133,7 @@ int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordo
 	if (cmd->timerfd < 0)
 		return cd_fail_errno(err, errno, "timeout", "timerfd");
 	/* the wall clock counts from cordon_run(), setup included */
-	if (cmd->c->limits.timeout_ns && arm_timer(cmd, deadline(cmd)) < 0)
+	if (cmd->lim->timeout_ns && arm_timer(cmd, deadline(cmd)) < 0)
 		return cd_fail_errno(err, errno, "timeout", "arm the timer");
 	child_args(cmd, sb, &args);
 	cmd->sb = sb;
@@ -169,7 +170,7 @@ static void suspend(struct cd_command *cmd, struct cd_sandbox *sb, int sig)
 {
 	bool fg;
 
-	cd_config_log(cmd->c, "job control: the command was stopped (%s)", strsignal(sig));
+	cd_log_line(cmd->log, "job control: the command was stopped (%s)", strsignal(sig));
 	/* only as a job of a shell with job control (a process group of its own in a session led
 	 * by another): without a terminal, or as a session's leader (ssh -t, script, a CI's pty),
 	 * nobody would continue cordon, and the command stays stopped until the deadline */
@@ -182,7 +183,7 @@ static void suspend(struct cd_command *cmd, struct cd_sandbox *sb, int sig)
 	/* continued */
 	fg = cd_terminal_ours(&cmd->term);
 	cmd->term.lent = fg && sb->baseline.blocks_tiocsti;
-	cd_config_log(cmd->c, "job control: continued in the %s",
+	cd_log_line(cmd->log, "job control: continued in the %s",
 		      fg ? "foreground" : "background");
 	cd_sandbox_send(sb, CD_MSG_CONT, cmd->term.lent);
 }
@@ -192,11 +193,11 @@ static void timed_out(struct cd_command *cmd, struct cd_sandbox *sb, int phase)
 {
 	if (phase == 1 && !cmd->timed_out) {
 		cmd->timed_out = true;
-		cd_config_log(cmd->c, "timeout: SIGTERM to every process in the sandbox");
+		cd_log_line(cmd->log, "timeout: SIGTERM to every process in the sandbox");
 		cd_event_limit(&sb->audit, "timeout", "SIGTERM to every process in the sandbox", 0);
 	} else if (phase == 2 && !cmd->killed) {
 		cmd->killed = true;
-		cd_config_log(cmd->c, "timeout: SIGKILL to the sandbox");
+		cd_log_line(cmd->log, "timeout: SIGKILL to the sandbox");
 		cd_event_limit(&sb->audit, "kill-after", "SIGKILL to the sandbox", 0);
 		cd_sandbox_kill_cgroup(sb);
 	}
@@ -212,8 +213,9 @@ static void on_message(void *data, const struct cd_msg *m)
 		cmd->running = true;
 		cd_timing("RUNNING received");
 		cmd->t_running = cd_now_ns();
-		cd_config_log(cmd->c, "sandbox: command running (pid %d inside), setup took %llu us",
-			      m->value, (unsigned long long)(cmd->t_running - cmd->t_start) / 1000);
+		cd_log_line(cmd->log,
+			    "sandbox: command running (pid %d inside), setup took %llu us",
+			    m->value, (unsigned long long)(cmd->t_running - cmd->t_start) / 1000);
 		if (cmd->session)
 			cmd->session->on_running(cmd->session->data);
 		break;
@@ -244,7 +246,7 @@ static void on_signal(struct cd_command *cmd, struct cd_sandbox *sb)
 	while (read(cmd->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		/* the command has a process group of its own (Ctrl-C reaches it, not us, when it has
 		 * the terminal): what cordon receives, it passes on */
-		cd_config_log(cmd->c, "signal: forwarding %s", strsignal((int)si.ssi_signo));
+		cd_log_line(cmd->log, "signal: forwarding %s", strsignal((int)si.ssi_signo));
 		cd_event_signal(&sb->audit, (int)si.ssi_signo, (int)si.ssi_pid);
 		cd_sandbox_send(sb, CD_MSG_SIGNAL, (int32_t)si.ssi_signo);
 	}
@@ -261,18 +263,18 @@ static void on_timer(struct cd_command *cmd, struct cd_sandbox *sb)
 		return;
 	if (!cmd->running) {
 		timed_out(cmd, sb, 1);
-		cd_config_log(cmd->c, "timeout: during setup");
+		cd_log_line(cmd->log, "timeout: during setup");
 		cd_sandbox_kill(sb);
 		return;
 	}
 	if (!cmd->backstop) {
 		cmd->backstop = true;
-		arm_timer(cmd, deadline(cmd) + cmd->c->limits.kill_after_ns + NSEC_PER_SEC);
+		arm_timer(cmd, deadline(cmd) + cmd->lim->kill_after_ns + NSEC_PER_SEC);
 		return;
 	}
 	timed_out(cmd, sb, 1);
 	timed_out(cmd, sb, 2);
-	cd_config_log(cmd->c, "timeout: pid 1 did not end the sandbox: SIGKILL to it");
+	cd_log_line(cmd->log, "timeout: pid 1 did not end the sandbox: SIGKILL to it");
 	cd_sandbox_kill(sb);
 }
 
@@ -309,7 +311,7 @@ static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 void cd_command_watch(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	while (watch_once(cmd, sb))
-		if (cmd->got_exit && cmd->c->command.fast_exit) {
+		if (cmd->got_exit && cmd->o->fast_exit) {
 			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */
 			cd_capture_drain(&cmd->capture, 2000);
 			cd_sandbox_leave(sb);
@@ -395,8 +397,10 @@ static void set_capture(const struct cd_command *cmd)
 	res->capture_bytes[1] = cap->s[1].bytes;
 	res->capture_truncated = cap->s[0].truncated || cap->s[1].truncated;
 	if (res->capture_truncated)
-		cd_config_log(cmd->c, "capture: a copy reached its bound (%llu bytes), the rest was "
-			      "only passed on", (unsigned long long)cap->max);
+		cd_log_line(cmd->log,
+			    "capture: a copy reached its bound (%llu bytes), the rest was "
+			    "only passed on",
+			    (unsigned long long)cap->max);
 }
 
 void cd_command_finish(struct cd_command *cmd, const struct cd_sandbox *sb)

@@ -30,7 +30,9 @@ struct cd_command_session {
 };
 
 struct cd_command {
-	const struct cordon_config *c;
+	const struct cd_command_opts *o; /* the config's slices it reads */
+	const struct cd_limits_opts *lim;
+	const struct cd_log *log;
 	const struct cd_command_session *session; /* NULL: a run's command */
 	struct cordon_result *res;
 	struct cd_sandbox *sb;      /* the sandbox it runs in, once started (borrowed) */
@@ -58,15 +60,18 @@ struct cd_command {
 };
 
 #define CD_COMMAND_INIT(cfg, r, t0)                                                         \
-	{ .c = (cfg), .res = (r), .argv = (cfg)->command.argv, .term = { .fd = -1 }, .sigfd = -1,   \
-	  .timerfd = -1, .t_start = (t0) }
+	{ .o = &(cfg)->command, .lim = &(cfg)->limits, .log = &(cfg)->log, .res = (r),         \
+	  .argv = (cfg)->command.argv, .term = { .fd = -1 }, .sigfd = -1, .timerfd = -1,       \
+	  .t_start = (t0) }
 
 /* Decide the directory and create the capture files, once the sandbox has its workdir and
  * outputs (cd_sandbox_open); nothing runs yet. */
-int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb,
+int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb, const char *capture_dir,
 		    struct cordon_error *err);
-/* Build the environment, once the sandbox has its identity and mounts (cd_sandbox_prepare). */
+/* Build the environment, once the sandbox has its identity and mounts (cd_sandbox_prepare):
+ * net and hostname say the proxy's variables. */
 int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
+		       const struct cd_net_opts *net, const char *hostname,
 		       struct cordon_error *err);
 /* Block the signals passed on, borrow the terminal, arm the deadline, start the sandbox with
  * this command. */

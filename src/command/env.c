@@ -98,7 +98,7 @@ static int git_env(char ***envp, char *const id[2])
 /* PATH inside without the directories the sandbox does not have (below a hidden HOME, say:
  * pyenv's shims), so that a command is not taken from a later, other directory without a word;
  * those bound in stay. */
-static int visible_path(const struct cordon_config *c, const struct cd_mount_plan *plan,
+static int visible_path(const struct cd_log *log, const struct cd_mount_plan *plan,
 			char ***envp)
 {
 	const char *path = cd_env_get(*envp, "PATH");
@@ -113,7 +113,7 @@ static int visible_path(const struct cordon_config *c, const struct cd_mount_pla
 	len = (size_t)sprintf(kept, "PATH=");
 	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (d[0] == '/' && !cd_mount_plan_visible(plan, d)) {
-			cd_config_log(c, "env: PATH: %s is not in the sandbox, dropped", d);
+			cd_log_line(log, "env: PATH: %s is not in the sandbox, dropped", d);
 			continue;
 		}
 		len += (size_t)sprintf(kept + len, "%s%s", len > 5 ? ":" : "", d);
@@ -121,7 +121,8 @@ static int visible_path(const struct cordon_config *c, const struct cd_mount_pla
 	return env_set(envp, kept);
 }
 
-int cd_env_build(const struct cordon_config *c, const struct cd_identity *id,
+int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
+		 const char *hostname, const struct cd_log *log, const struct cd_identity *id,
 		 const struct cd_mount_plan *plan, char ***ret, struct cordon_error *err)
 {
 	extern char **environ;
@@ -145,23 +146,23 @@ int cd_env_build(const struct cordon_config *c, const struct cd_identity *id,
 		r = env_set(&envp, user);
 	if (r == 0)
 		r = env_set(&envp, logname);
-	if (r == 0 && c->net.n_allow)
-		r = proxy_env(&envp, cd_allow_has_loopback(c->net.allow, c->net.n_allow),
-			      c->identity.hostname ? c->identity.hostname : CD_DEFAULT_HOSTNAME);
-	if (r == 0 && c->command.git_identity[0])
-		r = git_env(&envp, c->command.git_identity);
+	if (r == 0 && net->n_allow)
+		r = proxy_env(&envp, cd_allow_has_loopback(net->allow, net->n_allow),
+			      hostname ? hostname : CD_DEFAULT_HOSTNAME);
+	if (r == 0 && o->git_identity[0])
+		r = git_env(&envp, o->git_identity);
 	if (r == 0)
-		r = visible_path(c, plan, &envp);
-	for (char **k = c->command.pass_env; r == 0 && k && *k; k++) {
+		r = visible_path(log, plan, &envp);
+	for (char **k = o->pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
 
 		if (!v)
-			cd_config_log(c, "env: %s is not set, not passed", *k);
+			cd_log_line(log, "env: %s is not set, not passed", *k);
 		else
 			r = kv ? env_set(&envp, kv) : -ENOMEM;
 	}
-	for (char **kv = c->command.env; r == 0 && kv && *kv; kv++)
+	for (char **kv = o->env; r == 0 && kv && *kv; kv++)
 		r = env_set(&envp, *kv);
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");

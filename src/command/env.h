@@ -11,7 +11,8 @@
  * the git identity, PATH without the directories the sandbox does not have (plan), then the
  * config's passed and set variables, in that order. *ret is a NULL-terminated vector the caller
  * frees with cd_strv_free(). */
-int cd_env_build(const struct cordon_config *c, const struct cd_identity *id,
+int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
+		 const char *hostname, const struct cd_log *log, const struct cd_identity *id,
 		 const struct cd_mount_plan *plan, char ***ret, struct cordon_error *err);
 
 /* The value of KEY in envp, NULL if absent. */

@@ -167,6 +167,7 @@ char *cd_path_normalize(const char *p);
 /* The RLIMIT_* name in lower case without prefix ("nofile"), NULL if unknown. */
 const char *cd_rlimit_name(int resource);
 
-void cd_config_log(const struct cordon_config *c, const char *fmt, ...) _printf_(2, 3);
+/* A debug line (-v) through the log handle (log.c). */
+void cd_log_line(const struct cd_log *l, const char *fmt, ...) _printf_(2, 3);
 /* A notice for the caller (the CLI prints it unless --quiet). */
-void cd_config_notice(const struct cordon_config *c, const char *fmt, ...) _printf_(2, 3);
+void cd_log_notice(const struct cd_log *l, const char *fmt, ...) _printf_(2, 3);

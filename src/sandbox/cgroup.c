@@ -220,13 +220,13 @@ static int adopt_own(const char *own, struct cordon_error *err)
 
 /* Where the sandboxes' cgroups go, into *ret; what fails here means no cgroup, which the caller
  * decides about (no_cgroup). */
-static int choose_parent(const struct cordon_config *c, char **ret, struct cordon_error *err)
+static int choose_parent(const struct cd_limits_opts *lim, char **ret, struct cordon_error *err)
 {
 	_cleanup_free_ char *mnt = NULL, *own = NULL, *p = NULL;
 	int r;
 
-	if (c->limits.cgroup_parent)
-		p = strdup(c->limits.cgroup_parent);
+	if (lim->cgroup_parent)
+		p = strdup(lim->cgroup_parent);
 	else if (!(mnt = cgroup2_mount()))
 		return cd_fail(err, ENOENT, "cgroup", "no cgroup2 file system is mounted");
 	else if (geteuid() == 0) {
@@ -345,10 +345,10 @@ static void clean_stale(const char *parent)
 
 /* What a limit that cannot be applied does: an explicit one fails the run, unless the mode is
  * best-effort; a default one (and best-effort's) is recorded in cg->missing. */
-static int fail_limit(const struct cordon_config *c, const struct cd_limit_def *d,
+static int fail_limit(const struct cd_limits_opts *lim, const struct cd_limit_def *d,
 		      const char *why, struct cd_cgroup *cg, struct cordon_error *err)
 {
-	if (c->limits.cgroup[d->index].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (lim->cgroup[d->index].set && lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return cd_fail(err, EOPNOTSUPP, d->info.name, "cannot apply the limit: %s "
 				"(the cgroup mode best-effort runs without it)", why);
 	return note(&cg->missing, "%s: %s", d->info.file, why) < 0
@@ -374,25 +374,25 @@ static int write_read_back(const char *dir, const char *file, const char *value,
 	return *ret ? 0 : cd_fail(err, ENOMEM, "cgroup", "out of memory");
 }
 
-static int apply_limit(const struct cordon_config *c, struct cd_cgroup *cg,
+static int apply_limit(const struct cd_limits_opts *lim, struct cd_cgroup *cg,
 		       const struct cd_limit_def *d, struct cordon_error *err)
 {
 	struct cordon_error why = { 0 };
 	char value[64];
 	int r;
 
-	if (!d->format(d, c->limits.cgroup, value, sizeof(value)))
+	if (!d->format(d, lim->cgroup, value, sizeof(value)))
 		return 0;
 	r = enable_controller(cg->parent, d->controller, &why);
 	if (r >= 0)
 		r = write_read_back(cg->path, d->info.file, value, &cg->applied[d->index], &why);
-	return r < 0 ? fail_limit(c, d, why.msg, cg, err) : 0;
+	return r < 0 ? fail_limit(lim, d, why.msg, cg, err) : 0;
 }
 
 /* One OOM kills the whole sandbox, not one process of it: without it a memory limit is still a
  * limit, but the command may go on with a part of it killed, so this counts as part of the
  * memory limit (explicit: fail; default or best-effort: recorded). */
-static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
+static int apply_oom_group(const struct cd_limits_opts *lim, struct cd_cgroup *cg,
 			   struct cordon_error *err)
 {
 	_cleanup_free_ char *back = NULL;
@@ -409,7 +409,7 @@ static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
 		return 0;
 	}
 	/* part of an explicit memory limit: without it one process is killed, not the sandbox */
-	if (c->limits.cgroup[CD_CG_MEMORY].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (lim->cgroup[CD_CG_MEMORY].set && lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return cd_fail(err, EOPNOTSUPP, "memory", "cannot make the memory limit end the whole "
 			       "sandbox: %s (the cgroup mode best-effort runs with the limit but "
 			       "without it)", why.msg);
@@ -421,30 +421,30 @@ static int apply_oom_group(const struct cordon_config *c, struct cd_cgroup *cg,
 /* Controllers are enabled in the parent before the child is made: a cgroup's own
  * subtree_control does not matter here, the files appear when the parent enables them.
  * Limits come before any process is in the cgroup. */
-static int apply_limits(const struct cordon_config *c, struct cd_cgroup *cg,
+static int apply_limits(const struct cd_limits_opts *lim, struct cd_cgroup *cg,
 			struct cordon_error *err)
 {
 	int r;
 
 	for (size_t i = 0; i < CD_CG_N; i++) {
-		r = apply_limit(c, cg, cd_limit_of_cgroup(i), err);
+		r = apply_limit(lim, cg, cd_limit_of_cgroup(i), err);
 		if (r < 0)
 			return r;
 	}
-	return apply_oom_group(c, cg, err);
+	return apply_oom_group(lim, cg, err);
 }
 
 /* Without a cgroup: explicit limits fail, unless best-effort; record what is missing. */
-static int no_cgroup(const struct cordon_config *c, const char *why, struct cd_cgroup *cg,
+static int no_cgroup(const struct cd_limits_opts *lim, const char *why, struct cd_cgroup *cg,
 		     struct cordon_error *err)
 {
-	if (c->limits.cgroup_mode == CORDON_CGROUP_REQUIRED)
+	if (lim->cgroup_mode == CORDON_CGROUP_REQUIRED)
 		return cd_fail(err, EOPNOTSUPP, "cgroup", "required, but %s", why);
 	for (size_t i = 0; i < CD_CG_N; i++)
-		if (c->limits.cgroup[i].set && c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+		if (lim->cgroup[i].set && lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 			return cd_fail(err, EOPNOTSUPP, cd_limits[i].info.name,
 				       "cannot apply the limit: %s%s", why,
-				       c->limits.cgroup_mode == CORDON_CGROUP_OFF
+				       lim->cgroup_mode == CORDON_CGROUP_OFF
 					       ? ""
 					       : " (the cgroup mode best-effort runs without it)");
 	return note(&cg->missing, "cgroup: %s", why) < 0
@@ -471,17 +471,17 @@ static int fallback(struct cd_cgroup *cg, enum cd_cgroup_limit i, uint64_t want,
 	return 0;
 }
 
-static int fallbacks(const struct cordon_config *c, bool own_uid, struct cd_cgroup *cg,
+static int fallbacks(const struct cd_limits_opts *lim, bool own_uid, struct cd_cgroup *cg,
 		     struct cd_rlimit *rl, struct cordon_error *err)
 {
 	int r;
 
-	if (c->limits.cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
+	if (lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
 		return 0;
-	r = fallback(cg, CD_CG_MEMORY, c->limits.cgroup[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
+	r = fallback(cg, CD_CG_MEMORY, lim->cgroup[CD_CG_MEMORY].soft, RLIMIT_AS, rl, err);
 	if (r < 0 || !own_uid)
 		return r;
-	return fallback(cg, CD_CG_PIDS, c->limits.cgroup[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
+	return fallback(cg, CD_CG_PIDS, lim->cgroup[CD_CG_PIDS].soft, RLIMIT_NPROC, rl, err);
 }
 
 /* mkdir: what fails here means no cgroup, which no_cgroup() decides about */
@@ -526,7 +526,8 @@ static bool no_controllers(const char *parent)
 
 /* No cgroup, none of whose limits could apply: each limit that would have been written is
  * recorded (or, explicit, fails) as apply_limit() would have, and so is the reason. */
-static int pointless(const struct cordon_config *c, struct cd_cgroup *cg, struct cordon_error *err)
+static int pointless(const struct cd_limits_opts *lim, struct cd_cgroup *cg,
+		     struct cordon_error *err)
 {
 	char value[64], why[PATH_MAX + 96];
 	int r;
@@ -534,11 +535,11 @@ static int pointless(const struct cordon_config *c, struct cd_cgroup *cg, struct
 	for (size_t i = 0; i < CD_CG_N; i++) {
 		const struct cd_limit_def *d = cd_limit_of_cgroup(i);
 
-		if (!d->format(d, c->limits.cgroup, value, sizeof(value)))
+		if (!d->format(d, lim->cgroup, value, sizeof(value)))
 			continue;
 		snprintf(why, sizeof(why), "the %s controller is not available in cgroup v2 at %s",
 			 d->controller, cg->parent);
-		r = fail_limit(c, d, why, cg, err);
+		r = fail_limit(lim, d, why, cg, err);
 		if (r < 0)
 			return r;
 	}
@@ -549,38 +550,38 @@ static int pointless(const struct cordon_config *c, struct cd_cgroup *cg, struct
 }
 
 /* Where it goes and the cgroup itself; without one, no_cgroup() decides. */
-static int place(const struct cordon_config *c, const char *id, struct cd_cgroup *cg,
+static int place(const struct cd_limits_opts *lim, const char *id, struct cd_cgroup *cg,
 		 struct cordon_error *err)
 {
 	struct cordon_error why = { 0 };
 	int r;
 
-	if (c->limits.cgroup_mode == CORDON_CGROUP_OFF)
-		return no_cgroup(c, "the cgroup mode is off", cg, err);
-	r = choose_parent(c, &cg->parent, &why);
-	if (r >= 0 && c->limits.cgroup_mode != CORDON_CGROUP_REQUIRED && no_controllers(cg->parent))
-		return pointless(c, cg, err);
+	if (lim->cgroup_mode == CORDON_CGROUP_OFF)
+		return no_cgroup(lim, "the cgroup mode is off", cg, err);
+	r = choose_parent(lim, &cg->parent, &why);
+	if (r >= 0 && lim->cgroup_mode != CORDON_CGROUP_REQUIRED && no_controllers(cg->parent))
+		return pointless(lim, cg, err);
 	if (r >= 0) {
 		clean_stale(cg->parent);
 		r = make_cgroup(cg, id, &why);
 	}
 	if (r < 0)
-		return no_cgroup(c, why.msg, cg, err);
+		return no_cgroup(lim, why.msg, cg, err);
 	r = open_cgroup(cg, err);
-	return r < 0 ? r : apply_limits(c, cg, err);
+	return r < 0 ? r : apply_limits(lim, cg, err);
 }
 
-int cd_cgroup_setup(const struct cordon_config *c, const char *id, bool own_uid,
+int cd_cgroup_setup(const struct cd_limits_opts *lim, const char *id, bool own_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err)
 {
 	int r;
 
 	*cg = (struct cd_cgroup){ .fd = -1 };
-	r = place(c, id, cg, err);
-	return r < 0 ? r : fallbacks(c, own_uid, cg, rlimits, err);
+	r = place(lim, id, cg, err);
+	return r < 0 ? r : fallbacks(lim, own_uid, cg, rlimits, err);
 }
 
-void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c)
+void cd_cgroup_log(const struct cd_cgroup *cg, const struct cd_log *log)
 {
 	char line[512];
 	size_t n = 0;
@@ -590,12 +591,12 @@ void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c)
 				      i ? ", " : "", cd_limits[i].info.file,
 				      cg->applied[i] ? cg->applied[i] : "-");
 	if (cg->path)
-		cd_config_log(c, "cgroup: %s: %s%s", cg->path, line,
+		cd_log_line(log, "cgroup: %s: %s%s", cg->path, line,
 			      cg->oom_group ? ", memory.oom.group 1" : "");
 	for (char **m = cg->missing; m && *m; m++)
-		cd_config_log(c, "cgroup: not applied: %s", *m);
+		cd_log_line(log, "cgroup: not applied: %s", *m);
 	for (char **f = cg->fallbacks; f && *f; f++)
-		cd_config_log(c, "cgroup: fallback: %s", *f);
+		cd_log_line(log, "cgroup: fallback: %s", *f);
 }
 
 int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err)

@@ -40,10 +40,10 @@ struct cd_cgroup_usage {
  * required) or is recorded in cg->missing (defaults, best-effort: then fallback rlimits are added
  * to rlimits). So is memory.oom.group, which comes with a memory limit. id names it:
  * cordon-<id>. */
-int cd_cgroup_setup(const struct cordon_config *c, const char *id, bool own_uid,
+int cd_cgroup_setup(const struct cd_limits_opts *lim, const char *id, bool own_uid,
 		    struct cd_cgroup *cg, struct cd_rlimit *rlimits, struct cordon_error *err);
 /* -v: what was applied, what not, and why (through the config's log callback). */
-void cd_cgroup_log(const struct cd_cgroup *cg, const struct cordon_config *c);
+void cd_cgroup_log(const struct cd_cgroup *cg, const struct cd_log *log);
 /* Move pid into the cgroup (where clone3 could not put it there at birth). */
 int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err);
 /* Kill every process in it (cgroup.kill; freeze and SIGKILL each where that is missing). */

@@ -66,9 +66,9 @@ static void log_idxcache(const struct cd_sandbox *sb)
 	const struct cd_idxcache *x = &sb->idxcache;
 
 	if (x->why[0])
-		cd_config_log(sb->c, "protect: git index cache: not used: %s", x->why);
+		cd_log_line(&sb->c->log, "protect: git index cache: not used: %s", x->why);
 	else if (x->hits || x->misses)
-		cd_config_log(sb->c,
+		cd_log_line(&sb->c->log,
 			      "protect: git index cache: %u from the cache, %u read (%u kept)",
 			      x->hits, x->misses, x->stored);
 }
@@ -82,7 +82,8 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (dir < 0)
 		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
 	cd_idxcache_init(&sb->idxcache, &sb->wd, &sb->marks);
-	r = cd_guard_plan_build_cached(c, dir, sb->wd.path, &sb->idxcache, &sb->plan.guards, err);
+	r = cd_guard_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->idxcache,
+				       &sb->plan.guards, err);
 	sb->idxcache.marks = NULL; /* they go once the run is prepared: the directory is open now */
 	sb->idxcache.tried = true; /* or never */
 	if (r < 0)
@@ -92,7 +93,7 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		const struct cd_guard *g = &sb->plan.guards.g[i];
 		static const char *const states[] = { "there", "not there", "behind a symlink" };
 
-		cd_config_log(c, "protect: %-7s %s (%s; %s)", g->deny ? "deny" : "ro", g->rel,
+		cd_log_line(&c->log, "protect: %-7s %s (%s; %s)", g->deny ? "deny" : "ro", g->rel,
 			      g->glob, states[g->state]);
 	}
 	if (sb->plan.guards.git_hooks) {
@@ -153,23 +154,27 @@ static void notice_removed(void *data, enum cd_guard_why why, const char *rel, c
 	struct cd_sandbox *sb = data;
 
 	if (why == CD_GUARD_SUBMODULE)
-		cd_config_notice(sb->c, "protect: moved %s aside to %s: git would enter it as a "
+		cd_log_notice(&sb->c->log, "protect: moved %s aside to %s: git would enter it as a "
 					"submodule, which the run made or added to the index (git "
 					"status would run what its config says); review it before you "
 					"rename it back",
 				 rel, aside);
 	else if (why == CD_GUARD_INDEX)
-		cd_config_notice(sb->c, "protect: moved %s aside to %s: the sandbox left an index "
-					"cordon cannot read, which could make git enter submodules "
-					"of its making; review it before you rename it back",
-				 rel, aside);
+		cd_log_notice(&sb->c->log,
+			      "protect: moved %s aside to %s: the sandbox left an index "
+			      "cordon cannot read, which could make git enter submodules "
+			      "of its making; review it before you rename it back",
+			      rel, aside);
 	else if (aside)
-		cd_config_notice(sb->c, "protect: moved %s aside to %s: the sandbox made it at a "
-					"protected path (%s), and it holds files of another owner",
-				 rel, aside, glob);
+		cd_log_notice(&sb->c->log,
+			      "protect: moved %s aside to %s: the sandbox made it at a "
+			      "protected path (%s), and it holds files of another owner",
+			      rel, aside, glob);
 	else
-		cd_config_notice(sb->c, "protect: removed %s, which the sandbox made at a protected "
-					"path (%s)", rel, glob);
+		cd_log_notice(&sb->c->log,
+			      "protect: removed %s, which the sandbox made at a protected "
+			      "path (%s)",
+			      rel, glob);
 	cd_event_protect(&sb->audit, rel,
 			 why == CD_GUARD_SWEPT ? glob
 			 : why == CD_GUARD_INDEX ? "(a git index)" : "(a git submodule)",

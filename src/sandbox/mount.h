@@ -59,7 +59,10 @@ struct cd_mount_plan {
 };
 
 /* supervisor */
-int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
+/* fs: the mounts asked for; hostname (NULL: the default) for /etc/hosts; own_net: a network
+ * namespace of its own (a fresh sysfs). */
+int cd_mount_plan_build(const struct cd_fs_opts *fs, const char *hostname, bool own_net,
+			const char *workdir,
 			const struct stat *workdir_st, const char *workdir_target,
 			const struct cd_identity *id, const struct cd_marks *marks,
 			struct cd_mount_plan *ret, struct cordon_error *err);

@@ -157,7 +157,7 @@ static int plan_root(struct cd_mount_plan *p, const char *root, struct cordon_er
 	return r;
 }
 
-static int plan_managed(struct cd_mount_plan *p, const struct cordon_config *c,
+static int plan_managed(struct cd_mount_plan *p, const struct cd_fs_opts *fs,
 			struct cordon_error *err)
 {
 	int r;
@@ -168,9 +168,9 @@ static int plan_managed(struct cd_mount_plan *p, const struct cordon_config *c,
 	if (r >= 0)
 		r = add(p, CD_MNT_DEV, NULL, "/dev", NULL, err);
 	if (r >= 0)
-		r = add_tmpfs(p, "/tmp", c->fs.tmp_size, 01777, false, err);
+		r = add_tmpfs(p, "/tmp", fs->tmp_size, 01777, false, err);
 	if (r >= 0) /* /var itself is hidden (hidden_top), or created as a parent */
-		r = add_tmpfs(p, "/var/tmp", c->fs.tmp_size, 01777, false, err);
+		r = add_tmpfs(p, "/var/tmp", fs->tmp_size, 01777, false, err);
 	return r;
 }
 
@@ -199,16 +199,16 @@ static int plan_bind(struct cd_mount_plan *p, const struct cd_bind *b,
 	return 0;
 }
 
-static bool home_given(const struct cordon_config *c, const struct cd_identity *id)
+static bool home_given(const struct cd_fs_opts *fs, const struct cd_identity *id)
 {
-	for (size_t i = 0; i < c->fs.n_tmpfs; i++)
-		if (strcmp(c->fs.tmpfs[i].path, id->home) == 0)
+	for (size_t i = 0; i < fs->n_tmpfs; i++)
+		if (strcmp(fs->tmpfs[i].path, id->home) == 0)
 			return true;
 	return false;
 }
 
 /* The options' mounts, HOME and the workdir, into p (unsorted). */
-static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, const char *workdir,
+static int plan_user(struct cd_mount_plan *p, const struct cd_fs_opts *fs, const char *workdir,
 		     const struct stat *workdir_st, const char *workdir_target,
 		     const struct cd_identity *id, const struct cd_marks *marks,
 		     struct cordon_error *err)
@@ -217,7 +217,7 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 	int r;
 
 	/* a --tmpfs on HOME is HOME itself, of that size */
-	r = home_given(c, id) ? 0 : add_tmpfs(p, id->home, c->fs.home_size, 0700, false, err);
+	r = home_given(fs, id) ? 0 : add_tmpfs(p, id->home, fs->home_size, 0700, false, err);
 	if (r < 0)
 		return r;
 	r = add(p, CD_MNT_WORKDIR, workdir, workdir_target, &m, err);
@@ -225,16 +225,16 @@ static int plan_user(struct cd_mount_plan *p, const struct cordon_config *c, con
 		return r;
 	m->dev = workdir_st->st_dev;
 	m->ino = workdir_st->st_ino;
-	for (size_t i = 0; r >= 0 && c->fs.hide && c->fs.hide[i]; i++) {
-		r = add(p, CD_MNT_HIDE, NULL, c->fs.hide[i], &m, err);
+	for (size_t i = 0; r >= 0 && fs->hide && fs->hide[i]; i++) {
+		r = add(p, CD_MNT_HIDE, NULL, fs->hide[i], &m, err);
 		if (r >= 0)
 			m->user = true;
 	}
-	for (size_t i = 0; r >= 0 && i < c->fs.n_tmpfs; i++)
-		r = add_tmpfs(p, c->fs.tmpfs[i].path, c->fs.tmpfs[i].size,
-			      strcmp(c->fs.tmpfs[i].path, id->home) == 0 ? 0700 : 0755, true, err);
-	for (size_t i = 0; r >= 0 && i < c->fs.n_binds; i++)
-		r = plan_bind(p, &c->fs.binds[i], marks, err);
+	for (size_t i = 0; r >= 0 && i < fs->n_tmpfs; i++)
+		r = add_tmpfs(p, fs->tmpfs[i].path, fs->tmpfs[i].size,
+			      strcmp(fs->tmpfs[i].path, id->home) == 0 ? 0700 : 0755, true, err);
+	for (size_t i = 0; r >= 0 && i < fs->n_binds; i++)
+		r = plan_bind(p, &fs->binds[i], marks, err);
 	return r;
 }
 
@@ -465,27 +465,28 @@ static void sort_by_depth(struct cd_mnt *m, size_t n)
 	}
 }
 
-int cd_mount_plan_build(const struct cordon_config *c, const char *workdir,
+int cd_mount_plan_build(const struct cd_fs_opts *fs, const char *hostname, bool own_net,
+			const char *workdir,
 			const struct stat *workdir_st, const char *workdir_target,
 			const struct cd_identity *id, const struct cd_marks *marks,
 			struct cd_mount_plan *ret, struct cordon_error *err)
 {
 	struct cd_mount_plan p = { .uid = id->inside_uid, .gid = id->inside_gid,
-				   .tmp_size = c->fs.tmp_size, .fresh_sysfs = c->net.mode != CORDON_NET_HOST };
+				   .tmp_size = fs->tmp_size, .fresh_sysfs = own_net };
 	size_t user_start;
 	int r;
 
-	r = plan_root(&p, c->fs.rootfs ? c->fs.rootfs : "/", err);
+	r = plan_root(&p, fs->rootfs ? fs->rootfs : "/", err);
 	if (r >= 0)
-		r = plan_managed(&p, c, err);
+		r = plan_managed(&p, fs, err);
 	user_start = p.n;
 	if (r >= 0)
-		r = plan_user(&p, c, workdir, workdir_st, workdir_target, id, marks, err);
+		r = plan_user(&p, fs, workdir, workdir_st, workdir_target, id, marks, err);
 	if (r >= 0)
-		r = plan_account(&p, c->fs.rootfs ? c->fs.rootfs : "/", id, err);
+		r = plan_account(&p, fs->rootfs ? fs->rootfs : "/", id, err);
 	if (r >= 0)
-		r = plan_hosts(&p, c->fs.rootfs ? c->fs.rootfs : "/",
-			       c->identity.hostname ? c->identity.hostname : CD_DEFAULT_HOSTNAME, err);
+		r = plan_hosts(&p, fs->rootfs ? fs->rootfs : "/",
+			       hostname ? hostname : CD_DEFAULT_HOSTNAME, err);
 	if (r >= 0)
 		r = plan_gitconfig(&p, id, err);
 	if (r >= 0)

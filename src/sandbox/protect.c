@@ -469,13 +469,13 @@ int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_
 	return 0;
 }
 
-int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
+int cd_guard_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err)
 {
-	return cd_guard_plan_build_cached(c, workdir_fd, workdir_path, NULL, ret, err);
+	return cd_guard_plan_build_cached(o, workdir_fd, workdir_path, NULL, ret, err);
 }
 
-int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
+int cd_guard_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
 			       const char *workdir_path, struct cd_idxcache *cache,
 			       struct cd_guard_plan *ret, struct cordon_error *err)
 {
@@ -483,13 +483,13 @@ int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
 	struct names top = { 0 };
 	int r = names_read(&top, workdir_fd);
 
-	for (size_t i = 0; r >= 0 && i < c->protect.n; i++) {
-		const struct rule rule = { c->protect.v[i].glob, c->protect.v[i].deny,
-					   !has_wildcard(c->protect.v[i].glob), false };
+	for (size_t i = 0; r >= 0 && i < o->n; i++) {
+		const struct rule rule = { o->v[i].glob, o->v[i].deny,
+					   !has_wildcard(o->v[i].glob), false };
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
-	if (r >= 0 && !c->protect.no_defaults)
+	if (r >= 0 && !o->no_defaults)
 		r = cd_guard_list_load(NULL, &p.defaults, err);
 	for (size_t i = 0; r >= 0 && i < p.defaults.n; i++) {
 		const struct cd_guard_rule *d = &p.defaults.r[i];
@@ -497,7 +497,7 @@ int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
-	if (r >= 0 && !c->protect.no_defaults)
+	if (r >= 0 && !o->no_defaults)
 		r = cd_guard_git_plan(&p, workdir_fd, workdir_path, err);
 	names_done(&top);
 	if (r < 0) {

@@ -100,11 +100,11 @@ struct cd_guard_plan {
  * config or a .git file names). Bad globs were refused by the setter; a glob that matches more
  * than CD_GUARD_MAX paths fails here. */
 #define CD_GUARD_MAX 4096
-int cd_guard_plan_build(const struct cordon_config *c, int workdir_fd, const char *workdir_path,
+int cd_guard_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
 			struct cd_guard_plan *ret, struct cordon_error *err);
 /* The same, git's indexes read through cache (idxcache.h; borrowed by the plan, for its sweep,
  * until cd_guard_plan_done) */
-int cd_guard_plan_build_cached(const struct cordon_config *c, int workdir_fd,
+int cd_guard_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
 			       const char *workdir_path, struct cd_idxcache *cache,
 			       struct cd_guard_plan *ret, struct cordon_error *err);
 void cd_guard_plan_done(struct cd_guard_plan *p);

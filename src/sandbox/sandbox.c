@@ -105,13 +105,13 @@ static void log_plan(const struct cd_sandbox *sb)
 {
 	const struct cd_identity *id = &sb->id;
 
-	cd_config_log(sb->c, "identity: uid %u gid %u inside, host uid %u gid %u%s",
+	cd_log_line(&sb->c->log, "identity: uid %u gid %u inside, host uid %u gid %u%s",
 		      id->inside_uid, id->inside_gid, id->host_uid, id->host_gid,
 		      id->idmap_workdir ? ", workdir id-mapped (host 0 <-> sandbox)" : "");
 	for (size_t i = 0; i < sb->plan.n; i++) {
 		const struct cd_mnt *m = &sb->plan.m[i];
 
-		cd_config_log(sb->c, "mount: %-8s %s%s%s", cd_mnt_kind_name(m->kind), m->dst,
+		cd_log_line(&sb->c->log, "mount: %-8s %s%s%s", cd_mnt_kind_name(m->kind), m->dst,
 			      m->src ? (m->kind == CD_MNT_SYMLINK ? " -> " : " <- ") : "",
 			      m->src ? m->src : "");
 	}
@@ -127,7 +127,7 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 	int r;
 
 	if (c->seccomp.none) {
-		cd_config_log(c, "seccomp: none (no policy: only cordon's baseline)");
+		cd_log_line(&c->log, "seccomp: none (no policy: only cordon's baseline)");
 		return 0;
 	}
 	if (!path) {
@@ -182,7 +182,7 @@ static void remember_workdir(struct cd_sandbox *sb)
 		r = cd_marks_add(&sb->marks, &mark, sb->wd.path);
 	cd_timing("workdir remembered");
 	if (r < 0)
-		cd_config_log(sb->c, "workdir: cannot remember %s as a sandbox's workdir (%s), "
+		cd_log_line(&sb->c->log, "workdir: cannot remember %s as a sandbox's workdir (%s), "
 			      "ignoring: a later run given a path through it would follow the "
 			      "symlinks it holds", sb->wd.path,
 			      sb->marks.why[0] ? sb->marks.why : strerror(-r));
@@ -255,21 +255,23 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		r = program_outside(sb, sb->agent_fd, "cordon-agent", err);
 	if (r < 0)
 		return r;
-	r = cd_identity_resolve(c, &sb->wd.st, sb->workdir_target, &sb->id, err);
+	r = cd_identity_resolve(&c->identity, &sb->wd.st, sb->workdir_target, &sb->id, err);
 	if (r < 0)
 		return r;
 	sb->have_id = true;
 	memcpy(sb->rlimits, c->limits.rlimits, sizeof(sb->rlimits));
-	cd_share_plan(c, &sb->id, sb->rlimits, &sb->share);
+	cd_share_plan(c->limits.user_share, &c->log, &sb->id, sb->rlimits, &sb->share);
 	cd_timing("identity");
 	/* RLIMIT_NPROC stands in for pids.max only where the sandbox's host uid is its own */
-	r = cd_cgroup_setup(c, sb->res->id, sb->id.own_ids || sb->id.host_uid == CORDON_ROOT_HOST_ID,
-			    &sb->cg, sb->rlimits, err);
+	r = cd_cgroup_setup(&c->limits, sb->res->id,
+			    sb->id.own_ids || sb->id.host_uid == CORDON_ROOT_HOST_ID, &sb->cg,
+			    sb->rlimits, err);
 	if (r < 0)
 		return r;
 	cd_timing("cgroup");
-	cd_cgroup_log(&sb->cg, c);
-	r = cd_mount_plan_build(c, sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
+	cd_cgroup_log(&sb->cg, &c->log);
+	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST,
+				sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
 	cd_timing("mount plan");
 	if (r >= 0)
@@ -426,7 +428,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	sb->sock = sv[0];
 	if (fcntl(sb->sock, F_SETFL, O_NONBLOCK) < 0)
 		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
-	cd_config_log(sb->c, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
+	cd_log_line(&sb->c->log, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
 		      sb->c->net.mode != CORDON_NET_HOST ? " net" : "");
 	return 0;
 }
@@ -506,7 +508,7 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 	r = cd_msg_send(sb->sock, CD_MSG_GO, 0, NULL, workdir_fd);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
-	cd_config_log(sb->c, "sandbox: id maps written, GO");
+	cd_log_line(&sb->c->log, "sandbox: id maps written, GO");
 	return 0;
 }
 
@@ -514,14 +516,14 @@ static void log_filters(const struct cd_sandbox *sb)
 {
 	const struct cordon_config *c = sb->c;
 
-	cd_config_log(c, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
+	cd_log_line(&c->log, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
 		      sb->baseline.n_rules, sb->baseline.len);
 	if (sb->have_filter)
-		cd_config_log(c, "seccomp: %s (%s), %u rules, %u BPF instructions%s",
+		cd_log_line(&c->log, "seccomp: %s (%s), %u rules, %u BPF instructions%s",
 			      sb->policy_path, c->seccomp.log ? "log mode" : "enforced",
 			      sb->filter.n_rules, sb->filter.len,
 			      sb->filter.optimized ? " (binary tree)" : "");
-	cd_config_log(c, "seccomp: TIOCSTI %s", sb->baseline.blocks_tiocsti
+	cd_log_line(&c->log, "seccomp: TIOCSTI %s", sb->baseline.blocks_tiocsti
 			      ? "denied" : "not proven denied: new session instead");
 }
 
@@ -629,7 +631,8 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	sb->have_before = true;
 	cd_event_start(&sb->audit, args->argv, sb->before.n, render_applied, &applied);
 	cd_audit_walk_limits(&sb->audit, "before", &sb->before);
-	cd_config_log(sb->c, "audit: %s, %zu workdir entries", sb->c->outputs.audit_path, sb->before.n);
+	cd_log_line(&sb->c->log, "audit: %s, %zu workdir entries", sb->c->outputs.audit_path,
+		    sb->before.n);
 	return 0;
 }
 
@@ -695,7 +698,7 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 		cd_sandbox_kill(sb);
 		return;
 	}
-	cd_config_log(c, "net: the egress proxy listens on %s inside, for %zu allowed host(s)",
+	cd_log_line(&c->log, "net: the egress proxy listens on %s inside, for %zu allowed host(s)",
 		      CD_PROXY_URL, c->net.n_allow);
 }
 
@@ -797,7 +800,7 @@ static void cgroup_end(struct cd_sandbox *sb)
 	sb->pids_limit_hits = u.pids_max_hits;
 	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
 		res->outcome = CORDON_OUTCOME_OOM;
-		cd_config_log(sb->c, "cgroup: the memory limit (%s) killed the sandbox",
+		cd_log_line(&sb->c->log, "cgroup: the memory limit (%s) killed the sandbox",
 			      sb->cg.applied[CD_CG_MEMORY] ? sb->cg.applied[CD_CG_MEMORY] : "?");
 	}
 	if (sb->c->command.fast_exit && !sb->pid)

@@ -44,10 +44,10 @@ static void share_rlimit(struct cd_rlimit rl[RLIM_NLIMITS], int resource, unsign
 					   .hard = part };
 }
 
-void cd_share_plan(const struct cordon_config *c, const struct cd_identity *id,
+void cd_share_plan(unsigned user_share, const struct cd_log *log, const struct cd_identity *id,
 		   struct cd_rlimit rl[RLIM_NLIMITS], struct cd_share *ret)
 {
-	unsigned n = c->limits.user_share;
+	unsigned n = user_share;
 
 	*ret = (struct cd_share){ 0 };
 	if (id->own_ids || n <= 1)
@@ -61,7 +61,7 @@ void cd_share_plan(const struct cordon_config *c, const struct cd_identity *id,
 	/* counted up the namespaces' chain as the others are: without it one sandbox takes every
 	 * process of the caller's uid (and the caller, or a server's next thread, cannot fork) */
 	share_rlimit(rl, RLIMIT_NPROC, n);
-	cd_config_log(c, "identity: the caller's uid shared by up to %u sandboxes: %u inotify "
+	cd_log_line(log, "identity: the caller's uid shared by up to %u sandboxes: %u inotify "
 			 "instances and %u watches here, processes, message queues and pending "
 			 "signals divided",
 		      n, ret->inotify_instances, ret->inotify_watches);

@@ -24,7 +24,7 @@ struct cd_share {
 /* supervisor: the plan for c and id (nothing when the sandbox has ids of its own or n is 1),
  * the rlimits' part into rl (those the config sets are left as set). Pure but for reading the
  * host's limits (/proc/sys/fs/inotify). */
-void cd_share_plan(const struct cordon_config *c, const struct cd_identity *id,
+void cd_share_plan(unsigned user_share, const struct cd_log *log, const struct cd_identity *id,
 		   struct cd_rlimit rl[RLIM_NLIMITS], struct cd_share *ret);
 /* the arithmetic: budget / n, at least 1 */
 unsigned long long cd_share_of(unsigned long long budget, unsigned n);

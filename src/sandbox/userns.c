@@ -181,7 +181,7 @@ static int pick_home(struct cd_identity *id, const char *workdir_target, struct 
 	return 0;
 }
 
-int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdir,
+int cd_identity_resolve(const struct cd_identity_opts *who, const struct stat *workdir,
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err)
 {
@@ -198,10 +198,10 @@ int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdi
 		id.inside_uid = id.host_uid;
 		id.inside_gid = id.host_gid;
 	}
-	if (c->identity.uid_set)
-		id.inside_uid = c->identity.uid;
-	if (c->identity.gid_set)
-		id.inside_gid = c->identity.gid;
+	if (who->uid_set)
+		id.inside_uid = who->uid;
+	if (who->gid_set)
+		id.inside_gid = who->gid;
 	r = pick_home(&id, workdir_target, err);
 	if (r < 0) {
 		cd_identity_done(&id, true);

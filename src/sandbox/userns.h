@@ -37,7 +37,7 @@ struct cd_identity {
 #define CD_SANDBOX_USER "cordon"
 
 /* Decide the identity from the caller, the workdir's owner (its stat) and the config. */
-int cd_identity_resolve(const struct cordon_config *c, const struct stat *workdir,
+int cd_identity_resolve(const struct cd_identity_opts *who, const struct stat *workdir,
 			const char *workdir_target, struct cd_identity *ret,
 			struct cordon_error *err);
 /* pid1_gone: every process of the sandbox is gone (pid 1 was reaped), so its host id is free */

@@ -75,7 +75,7 @@ static void on_holder(void *data, struct cd_sandbox *sb)
 		send_msg(h->fd, &reply);
 		return;
 	}
-	cd_config_log(sb->c, "session: %s: ending the sandbox",
+	cd_log_line(&sb->c->log, "session: %s: ending the sandbox",
 		      n == 0 ? "the caller went away" : "the caller ends it");
 	cd_sandbox_kill(sb);
 }
@@ -89,7 +89,7 @@ static void at_end(void *data, struct cd_sandbox *sb)
 		return;
 	r = cd_rmtree_path(sb->wd.path, &sb->wd.st);
 	if (r < 0)
-		cd_config_log(sb->c, "session: cannot remove the workdir %s: %s", sb->wd.path,
+		cd_log_line(&sb->c->log, "session: cannot remove the workdir %s: %s", sb->wd.path,
 			      strerror(-r));
 }
 

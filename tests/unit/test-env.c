@@ -33,7 +33,9 @@ static char **build(struct cordon_config *c)
 	struct cordon_error err = { 0 };
 	char **envp = NULL;
 
-	if (!ok(cd_env_build(c, &id, &plan, &envp, &err) == 0, "built: %s", err.msg))
+	if (!ok(cd_env_build(&c->command, &c->net, c->identity.hostname, &c->log, &id, &plan, &envp,
+			     &err) == 0,
+		"built: %s", err.msg))
 		return NULL;
 	return envp;
 }

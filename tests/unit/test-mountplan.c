@@ -74,7 +74,8 @@ static void plan_conflict(const char *what, const char *msg, const char *target,
 	int r;
 
 	configure(c);
-	r = cd_mount_plan_build(c, dir_a, &dir_st, target, &id, NULL, &p, fresh_err());
+	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST, dir_a,
+				&dir_st, target, &id, NULL, &p, fresh_err());
 	is_int(r, -EINVAL, "plan %s: refused", what);
 	is_str(err.msg, msg, "plan %s: message", what);
 	ok(strcmp(err.step, "mount") == 0 && err.code == 0 && p.n == 12345 && !p.m,
@@ -131,8 +132,9 @@ static void plan_home_tmpfs(void)
 	size_t n = 0;
 
 	conf_tmpfs_home(c);
-	is_int(cd_mount_plan_build(c, dir_a, &dir_st, "/w", &id, NULL, &p, fresh_err()), 0,
-	       "plan --tmpfs on HOME: accepted");
+	is_int(cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST,
+				   dir_a, &dir_st, "/w", &id, NULL, &p, fresh_err()),
+	       0, "plan --tmpfs on HOME: accepted");
 	for (size_t i = 0; i < p.n; i++)
 		if (strcmp(p.m[i].dst, id.home) == 0) {
 			n++;
@@ -201,7 +203,8 @@ static void test_plan_order(void)
 	if (!is_int(r, 0, "plan: configured"))
 		diag("configure: %s", err.msg);
 
-	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
+	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST, dir_a,
+				&dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
 	if (!is_int(r, 0, "plan: built"))
 		diag("plan: %s", err.msg);
 	start = user_start(&p);
@@ -274,7 +277,8 @@ static void test_plan_order(void)
 
 	/* --net host: the host's sysfs */
 	cordon_config_set_net(c, CORDON_NET_HOST, fresh_err());
-	r = cd_mount_plan_build(c, dir_a, &dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
+	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST, dir_a,
+				&dir_st, "/w/x/y", &id, NULL, &p, fresh_err());
 	ok(r == 0 && !p.fresh_sysfs, "plan with --net host: no fresh sysfs");
 	cd_mount_plan_done(&p);
 	cordon_config_free(c);

@@ -137,7 +137,7 @@ static int plan(struct cd_guard_plan *p, struct cordon_error *err)
 	struct cordon_config *c = cordon_config_new();
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
-	r = cd_guard_plan_build(c, fd, top, p, err);
+	r = cd_guard_plan_build(&c->protect, fd, top, p, err);
 	close(fd);
 	cordon_config_free(c);
 	return r;

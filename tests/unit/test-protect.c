@@ -275,7 +275,7 @@ static void test_plan(void)
 	cordon_config_protect(c, "conf/*.yml", 0, &err);
 	cordon_config_protect(c, "secret.txt", 1, &err);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	r = cd_guard_plan_build(c, fd, top, &p, &err);
+	r = cd_guard_plan_build(&c->protect, fd, top, &p, &err);
 	ok(r == 0, "plan built: %s", err.msg);
 	if (r < 0)
 		return;
@@ -397,8 +397,10 @@ static void test_plan_every_entry(void)
 	if (!mkdtemp(top) || !c)
 		return (void)ok(false, "mkdtemp");
 	fd0 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(c, fd0, top, &p0, &err) == 0, "every entry: an empty workdir's "
-		"plan: %s", err.msg))
+	if (!ok(cd_guard_plan_build(&c->protect, fd0, top, &p0, &err) == 0,
+		"every entry: an empty workdir's "
+		"plan: %s",
+		err.msg))
 		return;
 	strcpy(top, "/tmp/test-protect.XXXXXX");
 	if (!mkdtemp(top))
@@ -413,8 +415,10 @@ static void test_plan_every_entry(void)
 		mk_path(rel);
 	}
 	fd1 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(c, fd1, top, &p1, &err) == 0, "every entry: a workdir holding "
-		"each one's plan: %s", err.msg))
+	if (!ok(cd_guard_plan_build(&c->protect, fd1, top, &p1, &err) == 0,
+		"every entry: a workdir holding "
+		"each one's plan: %s",
+		err.msg))
 		return;
 	ok(p0.defaults.n == p1.defaults.n && p0.defaults.n >= 40, "the default set (%zu entries)",
 	   p0.defaults.n);
@@ -472,7 +476,7 @@ static void test_worktree(void)
 	snprintf(text, sizeof(text), "gitdir: %s/main/.git/worktrees/wt\n", top);
 	mk(".git", text);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0, "worktree plan: %s", err.msg);
+	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s", err.msg);
 	ok(find(&p, "main/.git/worktrees/wt/hooks"),
 	   "a linked worktree's git directory inside the workdir: its hooks guarded (missing)");
 	ok(find(&p, "main/.git/hooks") && find(&p, "main/.git/config"),
@@ -587,7 +591,8 @@ static void test_plan_gitconfig(void)
 	mk(".githooks", NULL);
 	mk(".githooks/pre-commit", "#!/bin/sh\n");
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0, "plan with a git config: %s", err.msg);
+	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "plan with a git config: %s",
+	   err.msg);
 	g = find(&p, ".githooks");
 	ok(g && g->state == CD_GUARD_EXISTS && g->dir && g->create,
 	   "core.hooksPath .githooks: guarded as .git/hooks is");
@@ -606,7 +611,8 @@ static void test_plan_gitconfig(void)
 		struct cordon_config *c2 = cordon_config_new();
 
 		cordon_config_set_default_protect(c2, 0, &err);
-		ok(cd_guard_plan_build(c2, fd, top, &p, &err) == 0 && !find(&p, ".githooks"),
+		ok(cd_guard_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
+		       !find(&p, ".githooks"),
 		   "--no-default-protect: the config's paths are not guarded either");
 		cd_guard_plan_done(&p);
 		cordon_config_free(c2);
@@ -635,7 +641,7 @@ static void test_plan_gitconfig_reading(void)
 	strcpy(big + (90 << 10), "[core]\n\thooksPath = .late-hooks\n");
 	mk(".git/config", big);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
+	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
 	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
 	cd_guard_plan_done(&p);
 	snprintf(path, sizeof(path), "%s/.git/config", top);
@@ -643,14 +649,14 @@ static void test_plan_gitconfig_reading(void)
 	if (!ok(mkfifo(path, 0644) == 0, "a FIFO at .git/config"))
 		goto out;
 	alarm(60); /* (not a timing: without the fix, open() never returns) */
-	ok(cd_guard_plan_build(c, fd, top, &p, &err) == 0,
+	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0,
 	   "a FIFO at .git/config: not read, the plan goes on (%s)", err.msg);
 	alarm(0);
 	cd_guard_plan_done(&p);
 	unlink(path);
 	r = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (r >= 0 && ftruncate(r, (16 << 20) + 1) == 0) {
-		ok(cd_guard_plan_build(c, fd, top, &p, &err) == -EFBIG &&
+		ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == -EFBIG &&
 			   strstr(err.msg, ".git/config: over 16 MiB"),
 		   "a config over 16 MiB: the run is refused, saying why (%s)", err.msg);
 	} else {
