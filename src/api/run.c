@@ -19,10 +19,10 @@ static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, i
 			  struct cordon_error *report_err)
 {
 	struct cd_report_info info =
-		cd_report_info_of(sb, cmd->chdir, cmd->envp, &cmd->rlimits_got);
+		cd_report_info_of(sb, cmd->chdir, cmd->envp, &cmd->status.rlimits_got);
 
 	*ret_audit = cd_sandbox_audit_check(sb, audit_err);
-	*ret_report = cd_report_write(&info, &sb->report, sb->c->outputs.report_fd, report_err);
+	*ret_report = cd_report_write(&info, &sb->rec.report, sb->c->outputs.report_fd, report_err);
 }
 
 int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
@@ -39,10 +39,10 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	r = cd_random_id(res->id);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "id", "getrandom");
-	sb.render_applied = cd_report_render_sandbox;
+	sb.hooks.render_applied = cd_report_render_sandbox;
 	if (hooks) {
 		cmd.session = hooks->session;
-		sb.agent_fd = hooks->session ? hooks->session->exec_fd : -1;
+		sb.pid1.agent_fd = hooks->session ? hooks->session->exec_fd : -1;
 		if (hooks->on_id)
 			hooks->on_id(hooks->data, res->id);
 	}
@@ -71,7 +71,7 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	if (r >= 0)
 		cd_command_watch(&cmd, &sb);
 	else
-		cmd.failed = true;
+		cmd.status.failed = true;
 	cd_timing("watch ended");
 	cd_command_finish(&cmd, &sb);
 	cd_timing("command finished");

@@ -72,12 +72,12 @@ static int block_signals(struct cd_command *cmd, struct cordon_error *err)
 	 * terminal from the background (a notice, -v, --capture's copy) must not stop cordon while
 	 * the sandbox goes on (the command can set TOSTOP) */
 	sigaddset(&set, SIGTTOU);
-	if (pthread_sigmask(SIG_BLOCK, &set, &cmd->old_mask) != 0)
+	if (pthread_sigmask(SIG_BLOCK, &set, &cmd->signals.old_mask) != 0)
 		return cd_fail(err, EINVAL, "signals", "cannot block signals");
-	cmd->mask_set = true;
+	cmd->signals.mask_set = true;
 	sigdelset(&set, SIGTTOU);
-	cmd->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (cmd->sigfd < 0)
+	cmd->signals.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (cmd->signals.sigfd < 0)
 		return cd_fail_errno(err, errno, "signals", "signalfd");
 	return 0;
 }
@@ -90,12 +90,13 @@ static int arm_timer(struct cd_command *cmd, uint64_t at_ns)
 
 	if (at_ns == 0)
 		its.it_value.tv_nsec = 1; /* 0 would disarm: fire at once */
-	return timerfd_settime(cmd->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+	return timerfd_settime(cmd->deadline.timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno
+											 : 0;
 }
 
 static uint64_t deadline(const struct cd_command *cmd)
 {
-	return cmd->lim->timeout_ns ? cmd->t_start + cmd->lim->timeout_ns : 0;
+	return cmd->lim->timeout_ns ? cmd->deadline.t_start + cmd->lim->timeout_ns : 0;
 }
 
 static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
@@ -103,17 +104,19 @@ static void child_args(const struct cd_command *cmd, struct cd_sandbox *sb,
 {
 	*a = (struct cd_child_args){
 		.sock = -1,
-		.argv = cmd->argv,
-		.envp = cmd->envp,
-		.path = cd_env_get(cmd->envp, "PATH"),
-		.chdir = cmd->chdir,
-		.stdout_fd = cmd->session ? cmd->session->null_fd : cd_capture_fd(&cmd->capture, 0),
-		.stderr_fd = cmd->session ? cmd->session->null_fd : cd_capture_fd(&cmd->capture, 1),
-		.exec_fd = cmd->session ? cmd->session->exec_fd : -1,
-		.tty_fd = cmd->term.fd,
-		.take_tty = cmd->term.lent,
-		.deadline_ns = deadline(cmd),
-		.kill_after_ns = cmd->lim->kill_after_ns,
+		.command.argv = cmd->argv,
+		.command.envp = cmd->envp,
+		.command.path = cd_env_get(cmd->envp, "PATH"),
+		.command.chdir = cmd->chdir,
+		.command.stdout_fd = cmd->session ? cmd->session->null_fd
+						  : cd_capture_fd(&cmd->capture, 0),
+		.command.stderr_fd = cmd->session ? cmd->session->null_fd
+						  : cd_capture_fd(&cmd->capture, 1),
+		.command.exec_fd = cmd->session ? cmd->session->exec_fd : -1,
+		.command.tty_fd = cmd->term.fd,
+		.command.take_tty = cmd->term.lent,
+		.command.deadline_ns = deadline(cmd),
+		.command.kill_after_ns = cmd->lim->kill_after_ns,
 	};
 	cd_sandbox_child_args(sb, a);
 }
@@ -129,22 +132,22 @@ int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordo
 	if (r < 0)
 		return r;
 	cd_terminal_open(&cmd->term);
-	cmd->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (cmd->timerfd < 0)
+	cmd->deadline.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (cmd->deadline.timerfd < 0)
 		return cd_fail_errno(err, errno, "timeout", "timerfd");
 	/* the wall clock counts from cordon_run(), setup included */
 	if (cmd->lim->timeout_ns && arm_timer(cmd, deadline(cmd)) < 0)
 		return cd_fail_errno(err, errno, "timeout", "arm the timer");
 	child_args(cmd, sb, &args);
 	cmd->sb = sb;
-	sb->on_msg = on_message;
-	sb->on_msg_data = cmd;
+	sb->hooks.on_msg = on_message;
+	sb->hooks.on_msg_data = cmd;
 	r = cd_sandbox_start(sb, &args, err);
 	/* pid 1 holds the write ends now */
 	cd_capture_started(&cmd->capture);
 	/* without the proof that TIOCSTI is denied, the command gets a session of its own
 	 * instead (child.c): the terminal is not lent */
-	cmd->term.lent = cmd->term.lent && sb->baseline.blocks_tiocsti;
+	cmd->term.lent = cmd->term.lent && sb->sec.baseline.blocks_tiocsti;
 	return r;
 }
 
@@ -182,7 +185,7 @@ static void suspend(struct cd_command *cmd, struct cd_sandbox *sb, int sig)
 	stop_self(sig == SIGTTIN || sig == SIGTTOU ? sig : SIGTSTP);
 	/* continued */
 	fg = cd_terminal_ours(&cmd->term);
-	cmd->term.lent = fg && sb->baseline.blocks_tiocsti;
+	cmd->term.lent = fg && sb->sec.baseline.blocks_tiocsti;
 	cd_log_line(cmd->log, "job control: continued in the %s",
 		      fg ? "foreground" : "background");
 	cd_sandbox_send(sb, CD_MSG_CONT, cmd->term.lent);
@@ -191,14 +194,15 @@ static void suspend(struct cd_command *cmd, struct cd_sandbox *sb, int sig)
 /* pid 1 enforces the deadline (phase 1: SIGTERM to every process, 2: SIGKILL) */
 static void timed_out(struct cd_command *cmd, struct cd_sandbox *sb, int phase)
 {
-	if (phase == 1 && !cmd->timed_out) {
-		cmd->timed_out = true;
+	if (phase == 1 && !cmd->deadline.timed_out) {
+		cmd->deadline.timed_out = true;
 		cd_log_line(cmd->log, "timeout: SIGTERM to every process in the sandbox");
-		cd_event_limit(&sb->audit, "timeout", "SIGTERM to every process in the sandbox", 0);
-	} else if (phase == 2 && !cmd->killed) {
-		cmd->killed = true;
+		cd_event_limit(&sb->rec.audit, "timeout", "SIGTERM to every process in the sandbox",
+			       0);
+	} else if (phase == 2 && !cmd->deadline.killed) {
+		cmd->deadline.killed = true;
 		cd_log_line(cmd->log, "timeout: SIGKILL to the sandbox");
-		cd_event_limit(&sb->audit, "kill-after", "SIGKILL to the sandbox", 0);
+		cd_event_limit(&sb->rec.audit, "kill-after", "SIGKILL to the sandbox", 0);
 		cd_sandbox_kill_cgroup(sb);
 	}
 }
@@ -210,26 +214,27 @@ static void on_message(void *data, const struct cd_msg *m)
 
 	switch (m->type) {
 	case CD_MSG_RUNNING:
-		cmd->running = true;
+		cmd->status.running = true;
 		cd_timing("RUNNING received");
-		cmd->t_running = cd_now_ns();
-		cd_log_line(cmd->log,
-			    "sandbox: command running (pid %d inside), setup took %llu us",
-			    m->value, (unsigned long long)(cmd->t_running - cmd->t_start) / 1000);
+		cmd->deadline.t_running = cd_now_ns();
+		cd_log_line(
+		    cmd->log, "sandbox: command running (pid %d inside), setup took %llu us",
+		    m->value,
+		    (unsigned long long)(cmd->deadline.t_running - cmd->deadline.t_start) / 1000);
 		if (cmd->session)
 			cmd->session->on_running(cmd->session->data);
 		break;
 	case CD_MSG_EXIT:
 		cd_timing("EXIT received");
-		cmd->got_exit = true;
-		cmd->exit_status = m->value;
-		cmd->usage = m->usage;
+		cmd->status.got_exit = true;
+		cmd->status.exit_status = m->value;
+		cmd->status.usage = m->usage;
 		break;
 	case CD_MSG_STOPPED:
 		suspend(cmd, cmd->sb, m->value);
 		break;
 	case CD_MSG_RLIMITS:
-		cd_limits_got(&cmd->rlimits_got, m);
+		cd_limits_got(&cmd->status.rlimits_got, m);
 		break;
 	case CD_MSG_TIMEOUT:
 		timed_out(cmd, cmd->sb, m->value);
@@ -243,11 +248,11 @@ static void on_signal(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	struct signalfd_siginfo si;
 
-	while (read(cmd->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	while (read(cmd->signals.sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		/* the command has a process group of its own (Ctrl-C reaches it, not us, when it has
 		 * the terminal): what cordon receives, it passes on */
 		cd_log_line(cmd->log, "signal: forwarding %s", strsignal((int)si.ssi_signo));
-		cd_event_signal(&sb->audit, (int)si.ssi_signo, (int)si.ssi_pid);
+		cd_event_signal(&sb->rec.audit, (int)si.ssi_signo, (int)si.ssi_pid);
 		cd_sandbox_send(sb, CD_MSG_SIGNAL, (int32_t)si.ssi_signo);
 	}
 }
@@ -259,16 +264,16 @@ static void on_timer(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	uint64_t ticks;
 
-	if (read(cmd->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
+	if (read(cmd->deadline.timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
 		return;
-	if (!cmd->running) {
+	if (!cmd->status.running) {
 		timed_out(cmd, sb, 1);
 		cd_log_line(cmd->log, "timeout: during setup");
 		cd_sandbox_kill(sb);
 		return;
 	}
-	if (!cmd->backstop) {
-		cmd->backstop = true;
+	if (!cmd->deadline.backstop) {
+		cmd->deadline.backstop = true;
 		arm_timer(cmd, deadline(cmd) + cmd->lim->kill_after_ns + NSEC_PER_SEC);
 		return;
 	}
@@ -284,9 +289,10 @@ enum { W_SIG = CD_SANDBOX_NPOLL, W_TIMER, W_HOLDER, W_CAPTURE, W_N = W_CAPTURE +
 static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	struct pollfd p[W_N] = {
-		[W_SIG] = { cmd->sigfd, POLLIN, 0 },
-		[W_TIMER] = { cmd->timerfd, POLLIN, 0 },
-		[W_HOLDER] = { cmd->session && !cmd->holder_done ? cmd->session->holder_fd : -1,
+		[W_SIG] = { cmd->signals.sigfd, POLLIN, 0 },
+		[W_TIMER] = { cmd->deadline.timerfd, POLLIN, 0 },
+		[W_HOLDER] = { cmd->session && !cmd->status.holder_done ? cmd->session->holder_fd
+									: -1,
 			       POLLIN, 0 },
 	};
 
@@ -311,7 +317,7 @@ static bool watch_once(struct cd_command *cmd, struct cd_sandbox *sb)
 void cd_command_watch(struct cd_command *cmd, struct cd_sandbox *sb)
 {
 	while (watch_once(cmd, sb))
-		if (cmd->got_exit && cmd->o->fast_exit) {
+		if (cmd->status.got_exit && cmd->o->fast_exit) {
 			/* nothing of the sandbox runs any more: leave pid 1 to finish exiting */
 			cd_capture_drain(&cmd->capture, 2000);
 			cd_sandbox_leave(sb);
@@ -334,18 +340,18 @@ static int exec_exit_code(int e)
 static void set_outcome(const struct cd_command *cmd, const struct cd_sandbox *sb)
 {
 	struct cordon_result *res = cmd->res;
-	int st = cmd->got_exit ? cmd->exit_status : sb->init_status;
+	int st = cmd->status.got_exit ? cmd->status.exit_status : sb->pid1.status;
 
-	if (cmd->failed || sb->failed) {
+	if (cmd->status.failed || sb->failed) {
 		res->outcome = CORDON_OUTCOME_SETUP_ERROR;
 		res->exit_code = strcmp(res->error.step, "exec") == 0
 					 ? exec_exit_code(res->error.code)
 					 : CORDON_EXIT_FAILURE;
-	} else if (cmd->timed_out) {
+	} else if (cmd->deadline.timed_out) {
 		res->outcome = CORDON_OUTCOME_TIMEOUT;
 		res->exit_code = CORDON_EXIT_TIMEOUT;
 		res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-	} else if (!cmd->running) {
+	} else if (!cmd->status.running) {
 		res->outcome = CORDON_OUTCOME_SETUP_ERROR;
 		res->exit_code = CORDON_EXIT_FAILURE;
 		cd_fail(&res->error, 0, "init", "the sandbox ended during setup (%s %d)",
@@ -374,14 +380,14 @@ static void set_usage(const struct cd_command *cmd, const struct cd_sandbox *sb)
 
 	/* pid 1 reaped every process of the sandbox: its own and its children's usage covers them
 	 * all; without EXIT (killed), what wait4() says of it */
-	if (cmd->got_exit) {
-		res->user_ns = cmd->usage.user_us * NSEC_PER_USEC;
-		res->system_ns = cmd->usage.system_us * NSEC_PER_USEC;
-		res->max_rss_kb = cmd->usage.max_rss_kb;
+	if (cmd->status.got_exit) {
+		res->user_ns = cmd->status.usage.user_us * NSEC_PER_USEC;
+		res->system_ns = cmd->status.usage.system_us * NSEC_PER_USEC;
+		res->max_rss_kb = cmd->status.usage.max_rss_kb;
 	} else {
-		res->user_ns = tv_ns(sb->ru.ru_utime);
-		res->system_ns = tv_ns(sb->ru.ru_stime);
-		res->max_rss_kb = (uint64_t)sb->ru.ru_maxrss;
+		res->user_ns = tv_ns(sb->pid1.ru.ru_utime);
+		res->system_ns = tv_ns(sb->pid1.ru.ru_stime);
+		res->max_rss_kb = (uint64_t)sb->pid1.ru.ru_maxrss;
 	}
 }
 
@@ -411,8 +417,9 @@ void cd_command_finish(struct cd_command *cmd, const struct cd_sandbox *sb)
 	/* the terminal first: what follows may write to it (-v), and must find it as it was */
 	cd_terminal_restore(&cmd->term);
 	set_outcome(cmd, sb);
-	res->startup_ns = (cmd->running ? cmd->t_running : now) - cmd->t_start;
-	res->wall_ns = cmd->running ? now - cmd->t_running : 0;
+	res->startup_ns =
+	    (cmd->status.running ? cmd->deadline.t_running : now) - cmd->deadline.t_start;
+	res->wall_ns = cmd->status.running ? now - cmd->deadline.t_running : 0;
 	set_usage(cmd, sb);
 	set_capture(cmd);
 }
@@ -426,21 +433,21 @@ static void restore_signals(struct cd_command *cmd)
 	sigpending(&pending);
 	for (size_t i = 0; i < CD_ELEMENTSOF(forwarded); i++)
 		if (sigismember(&pending, forwarded[i]) &&
-		    !sigismember(&cmd->old_mask, forwarded[i])) {
+		    !sigismember(&cmd->signals.old_mask, forwarded[i])) {
 			sigset_t one;
 
 			sigemptyset(&one);
 			sigaddset(&one, forwarded[i]);
 			sigtimedwait(&one, NULL, &zero);
 		}
-	pthread_sigmask(SIG_SETMASK, &cmd->old_mask, NULL);
+	pthread_sigmask(SIG_SETMASK, &cmd->signals.old_mask, NULL);
 }
 
 void cd_command_done(struct cd_command *cmd)
 {
-	cd_closep(&cmd->sigfd);
-	cd_closep(&cmd->timerfd);
-	if (cmd->mask_set)
+	cd_closep(&cmd->signals.sigfd);
+	cd_closep(&cmd->deadline.timerfd);
+	if (cmd->signals.mask_set)
 		restore_signals(cmd);
 	cd_terminal_restore(&cmd->term);
 	cd_strv_free(cmd->envp);

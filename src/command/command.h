@@ -29,6 +29,34 @@ struct cd_command_session {
 	void *data;
 };
 
+/* The signals it passes on. */
+struct cd_command_signals {
+	sigset_t old_mask;
+	bool mask_set;
+	int sigfd;
+};
+
+/* Its deadline: --timeout, then SIGKILL --kill-after later. */
+struct cd_command_deadline {
+	int timerfd;
+	uint64_t t_start;           /* cordon_run() began: the deadline counts setup too */
+	uint64_t t_running;
+	bool timed_out;
+	bool killed;                /* SIGKILL sent after the grace period */
+	bool backstop;              /* the timer now waits for pid 1 to have ended the sandbox */
+};
+
+/* How it went. */
+struct cd_command_status {
+	bool running;               /* sync 3 passed */
+	bool failed;                /* its start failed (the sandbox's own failures: sb->failed) */
+	bool got_exit;
+	int exit_status;            /* the command's wait status, from EXIT */
+	struct cd_usage usage;      /* from EXIT: every process of the sandbox */
+	struct cd_rlimits_got rlimits_got; /* what the command's process got (RLIMITS) */
+	bool holder_done;           /* session: holder_fd was handled, no more polling it */
+};
+
 struct cd_command {
 	const struct cd_command_opts *o; /* the config's slices it reads */
 	const struct cd_limits_opts *lim;
@@ -41,28 +69,15 @@ struct cd_command {
 	char *chdir;
 	struct cd_capture capture;
 	struct cd_terminal term;    /* the caller's controlling terminal: lent to the command */
-	sigset_t old_mask;
-	bool mask_set;
-	int sigfd;
-	int timerfd;
-	uint64_t t_start;           /* cordon_run() began: the deadline counts setup too */
-	uint64_t t_running;
-	bool running;               /* sync 3 passed */
-	bool failed;                /* its start failed (the sandbox's own failures: sb->failed) */
-	bool timed_out;
-	bool killed;                /* SIGKILL sent after the grace period */
-	bool backstop;              /* the timer now waits for pid 1 to have ended the sandbox */
-	bool got_exit;
-	int exit_status;            /* the command's wait status, from EXIT */
-	struct cd_usage usage;      /* from EXIT: every process of the sandbox */
-	struct cd_rlimits_got rlimits_got; /* what the command's process got (RLIMITS) */
-	bool holder_done;           /* session: holder_fd was handled, no more polling it */
+	struct cd_command_signals signals;
+	struct cd_command_deadline deadline;
+	struct cd_command_status status;
 };
 
 #define CD_COMMAND_INIT(cfg, r, t0)                                                         \
 	{ .o = &(cfg)->command, .lim = &(cfg)->limits, .log = &(cfg)->log, .res = (r),         \
-	  .argv = (cfg)->command.argv, .term = { .fd = -1 }, .sigfd = -1, .timerfd = -1,       \
-	  .t_start = (t0) }
+	  .argv = (cfg)->command.argv, .term = { .fd = -1 }, .signals.sigfd = -1,              \
+	  .deadline.timerfd = -1, .deadline.t_start = (t0) }
 
 /* Decide the directory and create the capture files, once the sandbox has its workdir and
  * outputs (cd_sandbox_open); nothing runs yet. */

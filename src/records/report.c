@@ -287,10 +287,10 @@ struct cd_report_info cd_report_info_of(const struct cd_sandbox *sb, const char 
 		.plan = &sb->plan,
 		.envp = envp,
 		.res = sb->res,
-		.filter = sb->have_filter ? &sb->filter : NULL,
-		.policy_source = sb->have_filter ? sb->policy_path : NULL,
-		.baseline = sb->have_baseline ? &sb->baseline : NULL,
-		.cg = &sb->cg,
+		.filter = sb->sec.have_filter ? &sb->sec.filter : NULL,
+		.policy_source = sb->sec.have_filter ? sb->sec.policy_path : NULL,
+		.baseline = sb->sec.have_baseline ? &sb->sec.baseline : NULL,
+		.cg = &sb->bounds.cg,
 		.rlimits = rlimits,
 	};
 }

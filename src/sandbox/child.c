@@ -91,11 +91,14 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
 	/* --capture: the sandbox writes into the supervisor's pipes */
-	if (a->stdout_fd >= 0 && (dup2(a->stdout_fd, 1) < 0 || dup2(a->stderr_fd, 2) < 0))
+	if (a->command.stdout_fd >= 0 &&
+	    (dup2(a->command.stdout_fd, 1) < 0 || dup2(a->command.stderr_fd, 2) < 0))
 		return cd_fail_errno(err, errno, "capture", "dup2");
 	/* nothing of the supervisor's stays open in here but the terminal, which pid 1 alone keeps
 	 * to hand it to the command */
-	close_other_fds((int[]){ a->sock, a->tty_fd, a->exec_fd, a->spec_fd, a->init_fd }, 5);
+	close_other_fds((int[]){ a->sock, a->command.tty_fd, a->command.exec_fd, a->spec_fd,
+				 a->init_fd },
+			5);
 	cd_timing("pid 1: fds closed");
 	/* the network namespace came with the clone (ours: it needs no id maps); lo up meanwhile */
 	if (a->own_net) {
@@ -162,7 +165,8 @@ _Noreturn static void exec_init(const struct cd_child_args *a)
 	static char *const init_argv[] = { "cordon-init", NULL };
 	static char *const init_envp[] = { NULL };
 	struct cordon_error err = { 0 };
-	const int from[] = { a->spec_fd, a->sock, a->tty_fd, a->exec_fd, a->init_fd };
+	const int from[] = { a->spec_fd, a->sock, a->command.tty_fd, a->command.exec_fd,
+			     a->init_fd };
 	int moved[CD_ELEMENTSOF(from)], sock = a->sock;
 
 	/* first out of the way of the fixed numbers, then onto them (dup2 clears close-on-exec) */

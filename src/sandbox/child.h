@@ -11,6 +11,21 @@
 /* Everything the child needs, prepared by the supervisor before clone(): the child parses
  * nothing. It runs on its own copy of the supervisor's memory until it execs cordon-init, which
  * gets the command's half from spec_fd (initspec.h). */
+/* The command pid 1 starts, as the command layer (src/command) gives it. */
+struct cd_child_command {
+	char *const *argv;
+	char *const *envp;
+	const char *path; /* PATH inside, for looking up argv[0] */
+	const char *chdir;
+	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
+	int tty_fd;       /* the caller's controlling terminal, or -1: kept by pid 1 alone */
+	int exec_fd;      /* a session's agent: the command is executed from it (argv[0] is only
+			   * its name), or -1 */
+	bool take_tty;    /* the caller is its foreground: the command becomes it */
+	uint64_t deadline_ns;   /* CLOCK_MONOTONIC: the timeout, enforced inside too; 0: none */
+	uint64_t kill_after_ns; /* then SIGKILL this much later */
+};
+
 struct cd_child_args {
 	int sock; /* the child's end of the sync socket */
 	int init_fd; /* cordon-init, opened on the host (libexec.h) */
@@ -21,21 +36,11 @@ struct cd_child_args {
 	const char *hostname;
 	bool own_net;
 	uint16_t proxy_port; /* --allow-net: hand a socket listening there to the supervisor */
-	char *const *argv;
-	char *const *envp;
-	const char *path; /* PATH inside, for looking up argv[0] */
-	const char *chdir;
 	const struct cd_rlimit *rlimits;
 	/* the seccomp programs, compiled before the clone: pid 1 has its own copy of them */
 	const struct cd_filter *filter;   /* the policy's, or NULL */
 	const struct cd_filter *baseline; /* cordon's own rules: always */
-	int stdout_fd, stderr_fd;       /* --capture: pipes to become fds 1 and 2; -1 */
-	int tty_fd;       /* the caller's controlling terminal, or -1: kept by pid 1 alone */
-	int exec_fd;      /* a session's agent: the command is executed from it (argv[0] is only
-			   * its name), or -1 */
-	bool take_tty;    /* the caller is its foreground: the command becomes it */
-	uint64_t deadline_ns;   /* CLOCK_MONOTONIC: the timeout, enforced inside too; 0: none */
-	uint64_t kill_after_ns; /* then SIGKILL this much later */
+	struct cd_child_command command;
 };
 
 /* pid 1: set up, then exec cordon-init (init.c: the command, reaping, forwarding); reports over

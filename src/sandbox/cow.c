@@ -22,7 +22,7 @@
 static int check_cow_from(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
-	int r = cd_layer_load(sb->store_fd, sb->c->cow.from, &l, err);
+	int r = cd_layer_load(sb->cow.store_fd, sb->c->cow.from, &l, err);
 
 	if (r < 0)
 		return r;
@@ -51,11 +51,11 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 	struct cd_layer_key key;
-	int r = cd_layer_store_open(sb->c->cow.layer_dir, &ctx, &sb->store_fd, NULL, err);
+	int r = cd_layer_store_open(sb->c->cow.layer_dir, &ctx, &sb->cow.store_fd, NULL, err);
 
 	if (r < 0)
 		return r;
-	r = cd_layer_key_get(sb->store_fd, true, &key, err);
+	r = cd_layer_key_get(sb->cow.store_fd, true, &key, err);
 	cd_layer_key_wipe(&key);
 	return r;
 }
@@ -63,7 +63,7 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 /* -v: what the git index cache did at the start (idxcache.h) */
 static void log_idxcache(const struct cd_sandbox *sb)
 {
-	const struct cd_idxcache *x = &sb->idxcache;
+	const struct cd_idxcache *x = &sb->cow.idxcache;
 
 	if (x->why[0])
 		cd_log_line(&sb->c->log, "protect: git index cache: not used: %s", x->why);
@@ -81,11 +81,12 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 
 	if (dir < 0)
 		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
-	cd_idxcache_init(&sb->idxcache, &sb->wd, &sb->marks);
-	r = cd_guard_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->idxcache,
+	cd_idxcache_init(&sb->cow.idxcache, &sb->wd, &sb->marks);
+	r = cd_guard_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->cow.idxcache,
 				       &sb->plan.guards, err);
-	sb->idxcache.marks = NULL; /* they go once the run is prepared: the directory is open now */
-	sb->idxcache.tried = true; /* or never */
+	sb->cow.idxcache.marks =
+	    NULL; /* they go once the run is prepared: the directory is open now */
+	sb->cow.idxcache.tried = true; /* or never */
 	if (r < 0)
 		return r;
 	log_idxcache(sb);
@@ -103,7 +104,7 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	}
 	sb->plan.cow = c->cow.on;
 	sb->plan.cow_size = c->cow.size;
-	sb->started = (int64_t)time(NULL);
+	sb->cow.started = (int64_t)time(NULL);
 	if (!c->cow.on)
 		return 0;
 	r = open_store(sb, err);
@@ -121,10 +122,10 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 	if (!sb->c->cow.on)
 		return 0;
 	do { /* pid 1 is making its mounts: the socket is non-blocking */
-		struct pollfd p = { sb->sock, POLLIN, 0 };
+		struct pollfd p = { sb->pid1.sock, POLLIN, 0 };
 
 		r = poll(&p, 1, 60 * 1000);
-		r = r > 0 ? cd_msg_recv(sb->sock, &m, &fd) : r == 0 ? -ETIMEDOUT : -errno;
+		r = r > 0 ? cd_msg_recv(sb->pid1.sock, &m, &fd) : r == 0 ? -ETIMEDOUT : -errno;
 	} while (r == -EAGAIN || r == -EINTR);
 	if (r > 0 && m.type == CD_MSG_ERROR) {
 		cd_closep(&fd);
@@ -137,14 +138,14 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 		cd_closep(&fd);
 		return cd_fail(err, r < 0 ? -r : EPROTO, "cow", "pid 1 sent no layer");
 	}
-	sb->layer_fd = fd;
+	sb->cow.layer_fd = fd;
 	if (sb->c->cow.from) {
-		r = cd_layer_seed(sb->store_fd, sb->c->cow.from, sb->layer_fd, sb->id.host_uid,
-				  sb->id.host_gid, err);
+		r = cd_layer_seed(sb->cow.store_fd, sb->c->cow.from, sb->cow.layer_fd,
+				  sb->id.host_uid, sb->id.host_gid, err);
 		if (r < 0)
 			return r;
 	}
-	r = cd_msg_send(sb->sock, CD_MSG_LAYER, 0, NULL, -1);
+	r = cd_msg_send(sb->pid1.sock, CD_MSG_LAYER, 0, NULL, -1);
 	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
 }
 
@@ -175,7 +176,7 @@ static void notice_removed(void *data, enum cd_guard_why why, const char *rel, c
 			      "protect: removed %s, which the sandbox made at a protected "
 			      "path (%s)",
 			      rel, glob);
-	cd_event_protect(&sb->audit, rel,
+	cd_event_protect(&sb->rec.audit, rel,
 			 why == CD_GUARD_SWEPT ? glob
 			 : why == CD_GUARD_INDEX ? "(a git index)" : "(a git submodule)",
 			 aside ? "moved-aside" : "removed");
@@ -211,19 +212,19 @@ static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN 
 {
 	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct cd_layer meta = { .workdir = sb->wd.path, .workdir_dev = sb->wd.st.st_dev,
-				 .workdir_ino = sb->wd.st.st_ino, .created = sb->started,
+				 .workdir_ino = sb->wd.st.st_ino, .created = sb->cow.started,
 				 .protect = sb->plan.guards.globs };
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_layer_save_guarded(sb->store_fd, sb->layer_fd, lower, &meta,
+	return cd_layer_save_guarded(sb->cow.store_fd, sb->cow.layer_fd, lower, &meta,
 				     sb->c->protect.no_defaults ? NULL : guard_git, sb, live, id,
 				     err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)
 {
-	if (!sb->c->cow.on || sb->layer_fd < 0)
+	if (!sb->c->cow.on || sb->cow.layer_fd < 0)
 		return cd_fail(err, EINVAL, "session", "not a copy-on-write session");
 	return save_layer(sb, true, ret_id, err); /* live: the sandbox runs */
 }
@@ -248,16 +249,16 @@ static void save(struct cd_sandbox *sb)
 	struct statfs fs;
 	int r;
 
-	if (fstatfs(sb->layer_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0))
+	if (fstatfs(sb->cow.layer_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0))
 		res->layer_full = 1;
 	r = save_layer(sb, false, id, &e); /* the sandbox has ended */
 	if (r >= 0)
-		r = cd_layer_load(sb->store_fd, id, &l, &e);
+		r = cd_layer_load(sb->cow.store_fd, id, &l, &e);
 	if (r < 0)
 		return save_failed(sb, &e);
-	cd_layer_audit_files(&sb->audit, l);
+	cd_layer_audit_files(&sb->rec.audit, l);
 	if (l->n_changes == 0 && l->skipped == 0) {
-		(void)cd_layer_discard(sb->store_fd, id, &e); /* nothing to review */
+		(void)cd_layer_discard(sb->cow.store_fd, id, &e); /* nothing to review */
 		return;
 	}
 	snprintf(res->layer_id, sizeof(res->layer_id), "%s", id);
@@ -271,14 +272,14 @@ void cd_cow_end(struct cd_sandbox *sb)
 		sweep(sb);
 		return;
 	}
-	if (sb->layer_fd >= 0)
+	if (sb->cow.layer_fd >= 0)
 		save(sb);
-	cd_closep(&sb->layer_fd);
-	sb->layer_fd = -1; /* the layer's tmpfs goes with the last reference */
+	cd_closep(&sb->cow.layer_fd);
+	sb->cow.layer_fd = -1; /* the layer's tmpfs goes with the last reference */
 }
 
 void cd_cow_done(struct cd_sandbox *sb)
 {
-	cd_closep(&sb->layer_fd);
-	cd_closep(&sb->store_fd);
+	cd_closep(&sb->cow.layer_fd);
+	cd_closep(&sb->cow.store_fd);
 }

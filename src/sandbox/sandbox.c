@@ -92,12 +92,12 @@ static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
 	int r;
 
 	if (sb->c->outputs.report_path) {
-		r = cd_report_open(sb->c->outputs.report_path, &ctx, &sb->report, err);
+		r = cd_report_open(sb->c->outputs.report_path, &ctx, &sb->rec.report, err);
 		if (r < 0)
 			return r;
 	}
 	if (sb->c->outputs.audit_path)
-		return cd_audit_open(sb->c->outputs.audit_path, &ctx, &sb->audit, err);
+		return cd_audit_open(sb->c->outputs.audit_path, &ctx, &sb->rec.audit, err);
 	return 0;
 }
 
@@ -138,18 +138,18 @@ int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 	}
 	/* a shipped policy, byte for byte with what it includes: the build's program, unparsed */
 	r = cd_filter_from_sources(path, c->seccomp.log, !c->seccomp.unoptimized,
-				   cd_audit_on(&sb->audit), &sb->filter);
+				   cd_audit_on(&sb->rec.audit), &sb->sec.filter);
 	if (r < 0)
 		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
-	sb->have_filter = r > 0;
-	if (!sb->have_filter)
-		r = cd_policy_load(&sb->policy, path,
+	sb->sec.have_filter = r > 0;
+	if (!sb->sec.have_filter)
+		r = cd_policy_load(&sb->sec.policy, path,
 				   c->seccomp.display ? c->seccomp.display : "default.policy", err);
 	if (r < 0)
 		return r;
-	sb->have_policy = true;
-	sb->policy_path = found ? CD_TAKE_PTR(found) : strdup(path);
-	return sb->policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	sb->sec.have_policy = true;
+	sb->sec.policy_path = found ? CD_TAKE_PTR(found) : strdup(path);
+	return sb->sec.policy_path ? 0 : cd_fail(err, ENOMEM, "seccomp", "out of memory");
 }
 
 int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
@@ -247,29 +247,30 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	/* what pid 1 becomes: found now, so that a missing one stops the run before it starts */
-	sb->init_fd = cd_libexec_open("cordon-init", "CORDON_INIT", err);
-	if (sb->init_fd < 0)
-		return sb->init_fd;
-	r = program_outside(sb, sb->init_fd, "cordon-init", err);
-	if (r >= 0 && sb->agent_fd >= 0)
-		r = program_outside(sb, sb->agent_fd, "cordon-agent", err);
+	sb->pid1.init_fd = cd_libexec_open("cordon-init", "CORDON_INIT", err);
+	if (sb->pid1.init_fd < 0)
+		return sb->pid1.init_fd;
+	r = program_outside(sb, sb->pid1.init_fd, "cordon-init", err);
+	if (r >= 0 && sb->pid1.agent_fd >= 0)
+		r = program_outside(sb, sb->pid1.agent_fd, "cordon-agent", err);
 	if (r < 0)
 		return r;
 	r = cd_identity_resolve(&c->identity, &sb->wd.st, sb->workdir_target, &sb->id, err);
 	if (r < 0)
 		return r;
 	sb->have_id = true;
-	memcpy(sb->rlimits, c->limits.rlimits, sizeof(sb->rlimits));
-	cd_share_plan(c->limits.user_share, &c->log, &sb->id, sb->rlimits, &sb->share);
+	memcpy(sb->bounds.rlimits, c->limits.rlimits, sizeof(sb->bounds.rlimits));
+	cd_share_plan(c->limits.user_share, &c->log, &sb->id, sb->bounds.rlimits,
+		      &sb->bounds.share);
 	cd_timing("identity");
 	/* RLIMIT_NPROC stands in for pids.max only where the sandbox's host uid is its own */
 	r = cd_cgroup_setup(&c->limits, sb->res->id,
-			    sb->id.own_ids || sb->id.host_uid == CORDON_ROOT_HOST_ID, &sb->cg,
-			    sb->rlimits, err);
+			    sb->id.own_ids || sb->id.host_uid == CORDON_ROOT_HOST_ID,
+			    &sb->bounds.cg, sb->bounds.rlimits, err);
 	if (r < 0)
 		return r;
 	cd_timing("cgroup");
-	cd_cgroup_log(&sb->cg, &c->log);
+	cd_cgroup_log(&sb->bounds.cg, &c->log);
 	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST,
 				sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
@@ -295,11 +296,11 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 	a->hostname = sb->c->identity.hostname ? sb->c->identity.hostname : CD_DEFAULT_HOSTNAME;
 	a->own_net = sb->c->net.mode != CORDON_NET_HOST;
 	a->proxy_port = sb->c->net.n_allow ? CD_PROXY_PORT : 0;
-	a->rlimits = sb->rlimits;
-	a->share = &sb->share;
+	a->rlimits = sb->bounds.rlimits;
+	a->share = &sb->bounds.share;
 	/* filled by compile_filters() before the clone */
-	a->baseline = &sb->baseline;
-	a->filter = sb->have_policy ? &sb->filter : NULL;
+	a->baseline = &sb->sec.baseline;
+	a->filter = sb->sec.have_policy ? &sb->sec.filter : NULL;
 }
 
 /* --- start --- */
@@ -330,11 +331,18 @@ static int clone_fail(int e, struct cordon_error *err)
 static int write_spec(const struct cd_child_args *a, int *ret_fd, struct cordon_error *err)
 {
 	struct cd_init_spec s = {
-		.argv = (char **)a->argv, .envp = (char **)a->envp, .path = a->path,
-		.chdir = a->chdir, .baseline = *a->baseline, .has_filter = a->filter != NULL,
-		.has_tty = a->tty_fd >= 0, .take_tty = a->take_tty, .has_exec = a->exec_fd >= 0,
-		.timing = cd_timing_on(), .deadline_ns = a->deadline_ns,
-		.kill_after_ns = a->kill_after_ns,
+	    .argv = (char **)a->command.argv,
+	    .envp = (char **)a->command.envp,
+	    .path = a->command.path,
+	    .chdir = a->command.chdir,
+	    .baseline = *a->baseline,
+	    .has_filter = a->filter != NULL,
+	    .has_tty = a->command.tty_fd >= 0,
+	    .take_tty = a->command.take_tty,
+	    .has_exec = a->command.exec_fd >= 0,
+	    .timing = cd_timing_on(),
+	    .deadline_ns = a->command.deadline_ns,
+	    .kill_after_ns = a->command.kill_after_ns,
 	};
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ void *buf = NULL;
@@ -366,7 +374,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 			 CLONE_PIDFD;
 	struct clone_args ca = { .exit_signal = SIGCHLD };
-	bool in_cgroup = sb->cg.fd >= 0;
+	bool in_cgroup = sb->bounds.cg.fd >= 0;
 	_cleanup_close_ int spec_fd = -1;
 	struct cd_owner_creds owner = { 0 };
 	int sv[2], pidfd = -1, r, e;
@@ -383,7 +391,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 		flags |= CLONE_NEWNET;
 	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	ca.cgroup = in_cgroup ? (uint64_t)sb->cg.fd : 0;
+	ca.cgroup = in_cgroup ? (uint64_t)sb->bounds.cg.fd : 0;
 	/* root: the sandbox's user namespace owned by its own host id (idrange.h) */
 	r = cd_userns_owner_enter(&sb->id, &owner, err);
 	if (r < 0) {
@@ -397,11 +405,11 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 		/* before 5.7: no CLONE_INTO_CGROUP; moved before GO instead (go()) */
 		ca.flags = flags;
 		ca.cgroup = 0;
-		sb->attach_cgroup = true;
+		sb->bounds.attach_cgroup = true;
 		pid = (pid_t)syscall(SYS_clone3, &ca, CLONE_ARGS_SIZE_VER0);
 	}
 	if (pid < 0 && errno == ENOSYS) { /* before 5.3: clone() stores the pidfd at parent_tid */
-		sb->attach_cgroup = in_cgroup;
+		sb->bounds.attach_cgroup = in_cgroup;
 		pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, &pidfd, NULL, 0);
 	}
 	if (pid == 0) {
@@ -411,7 +419,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 
 		close(sv[0]);
 		args.sock = sv[1];
-		args.init_fd = sb->init_fd;
+		args.init_fd = sb->pid1.init_fd;
 		args.spec_fd = spec_fd;
 		cd_child_main(&args);
 	}
@@ -423,10 +431,10 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 		return clone_fail(e, err);
 	}
 	cd_idrange_record(&sb->id.lease, pid);
-	sb->pid = pid;
-	sb->pidfd = pidfd;
-	sb->sock = sv[0];
-	if (fcntl(sb->sock, F_SETFL, O_NONBLOCK) < 0)
+	sb->pid1.pid = pid;
+	sb->pid1.pidfd = pidfd;
+	sb->pid1.sock = sv[0];
+	if (fcntl(sb->pid1.sock, F_SETFL, O_NONBLOCK) < 0)
 		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
 	cd_log_line(&sb->c->log, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
 		      sb->c->net.mode != CORDON_NET_HOST ? " net" : "");
@@ -450,7 +458,7 @@ static int send_bind_trees(struct cd_sandbox *sb, struct cordon_error *err)
 		r = cd_userns_tree(m->host_fd, m->src, true, &tree, err);
 		if (r < 0)
 			return r;
-		r = cd_msg_send(sb->sock, CD_MSG_TREE, (int32_t)i, NULL, tree);
+		r = cd_msg_send(sb->pid1.sock, CD_MSG_TREE, (int32_t)i, NULL, tree);
 		if (r < 0)
 			return cd_fail_errno(err, -r, "sync", "hand the tree of %s to the sandbox",
 					     m->src);
@@ -466,10 +474,10 @@ static int make_workdir_tree(struct cd_sandbox *sb, struct cordon_error *err)
 	int r = 0;
 
 	if (sb->id.idmap_workdir)
-		r = cd_userns_idmapped_workdir(sb->pid, &sb->id, sb->wd.fd, sb->wd.path,
-					       &sb->workdir_tree, err);
+		r = cd_userns_idmapped_workdir(sb->pid1.pid, &sb->id, sb->wd.fd, sb->wd.path,
+					       &sb->pid1.workdir_tree, err);
 	else if (geteuid() == 0)
-		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &sb->workdir_tree, err);
+		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &sb->pid1.workdir_tree, err);
 	cd_timing("workdir tree");
 	return r;
 }
@@ -487,12 +495,12 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 	_cleanup_close_ int workdir_fd = -1;
 	int r;
 
-	if (sb->attach_cgroup) {
-		r = cd_cgroup_attach(&sb->cg, sb->pid, err);
+	if (sb->bounds.attach_cgroup) {
+		r = cd_cgroup_attach(&sb->bounds.cg, sb->pid1.pid, err);
 		if (r < 0)
 			return r;
 	}
-	r = cd_userns_write_maps(sb->pid, &sb->id, err);
+	r = cd_userns_write_maps(sb->pid1.pid, &sb->id, err);
 	if (r < 0)
 		return r;
 	cd_timing("id maps written");
@@ -501,11 +509,11 @@ static int go(struct cd_sandbox *sb, struct cordon_error *err)
 		if (r < 0)
 			return r;
 	}
-	workdir_fd = CD_TAKE_FD(sb->workdir_tree);
+	workdir_fd = CD_TAKE_FD(sb->pid1.workdir_tree);
 	r = send_bind_trees(sb, err);
 	if (r < 0)
 		return r;
-	r = cd_msg_send(sb->sock, CD_MSG_GO, 0, NULL, workdir_fd);
+	r = cd_msg_send(sb->pid1.sock, CD_MSG_GO, 0, NULL, workdir_fd);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "sync", "send GO to the sandbox");
 	cd_log_line(&sb->c->log, "sandbox: id maps written, GO");
@@ -517,13 +525,13 @@ static void log_filters(const struct cd_sandbox *sb)
 	const struct cordon_config *c = sb->c;
 
 	cd_log_line(&c->log, "seccomp: baseline.policy (enforced), %u rules, %u BPF instructions",
-		      sb->baseline.n_rules, sb->baseline.len);
-	if (sb->have_filter)
+		      sb->sec.baseline.n_rules, sb->sec.baseline.len);
+	if (sb->sec.have_filter)
 		cd_log_line(&c->log, "seccomp: %s (%s), %u rules, %u BPF instructions%s",
-			      sb->policy_path, c->seccomp.log ? "log mode" : "enforced",
-			      sb->filter.n_rules, sb->filter.len,
-			      sb->filter.optimized ? " (binary tree)" : "");
-	cd_log_line(&c->log, "seccomp: TIOCSTI %s", sb->baseline.blocks_tiocsti
+			      sb->sec.policy_path, c->seccomp.log ? "log mode" : "enforced",
+			      sb->sec.filter.n_rules, sb->sec.filter.len,
+			      sb->sec.filter.optimized ? " (binary tree)" : "");
+	cd_log_line(&c->log, "seccomp: TIOCSTI %s", sb->sec.baseline.blocks_tiocsti
 			      ? "denied" : "not proven denied: new session instead");
 }
 
@@ -533,36 +541,40 @@ static void log_filters(const struct cd_sandbox *sb)
 static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
-	bool audit = cd_audit_on(&sb->audit);
+	bool audit = cd_audit_on(&sb->rec.audit);
 	int r;
 
-	r = cd_filter_from_sources(NULL, false, true, audit && !sb->have_policy, &sb->baseline);
+	r = cd_filter_from_sources(NULL, false, true, audit && !sb->sec.have_policy,
+				   &sb->sec.baseline);
 	if (r < 0)
 		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
 	if (r == 0) {
-		r = cd_policy_parse_baseline(&sb->baseline_policy, err);
+		r = cd_policy_parse_baseline(&sb->sec.baseline_policy, err);
 		if (r >= 0)
-			r = cd_filter_compile_audit(&sb->baseline_policy, false, true,
-						    audit && !sb->have_policy, &sb->baseline, err);
+			r = cd_filter_compile_audit(&sb->sec.baseline_policy, false, true,
+						    audit && !sb->sec.have_policy,
+						    &sb->sec.baseline, err);
 		if (r < 0)
 			return r;
 	}
-	sb->baseline.baseline = true;
-	sb->have_baseline = true;
-	if (sb->have_policy && !sb->have_filter) {
-		r = cd_filter_compile_audit(&sb->policy, c->seccomp.log, !c->seccomp.unoptimized,
-					    audit, &sb->filter, err);
+	sb->sec.baseline.baseline = true;
+	sb->sec.have_baseline = true;
+	if (sb->sec.have_policy && !sb->sec.have_filter) {
+		r = cd_filter_compile_audit(&sb->sec.policy, c->seccomp.log,
+					    !c->seccomp.unoptimized, audit, &sb->sec.filter, err);
 		if (r < 0)
 			return r;
-		sb->have_filter = true;
+		sb->sec.have_filter = true;
 	}
 	/* a property of the two programs installed together: either may deny */
-	sb->baseline.blocks_tiocsti = sb->filter.blocks_tiocsti = cd_filter_set_blocks_tiocsti(
-		(const struct cd_filter *[]){ &sb->baseline, sb->have_filter ? &sb->filter : NULL },
-		2);
+	sb->sec.baseline.blocks_tiocsti = sb->sec.filter.blocks_tiocsti =
+		cd_filter_set_blocks_tiocsti(
+			(const struct cd_filter *[]){ &sb->sec.baseline,
+						      sb->sec.have_filter ? &sb->sec.filter : NULL },
+			2);
 	log_filters(sb);
-	cd_policy_free(&sb->baseline_policy);
-	cd_policy_free(&sb->policy);
+	cd_policy_free(&sb->sec.baseline_policy);
+	cd_policy_free(&sb->sec.policy);
 	return 0;
 }
 
@@ -571,7 +583,7 @@ static int compile_filters(struct cd_sandbox *sb, struct cordon_error *err)
  * snapshot of the workdir. */
 static int send_start(struct cd_sandbox *sb, struct cordon_error *err)
 {
-	int r = cd_msg_send(sb->sock, CD_MSG_START, 0, NULL, -1);
+	int r = cd_msg_send(sb->pid1.sock, CD_MSG_START, 0, NULL, -1);
 
 	/* pid 1 is gone before the command (a failed setup step: its error waits in the socket,
 	 * for the poll loop to report); without START no command can have started */
@@ -586,14 +598,15 @@ static void own_files(struct cd_sandbox *sb)
 	struct stat st;
 
 	if (sb->c->outputs.report_fd >= 0 && fstat(sb->c->outputs.report_fd, &st) == 0)
-		sb->own_files[sb->n_own_files++] = (struct cd_file_id){ st.st_dev, st.st_ino };
+		sb->rec.own_files[sb->rec.n_own_files++] =
+			(struct cd_file_id){ st.st_dev, st.st_ino };
 }
 
 /* The workdir for the walks: the descriptor that was checked, reopened for reading. */
 static const char *workdir_fd_path(struct cd_sandbox *sb)
 {
-	snprintf(sb->wd_proc, sizeof(sb->wd_proc), "/proc/self/fd/%d", sb->wd.fd);
-	return sb->wd_proc;
+	snprintf(sb->rec.wd_proc, sizeof(sb->rec.wd_proc), "/proc/self/fd/%d", sb->wd.fd);
+	return sb->rec.wd_proc;
 }
 
 struct applied_args {
@@ -607,8 +620,9 @@ static void render_applied(struct cd_json *j, const void *data)
 {
 	const struct applied_args *a = data;
 
-	if (a->sb->render_applied)
-		a->sb->render_applied(j, a->sb, a->args->chdir, a->args->envp);
+	if (a->sb->hooks.render_applied)
+		a->sb->hooks.render_applied(j, a->sb, a->args->command.chdir,
+					    a->args->command.envp);
 }
 
 /* The start event, and the workdir as it is before anything runs. */
@@ -618,21 +632,23 @@ static int audit_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	struct applied_args applied = { sb, args };
 	int r;
 
-	if (!cd_audit_on(&sb->audit))
+	if (!cd_audit_on(&sb->rec.audit))
 		return 0;
 	if (sb->c->cow.on) { /* the file events will come from the layer: no walk */
-		cd_event_start(&sb->audit, args->argv, 0, render_applied, &applied);
+		cd_event_start(&sb->rec.audit, args->command.argv, 0, render_applied, &applied);
 		return 0;
 	}
 	own_files(sb);
-	r = cd_snapshot_take(workdir_fd_path(sb), sb->own_files, sb->n_own_files, &sb->before);
+	r = cd_snapshot_take(workdir_fd_path(sb), sb->rec.own_files, sb->rec.n_own_files,
+			     &sb->rec.before);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "audit", "read the workdir %s", sb->wd.path);
-	sb->have_before = true;
-	cd_event_start(&sb->audit, args->argv, sb->before.n, render_applied, &applied);
-	cd_audit_walk_limits(&sb->audit, "before", &sb->before);
+	sb->rec.have_before = true;
+	cd_event_start(&sb->rec.audit, args->command.argv, sb->rec.before.n, render_applied,
+		       &applied);
+	cd_audit_walk_limits(&sb->rec.audit, "before", &sb->rec.before);
 	cd_log_line(&sb->c->log, "audit: %s, %zu workdir entries", sb->c->outputs.audit_path,
-		    sb->before.n);
+		    sb->rec.before.n);
 	return 0;
 }
 
@@ -668,19 +684,19 @@ void cd_sandbox_kill(struct cd_sandbox *sb)
 {
 	/* until pid 1 is reaped its pid cannot be reused, so kill() is a safe fallback where
 	 * pidfds are not supported (valgrind) */
-	if (pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0) < 0 && sb->pid > 0)
-		kill(sb->pid, SIGKILL);
+	if (pidfd_send_signal(sb->pid1.pidfd, SIGKILL, NULL, 0) < 0 && sb->pid1.pid > 0)
+		kill(sb->pid1.pid, SIGKILL);
 }
 
 void cd_sandbox_kill_cgroup(struct cd_sandbox *sb)
 {
-	cd_cgroup_kill(&sb->cg);
+	cd_cgroup_kill(&sb->bounds.cg);
 }
 
 void cd_sandbox_send(struct cd_sandbox *sb, uint32_t type, int32_t value)
 {
-	if (sb->sock >= 0)
-		cd_msg_send(sb->sock, type, value, NULL, -1);
+	if (sb->pid1.sock >= 0)
+		cd_msg_send(sb->pid1.sock, type, value, NULL, -1);
 }
 
 static void start_proxy(struct cd_sandbox *sb, int fd)
@@ -688,7 +704,7 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 	const struct cordon_config *c = sb->c;
 	const struct cd_proxy_opts o = {
 		.allow = c->net.allow, .n_allow = c->net.n_allow, .idle_ns = c->net.idle_ns,
-		.max_conns = c->net.max_conns, .audit = &sb->audit,
+		.max_conns = c->net.max_conns, .audit = &sb->rec.audit,
 		.log = c->log.fn, .log_data = c->log.data,
 		.notice = c->log.notice, .notice_data = c->log.notice_data,
 	};
@@ -704,10 +720,10 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 
 static void take_listener(struct cd_sandbox *sb, int fd, const struct cd_msg *m)
 {
-	sb->listener = fd;
-	snprintf(sb->execlog.first.path, sizeof(sb->execlog.first.path), "%s", m->err.msg);
-	sb->execlog.first.argv = sb->c->command.argv;
-	sb->execlog.first.known = true;
+	sb->rec.listener = fd;
+	snprintf(sb->rec.execlog.first.path, sizeof(sb->rec.execlog.first.path), "%s", m->err.msg);
+	sb->rec.execlog.first.argv = sb->c->command.argv;
+	sb->rec.execlog.first.known = true;
 }
 
 static void on_message(struct cd_sandbox *sb, const struct cd_msg *m)
@@ -717,27 +733,27 @@ static void on_message(struct cd_sandbox *sb, const struct cd_msg *m)
 		sb->res->error = m->err;
 		cd_sandbox_kill(sb);
 	}
-	if (sb->on_msg)
-		sb->on_msg(sb->on_msg_data, m);
+	if (sb->hooks.on_msg)
+		sb->hooks.on_msg(sb->hooks.on_msg_data, m);
 }
 
 void cd_sandbox_drain(struct cd_sandbox *sb)
 {
 	struct cd_msg m;
 
-	while (sb->sock >= 0) {
-		int fd = -1, r = cd_msg_recv(sb->sock, &m, &fd);
+	while (sb->pid1.sock >= 0) {
+		int fd = -1, r = cd_msg_recv(sb->pid1.sock, &m, &fd);
 
 		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy)
 			start_proxy(sb, CD_TAKE_FD(fd));
-		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->listener < 0)
+		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->rec.listener < 0)
 			take_listener(sb, CD_TAKE_FD(fd), &m);
 		cd_closep(&fd);
 		if (r == -EAGAIN)
 			return;
 		if (r <= 0) {
-			cd_closep(&sb->sock);
-			sb->sock = -1;
+			cd_closep(&sb->pid1.sock);
+			sb->pid1.sock = -1;
 			return;
 		}
 		on_message(sb, &m);
@@ -746,9 +762,9 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 
 void cd_sandbox_poll(const struct cd_sandbox *sb, struct pollfd p[CD_SANDBOX_NPOLL])
 {
-	p[CD_SANDBOX_POLL_PIDFD] = (struct pollfd){ sb->pidfd, POLLIN, 0 };
-	p[CD_SANDBOX_POLL_SOCK] = (struct pollfd){ sb->sock, POLLIN, 0 }; /* -1: ignored */
-	p[CD_SANDBOX_POLL_LISTENER] = (struct pollfd){ sb->listener, POLLIN, 0 };
+	p[CD_SANDBOX_POLL_PIDFD] = (struct pollfd){ sb->pid1.pidfd, POLLIN, 0 };
+	p[CD_SANDBOX_POLL_SOCK] = (struct pollfd){ sb->pid1.sock, POLLIN, 0 }; /* -1: ignored */
+	p[CD_SANDBOX_POLL_LISTENER] = (struct pollfd){ sb->rec.listener, POLLIN, 0 };
 	p[CD_SANDBOX_POLL_PROXY] =
 		(struct pollfd){ sb->proxy ? cd_proxy_fd(sb->proxy) : -1, POLLIN, 0 };
 }
@@ -758,24 +774,24 @@ void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NP
 	if (p[CD_SANDBOX_POLL_SOCK].revents)
 		cd_sandbox_drain(sb);
 	if (p[CD_SANDBOX_POLL_LISTENER].revents & POLLIN)
-		cd_execlog_handle(sb->listener, &sb->audit, &sb->execlog);
+		cd_execlog_handle(sb->rec.listener, &sb->rec.audit, &sb->rec.execlog);
 	else if (p[CD_SANDBOX_POLL_LISTENER].revents) /* every filtered process is gone */
-		cd_closep(&sb->listener), sb->listener = -1;
+		cd_closep(&sb->rec.listener), sb->rec.listener = -1;
 	if (p[CD_SANDBOX_POLL_PROXY].revents && sb->proxy)
 		cd_proxy_run(sb->proxy);
 }
 
 void cd_sandbox_reap(struct cd_sandbox *sb)
 {
-	while (wait4(sb->pid, &sb->init_status, 0, &sb->ru) < 0 && errno == EINTR)
+	while (wait4(sb->pid1.pid, &sb->pid1.status, 0, &sb->pid1.ru) < 0 && errno == EINTR)
 		;
-	sb->pid = 0;
+	sb->pid1.pid = 0;
 }
 
 void cd_sandbox_leave(struct cd_sandbox *sb)
 {
-	sb->pid = 0;
-	sb->left = true; /* its host id stays taken while it exists (idrange.h) */
+	sb->pid1.pid = 0;
+	sb->pid1.left = true; /* its host id stays taken while it exists (idrange.h) */
 }
 
 /* --- the end --- */
@@ -787,42 +803,44 @@ static void cgroup_end(struct cd_sandbox *sb)
 	struct cordon_result *res = sb->res;
 	struct cd_cgroup_usage u;
 
-	if (!sb->cg.path)
+	if (!sb->bounds.cg.path)
 		return;
-	cd_cgroup_kill(&sb->cg);
-	cd_cgroup_usage(&sb->cg, &u);
+	cd_cgroup_kill(&sb->bounds.cg);
+	cd_cgroup_usage(&sb->bounds.cg, &u);
 	res->has_cgroup_usage = u.valid;
 	res->memory_peak_bytes = u.memory_peak;
 	res->cgroup_user_ns = u.user_us * NSEC_PER_USEC;
 	res->cgroup_system_ns = u.system_us * NSEC_PER_USEC;
 	res->pids_peak = u.pids_peak;
 	res->oom_kills = u.oom_kills;
-	sb->pids_limit_hits = u.pids_max_hits;
+	sb->bounds.pids_limit_hits = u.pids_max_hits;
 	if (u.oom_kills && res->outcome == CORDON_OUTCOME_SIGNALED && res->signal == SIGKILL) {
 		res->outcome = CORDON_OUTCOME_OOM;
 		cd_log_line(&sb->c->log, "cgroup: the memory limit (%s) killed the sandbox",
-			      sb->cg.applied[CD_CG_MEMORY] ? sb->cg.applied[CD_CG_MEMORY] : "?");
+			    sb->bounds.cg.applied[CD_CG_MEMORY]
+				? sb->bounds.cg.applied[CD_CG_MEMORY]
+				: "?");
 	}
-	if (sb->c->command.fast_exit && !sb->pid)
-		cd_cgroup_release(&sb->cg);
+	if (sb->c->command.fast_exit && !sb->pid1.pid)
+		cd_cgroup_release(&sb->bounds.cg);
 	else
-		cd_cgroup_remove(&sb->cg);
+		cd_cgroup_remove(&sb->bounds.cg);
 }
 
 int cd_sandbox_audit_check(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	struct cordon_result *res = sb->res;
-	int r = cd_audit_check(&sb->audit, err);
+	int r = cd_audit_check(&sb->rec.audit, err);
 
 	if (r >= 0)
 		return 0;
 	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR) {
 		res->error = *err;
 		res->exit_code = CORDON_EXIT_FAILURE;
-	} else if (!sb->audit_loss_told) {
+	} else if (!sb->rec.audit_loss_told) {
 		cd_error_append(&res->error, "; audit: %s", err->msg);
 	}
-	sb->audit_loss_told = true;
+	sb->rec.audit_loss_told = true;
 	return r;
 }
 
@@ -831,21 +849,22 @@ static void audit_end(struct cd_sandbox *sb)
 {
 	struct cd_snapshot after;
 
-	if (!cd_audit_on(&sb->audit))
+	if (!cd_audit_on(&sb->rec.audit))
 		return;
-	if (sb->have_before &&
-	    cd_snapshot_take(workdir_fd_path(sb), sb->own_files, sb->n_own_files, &after) >= 0) {
-		cd_audit_walk_limits(&sb->audit, "after", &after);
-		cd_event_files(&sb->audit, &sb->before, &after);
+	if (sb->rec.have_before && cd_snapshot_take(workdir_fd_path(sb), sb->rec.own_files,
+						    sb->rec.n_own_files, &after) >= 0) {
+		cd_audit_walk_limits(&sb->rec.audit, "after", &after);
+		cd_event_files(&sb->rec.audit, &sb->rec.before, &after);
 		cd_snapshot_done(&after);
 	}
 	if (sb->res->outcome == CORDON_OUTCOME_OOM)
-		cd_event_limit(&sb->audit, "memory", "the memory limit killed the sandbox", 0);
-	if (sb->pids_limit_hits)
-		cd_event_limit(&sb->audit, "pids", "fork refused at pids.max", sb->pids_limit_hits);
+		cd_event_limit(&sb->rec.audit, "memory", "the memory limit killed the sandbox", 0);
+	if (sb->bounds.pids_limit_hits)
+		cd_event_limit(&sb->rec.audit, "pids", "fork refused at pids.max",
+			       sb->bounds.pids_limit_hits);
 	/* events lost so far fail the run: the exit event says so too */
 	cd_sandbox_audit_check(sb, &(struct cordon_error){ 0 });
-	cd_event_exit(&sb->audit, sb->res, sb->execlog.dropped);
+	cd_event_exit(&sb->rec.audit, sb->res, sb->rec.execlog.dropped);
 }
 
 void cd_sandbox_end(struct cd_sandbox *sb)
@@ -866,42 +885,42 @@ void cd_sandbox_end(struct cd_sandbox *sb)
  * process of its pid namespace has too (the kernel reaps them before pid 1 ends) */
 static bool pid1_exited(const struct cd_sandbox *sb)
 {
-	struct pollfd p = { .fd = sb->pidfd, .events = POLLIN };
+	struct pollfd p = { .fd = sb->pid1.pidfd, .events = POLLIN };
 
-	return sb->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+	return sb->pid1.pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 void cd_sandbox_done(struct cd_sandbox *sb)
 {
-	cd_closep(&sb->sock); /* a child still waiting for GO sees EOF and exits */
-	if (sb->pid > 0) {    /* an early return: the sandbox must not outlive us */
+	cd_closep(&sb->pid1.sock); /* a child still waiting for GO sees EOF and exits */
+	if (sb->pid1.pid > 0) {    /* an early return: the sandbox must not outlive us */
 		cd_sandbox_kill(sb);
-		while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+		while (waitpid(sb->pid1.pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (sb->left && pid1_exited(sb))
-		sb->left = false; /* so its host id's slot goes with it (cd_identity_done) */
-	cd_closep(&sb->pidfd);
-	cd_closep(&sb->init_fd);
-	cd_closep(&sb->workdir_tree);
+	if (sb->pid1.left && pid1_exited(sb))
+		sb->pid1.left = false; /* so its host id's slot goes with it (cd_identity_done) */
+	cd_closep(&sb->pid1.pidfd);
+	cd_closep(&sb->pid1.init_fd);
+	cd_closep(&sb->pid1.workdir_tree);
 	cd_cow_done(sb);
-	cd_report_discard(&sb->report);
+	cd_report_discard(&sb->rec.report);
 	cd_mount_plan_done(&sb->plan);
-	cd_filter_done(&sb->filter);
-	cd_filter_done(&sb->baseline);
-	cd_policy_free(&sb->baseline_policy);
-	cd_policy_free(&sb->policy); /* also what a failed load left */
-	free(sb->policy_path);
-	cd_cgroup_done(&sb->cg);
-	cd_audit_close(&sb->audit);
-	cd_closep(&sb->listener);
+	cd_filter_done(&sb->sec.filter);
+	cd_filter_done(&sb->sec.baseline);
+	cd_policy_free(&sb->sec.baseline_policy);
+	cd_policy_free(&sb->sec.policy); /* also what a failed load left */
+	free(sb->sec.policy_path);
+	cd_cgroup_done(&sb->bounds.cg);
+	cd_audit_close(&sb->rec.audit);
+	cd_closep(&sb->rec.listener);
 	cd_proxy_free(sb->proxy, NULL);
-	if (sb->have_before)
-		cd_snapshot_done(&sb->before);
+	if (sb->rec.have_before)
+		cd_snapshot_done(&sb->rec.before);
 	if (sb->have_id)
-		cd_identity_done(&sb->id, !sb->left);
+		cd_identity_done(&sb->id, !sb->pid1.left);
 	cd_hostpath_done(&sb->wd);
 	cd_marks_done(&sb->marks);
-	cd_idxcache_done(&sb->idxcache);
+	cd_idxcache_done(&sb->cow.idxcache);
 	free(sb->workdir_target);
 }

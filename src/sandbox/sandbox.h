@@ -42,26 +42,27 @@ typedef void (*cd_sandbox_applied_fn)(struct cd_json *j, const struct cd_sandbox
 /* What a message of pid 1 that is not the sandbox's own (sync.h) is handed to. */
 typedef void (*cd_sandbox_msg_fn)(void *data, const struct cd_msg *m);
 
-struct cd_sandbox {
-	const struct cordon_config *c;
-	struct cordon_result *res;  /* the id; errors from pid 1; cgroup and proxy figures */
-	struct cd_hostpath wd;      /* the workdir, opened once: every later step uses wd.fd */
-	struct cd_marks marks;      /* the earlier workdirs (and this one) */
-	char *workdir_target;
-	struct cd_identity id;
-	bool have_id;
-	struct cd_share share;      /* the caller's per-user budgets, divided (share.h) */
-	struct cd_mount_plan plan;
-	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
-	struct cd_policy policy;    /* parsed in prepare, compiled after clone */
+/* cordon's seccomp programs and the policy's: parsed in prepare, compiled after clone. */
+struct cd_sandbox_seccomp {
+	struct cd_policy policy;
 	bool have_policy;
 	char *policy_path;
 	struct cd_policy baseline_policy; /* cordon's own rules (baseline.policy): every sandbox */
 	struct cd_filter filter, baseline;
 	bool have_filter, have_baseline;
+};
+
+/* Its bounds: rlimits, the divided per-user budgets, the cgroup. */
+struct cd_sandbox_bounds {
+	struct cd_rlimit rlimits[RLIM_NLIMITS]; /* the config's, plus cgroup fallbacks */
+	struct cd_share share;      /* the caller's per-user budgets, divided (share.h) */
 	struct cd_cgroup cg;
 	bool attach_cgroup;         /* clone could not place pid 1 in its cgroup: move it before GO */
 	uint64_t pids_limit_hits;   /* pids.events max */
+};
+
+/* What it leaves behind: the report file, the audit trail and what feeds it. */
+struct cd_sandbox_records {
 	struct cd_report_file report;
 	struct cd_audit audit;
 	struct cd_snapshot before;  /* the workdir at start, for the audit's file events */
@@ -71,32 +72,62 @@ struct cd_sandbox {
 	char wd_proc[64];
 	int listener;               /* seccomp notifications of execve (audit); -1 */
 	struct cd_execlog execlog;  /* the exec events and their budget */
-	struct cd_proxy *proxy;     /* the egress proxy, once pid 1 sent its socket */
+	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
+};
+
+/* Pid 1 and what it is handed. */
+struct cd_sandbox_pid1 {
 	int sock;                   /* our end of the sync socket; -1 once pid 1 closed it */
 	int init_fd;                /* cordon-init, which pid 1 execs (libexec.h); -1 */
 	int agent_fd;               /* a session's agent, the command (borrowed); -1 */
 	int workdir_tree;           /* the workdir's mount tree for pid 1 (root callers); -1 */
 	int pidfd;
 	pid_t pid;                  /* pid 1, as we see it; 0 once reaped or left */
-	int init_status;            /* pid 1's wait status */
+	int status;                 /* pid 1's wait status */
 	struct rusage ru;
-	bool failed;                /* a setup error came from pid 1, or the proxy could not start */
 	bool left;                  /* pid 1 left to finish exiting on its own (cd_sandbox_leave) */
-	bool audit_loss_told;       /* a setup error's message says the audit trail lacks events */
-	cd_sandbox_msg_fn on_msg;
-	cd_sandbox_applied_fn render_applied; /* the start event's "applied"; NULL: none */
-	void *on_msg_data;
+};
+
+/* A copy-on-write workdir's layer. */
+struct cd_sandbox_cow {
 	int layer_fd;               /* --cow: the overlay's upper, on pid 1's tmpfs; -1 */
 	int store_fd;               /* --cow: the layer store; -1 */
 	int64_t started;            /* when the run started (the layer's created time) */
 	struct cd_idxcache idxcache; /* git indexes' readings kept across runs (the plan's) */
 };
 
+/* What the layers above hand the sandbox to call. */
+struct cd_sandbox_hooks {
+	cd_sandbox_msg_fn on_msg;
+	void *on_msg_data;
+	cd_sandbox_applied_fn render_applied; /* the start event's "applied"; NULL: none */
+};
+
+struct cd_sandbox {
+	const struct cordon_config *c;
+	struct cordon_result *res;  /* the id; errors from pid 1; cgroup and proxy figures */
+	struct cd_hostpath wd;      /* the workdir, opened once: every later step uses wd.fd */
+	struct cd_marks marks;      /* the earlier workdirs (and this one) */
+	char *workdir_target;
+	struct cd_identity id;
+	bool have_id;
+	struct cd_mount_plan plan;
+	struct cd_proxy *proxy;     /* the egress proxy, once pid 1 sent its socket */
+	bool failed; /* a setup error came from pid 1, or the proxy could not start */
+	struct cd_sandbox_seccomp sec;
+	struct cd_sandbox_bounds bounds;
+	struct cd_sandbox_records rec;
+	struct cd_sandbox_pid1 pid1;
+	struct cd_sandbox_cow cow;
+	struct cd_sandbox_hooks hooks;
+};
+
 #define CD_SANDBOX_INIT(cfg, r)                                                             \
-	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .report = { .dirfd = -1, .fd = -1 },             \
-	  .cg = { .fd = -1 }, .audit = { .fd = -1, .id = (r)->id }, .listener = -1, .layer_fd = -1, .store_fd = -1,        \
-	  .sock = -1, .init_fd = -1, .agent_fd = -1, .pidfd = -1, .workdir_tree = -1,           \
-	  .idxcache = { .dir_fd = -1 } }
+	{ .c = (cfg), .res = (r), .wd = { .fd = -1 }, .rec.report = { .dirfd = -1, .fd = -1 },   \
+	  .rec.audit = { .fd = -1, .id = (r)->id }, .rec.listener = -1,                          \
+	  .bounds.cg = { .fd = -1 }, .cow.layer_fd = -1, .cow.store_fd = -1,                     \
+	  .cow.idxcache = { .dir_fd = -1 }, .pid1.sock = -1, .pid1.init_fd = -1,                 \
+	  .pid1.agent_fd = -1, .pid1.pidfd = -1, .pid1.workdir_tree = -1 }
 
 /* Resolve the workdir, create the report and audit files (so that a later failure is reported
  * in them). */
