@@ -73,20 +73,10 @@ static bool format_cpu(const struct cd_limit_def *d, const struct cd_rlimit *v, 
 	  .index = res, .hard_plus_one = plus_one }
 
 const struct cd_limit_def cd_limits[] = {
-	CGROUP(CD_CG_MEMORY, "memory", CORDON_UNIT_BYTES, "memory.max", "memory", "memory_max",
-	       CD_DEFAULT_MEMORY, CD_MIN_MEMORY, "is too little (at least 1M, or no limit)",
-	       format_plain, "memory", 'm', "SIZE",
-	       "memory limit of the whole sandbox (default 4G; unlimited)"),
-	CGROUP(CD_CG_MEMORY_SWAP, "memory-swap", CORDON_UNIT_BYTES, "memory.swap.max", "memory",
-	       "swap_max", 0, 0, NULL, format_swap, "memory-swap", 0, "SIZE",
-	       "swap it may use (default 0)"),
-	CGROUP(CD_CG_CPUS, "cpus", CORDON_UNIT_MILLICPU, "cpu.max", "cpu", "cpu_max",
-	       CORDON_UNLIMITED, CD_MIN_MILLICPUS, "must be at least 0.01", format_cpu, "cpus", 0,
-	       "N",
-	       "CPU bandwidth, e.g. 0.5 or 2 (default: no limit)", .report_text = true),
-	CGROUP(CD_CG_PIDS, "pids", CORDON_UNIT_COUNT, "pids.max", "pids", "pids_max",
-	       CD_DEFAULT_PIDS, 1, "must be at least 1 (or no limit)", format_plain, "pids", 0, "N",
-	       "most processes and threads at once (default 1024; unlimited)"),
+	/* the cgroup rows (cgroup_limits.def), first, in the order of enum cd_cgroup_limit */
+#define CD_CGROUP_LIMIT(id, ...) CGROUP(CD_CG_##id, __VA_ARGS__),
+#include "cgroup_limits.def"
+#undef CD_CGROUP_LIMIT
 	/* the rlimits with options of their own first, in the order --help lists them */
 	RLIMIT_OPT(RLIMIT_NOFILE, "nofile", CORDON_UNIT_COUNT, "nofile", "N", "open files limit",
 		   false),

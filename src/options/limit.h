@@ -17,10 +17,9 @@ struct cd_rlimit;
 
 /* The cgroup rows, first in the table, in this order: cgroup.c and the config index by it. */
 enum cd_cgroup_limit {
-	CD_CG_MEMORY,
-	CD_CG_MEMORY_SWAP,
-	CD_CG_CPUS,
-	CD_CG_PIDS,
+#define CD_CGROUP_LIMIT(id, ...) CD_CG_##id,
+#include "cgroup_limits.def"
+#undef CD_CGROUP_LIMIT
 	CD_CG_N,
 };
 
