@@ -53,8 +53,8 @@ static void test_rows(void)
 	}
 	ok(names_unique, "names are unique");
 	ok(options_unique, "options are unique");
-	is_uint(with_option, 8, "eight options: memory, memory-swap, cpus, pids, memory-high, nofile, "
-				"fsize, cpu-time");
+	is_uint(with_option, 7, "seven options: memory, memory-swap, cpus, pids, nofile, fsize, "
+				"cpu-time");
 	is_str(cd_limit_rlimit_names(),
 	       "as, core, cpu, data, fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, "
 	       "rtprio, rttime, sigpending, stack",
@@ -161,7 +161,6 @@ static void test_parse_limit(void)
 	parse("memory", "64M", 64 << 20, 64 << 20);
 	parse("memory", "unlimited", INF, INF);
 	parse("memory-swap", "max", INF, INF);
-	parse("memory-high", "64M", 64 << 20, 64 << 20);
 	parse("cpus", "0.5", 500, 500);
 	parse("pids", "20", 20, 20);
 	parse("nofile", "32:64", 32, 64);
