@@ -104,6 +104,20 @@ def unlisted_floors(root, floors):
     return [d for d in folders(root) if d not in listed and d not in ("cli", "server")]
 
 
+def stale_paths(root):
+    """src/ files the maps name (docs, READMEs, bench's notes) that do not exist."""
+    import glob
+    docs = (glob.glob(f"{root}/docs/*.md") + glob.glob(f"{root}/src/*/README.md") +
+            glob.glob(f"{root}/bench/*.md") + glob.glob(f"{root}/tests/*/README.md") +
+            [f"{root}/README.md"])
+    stale = []
+    for d in sorted(docs):
+        for p in sorted(set(re.findall(r"\bsrc/[a-z_]+/[\w.-]+\.(?:c|h|py|def)\b", open(d).read()))):
+            if not os.path.exists(os.path.join(root, p)):
+                stale.append(f"{os.path.relpath(d, root)} names {p}, which is not there")
+    return stale
+
+
 n = 0
 failed = 0
 
@@ -171,6 +185,10 @@ def main():
         check("src/c/README.md: no 'Runs in: <process>' line" in rd,
               "a README without 'Runs in:' is found", rd)
         check(len(rd) == 2, "listed files and 'Runs in:' lines are fine", rd)
+        write(f"{t}/docs/design.md", "see src/base/low.c and src/b/gone.c\n")
+        write(f"{t}/README.md", "")
+        check(stale_paths(t) == ["docs/design.md names src/b/gone.c, which is not there"],
+              "a map naming a file that is not there is found", stale_paths(t))
         write(f"{t}/src/e/README.md", "Runs in: here.\n")
         check(unlisted_floors(t, fl) == ["e"], "a folder that is on no floor is found",
               unlisted_floors(t, fl))
@@ -188,6 +206,8 @@ def main():
           inc)
     rd = readme_problems(root)
     check(not rd, "every folder's README.md lists its .c files and says where they run", rd)
+    check(not stale_paths(root), "every src/ file the docs and READMEs name is there",
+          stale_paths(root))
     design = open(os.path.join(root, "docs", "design.md")).read()
     missing = [f for floor in fl for f in floor if f"| {f}" not in design and f", {f}" not in design]
     check(not missing, "docs/design.md's table of floors names every floor's folders", missing)
