@@ -6,14 +6,23 @@
  * Only the new mount API is used (open_tree, fsopen/fsmount, mount_setattr, move_mount), so that
  * every mount is made on a file descriptor rather than a path looked up again:
  *  phase 1  every host source is cloned into a detached tree (open_tree) and made read-only,
- *           nosuid, nodev with one recursive mount_setattr, while host paths still resolve;
- *  phase 2  a tmpfs is attached at /tmp of our private copy of the host's tree: the new root;
- *  phase 3  each planned entry is placed into it. Mount points are found or created with
- *           openat2(RESOLVE_IN_ROOT), so a symlink planted in the workdir or the rootfs resolves
- *           inside the new root and can never point a mount at the host;
- *  phase 4  the tmpfs mounts meant to be read-only and the root itself become read-only;
+ *           nosuid, nodev with one recursive mount_setattr, while host paths still resolve
+ *           (open_sources; the workdir's tree comes from the supervisor, checked);
+ *  phase 2  a tmpfs is attached at /tmp of our private copy of the host's tree: the new root
+ *           (attach_root);
+ *  phase 3  each planned entry but /sys is placed into it, in the plan's order (place). Mount
+ *           points are found or created with openat2(RESOLVE_IN_ROOT), so a symlink planted in
+ *           the workdir or the rootfs resolves inside the new root and can never point a mount
+ *           at the host. /proc is locked down as it is placed (masks, read-only parts). The
+ *           workdir (place_workdir) is, with --cow, an overlay of its tree and a tmpfs of its
+ *           own, whose upper directory is handed to the supervisor (sync 2's CD_MSG_LAYER);
+ *           right after it, the protected paths (place_guards): pins, then read-only clones or
+ *           masks;
+ *  phase 4  the tmpfs mounts meant to be read-only and the root itself become read-only
+ *           (make_read_only); then /sys, a fresh sysfs of pid 1's network namespace (or the
+ *           host's, read-only, with --net host), on a directory of the read-only root;
  *  phase 5  pivot_root(".", ".") and the old root is detached: nothing of the host's tree is
- *           reachable any more but what was bound.
+ *           reachable any more but what was bound (enter_root).
  */
 #include <fcntl.h>
 #include <linux/openat2.h>
