@@ -2,7 +2,7 @@
 /*
  * timing.h - CORDON_TIMING=1: one line on stderr per step of a run, with the monotonic clock in
  * microseconds and the process, so that bench/phases can tell where each millisecond of a cold
- * start goes (bench/README.md). Off, a step costs one test of a flag.
+ * start goes (bench/README.md, bench/startup.md). Off, a step costs one test of a flag.
  */
 #pragma once
 
