@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* protect_glob.h - a protected path's glob (docs/protect.md): relative to the workdir, "**" for
- * any number of directories. Pure. Supervisor side. */
+/* protect_glob.h - a protected path's glob (README.md, "Protected paths"): relative to the
+ * workdir, "**" for any number of directories. Pure. Supervisor side. */
 #pragma once
 
 #include <stdbool.h>

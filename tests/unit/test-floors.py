@@ -116,6 +116,13 @@ def stale_paths(root):
         for p in sorted(set(re.findall(r"\bsrc/[a-z_]+/[\w.-]+\.(?:c|h|py|def)\b", open(d).read()))):
             if not os.path.exists(os.path.join(root, p)):
                 stale.append(f"{os.path.relpath(d, root)} names {p}, which is not there")
+    # and the notes and documents the sources and maps point at (bench/.cache: fetched, ignored)
+    code = [f for f in glob.glob(f"{root}/src/*/*.[ch]") + glob.glob(f"{root}/include/*.h")]
+    for d in sorted(docs + code):
+        text = open(d, errors="replace").read()
+        for p in sorted(set(re.findall(r"(?<![\w./-])((?:bench|docs)/[\w.-]*\w)", text))):
+            if p != "bench/.cache" and not os.path.exists(os.path.join(root, p)):
+                stale.append(f"{os.path.relpath(d, root)} names {p}, which is not there")
     return stale
 
 
@@ -190,6 +197,9 @@ def main():
         write(f"{t}/README.md", "")
         check(stale_paths(t) == ["docs/design.md names src/b/gone.c, which is not there"],
               "a map naming a file that is not there is found", stale_paths(t))
+        write(f"{t}/src/base/low.h", "/* low.h - see docs/design.md and docs/gone.md */\n")
+        check(stale_paths(t)[1:] == ["src/base/low.h names docs/gone.md, which is not there"],
+              "a source's comment naming a document that is not there is found", stale_paths(t))
         write(f"{t}/src/e/README.md", "Runs in: here.\n")
         check(unlisted_floors(t, fl) == ["e"], "a folder that is on no floor is found",
               unlisted_floors(t, fl))
