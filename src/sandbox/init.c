@@ -144,7 +144,7 @@ static int install_filter(const struct init *in, const struct cd_filter *f, cons
 	listener = r;
 	/* the path the command is about to be executed from: the supervisor may not be able to
 	 * read it from our memory (pid 1's, not dumpable) */
-	snprintf(m.err.msg, sizeof(m.err.msg), "%.479s", path);
+	snprintf(m.path, sizeof(m.path), "%s", path);
 	if (cd_msg_send_msg(in->sock, &m, listener) < 0)
 		return cd_fail(err, EIO, "audit", "cannot hand the exec listener to the supervisor");
 	return 0;

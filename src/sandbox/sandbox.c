@@ -721,7 +721,9 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 static void take_listener(struct cd_sandbox *sb, int fd, const struct cd_msg *m)
 {
 	sb->rec.listener = fd;
-	snprintf(sb->rec.execlog.first.path, sizeof(sb->rec.execlog.first.path), "%s", m->err.msg);
+	/* as far as the audit's event keeps it (execlog.h) */
+	snprintf(sb->rec.execlog.first.path, sizeof(sb->rec.execlog.first.path), "%.*s",
+		 (int)sizeof(sb->rec.execlog.first.path) - 1, m->path);
 	sb->rec.execlog.first.argv = sb->c->command.argv;
 	sb->rec.execlog.first.known = true;
 }

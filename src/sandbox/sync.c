@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sync.c - one message, one datagram (see sync.h). Runs in both processes. */
+/* sync.c - one message, one frame (sync.h, frame.h). Runs in both processes. */
+#include <stddef.h>
 #include <string.h>
-#include <sys/socket.h>
 
+#include "frame.h"
 #include "sync.h"
-#include "util.h"
+
+/* The payload: the message from value to err, as it is in memory (both ends are one build),
+ * then LISTENER's path without its NUL */
+#define FIXED_AT  offsetof(struct cd_msg, value)
+#define FIXED_LEN (offsetof(struct cd_msg, path) - FIXED_AT)
 
 int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_error *err, int fd)
 {
@@ -15,75 +20,35 @@ int cd_msg_send(int sock, uint32_t type, int32_t value, const struct cordon_erro
 	return cd_msg_send_msg(sock, &m, fd);
 }
 
-int cd_msg_send_msg(int sock, const struct cd_msg *msg, int fd)
+int cd_msg_send_msg(int sock, const struct cd_msg *m, int fd)
 {
-	struct cd_msg m = *msg;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	struct cd_frame f = {
+		.type = m->type,
+		.part = { { (char *)m + FIXED_AT, FIXED_LEN },
+			  { (char *)m->path, strnlen(m->path, sizeof(m->path) - 1) } },
+		.fd = { fd },
+		.n_fd = fd >= 0 ? 1 : 0,
+	};
 
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)sizeof(m) ? 0 : -EIO;
+	return cd_frame_send(sock, &f, 0);
 }
 
 int cd_msg_recv(int sock, struct cd_msg *m, int *ret_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	int resets = 0;
-	ssize_t n;
+	struct cd_frame f = { .part = { { (char *)m + FIXED_AT, FIXED_LEN },
+					{ m->path, sizeof(m->path) - 1 } } };
+	int r;
 
 	if (ret_fd)
 		*ret_fd = -1;
-	/* a peer that closed with a message of ours unread (pid 1 failing while START comes)
-	 * is reported once, as ECONNRESET, before the messages it queued: read on to those */
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !resets++)));
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0;
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		int fd;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-		if (ret_fd && *ret_fd < 0)
-			*ret_fd = fd;
-		else
-			close(fd);
-	}
-	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
-		return -EPROTO;
+	r = cd_frame_recv(sock, &f, FIXED_LEN, ret_fd ? 1 : 0, 0);
+	if (r <= 0)
+		return r;
+	m->type = f.type;
+	m->path[f.len - FIXED_LEN] = '\0';
 	m->err.step[sizeof(m->err.step) - 1] = '\0';
 	m->err.msg[sizeof(m->err.msg) - 1] = '\0';
+	if (ret_fd && f.n_fd)
+		*ret_fd = f.fd[0];
 	return 1;
 }
