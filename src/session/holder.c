@@ -4,15 +4,17 @@
  * runs the sandbox (cd_run: the same steps as cordon_run()) with the agent as its command,
  * tells the caller when the agent runs, ends the sandbox when the caller asks or its socket
  * closes (the caller exited or died), then tears down, removes the workdir if asked, and sends
- * the result.
+ * the result. Its messages' two functions (cd_holder_send/recv) run at both ends.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "config.h"
 #include "cow.h"
+#include "frame.h"
 #include "holder.h"
 #include "rmtree.h"
 #include "run.h"
@@ -25,13 +27,31 @@ struct holder {
 	bool told;
 };
 
-static void send_msg(int fd, const struct cd_holder_msg *m)
-{
-	ssize_t n;
+/* The payload: the message after its type */
+#define FIXED_AT  offsetof(struct cd_holder_msg, ret)
+#define FIXED_LEN (sizeof(struct cd_holder_msg) - FIXED_AT)
 
-	do
-		n = send(fd, m, sizeof(*m), MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+int cd_holder_send(int fd, const struct cd_holder_msg *m, int flags)
+{
+	const struct cd_frame f = { .type = m->type,
+				    .part = { { (char *)m + FIXED_AT, FIXED_LEN } } };
+
+	return cd_frame_send(fd, &f, flags);
+}
+
+int cd_holder_recv(int fd, struct cd_holder_msg *m, int flags)
+{
+	struct cd_frame f = { .part = { { (char *)m + FIXED_AT, FIXED_LEN } } };
+	int r = cd_frame_recv(fd, &f, FIXED_LEN, 0, flags);
+
+	if (r <= 0)
+		return r;
+	m->type = f.type;
+	m->err.step[sizeof(m->err.step) - 1] = '\0';
+	m->err.msg[sizeof(m->err.msg) - 1] = '\0';
+	m->res.id[sizeof(m->res.id) - 1] = '\0';
+	m->res.layer_id[sizeof(m->res.layer_id) - 1] = '\0';
+	return 1;
 }
 
 static void on_id(void *data, const char *id)
@@ -47,7 +67,7 @@ static void on_running(void *data)
 	struct cd_holder_msg m = { .type = CD_HOLDER_READY };
 
 	memcpy(m.res.id, h->id, sizeof(m.res.id));
-	send_msg(h->fd, &m);
+	cd_holder_send(h->fd, &m, 0);
 	h->told = true;
 	/* we hold a copy of the caller's memory (the sandbox, in namespaces of its own, cannot
 	 * name us): no core dump, no ptrace or /proc/PID/mem by anyone without CAP_SYS_PTRACE.
@@ -64,19 +84,19 @@ static void on_holder(void *data, struct cd_sandbox *sb)
 {
 	struct holder *h = data;
 	struct cd_holder_msg m;
-	ssize_t n = recv(h->fd, &m, sizeof(m), MSG_DONTWAIT);
+	int r = cd_holder_recv(h->fd, &m, MSG_DONTWAIT);
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (r == -EAGAIN)
 		return;
-	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_CHECKPOINT) {
+	if (r > 0 && m.type == CD_HOLDER_CHECKPOINT) {
 		struct cd_holder_msg reply = { .type = CD_HOLDER_CHECKPOINT };
 
 		reply.ret = cd_cow_checkpoint(sb, reply.res.layer_id, &reply.err);
-		send_msg(h->fd, &reply);
+		cd_holder_send(h->fd, &reply, 0);
 		return;
 	}
 	cd_log_line(&sb->c->log, "session: %s: ending the sandbox",
-		      n == 0 ? "the caller went away" : "the caller ends it");
+		    r == 0 ? "the caller went away" : "the caller ends it");
 	cd_sandbox_kill(sb);
 }
 
@@ -117,6 +137,6 @@ _Noreturn void cd_holder_main(const struct cordon_config *cfg, unsigned flags, i
 				    : cd_run(&c, &hooks, &m.res, &m.err);
 	if (!h.told && m.ret >= 0) /* ended before the agent ran: a failed setup */
 		m.ret = cd_fail(&m.err, EIO, "session", "the sandbox ended before its agent ran");
-	send_msg(holder_fd, &m);
+	cd_holder_send(holder_fd, &m, 0);
 	_exit(0);
 }

@@ -2,7 +2,15 @@
 /*
  * holder.h - a session's supervisor: the process cordon_session_create() forks, which runs the
  * sandbox with cordon's agent as its command (run.h) until the caller ends the session or goes
- * away. It talks to the caller over the holder socket, one datagram per message.
+ * away. It talks to the caller over the holder socket, one message a frame (frame.h), no
+ * descriptors:
+ *
+ *   caller (session.c)                       supervisor (holder.c)
+ *                                      <-    READY id: the agent runs
+ *   DESTROY                            ->    kills pid 1 (the caller's end closing does too)
+ *   CHECKPOINT                         ->    saves the changes so far as a layer
+ *                                      <-    CHECKPOINT ret, res.layer_id, err
+ *                                      <-    ENDED ret, res, err: the session is over (once)
  */
 #pragma once
 
@@ -18,12 +26,18 @@ enum cd_holder_type {
 			       * back: ret, res.layer_id, err */
 };
 
+/* type is the frame's; the rest its payload, whole (both ends are one build) */
 struct cd_holder_msg {
 	uint32_t type;
 	int32_t ret;
 	struct cordon_result res;
 	struct cordon_error err;
 };
+
+/* Both ends. 0 or -errno; flags: MSG_DONTWAIT, or 0. */
+int cd_holder_send(int fd, const struct cd_holder_msg *m, int flags);
+/* 1: a message; 0: the other end closed; -errno (frame.h: a malformed one is an error). */
+int cd_holder_recv(int fd, struct cd_holder_msg *m, int flags);
 
 /* In the forked supervisor: fd 0 is the agent's end of the session socket; holder_fd the
  * caller's socket; exec_fd the agent's binary. Never returns. */

@@ -132,28 +132,6 @@ _Noreturn static void become_supervisor(const struct cordon_config *c, unsigned 
 	cd_holder_main(c, flags, 3, 4);
 }
 
-/* A supervisor that exits with a message of ours unread (a DESTROY sent as it ended) leaves us
- * ECONNRESET, which the kernel reports before what it sent and we have not read yet (its ENDED,
- * the session's result): taken once, the error is cleared and the queue read. */
-static ssize_t recv_holder(int fd, struct cd_holder_msg *m)
-{
-	bool reset = false;
-	ssize_t n;
-
-	for (;;) {
-		n = recv(fd, m, sizeof(*m), 0);
-		if (n >= 0 || (errno != EINTR && (errno != ECONNRESET || reset)))
-			break;
-		reset = reset || errno == ECONNRESET;
-	}
-	if (n == (ssize_t)sizeof(*m)) {
-		m->err.step[sizeof(m->err.step) - 1] = '\0';
-		m->err.msg[sizeof(m->err.msg) - 1] = '\0';
-		m->res.id[sizeof(m->res.id) - 1] = '\0';
-	}
-	return n;
-}
-
 static int reap_supervisor(pid_t pid)
 {
 	int status = 0;
@@ -170,8 +148,8 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	_cleanup_close_ int exec_fd = -1;
 	int agent[2] = { -1, -1 }, holder[2] = { -1, -1 };
 	struct cd_holder_msg m;
-	ssize_t n;
 	pid_t pid;
+	int r;
 
 	cd_error_clear(err);
 	if (!c || !ret || (flags & ~CORDON_SESSION_REMOVE_WORKDIR))
@@ -206,8 +184,8 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 		return cd_fail_errno(err, e, "session", "fork the session's supervisor");
 	}
 	s->pid = pid;
-	n = recv_holder(s->holder, &m);
-	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_READY) {
+	r = cd_holder_recv(s->holder, &m, 0);
+	if (r > 0 && m.type == CD_HOLDER_READY) {
 		memcpy(s->id, m.res.id, sizeof(s->id));
 		*ret = s;
 		return 0;
@@ -215,7 +193,7 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	/* a setup failure: the supervisor said why, or died */
 	reap_supervisor(pid);
 	session_free(s);
-	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_ENDED && m.ret < 0) {
+	if (r > 0 && m.type == CD_HOLDER_ENDED && m.ret < 0) {
 		if (err)
 			*err = m.err;
 		return m.ret;
@@ -291,9 +269,7 @@ int cordon_session_kill(struct cordon_session *s)
 
 	if (!s || s->holder < 0)
 		return -EINVAL;
-	if (send(s->holder, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(m))
-		return -errno;
-	return 0;
+	return cd_holder_send(s->holder, &m, MSG_DONTWAIT);
 }
 
 int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
@@ -301,24 +277,25 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 {
 	struct cd_holder_msg m = { .type = CD_HOLDER_DESTROY };
 	int status, r;
-	ssize_t n;
 
 	cd_error_clear(err);
 	if (!s)
 		return 0;
-	send(s->holder, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+	cd_holder_send(s->holder, &m, MSG_DONTWAIT);
 	cd_closep(&s->ctl); /* the agent sees the end too */
 	s->ctl = -1;
 	if (s->ended) { /* a checkpoint's answer was the end */
 		m = s->end;
-		n = sizeof(m);
+		r = 1;
 	} else {
+		/* a supervisor that exited with our DESTROY unread leaves ECONNRESET before its
+		 * ENDED: frame.c reads past it */
 		do
-			n = recv_holder(s->holder, &m);
-		while (n == (ssize_t)sizeof(m) && m.type != CD_HOLDER_ENDED);
+			r = cd_holder_recv(s->holder, &m, 0);
+		while (r > 0 && m.type != CD_HOLDER_ENDED);
 	}
 	status = reap_supervisor(s->pid);
-	if (n == (ssize_t)sizeof(m)) {
+	if (r > 0) {
 		if (res)
 			*res = m.res;
 		if (m.ret < 0 && err)
@@ -339,25 +316,24 @@ int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
 			      struct cordon_error *err)
 {
 	struct cd_holder_msg m = { .type = CD_HOLDER_CHECKPOINT };
-	ssize_t n;
+	int r;
 
 	cd_error_clear(err);
 	if (!s || !ret_id)
 		return cd_fail(err, EINVAL, "session", "no session");
 	pthread_mutex_lock(&s->lock);
-	if (s->ended || send(s->holder, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m)) {
+	if (s->ended || cd_holder_send(s->holder, &m, 0) < 0) {
 		pthread_mutex_unlock(&s->lock);
 		return cd_fail(err, ESRCH, "session", "the session has ended");
 	}
-	n = recv_holder(s->holder, &m);
-	if (n == (ssize_t)sizeof(m) && m.type == CD_HOLDER_ENDED) {
+	r = cd_holder_recv(s->holder, &m, 0);
+	if (r > 0 && m.type == CD_HOLDER_ENDED) {
 		s->ended = true; /* keep its result for cordon_session_destroy() */
 		s->end = m;
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (n != (ssize_t)sizeof(m) || m.type != CD_HOLDER_CHECKPOINT)
+	if (r <= 0 || m.type != CD_HOLDER_CHECKPOINT)
 		return cd_fail(err, ESRCH, "session", "the session has ended");
-	m.res.layer_id[sizeof(m.res.layer_id) - 1] = '\0';
 	if (m.ret < 0) {
 		if (err)
 			*err = m.err;
