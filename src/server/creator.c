@@ -11,7 +11,13 @@
  * It makes each session asked for (single-threaded: every fork of it is clean) and exports it
  * back (cordon_session_export: the two descriptors, id, pid). It dies with the server
  * (PR_SET_PDEATHSIG, kept across the exec) and holds nothing of a session once handed over: a
- * session is held by the server alone.
+ * session is held by the server alone. One message a frame (frame.h):
+ *
+ *   server                                   session maker
+ *   OPTIONS: the sandboxes' options (JSON) ->  (once, first)
+ *   MAKE: a workdir's path                 ->  cordon_session_create(), export
+ *                                          <-  MADE: ret, id, pid, err; + the session's two
+ *                                              descriptors when it was made
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +29,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "frame.h"
 #include "server.h"
 #include "util.h"
 
@@ -32,6 +39,12 @@ extern char **environ;
 #define MAKER_FD 3
 /* The options message: a JSON object, at most this long */
 #define OPTIONS_MAX 65536
+
+enum creator_type {
+	CREATOR_OPTIONS = 1,
+	CREATOR_MAKE,
+	CREATOR_MADE,
+};
 
 struct creator_reply {
 	int32_t ret;
@@ -47,26 +60,22 @@ static struct {
 
 static int send_reply(int sock, const struct creator_reply *rep, const int *fds, int n)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)rep, sizeof(*rep) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cd_frame f = { .type = CREATOR_MADE, .part = { { (void *)rep, sizeof(*rep) } },
+			      .fd = { fds[0], fds[1] }, .n_fd = (unsigned)n };
 
-	if (n) {
-		struct cmsghdr *c;
+	return cd_frame_send(sock, &f, 0);
+}
 
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*rep) ? 0 : -1;
+/* One frame of text (the options, a workdir) into buf, NUL-terminated: 1, or 0 at the end */
+static int recv_text(int sock, uint32_t type, char *buf, size_t size)
+{
+	struct cd_frame f = { .part = { { buf, size - 1 } } };
+	int r = cd_frame_recv(sock, &f, 0, 0, 0);
+
+	if (r <= 0 || f.type != type)
+		return 0;
+	buf[f.len] = '\0';
+	return 1;
 }
 
 /* One request: a workdir's path; the session made there, exported. */
@@ -126,29 +135,18 @@ int cd_creator_main(void)
 {
 	static char buf[OPTIONS_MAX];
 	int sock = MAKER_FD;
-	ssize_t n;
 
 	if (fcntl(sock, F_SETFD, FD_CLOEXEC) < 0)
 		return CORDON_EXIT_FAILURE;
 	setsid(); /* the terminal's Ctrl-C is the server's to handle */
 	signal(SIGCHLD, SIG_IGN); /* the supervisors: reaped by the kernel */
-	do
-		n = recv(sock, buf, sizeof(buf) - 1, 0);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
+	if (!recv_text(sock, CREATOR_OPTIONS, buf, sizeof(buf)))
 		return 0;
-	buf[n] = '\0';
 	if (take_options(buf) < 0)
 		return CORDON_EXIT_FAILURE;
-	for (;;) {
-		n = recv(sock, buf, sizeof(buf) - 1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 0;
-		buf[n] = '\0';
+	while (recv_text(sock, CREATOR_MAKE, buf, sizeof(buf)))
 		serve_one(sock, buf);
-	}
+	return 0;
 }
 
 /* What the maker's environment keeps of ours: the variables the library reads, and those it
@@ -204,8 +202,9 @@ int cd_creator_start(struct cordon_error *err)
 {
 	_cleanup_strv_ char **envp = NULL;
 	_cleanup_free_ char *opts = options_json();
+	struct cd_frame f = { .type = CREATOR_OPTIONS };
 	pid_t server = getpid(), pid;
-	int sv[2];
+	int sv[2], r;
 
 	for (char **e = environ; e && *e; e++)
 		if (env_kept(*e) && cd_strv_push(&envp, *e) < 0)
@@ -223,33 +222,27 @@ int cd_creator_start(struct cordon_error *err)
 		exec_maker(sv[1], server, envp);
 	close(sv[1]);
 	creator.sock = sv[0];
-	if (send(creator.sock, opts, strlen(opts), MSG_NOSIGNAL) < 0)
-		return cd_fail_errno(err, errno, "serve", "send the session maker its options");
+	f.part[0] = (struct iovec){ opts, strlen(opts) };
+	r = cd_frame_send(creator.sock, &f, 0);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "serve", "send the session maker its options");
 	return 0;
 }
 
-/* Receive a reply and its descriptors. */
+/* Receive a reply and its descriptors (two, or none). */
 static int recv_reply(struct creator_reply *rep, int fds[2])
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { rep, sizeof(*rep) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
-	ssize_t n;
+	struct cd_frame f = { .part = { { rep, sizeof(*rep) } } };
+	int r = cd_frame_recv(creator.sock, &f, sizeof(*rep), 2, 0);
 
-	fds[0] = fds[1] = -1;
-	do
-		n = recvmsg(creator.sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-			memcpy(fds, CMSG_DATA(c), 2 * sizeof(int));
-	if (n != (ssize_t)sizeof(*rep))
+	if (r <= 0 || f.type != CREATOR_MADE || f.n_fd == 1) {
+		cd_frame_close(&f);
 		return -EIO;
+	}
+	if (f.n_fd == 2) {
+		fds[0] = f.fd[0];
+		fds[1] = f.fd[1];
+	}
 	rep->id[sizeof(rep->id) - 1] = '\0';
 	rep->err.step[sizeof(rep->err.step) - 1] = '\0';
 	rep->err.msg[sizeof(rep->err.msg) - 1] = '\0';
@@ -258,13 +251,15 @@ static int recv_reply(struct creator_reply *rep, int fds[2])
 
 int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
 {
+	struct cd_frame f = { .type = CREATOR_MAKE,
+			      .part = { { (char *)workdir, strlen(workdir) } } };
 	struct creator_reply rep;
-	int fds[2], r;
+	int fds[2] = { -1, -1 }, r;
 
 	if (strlen(workdir) >= 4096)
 		return cd_fail(err, ENAMETOOLONG, "workdir", "path too long");
 	pthread_mutex_lock(&creator.lock);
-	r = send(creator.sock, workdir, strlen(workdir), MSG_NOSIGNAL) < 0 ? -errno : 0;
+	r = cd_frame_send(creator.sock, &f, 0);
 	if (r >= 0)
 		r = recv_reply(&rep, fds);
 	pthread_mutex_unlock(&creator.lock);
