@@ -1,44 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proto.c - one session message, one datagram (proto.h). Runs in the caller and the agent. */
+/* proto.c - one session message, one frame (proto.h, frame.h). Runs in the caller and the
+ * agent. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "frame.h"
 #include "proto.h"
+
+/* The frame's payload: the header's fixed part (value, flags, arg), then the data */
+#define FIXED_AT  offsetof(struct cd_sp_hdr, value)
+#define FIXED_LEN (sizeof(struct cd_sp_hdr) - FIXED_AT)
 
 int cd_sp_send(int sock, const struct cd_sp_hdr *h, const void *data, const int *fds,
 	       unsigned n)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * CD_SP_MAXFD)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov[2] = { { (void *)h, sizeof(*h) }, { (void *)data, h->len } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = h->len ? 2 : 1 };
-	ssize_t r;
+	struct cd_frame f = {
+		.type = h->type,
+		.part = { { (char *)h + FIXED_AT, FIXED_LEN }, { (void *)data, h->len } },
+		.n_fd = n,
+	};
 
 	if (h->len > CD_SP_MAX || n > CD_SP_MAXFD)
 		return -E2BIG;
-	if (n) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	do
-		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return (size_t)r == sizeof(*h) + h->len ? 0 : -EIO;
+	if (n)
+		memcpy(f.fd, fds, sizeof(int) * n);
+	return cd_frame_send(sock, &f, 0);
 }
 
 int cd_sp_send_simple(int sock, uint32_t type, int32_t value, uint64_t arg, const void *data,
@@ -59,59 +47,21 @@ void cd_sp_msg_close(struct cd_sp_msg *m)
 	m->n_fd = 0;
 }
 
-/* Every descriptor of every SCM_RIGHTS header: kept up to max, the rest closed. */
-static bool take_fds(struct msghdr *mh, struct cd_sp_msg *m, unsigned max)
-{
-	bool ok = true;
-
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		size_t n;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (m->n_fd < max && m->n_fd < CD_SP_MAXFD) {
-				m->fd[m->n_fd++] = fd;
-			} else {
-				close(fd);
-				ok = false;
-			}
-		}
-	}
-	return ok;
-}
-
 int cd_sp_recv(int sock, struct cd_sp_msg *m, unsigned max_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * (CD_SP_MAXFD + 1))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov[2] = { { &m->h, sizeof(m->h) }, { m->data, CD_SP_MAX } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
-	ssize_t r;
-	bool ok;
+	struct cd_frame f = { .part = { { (char *)&m->h + FIXED_AT, FIXED_LEN },
+					{ m->data, CD_SP_MAX } } };
+	int r;
 
 	m->n_fd = 0;
-	do
-		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	if (r == 0)
-		return 0;
-	ok = take_fds(&mh, m, max_fd);
-	if (!ok || (size_t)r < sizeof(m->h) || (size_t)r != sizeof(m->h) + m->h.len ||
-	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		cd_sp_msg_close(m);
-		return -EPROTO;
-	}
+	r = cd_frame_recv(sock, &f, FIXED_LEN, max_fd < CD_SP_MAXFD ? max_fd : CD_SP_MAXFD, 0);
+	if (r <= 0)
+		return r;
+	m->h.type = f.type;
+	m->h.len = (uint32_t)(f.len - FIXED_LEN);
 	m->data[m->h.len] = '\0';
+	memcpy(m->fd, f.fd, sizeof(int) * f.n_fd);
+	m->n_fd = f.n_fd;
 	return 1;
 }
 

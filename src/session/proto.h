@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * proto.h - the session protocol: the caller's process (session.c) and cordon's agent inside the
- * sandbox (agent.c), over SOCK_SEQPACKET sockets: one message, one datagram, a fixed header and
- * at most CD_SP_MAX bytes of data, descriptors passed along (SCM_RIGHTS).
+ * sandbox (agent.c), over SOCK_SEQPACKET sockets: one message a frame (frame.h): a fixed header
+ * and at most CD_SP_MAX bytes of data, at most CD_SP_MAXFD descriptors passed along.
  *
  * One socket is the session's: on it the caller only sends CHANNEL, a new socketpair's end.
  * Every operation has a channel of its own, so that threads need no demultiplexing:
@@ -16,9 +16,9 @@
  *   STAT/LIST/OPEN/WRITE/MKDIR/REMOVE/RENAME ->  a worker process of the agent does it
  *                                          <-  ENTRY..., then OK (+ fd for OPEN) or ERROR
  *
- * Used by both sides; the agent links this file alone (no allocation, no other module). What
- * the agent sends is untrusted: cd_sp_recv() checks sizes, counts descriptors and closes any it
- * did not ask for.
+ * Used by both sides; the agent links this file and frame.c alone (no allocation, no other
+ * module). What the agent sends is untrusted: cd_sp_recv() (frame.c) checks sizes, counts
+ * descriptors and closes any it did not ask for.
  */
 #pragma once
 
@@ -54,11 +54,12 @@ enum cd_sp_type {
 #define CD_SP_EXEC_FD2 0x4u
 #define CD_SP_EXEC_TTY 0x8u
 
+/* type and len are the frame's; value, flags and arg its payload's fixed part, data the rest */
 struct cd_sp_hdr {
 	uint32_t type;
+	uint32_t len; /* bytes of data after the header */
 	int32_t value;
 	uint32_t flags;
-	uint32_t len; /* bytes of data after the header */
 	uint64_t arg;
 };
 
@@ -77,14 +78,15 @@ struct cd_sp_msg {
 	unsigned n_fd;
 };
 
-/* 0 or -errno. fds: n of them passed along. */
+/* 0 or -errno (-E2BIG: more than CD_SP_MAX bytes or CD_SP_MAXFD descriptors). fds: n of them
+ * passed along. */
 int cd_sp_send(int sock, const struct cd_sp_hdr *h, const void *data, const int *fds,
 	       unsigned n);
 /* A header and data in one go (len from data's size). */
 int cd_sp_send_simple(int sock, uint32_t type, int32_t value, uint64_t arg, const void *data,
 		      size_t len, int fd);
-/* 1: a message in *m (descriptors in m->fd, close-on-exec, at most max_fd: more, and any in a
- * message that claims another size, are closed: -EPROTO); 0: EOF; -errno. */
+/* 1: a message in *m (descriptors in m->fd, close-on-exec, at most max_fd); 0: EOF; -errno
+ * (frame.h: -EBADMSG, -EMSGSIZE, -EPROTO for a malformed message, nothing of it left open). */
 int cd_sp_recv(int sock, struct cd_sp_msg *m, unsigned max_fd);
 /* Close the descriptors a message brought. */
 void cd_sp_msg_close(struct cd_sp_msg *m);

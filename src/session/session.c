@@ -431,8 +431,9 @@ static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const stru
 	r = cd_sp_recv(chan, m, max_fd);
 	if (r == 0 || r == -ECONNRESET || r == -EPIPE) /* the agent is gone */
 		return cd_fail(err, ESRCH, step, "the session ended");
-	if (r < 0)
-		return cd_fail(err, -r, step, "malformed reply from the sandbox's agent");
+	if (r < 0) /* the frame's reasons (frame.h) are one to the caller: a malformed reply */
+		return cd_fail(err, r == -EBADMSG || r == -EMSGSIZE ? EPROTO : -r, step,
+			       "malformed reply from the sandbox's agent: %s", strerror(-r));
 	if (m->h.type == CD_SP_ERROR) {
 		int e = m->h.value > 0 && m->h.value < 4096 ? m->h.value : EIO;
 

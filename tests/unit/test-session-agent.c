@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cordon.h"
+#include "frame.h"
 #include "proto.h"
 
 #include "../lib/tap.h"
@@ -42,6 +43,28 @@ static void entry(int c, const char *path, size_t path_len)
 	buf[len++] = '\0';
 	buf[len++] = '\0';
 	cd_sp_send_simple(c, CD_SP_ENTRY, 0, 0, buf, len, -1);
+}
+
+/* A frame cut off: its header claims 100 bytes of payload, 20 come, with a descriptor */
+static void half_frame(int c)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl = { 0 };
+	struct cd_frame_hdr h = { .type = CD_SP_OK, .len = 100, .n_fd = 1 };
+	char body[20] = { 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { body, sizeof(body) } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int fd = open("/etc/hostname", O_RDONLY);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	sendmsg(c, &mh, MSG_NOSIGNAL);
 }
 
 /* One request on its channel, answered with a lie chosen by its path. */
@@ -70,7 +93,9 @@ _Noreturn static void lie(int c)
 	else if (!strcmp(p, "/two")) {
 		fds[0] = fds[1] = open("/etc/hostname", O_RDONLY);
 		cd_sp_send(c, &(struct cd_sp_hdr){ .type = CD_SP_OK }, NULL, fds, 2);
-	} else if (!strcmp(p, "/error"))
+	} else if (!strcmp(p, "/half"))
+		half_frame(c);
+	else if (!strcmp(p, "/error"))
 		cd_sp_send_simple(c, CD_SP_ERROR, 999999, 0, "x", 1, -1);
 	if (!strcmp(p, "/many") || !strcmp(p, "/long") || !strcmp(p, "/relative"))
 		cd_sp_send_simple(c, CD_SP_OK, 0, 0, NULL, 0, -1);
@@ -155,6 +180,9 @@ int main(void)
 	       "open_read: a pipe (it could block the caller) is refused");
 	is_int(cordon_session_open_read(s, "/two", &fd, &err), -EPROTO,
 	       "open_read: two descriptors where one was asked for: refused");
+	is_int(cordon_session_open_read(s, "/half", &fd, &err), -EPROTO,
+	       "open_read: a reply cut off (a header claiming 100 bytes, 20 sent, a descriptor): "
+	       "refused (%s)", err.msg);
 	is_int(cordon_session_mkdir(s, "/error", NULL, &err), -EIO,
 	       "an errno out of range becomes EIO");
 	{
