@@ -2,6 +2,7 @@
 /* frame.c - one framed message, one record of a SOCK_SEQPACKET socket (frame.h). Runs in every
  * process: libc only. */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -116,7 +117,7 @@ static int check_frame(const struct msghdr *mh, size_t n, const struct cd_frame_
 	size_t room = f->part[0].iov_len + f->part[1].iov_len;
 
 	if (n == 0 && f->n_fd == 0 && !(mh->msg_flags & MSG_CTRUNC))
-		return 0; /* nothing at all: the peer closed */
+		return 0; /* nothing at all: the peer closed (peer_closed() told an empty record) */
 	if (mh->msg_flags & MSG_CTRUNC)
 		return -EPROTO;
 	if (n < sizeof(*h))
@@ -128,6 +129,16 @@ static int check_frame(const struct msghdr *mh, size_t n, const struct cd_frame_
 	if (h->n_fd > max_fd || f->n_fd > max_fd || f->n_fd != h->n_fd)
 		return -EPROTO;
 	return 1;
+}
+
+/* After a read of 0 bytes: whether the peer is gone (its end closed or shut down: the kernel
+ * flags our end RDHUP before the read returns 0) or it sent an empty record, which would
+ * otherwise pass for a clean end. */
+static bool peer_closed(int sock)
+{
+	struct pollfd p = { sock, POLLRDHUP, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
 }
 
 int cd_frame_recv(int sock, struct cd_frame *f, size_t min_len, unsigned max_fd, int flags)
@@ -148,6 +159,8 @@ int cd_frame_recv(int sock, struct cd_frame *f, size_t min_len, unsigned max_fd,
 		mh.msg_flags |= MSG_CTRUNC; /* more than we hold: as if cut short */
 	r = check_frame(&mh, (size_t)n, &h, f, min_len,
 			max_fd < CD_FRAME_MAX_FD ? max_fd : CD_FRAME_MAX_FD);
+	if (r == 0 && !peer_closed(sock))
+		r = -EBADMSG;
 	if (r <= 0) {
 		cd_frame_close(f);
 		return r;

@@ -15,7 +15,8 @@
  *   1          a frame
  *   0          the peer closed between frames: a clean end
  *   -EBADMSG   fewer bytes than a header, than the header says or than the fixed part: a short
- *              frame (a peer that died mid-message, or lies)
+ *              frame (a peer that died mid-message, or lies; an empty record is one too, not
+ *              an end a peer could fake while it stays)
  *   -EMSGSIZE  more payload than the receiver has room for
  *   -EPROTO    descriptors: more than the receiver takes, other than the header says, or cut
  *              short by the kernel (MSG_CTRUNC: more than CD_FRAME_MAX_FD, or a full table)

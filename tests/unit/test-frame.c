@@ -177,6 +177,10 @@ static void ends(void)
 	forge(sv[1], &h, 0, 0, 2); /* an empty record: not the end the peer could fake with it */
 	is_int(recv_into(sv[0], &f, 0, 4), -EBADMSG,
 	       "an empty record with descriptors: -EBADMSG, not a clean end");
+	forge(sv[1], &h, 0, 0, 0); /* an empty record alone, the peer still there */
+	is_int(recv_into(sv[0], &f, 0, 4), -EBADMSG,
+	       "an empty record without descriptors, the peer still there: -EBADMSG, not a "
+	       "clean end");
 	h.len = 10;
 	forge(sv[1], &h, sizeof(h), 15, 0);
 	is_int(recv_into(sv[0], &f, 0, 4), -EBADMSG, "more bytes than the header says: -EBADMSG");
