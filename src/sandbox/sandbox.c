@@ -746,9 +746,12 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 	while (sb->pid1.sock >= 0) {
 		int fd = -1, r = cd_msg_recv(sb->pid1.sock, &m, &fd);
 
-		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy)
+		/* taken only where this run asked for one: pid 1 is not trusted after setup, and a
+		 * descriptor nobody takes is closed here */
+		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy && sb->c->net.n_allow)
 			start_proxy(sb, CD_TAKE_FD(fd));
-		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->rec.listener < 0)
+		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->rec.listener < 0 &&
+		    cd_audit_on(&sb->rec.audit))
 			take_listener(sb, CD_TAKE_FD(fd), &m);
 		cd_closep(&fd);
 		if (r == -EAGAIN)
