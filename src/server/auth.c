@@ -13,7 +13,7 @@
 #include "server.h"
 #include "util.h"
 
-bool cd_auth_key_valid_form(const char *key)
+bool srv_auth_key_valid_form(const char *key)
 {
 	size_t n = strlen(key);
 
@@ -23,7 +23,7 @@ bool cd_auth_key_valid_form(const char *key)
 }
 
 /* Compares every byte of the longer one whatever differs: the time tells the length at most. */
-bool cd_auth_token_eq(const char *a, const char *b)
+bool srv_auth_token_eq(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
 	unsigned char d = la != lb;
@@ -33,25 +33,25 @@ bool cd_auth_token_eq(const char *a, const char *b)
 	return d == 0;
 }
 
-int cd_auth_api_key_index(const char *key)
+int srv_auth_api_key_index(const char *key)
 {
 	int found = -1, i = 0;
 
 	if (!key)
 		return -1;
-	for (char **k = cd_opts.api_keys; k && *k; k++, i++)
-		if (cd_auth_token_eq(key, *k) && found < 0) /* no early exit */
+	for (char **k = srv_opts.api_keys; k && *k; k++, i++)
+		if (srv_auth_token_eq(key, *k) && found < 0) /* no early exit */
 			found = i;
 	return found;
 }
 
-bool cd_auth_api_key_ok(const char *key)
+bool srv_auth_api_key_ok(const char *key)
 {
-	return cd_auth_api_key_index(key) >= 0;
+	return srv_auth_api_key_index(key) >= 0;
 }
 
 /* n characters of alphabet, uniformly (rejection sampling), from getrandom(). */
-int cd_auth_random(char *ret, size_t n, const char *alphabet)
+int srv_auth_random(char *ret, size_t n, const char *alphabet)
 {
 	size_t m = strlen(alphabet), o = 0;
 	unsigned limit = 256 - 256 % m;
@@ -75,8 +75,8 @@ int cd_auth_random(char *ret, size_t n, const char *alphabet)
 
 /* The SDK's signed /files URLs (downloadUrl, uploadUrl): "v1_" + base64(sha256(
  * "path:operation:user:token[:expiration]")) without its padding. */
-int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
-		      const char *expiration, char ret[64])
+int srv_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		       const char *expiration, char ret[64])
 {
 	struct sha256_ctx ctx;
 	uint8_t digest[SHA256_DIGEST_SIZE];

@@ -204,9 +204,9 @@ static void started(struct MHD_Connection *mc, void **socket_context)
 	pthread_mutex_unlock(&conns.lock);
 	*socket_context = c;
 	if (v != CD_CONN_ACCEPT)
-		cd_log("connections: %s (%u waiting, %u of tenants)",
-		       v == CD_CONN_REFUSE ? "a new one refused" : "the oldest waiting one closed",
-		       n.waiting, n.tenants);
+		srv_log("connections: %s (%u waiting, %u of tenants)",
+			v == CD_CONN_REFUSE ? "a new one refused" : "the oldest waiting one closed",
+			n.waiting, n.tenants);
 }
 
 void cd_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
@@ -317,7 +317,7 @@ int cd_conns_start(struct cordon_error *err)
 	pthread_t t;
 	int r;
 
-	cd_conns_limits(cd_opts.max_connections, &conns.lim);
+	cd_conns_limits(srv_opts.max_connections, &conns.lim);
 	conns.uid = geteuid();
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* cd_now_ns()'s clock */

@@ -42,7 +42,7 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "sandboxID", sb->id);
 	add_str(j, "templateID", sb->template_id);
 	add_str(j, "clientID", "cordon");
-	add_str(j, "envdVersion", CD_ENVD_VERSION);
+	add_str(j, "envdVersion", SRV_ENVD_VERSION);
 	pthread_mutex_lock(&sb->lock);
 	rfc3339(sb->started_ms, t);
 	add_str(j, "startedAt", t);
@@ -52,11 +52,12 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "state", "running");
 	json_object_object_add(
 	    j, "cpuCount",
-	    json_object_new_int64(cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
-						    : sysconf(_SC_NPROCESSORS_ONLN)));
+	    json_object_new_int64(srv_opts.millicpus ? (int64_t)((srv_opts.millicpus + 999) / 1000)
+						     : sysconf(_SC_NPROCESSORS_ONLN)));
 	json_object_object_add(
 	    j, "memoryMB",
-	    json_object_new_int64((int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
+	    json_object_new_int64(
+		(int64_t)((srv_opts.memory ? srv_opts.memory : 4ull << 30) >> 20)));
 	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
 	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
 	json_object_object_add(j, "domain", NULL);
@@ -96,7 +97,7 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	json_object *v;
 	int64_t s;
 
-	*ret_ns = cd_opts.default_ttl_ns;
+	*ret_ns = srv_opts.default_ttl_ns;
 	if (!json_object_object_get_ex(body, "timeout", &v) ||
 	    json_object_is_type(v, json_type_null))
 		goto cap;
@@ -111,8 +112,8 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	}
 	*ret_ns = (uint64_t)s * NSEC_PER_SEC;
 cap:
-	if (cd_opts.max_ttl_ns && *ret_ns > cd_opts.max_ttl_ns)
-		*ret_ns = cd_opts.max_ttl_ns;
+	if (srv_opts.max_ttl_ns && *ret_ns > srv_opts.max_ttl_ns)
+		*ret_ns = srv_opts.max_ttl_ns;
 	return 0;
 }
 
@@ -128,18 +129,18 @@ int cd_control_config(const char *workdir, struct cordon_config **ret, struct co
 	r = cordon_config_set_workdir(c, workdir, err);
 	if (r >= 0)
 		r = cordon_config_set_workdir_target(c, "/home/user", err);
-	if (r >= 0 && cd_opts.memory)
-		r = cordon_config_set_memory(c, cd_opts.memory, err);
-	if (r >= 0 && cd_opts.pids)
-		r = cordon_config_set_pids(c, cd_opts.pids, err);
-	if (r >= 0 && cd_opts.millicpus)
-		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
-	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
+	if (r >= 0 && srv_opts.memory)
+		r = cordon_config_set_memory(c, srv_opts.memory, err);
+	if (r >= 0 && srv_opts.pids)
+		r = cordon_config_set_pids(c, srv_opts.pids, err);
+	if (r >= 0 && srv_opts.millicpus)
+		r = cordon_config_set_cpus(c, srv_opts.millicpus, err);
+	for (char **a = srv_opts.allow_net; r >= 0 && a && *a; a++)
 		r = cordon_config_allow_net(c, *a, err);
 	/* unprivileged, every sandbox runs as the server's uid: one tenant must not take the
 	 * inotify instances (and the like) of all */
-	if (r >= 0 && cd_opts.user_share > 1)
-		r = cordon_config_set_user_share(c, cd_opts.user_share, err);
+	if (r >= 0 && srv_opts.user_share > 1)
+		r = cordon_config_set_user_share(c, srv_opts.user_share, err);
 	/* what E2B's sandboxes have: code may look for it */
 	if (r >= 0)
 		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
@@ -158,16 +159,16 @@ static int make_workdir(char **ret, struct cordon_error *err)
 	char name[21];
 	char *dir;
 
-	if (cd_auth_random(name, 20, ID_ALPHABET) < 0)
+	if (srv_auth_random(name, 20, ID_ALPHABET) < 0)
 		return cd_fail(err, EIO, "workdir", "no random name");
-	dir = cd_strdup_printf("%s/%s", cd_opts.state_dir, name);
+	dir = cd_strdup_printf("%s/%s", srv_opts.state_dir, name);
 	if (!dir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
 	if (mkdir(dir, 0700) < 0) {
 		int e = errno;
 
 		free(dir);
-		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", cd_opts.state_dir, name);
+		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", srv_opts.state_dir, name);
 	}
 	*ret = dir;
 	return 0;
@@ -321,18 +322,18 @@ static enum MHD_Result create(struct cd_req *r)
 		cd_sandbox_free(sb);
 		return k == -EBUSY
 			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
-					   cd_opts.max_sandboxes)
+					   srv_opts.max_sandboxes)
 			   : cd_http_error(r, 503, "the server is stopping");
 	}
-	if (cd_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
-	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
+	if (srv_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
+	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		cd_reg_unreserve();
 		cd_sandbox_free(sb);
-		cd_log("create: %s: %s", err.step, err.msg);
+		srv_log("create: %s: %s", err.step, err.msg);
 		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
 				     err.msg);
 	}
-	sb->started_ms = cd_now_ms();
+	sb->started_ms = srv_now_ms();
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
 	sb->last_used_ns = cd_now_ns();
 	body = sandbox_json(sb, true);
@@ -342,9 +343,9 @@ static enum MHD_Result create(struct cd_req *r)
 		json_object_put(body);
 		return cd_http_error(r, 503, "the server is stopping");
 	}
-	cd_log("sandbox %s: created (template %s)",
-	       json_object_get_string(json_object_object_get(body, "sandboxID")),
-	       json_object_get_string(json_object_object_get(body, "templateID")));
+	srv_log("sandbox %s: created (template %s)",
+		json_object_get_string(json_object_object_get(body, "sandboxID")),
+		json_object_get_string(json_object_object_get(body, "templateID")));
 	return cd_http_json(r, 201, body);
 }
 
@@ -435,7 +436,7 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 	sb = cd_reg_get(r->sub);
 	if (!sb)
 		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
-	end = cd_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
+	end = srv_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
 	pthread_mutex_lock(&sb->lock);
 	if (!extend_only || end > sb->end_ms)
 		sb->end_ms = end;

@@ -90,7 +90,7 @@ static void serve_one(int sock, const char *workdir)
 	rep.ret = cd_control_config(workdir, &c, &rep.err);
 	if (rep.ret >= 0) {
 		rep.ret = cordon_session_create(
-			c, cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
+		    c, srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
 		cordon_config_free(c);
 	}
 	if (rep.ret >= 0) {
@@ -103,7 +103,7 @@ static void serve_one(int sock, const char *workdir)
 	cd_closep(&fds[1]);
 }
 
-/* The sandboxes' options, from the server: what cd_control_config() reads of cd_opts */
+/* The sandboxes' options, from the server: what cd_control_config() reads of srv_opts */
 static int take_options(const char *text)
 {
 	json_object *o = json_tokener_parse(text), *v, *a;
@@ -114,18 +114,18 @@ static int take_options(const char *text)
 		return -EINVAL;
 	}
 	if (json_object_object_get_ex(o, "memory", &v))
-		cd_opts.memory = (uint64_t)json_object_get_int64(v);
+		srv_opts.memory = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "pids", &v))
-		cd_opts.pids = (uint64_t)json_object_get_int64(v);
+		srv_opts.pids = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "millicpus", &v))
-		cd_opts.millicpus = (uint64_t)json_object_get_int64(v);
+		srv_opts.millicpus = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "keep_workdirs", &v))
-		cd_opts.keep_workdirs = json_object_get_boolean(v);
+		srv_opts.keep_workdirs = json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "user_share", &v))
-		cd_opts.user_share = (unsigned)json_object_get_int64(v);
+		srv_opts.user_share = (unsigned)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "allow_net", &a) && json_object_is_type(a, json_type_array))
 		for (size_t i = 0; r >= 0 && i < json_object_array_length(a); i++)
-			r = cd_strv_push(&cd_opts.allow_net,
+			r = cd_strv_push(&srv_opts.allow_net,
 					 json_object_get_string(json_object_array_get_idx(a, i)));
 	json_object_put(o);
 	return r;
@@ -185,12 +185,12 @@ static char *options_json(void)
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	char *text;
 
-	json_object_object_add(o, "memory", json_object_new_int64((int64_t)cd_opts.memory));
-	json_object_object_add(o, "pids", json_object_new_int64((int64_t)cd_opts.pids));
-	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)cd_opts.millicpus));
-	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(cd_opts.keep_workdirs));
-	json_object_object_add(o, "user_share", json_object_new_int64(cd_opts.user_share));
-	for (char **h = cd_opts.allow_net; h && *h; h++)
+	json_object_object_add(o, "memory", json_object_new_int64((int64_t)srv_opts.memory));
+	json_object_object_add(o, "pids", json_object_new_int64((int64_t)srv_opts.pids));
+	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)srv_opts.millicpus));
+	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(srv_opts.keep_workdirs));
+	json_object_object_add(o, "user_share", json_object_new_int64(srv_opts.user_share));
+	for (char **h = srv_opts.allow_net; h && *h; h++)
 		json_object_array_add(a, json_object_new_string(*h));
 	json_object_object_add(o, "allow_net", a);
 	text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));

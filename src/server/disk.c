@@ -30,19 +30,19 @@ static const char *over(struct cd_sandbox *sb, char *buf, size_t size)
 {
 	struct cordon_error err;
 	uint64_t bytes = 0, entries = 0;
-	int r = cordon_tree_usage(sb->workdir, DISK_DEPTH, cd_opts.disk_entries, &bytes, &entries,
+	int r = cordon_tree_usage(sb->workdir, DISK_DEPTH, srv_opts.disk_entries, &bytes, &entries,
 				  &err);
 
 	if (r == -E2BIG) {
 		snprintf(buf, size, "disk: more than %llu entries, or deeper than %d levels",
-			 (unsigned long long)cd_opts.disk_entries, DISK_DEPTH);
+			 (unsigned long long)srv_opts.disk_entries, DISK_DEPTH);
 		return buf;
 	}
 	if (r < 0)
 		return NULL; /* gone meanwhile (a kill): nothing to say */
-	if (bytes > cd_opts.disk) {
+	if (bytes > srv_opts.disk) {
 		snprintf(buf, size, "disk: %llu bytes in its workdir, over --disk %llu",
-			 (unsigned long long)bytes, (unsigned long long)cd_opts.disk);
+			 (unsigned long long)bytes, (unsigned long long)srv_opts.disk);
 		return buf;
 	}
 	return NULL;
@@ -60,7 +60,7 @@ static void check_all(void)
 
 		if (over(v[i], why, sizeof(why))) {
 			memcpy(id, v[i]->id, sizeof(id));
-			cd_log("sandbox %s: %s: killed", id, why);
+			srv_log("sandbox %s: %s: killed", id, why);
 			cd_sandbox_unref(v[i]);
 			v[i] = NULL;
 			cd_reg_kill_later(id, "over its disk budget");
@@ -93,7 +93,7 @@ int cd_disk_start(struct cordon_error *err)
 {
 	int r;
 
-	if (!cd_opts.disk)
+	if (!srv_opts.disk)
 		return 0;
 	r = pthread_create(&disk.thread, NULL, watch, NULL);
 	if (r)

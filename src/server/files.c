@@ -116,7 +116,7 @@ struct upload {
 	size_t names;	     /* bytes of their field names, filenames, types and encodings */
 	json_object *done;   /* the written files' entries */
 	unsigned status;     /* an error: its HTTP status */
-	uint64_t dropped;    /* bytes read and dropped since, up to CD_DRAIN_MAX */
+	uint64_t dropped;    /* bytes read and dropped since, up to SRV_DRAIN_MAX */
 	char msg[600];
 };
 
@@ -283,10 +283,10 @@ static int upload_body(struct cd_req *r, const char *data, size_t len)
 
 	if (data && up->status) { /* answered at the end; a client that goes on past this is cut */
 		up->dropped += len;
-		return up->dropped > CD_DRAIN_MAX ? -E2BIG : 0;
+		return up->dropped > SRV_DRAIN_MAX ? -E2BIG : 0;
 	}
 	up->total += len;
-	if (data && up->total > cd_opts.max_upload) {
+	if (data && up->total > srv_opts.max_upload) {
 		up_fail(up, 413, "the upload is larger than --max-upload", NULL);
 		return 0;
 	}

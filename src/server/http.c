@@ -108,8 +108,8 @@ enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %u %s", r->method, r->url, status, msg);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %u %s", r->method, r->url, status, msg);
 	if (j) {
 		json_object_object_add(j, "code", json_object_new_int((int)status));
 		json_object_object_add(j, "message", json_object_new_string(msg));
@@ -223,14 +223,14 @@ static struct cd_sandbox *signed_files(struct cd_req *r)
 
 	if (!sig || !path || strcmp(r->url, "/files") != 0)
 		return NULL;
-	if (exp && strtoll(exp, NULL, 10) * 1000 < cd_now_ms())
+	if (exp && strtoll(exp, NULL, 10) * 1000 < srv_now_ms())
 		return NULL; /* expired */
 	if (cd_reg_snapshot(&v, &n) < 0)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!found &&
-		    cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
-		    cd_auth_token_eq(sig, want))
+		    srv_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
+		    srv_auth_token_eq(sig, want))
 			found = v[i];
 		else
 			cd_sandbox_unref(v[i]);
@@ -267,7 +267,7 @@ static enum MHD_Result route(struct cd_req *r)
 	const char *id = cd_http_header(r, "E2b-Sandbox-Id");
 	const char *port_s = cd_http_header(r, "E2b-Sandbox-Port");
 	const char *token;
-	unsigned port = CD_ENVD_PORT;
+	unsigned port = SRV_ENVD_PORT;
 	char idbuf[64];
 	int key;
 
@@ -293,16 +293,16 @@ static enum MHD_Result route(struct cd_req *r)
 		r->anonymous = strcmp(r->url, "/health") == 0;
 		if (r->anonymous)
 			return MHD_YES;
-		key = cd_auth_api_key_index(cd_http_header(r, "X-API-Key"));
+		key = srv_auth_api_key_index(cd_http_header(r, "X-API-Key"));
 		if (key < 0)
 			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
 		snprintf(idbuf, sizeof(idbuf), "k%d", key);
 		tenant_ok(r, idbuf);
 		return MHD_YES;
 	}
-	if (port != CD_ENVD_PORT && port != CD_INTERP_PORT)
+	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
 		return cd_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	r->plane = port == CD_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
+	r->plane = port == SRV_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
 	r->sb = cd_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return cd_http_error(r, 502, "sandbox %s not found", id);
@@ -322,7 +322,7 @@ static enum MHD_Result route(struct cd_req *r)
 		if (s)
 			cd_sandbox_unref(s);
 	}
-	if (!token || !cd_auth_token_eq(token, r->sb->token))
+	if (!token || !srv_auth_token_eq(token, r->sb->token))
 		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
 	if (!r->anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
@@ -336,7 +336,7 @@ static enum MHD_Result route(struct cd_req *r)
 
 static int gather(struct cd_req *r, const char *data, size_t len)
 {
-	if (r->body_len + len > CD_JSON_BODY_MAX)
+	if (r->body_len + len > SRV_JSON_BODY_MAX)
 		return -E2BIG;
 	if (r->body_len + len + 1 > r->body_cap) {
 		size_t cap = r->body_cap ? r->body_cap : 4096;
@@ -356,15 +356,15 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 	return 0;
 }
 
-/* The 413 of a body over its limit. One sent anyway is read and dropped up to CD_DRAIN_MAX
+/* The 413 of a body over its limit. One sent anyway is read and dropped up to SRV_DRAIN_MAX
  * first: closing on a client still sending makes the kernel reset the connection, and the reset
  * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
 static enum MHD_Result too_large(struct cd_req *r)
 {
 	if (r->body_fn)
 		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
-				     (unsigned long long)cd_opts.max_upload);
-	return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+				     (unsigned long long)srv_opts.max_upload);
+	return cd_http_error(r, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
 }
 
 /* A declared length over the limit: refused before the body when the client waits for
@@ -376,14 +376,14 @@ static enum MHD_Result check_length(struct cd_req *r)
 	const char *cl = cd_http_header(r, "Content-Length");
 	const char *expect = cd_http_header(r, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-	unsigned long long max = r->body_fn ? cd_opts.max_upload : CD_JSON_BODY_MAX;
+	unsigned long long max = r->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
 
 	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
 	if (r->anonymous && (n > 0 || cd_http_header(r, "Transfer-Encoding")))
 		return cd_http_error(r, 413, "%s takes no body", r->url);
 	if (n <= max)
 		return MHD_YES;
-	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > CD_DRAIN_MAX)
+	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > SRV_DRAIN_MAX)
 		return too_large(r);
 	r->too_big = true;
 	return MHD_YES;
@@ -420,7 +420,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_YES; /* an early error was queued: the rest is dropped */
 		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
 			r->body_len += n;
-			return r->body_len > CD_DRAIN_MAX ? MHD_NO : MHD_YES;
+			return r->body_len > SRV_DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
 		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
 		if (k == -E2BIG && !r->body_fn)
@@ -464,7 +464,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	if (cd_opts.verbose) {
+	if (srv_opts.verbose) {
 		fputs("cordon: serve: http: ", stderr);
 		vfprintf(stderr, fmt, ap);
 	}
@@ -494,19 +494,19 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 
 	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, cd_opts.listen_host, &s4->sin_addr) == 1) {
+	if (inet_pton(AF_INET, srv_opts.listen_host, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)cd_opts.listen_port);
+		s4->sin_port = htons((uint16_t)srv_opts.listen_port);
 		*ret_len = sizeof(*s4);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, cd_opts.listen_host, &s6->sin6_addr) == 1) {
+	if (inet_pton(AF_INET6, srv_opts.listen_host, &s6->sin6_addr) == 1) {
 		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)cd_opts.listen_port);
+		s6->sin6_port = htons((uint16_t)srv_opts.listen_port);
 		*ret_len = sizeof(*s6);
 		return 0;
 	}
-	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", cd_opts.listen_host);
+	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", srv_opts.listen_host);
 }
 
 int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
@@ -520,8 +520,8 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	int fd = -1, r;
 	struct MHD_Daemon *d;
 
-	if (cd_opts.socket_path) {
-		fd = listen_unix(cd_opts.socket_path, err);
+	if (srv_opts.socket_path) {
+		fd = listen_unix(srv_opts.socket_path, err);
 		if (fd < 0)
 			return fd;
 	} else {
@@ -553,10 +553,11 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		if (cd_opts.socket_path)
-			return cd_fail(err, 0, "listen", "cannot serve on %s", cd_opts.socket_path);
+		if (srv_opts.socket_path)
+			return cd_fail(err, 0, "listen", "cannot serve on %s",
+				       srv_opts.socket_path);
 		return cd_fail(err, 0, "listen", "cannot listen on %s port %u (in use?)",
-			       cd_opts.listen_host, cd_opts.listen_port);
+			       srv_opts.listen_host, srv_opts.listen_port);
 	}
 	*ret = d;
 	return 0;

@@ -148,7 +148,7 @@ static struct cd_ctx *ctx_new(struct cd_sandbox *sb, const char *cwd)
 		return NULL;
 	c->acct = &sb->line_bytes;
 	c->cwd = strdup(cwd ? cwd : "/home/user");
-	if (!c->cwd || cd_auth_random(c->id, 32, "0123456789abcdef") < 0) {
+	if (!c->cwd || srv_auth_random(c->id, 32, "0123456789abcdef") < 0) {
 		free(c->cwd);
 		free(c);
 		return NULL;

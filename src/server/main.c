@@ -18,6 +18,6 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--session-maker") == 0)
 		return cd_creator_main();
 
-	argv[0] = name; /* cd_serve_main's argv[0] is the subcommand */
-	return cd_serve_main(argc, argv);
+	argv[0] = name; /* srv_serve_main's argv[0] is the subcommand */
+	return srv_serve_main(argc, argv);
 }

@@ -45,7 +45,7 @@ static void *filler(void *arg)
 		if (r < 0) {
 			struct timespec t;
 
-			cd_log("pool: cannot make a sandbox ahead: %s: %s", err.step, err.msg);
+			srv_log("pool: cannot make a sandbox ahead: %s: %s", err.step, err.msg);
 			/* not in a loop: a second later (or at the end) */
 			clock_gettime(CLOCK_REALTIME, &t);
 			t.tv_sec += 1;

@@ -429,7 +429,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 	pthread_mutex_lock(&sb->lock);
 	procs = sb->n_procs;
 	ptys = sb->n_ptys;
-	ok = procs < cd_opts.max_procs && (!pty || ptys < CD_SANDBOX_MAX_PTYS);
+	ok = procs < srv_opts.max_procs && (!pty || ptys < CD_SANDBOX_MAX_PTYS);
 	if (ok) {
 		sb->n_procs++;
 		sb->n_ptys += pty;
@@ -437,7 +437,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 	pthread_mutex_unlock(&sb->lock);
 	if (ok)
 		return 0;
-	if (procs >= cd_opts.max_procs)
+	if (procs >= srv_opts.max_procs)
 		return cd_fail(err, EAGAIN, "exec",
 			       "%u processes run already (the most the server follows in one "
 			       "sandbox)",

@@ -30,7 +30,7 @@ static pthread_t reaper;
 static bool reaper_started;
 static unsigned n_destroying; /* destroyer threads running (table_lock) */
 
-int64_t cd_now_ms(void)
+int64_t srv_now_ms(void)
 {
 	struct timespec ts;
 
@@ -45,7 +45,7 @@ int cd_reg_reserve(void)
 	pthread_mutex_lock(&table_lock);
 	if (stopping)
 		r = -ESHUTDOWN;
-	else if (cd_opts.max_sandboxes && n_live + n_reserved + n_dying >= cd_opts.max_sandboxes)
+	else if (srv_opts.max_sandboxes && n_live + n_reserved + n_dying >= srv_opts.max_sandboxes)
 		r = -EBUSY;
 	else
 		n_reserved++;
@@ -234,7 +234,7 @@ static void doom(struct cd_sandbox *sb)
 	if (__atomic_exchange_n(&sb->dying, true, __ATOMIC_RELAXED)) /* read without the lock */
 		return;
 	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
-		cd_log("sandbox %s: eventfd: %m", sb->id);
+		srv_log("sandbox %s: eventfd: %m", sb->id);
 }
 
 /* Wait until the table's reference is the last, or until end (monotonic): true if it is. */
@@ -298,23 +298,24 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 	 * stream slowly, a listing the sandbox drips) */
 	r = cordon_session_kill(sb->session);
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET) /* those: it ended on its own */
-		cd_log("sandbox %s: cannot tell its supervisor to kill it: %s", sb->id, strerror(-r));
+		srv_log("sandbox %s: cannot tell its supervisor to kill it: %s", sb->id,
+			strerror(-r));
 	if (!users_gone(sb, cd_now_ns() + CD_DRAIN_NS)) {
-		cd_log("sandbox %s: %u connections still hold it after %llu s: shut down", sb->id,
-		       cut(sb), CD_DRAIN_NS / NSEC_PER_SEC);
+		srv_log("sandbox %s: %u connections still hold it after %llu s: shut down", sb->id,
+			cut(sb), CD_DRAIN_NS / NSEC_PER_SEC);
 		users_gone(sb, UINT64_MAX);
 	}
 	cd_interp_kill_all(sb);
 	cd_procs_kill_all(sb);
 	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
-		cd_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
+		srv_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
 		/* a supervisor that died (killed alone) could not remove the workdir: every process
 		 * of the sandbox died with it (pid 1's parent-death signal) */
-		if (!cd_opts.keep_workdirs && sb->workdir && res.id[0] == '\0' &&
+		if (!srv_opts.keep_workdirs && sb->workdir && res.id[0] == '\0' &&
 		    cd_rmtree_path(sb->workdir, &sb->workdir_st) == 0)
-			cd_log("sandbox %s: its workdir removed by the server", sb->id);
+			srv_log("sandbox %s: its workdir removed by the server", sb->id);
 	}
-	cd_log("sandbox %s: ended (%s)", sb->id, why);
+	srv_log("sandbox %s: ended (%s)", sb->id, why);
 	forget(sb);
 	cd_sandbox_free(sb);
 }
@@ -421,7 +422,7 @@ static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_n
 	pthread_mutex_lock(&sb->lock);
 	if (sb->end_ms <= now_ms)
 		why = "timeout";
-	else if (cd_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= cd_opts.idle_ttl_ns)
+	else if (srv_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= srv_opts.idle_ttl_ns)
 		why = "idle";
 	pthread_mutex_unlock(&sb->lock);
 	if (!why && poll(&p, 1, 0) > 0)
@@ -440,7 +441,7 @@ static void *reaper_main(void *arg)
 
 		for (sb = table; sb; sb = next) {
 			next = sb->next;
-			why = expired(sb, cd_now_ms(), cd_now_ns());
+			why = expired(sb, srv_now_ms(), cd_now_ns());
 			if (why)
 				break;
 		}

@@ -21,8 +21,8 @@ enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %s: %s", r->method, r->url, code, msg);
 	j = cd_connect_error_json(code, msg, 0);
 	if (!j)
 		return MHD_NO;
@@ -43,8 +43,8 @@ enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %s: %s", r->method, r->url, code, msg);
 	j = cd_connect_error_json(code, msg, 1);
 	if (j && cd_connect_frame(CD_CONNECT_FLAG_END, j, strlen(j), &f, &fl) == 0)
 		ret = cd_http_text(r, 200, "application/connect+json", f, fl);

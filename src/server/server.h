@@ -14,15 +14,15 @@
 
 #include "cordon.h"
 
-#define CD_ENVD_PORT   49983
-#define CD_INTERP_PORT 49999
+#define SRV_ENVD_PORT	49983
+#define SRV_INTERP_PORT 49999
 /* the newest envd version the SDK (e2b 2.51.0) compares against: its newest code paths */
-#define CD_ENVD_VERSION	 "0.6.4"
-#define CD_JSON_BODY_MAX (1u << 20)
+#define SRV_ENVD_VERSION  "0.6.4"
+#define SRV_JSON_BODY_MAX (1u << 20)
 /* A body over its limit is read and dropped up to this much before the 413 (http.c) */
-#define CD_DRAIN_MAX (64ull * CD_JSON_BODY_MAX)
+#define SRV_DRAIN_MAX (64ull * SRV_JSON_BODY_MAX)
 
-struct cd_serve_opts {
+struct srv_options {
 	char *listen_host;
 	unsigned listen_port;
 	bool listen_remote;
@@ -47,29 +47,29 @@ struct cd_serve_opts {
 	bool verbose;
 };
 
-extern struct cd_serve_opts cd_opts;
-void cd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern struct srv_options srv_opts;
+void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* --- auth.c --- */
-bool cd_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
-bool cd_auth_api_key_ok(const char *key);     /* one of cd_opts.api_keys, constant time */
-int cd_auth_api_key_index(const char *key);   /* which of them, or -1; constant time */
-bool cd_auth_token_eq(const char *a, const char *b);
-int cd_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL */
-int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
-		      const char *expiration, char ret[64]);
+bool srv_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
+bool srv_auth_api_key_ok(const char *key);     /* one of srv_opts.api_keys, constant time */
+int srv_auth_api_key_index(const char *key);   /* which of them, or -1; constant time */
+bool srv_auth_token_eq(const char *a, const char *b);
+int srv_auth_random(char *ret, size_t n, const char *alphabet); /* n chars + NUL */
+int srv_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		       const char *expiration, char ret[64]);
 
 /* --- keys.c: where the API keys come from (at start) --- */
-#define CD_KEY_ENV "CORDON_SERVE_API_KEY"
-int cd_keys_read_file(const char *path, struct cordon_error *err); /* --api-key-file */
-int cd_keys_from_env(struct cordon_error *err);			   /* then wiped */
-void cd_keys_argv_wipe(char *arg);				   /* --api-key's KEY */
+#define SRV_KEY_ENV "CORDON_SERVE_API_KEY"
+int srv_keys_read_file(const char *path, struct cordon_error *err); /* --api-key-file */
+int srv_keys_from_env(struct cordon_error *err);		    /* then wiped */
+void srv_keys_argv_wipe(char *arg);				    /* --api-key's KEY */
 /* After the options: --api-key's notice; no key: one made, written to DIR/api-key (0600) */
-int cd_keys_setup(const char *dir, struct cordon_error *err);
-void cd_keys_forget_made(void); /* at the end */
+int srv_keys_setup(const char *dir, struct cordon_error *err);
+void srv_keys_forget_made(void); /* at the end */
 
 /* --- statedir.c: the state directory, its default and checks (at start) --- */
-int cd_statedir_setup(struct cordon_error *err); /* sets cd_opts.state_dir */
+int srv_statedir_setup(struct cordon_error *err); /* sets srv_opts.state_dir */
 
 /* --- registry.c: the sandboxes --- */
 struct cd_proc;
@@ -110,7 +110,7 @@ struct cd_sandbox {
 	struct cd_ctx *ctxs;
 	struct cd_req *reqs; /* the requests holding it (their connections are cut at its end) */
 	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
-	unsigned n_procs;    /* followed processes (pumps), cd_opts.max_procs */
+	unsigned n_procs;    /* followed processes (pumps), srv_opts.max_procs */
 	unsigned n_ptys;     /* of them with a host terminal, CD_SANDBOX_MAX_PTYS */
 	unsigned n_ctxs;     /* code contexts, CD_SANDBOX_MAX_CTXS */
 	unsigned n_lists;    /* ListDir answers being built (envd_fs.c) */
@@ -146,7 +146,7 @@ int cd_reg_kill_later(const char *id, const char *why);
 int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n);
 void cd_sandbox_free(struct cd_sandbox *sb);
 struct cd_sandbox *cd_sandbox_new(void);
-int64_t cd_now_ms(void); /* realtime */
+int64_t srv_now_ms(void); /* realtime */
 
 /* --- http.c: libmicrohttpd glue --- */
 struct cd_req;
@@ -166,7 +166,8 @@ struct cd_req {
 	char *body;
 	size_t body_len, body_cap;
 	bool answered; /* a response was queued already (an early error) */
-	bool too_big;  /* the body passed its limit (CD_JSON_BODY_MAX, --max-upload): dropped, then 413 */
+	bool too_big;  /* the body passed its limit (SRV_JSON_BODY_MAX, --max-upload): dropped, then
+			  413 */
 	bool anonymous; /* answered without credentials (/health): it takes no body */
 	bool close;	/* the connection is not kept for another request */
 	int sb_fd;	/* the connection's socket, while attached to sb */

@@ -15,9 +15,9 @@
 
 #include "../lib/tap.h"
 
-struct cd_serve_opts cd_opts; /* auth.c reads the keys from here */
+struct srv_options srv_opts; /* auth.c reads the keys from here */
 
-void cd_log(const char *fmt, ...)
+void srv_log(const char *fmt, ...)
 {
 	(void)fmt;
 }
@@ -117,21 +117,21 @@ static void test_auth(void)
 	char id[21];
 	char *keys[] = {"e2b_0123abcd", "e2b_ff", NULL};
 
-	ok(cd_auth_key_valid_form("e2b_0123456789abcdef"), "e2b_<hex> is a key");
-	ok(!cd_auth_key_valid_form("e2b_"), "e2b_ alone is not");
-	ok(!cd_auth_key_valid_form("e2b_ABCD"), "uppercase hex is not");
-	ok(!cd_auth_key_valid_form("sk_1234"), "another prefix is not");
-	ok(!cd_auth_key_valid_form("e2b_12 34"), "a space is not");
-	ok(cd_auth_token_eq("abc", "abc"), "equal tokens");
-	ok(!cd_auth_token_eq("abc", "abd"), "a byte differs");
-	ok(!cd_auth_token_eq("abc", "abcd"), "a prefix is not equal");
-	ok(!cd_auth_token_eq("", "a"), "empty is not equal to one byte");
-	cd_opts.api_keys = keys;
-	ok(cd_auth_api_key_ok("e2b_ff"), "a configured key is accepted");
-	ok(!cd_auth_api_key_ok("e2b_f"), "its prefix is not");
-	ok(!cd_auth_api_key_ok(NULL), "no key is not");
-	cd_opts.api_keys = NULL;
-	ok(cd_auth_random(id, 20, "0123456789abcdefghijklmnopqrstuvwxyz") == 0 &&
+	ok(srv_auth_key_valid_form("e2b_0123456789abcdef"), "e2b_<hex> is a key");
+	ok(!srv_auth_key_valid_form("e2b_"), "e2b_ alone is not");
+	ok(!srv_auth_key_valid_form("e2b_ABCD"), "uppercase hex is not");
+	ok(!srv_auth_key_valid_form("sk_1234"), "another prefix is not");
+	ok(!srv_auth_key_valid_form("e2b_12 34"), "a space is not");
+	ok(srv_auth_token_eq("abc", "abc"), "equal tokens");
+	ok(!srv_auth_token_eq("abc", "abd"), "a byte differs");
+	ok(!srv_auth_token_eq("abc", "abcd"), "a prefix is not equal");
+	ok(!srv_auth_token_eq("", "a"), "empty is not equal to one byte");
+	srv_opts.api_keys = keys;
+	ok(srv_auth_api_key_ok("e2b_ff"), "a configured key is accepted");
+	ok(!srv_auth_api_key_ok("e2b_f"), "its prefix is not");
+	ok(!srv_auth_api_key_ok(NULL), "no key is not");
+	srv_opts.api_keys = NULL;
+	ok(srv_auth_random(id, 20, "0123456789abcdefghijklmnopqrstuvwxyz") == 0 &&
 	       strlen(id) == 20 && strspn(id, "0123456789abcdefghijklmnopqrstuvwxyz") == 20,
 	   "an id: 20 of [0-9a-z]");
 }

@@ -11,9 +11,9 @@
 
 #include "../lib/tap.h"
 
-struct cd_serve_opts cd_opts;
+struct srv_options srv_opts;
 
-void cd_log(const char *fmt, ...)
+void srv_log(const char *fmt, ...)
 {
 	(void)fmt;
 }
