@@ -32,7 +32,7 @@ static void add_str(json_object *j, const char *k, const char *v)
 }
 
 /* The fields of a sandbox in create's, get's and list's answers. */
-static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
+static json_object *sandbox_json(struct srv_sandbox *sb, bool secrets)
 {
 	json_object *j = json_object_new_object();
 	char t[64];
@@ -205,7 +205,7 @@ void cd_control_drop_session(struct cd_pooled *p)
 }
 
 /* What the sandbox's commands get besides the server's environment: its id, its envVars. */
-static int sandbox_env(struct cd_sandbox *sb)
+static int sandbox_env(struct srv_sandbox *sb)
 {
 	_cleanup_free_ char *id = cd_strdup_printf("E2B_SANDBOX_ID=%s", sb->id);
 
@@ -224,7 +224,7 @@ static int sandbox_env(struct cd_sandbox *sb)
 }
 
 /* One made ahead when there is one (--pool), else a new one. */
-static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 {
 	struct cd_pooled p = { 0 };
 	int r = sandbox_env(sb);
@@ -237,8 +237,8 @@ static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
 			return r;
 	}
 	sb->session = p.session;
-	/* every call on it ends with the sandbox, and within CD_AGENT_CALL_NS in all */
-	cordon_session_set_bounds(sb->session, sb->dying_fd, CD_AGENT_CALL_NS, CD_LIST_RAW_MAX);
+	/* every call on it ends with the sandbox, and within SRV_AGENT_CALL_NS in all */
+	cordon_session_set_bounds(sb->session, sb->dying_fd, SRV_AGENT_CALL_NS, SRV_LIST_RAW_MAX);
 	sb->workdir = p.workdir;
 	sb->workdir_st = p.workdir_st;
 	return 0;
@@ -268,7 +268,7 @@ fail:
 	return NULL;
 }
 
-static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
+static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;
 
@@ -300,13 +300,13 @@ static enum MHD_Result create(struct cd_req *r)
 	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why);
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int k;
 
 	if (!body)
 		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	sb = cd_sandbox_new();
+	sb = srv_sandbox_new();
 	if (!sb) {
 		json_object_put(body);
 		return cd_http_error(r, 500, "out of memory");
@@ -314,12 +314,12 @@ static enum MHD_Result create(struct cd_req *r)
 	k = parse_create(sb, body, &ttl, &why);
 	json_object_put(body);
 	if (k < 0) {
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		return cd_http_error(r, 400, "%s", why);
 	}
-	k = cd_reg_reserve();
+	k = srv_reg_reserve();
 	if (k < 0) {
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		return k == -EBUSY
 			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
 					   srv_opts.max_sandboxes)
@@ -327,8 +327,8 @@ static enum MHD_Result create(struct cd_req *r)
 	}
 	if (srv_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
 	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
-		cd_reg_unreserve();
-		cd_sandbox_free(sb);
+		srv_reg_unreserve();
+		srv_sandbox_free(sb);
 		srv_log("create: %s: %s", err.step, err.msg);
 		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
 				     err.msg);
@@ -337,9 +337,9 @@ static enum MHD_Result create(struct cd_req *r)
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
 	sb->last_used_ns = cd_now_ns();
 	body = sandbox_json(sb, true);
-	if (cd_reg_add(sb) < 0) {
+	if (srv_reg_add(sb) < 0) {
 		cordon_session_destroy(sb->session, NULL, &err);
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		json_object_put(body);
 		return cd_http_error(r, 503, "the server is stopping");
 	}
@@ -350,7 +350,7 @@ static enum MHD_Result create(struct cd_req *r)
 }
 
 /* ?metadata=k%3Dv%26k2%3Dv2 (form-encoded pairs, encoded once more) */
-static bool metadata_matches(struct cd_sandbox *sb, const char *q)
+static bool metadata_matches(struct srv_sandbox *sb, const char *q)
 {
 	_cleanup_free_ char *copy = q ? strdup(q) : NULL;
 	char *save = NULL;
@@ -378,17 +378,17 @@ static enum MHD_Result list(struct cd_req *r)
 	const char *state = cd_http_query(r, "state");
 	const char *meta = cd_http_query(r, "metadata");
 	json_object *a = json_object_new_array();
-	struct cd_sandbox **v;
+	struct srv_sandbox **v;
 	size_t n;
 
-	if (!a || cd_reg_snapshot(&v, &n) < 0) {
+	if (!a || srv_reg_snapshot(&v, &n) < 0) {
 		json_object_put(a);
 		return cd_http_error(r, 500, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((!state || strstr(state, "running")) && metadata_matches(v[i], meta))
 			json_object_array_add(a, sandbox_json(v[i], false));
-		cd_sandbox_unref(v[i]);
+		srv_sandbox_unref(v[i]);
 	}
 	free(v);
 	return cd_http_json(r, 200, a);
@@ -396,19 +396,19 @@ static enum MHD_Result list(struct cd_req *r)
 
 static enum MHD_Result get(struct cd_req *r)
 {
-	struct cd_sandbox *sb = cd_reg_get(r->sub);
+	struct srv_sandbox *sb = srv_reg_get(r->sub);
 	json_object *j;
 
 	if (!sb)
 		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
 	j = sandbox_json(sb, false);
-	cd_sandbox_unref(sb);
+	srv_sandbox_unref(sb);
 	return cd_http_json(r, 200, j);
 }
 
 static enum MHD_Result kill_(struct cd_req *r)
 {
-	if (cd_reg_kill(r->sub) < 0)
+	if (srv_reg_kill(r->sub) < 0)
 		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
 	return cd_http_text(r, 204, NULL, "", 0);
 }
@@ -418,7 +418,7 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 {
 	const char *why = NULL;
 	json_object *body = cd_http_body_json(r, &why), *j;
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int64_t end;
 
@@ -433,7 +433,7 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 		return cd_http_error(r, 400, "%s", why);
 	}
 	json_object_put(body);
-	sb = cd_reg_get(r->sub);
+	sb = srv_reg_get(r->sub);
 	if (!sb)
 		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
 	end = srv_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
@@ -441,9 +441,9 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 	if (!extend_only || end > sb->end_ms)
 		sb->end_ms = end;
 	pthread_mutex_unlock(&sb->lock);
-	cd_sandbox_touch(sb);
+	srv_sandbox_touch(sb);
 	j = answer_sandbox ? sandbox_json(sb, true) : NULL;
-	cd_sandbox_unref(sb);
+	srv_sandbox_unref(sb);
 	if (answer_sandbox)
 		return cd_http_json(r, 200, j);
 	return cd_http_text(r, 204, NULL, "", 0);

@@ -26,7 +26,7 @@ static struct {
 } disk = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 /* Over budget: why, else NULL. */
-static const char *over(struct cd_sandbox *sb, char *buf, size_t size)
+static const char *over(struct srv_sandbox *sb, char *buf, size_t size)
 {
 	struct cordon_error err;
 	uint64_t bytes = 0, entries = 0;
@@ -50,10 +50,10 @@ static const char *over(struct cd_sandbox *sb, char *buf, size_t size)
 
 static void check_all(void)
 {
-	struct cd_sandbox **v = NULL;
+	struct srv_sandbox **v = NULL;
 	size_t n = 0;
 
-	if (cd_reg_snapshot(&v, &n) < 0)
+	if (srv_reg_snapshot(&v, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		char why[160], id[sizeof(v[i]->id)];
@@ -61,12 +61,12 @@ static void check_all(void)
 		if (over(v[i], why, sizeof(why))) {
 			memcpy(id, v[i]->id, sizeof(id));
 			srv_log("sandbox %s: %s: killed", id, why);
-			cd_sandbox_unref(v[i]);
+			srv_sandbox_unref(v[i]);
 			v[i] = NULL;
-			cd_reg_kill_later(id, "over its disk budget");
+			srv_reg_kill_later(id, "over its disk budget");
 			continue;
 		}
-		cd_sandbox_unref(v[i]);
+		srv_sandbox_unref(v[i]);
 	}
 	free(v);
 }

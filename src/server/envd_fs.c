@@ -17,7 +17,7 @@
 /* A ListDir's answer, encoded, at most (names of control bytes take 6 bytes each, and every
  * entry repeats its directory in its path): built in one buffer, never as a json-c tree (which
  * took 900 MB for one listing of 64 MiB of names). With the names the library holds for it
- * (CD_LIST_RAW_MAX), a listing costs the server about 32 MiB, and a sandbox builds at most
+ * (SRV_LIST_RAW_MAX), a listing costs the server about 32 MiB, and a sandbox builds at most
  * LISTS_AT_ONCE at a time (the others wait their turn). */
 #define LIST_REPLY_MAX (16u << 20)
 #define LISTS_AT_ONCE  2
@@ -176,9 +176,9 @@ static char *list_encode(const struct cordon_file_info *v, size_t n, size_t *ret
 }
 
 /* A turn to build a listing: 0, or -ECANCELED (the sandbox ends), -ETIMEDOUT. */
-static int list_turn(struct cd_sandbox *sb)
+static int list_turn(struct srv_sandbox *sb)
 {
-	uint64_t end = cd_now_ns() + CD_AGENT_CALL_NS;
+	uint64_t end = cd_now_ns() + SRV_AGENT_CALL_NS;
 	int r = 0;
 
 	pthread_mutex_lock(&sb->lock);
@@ -209,7 +209,7 @@ static int list_turn(struct cd_sandbox *sb)
 	return r;
 }
 
-static void list_turn_end(struct cd_sandbox *sb)
+static void list_turn_end(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_lists--;

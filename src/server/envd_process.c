@@ -60,11 +60,11 @@ static bool pstream_fill(struct pstream *s)
 
 		/* a followed sandbox is not idle, whether its process talks or not */
 		if (now - s->touched_ns >= NSEC_PER_SEC) {
-			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
+			struct srv_sandbox *sb = srv_reg_get(s->sandbox_id);
 
 			if (sb) {
-				cd_sandbox_touch(sb);
-				cd_sandbox_unref(sb);
+				srv_sandbox_touch(sb);
+				srv_sandbox_unref(sb);
 			}
 			s->touched_ns = now;
 		}

@@ -211,13 +211,13 @@ cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
 /* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
  * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
  * or NULL. */
-static struct cd_sandbox *signed_files(struct cd_req *r)
+static struct srv_sandbox *signed_files(struct cd_req *r)
 {
 	const char *sig = cd_http_query(r, "signature"),
 		   *exp = cd_http_query(r, "signature_expiration");
 	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
 	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
-	struct cd_sandbox **v, *found = NULL;
+	struct srv_sandbox **v, *found = NULL;
 	char want[64];
 	size_t n;
 
@@ -225,7 +225,7 @@ static struct cd_sandbox *signed_files(struct cd_req *r)
 		return NULL;
 	if (exp && strtoll(exp, NULL, 10) * 1000 < srv_now_ms())
 		return NULL; /* expired */
-	if (cd_reg_snapshot(&v, &n) < 0)
+	if (srv_reg_snapshot(&v, &n) < 0)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!found &&
@@ -233,7 +233,7 @@ static struct cd_sandbox *signed_files(struct cd_req *r)
 		    srv_auth_token_eq(sig, want))
 			found = v[i];
 		else
-			cd_sandbox_unref(v[i]);
+			srv_sandbox_unref(v[i]);
 	}
 	free(v);
 	return found;
@@ -276,11 +276,11 @@ static enum MHD_Result route(struct cd_req *r)
 	else if (!id)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
-		cd_sandbox_attach(r);
+		srv_sandbox_attach(r);
 		r->plane = CD_PLANE_ENVD;
 		if (!sandbox_tenant_ok(r))
 			return MHD_YES;
-		cd_sandbox_touch(r->sb);
+		srv_sandbox_touch(r->sb);
 		r->handler = cd_envd_route(r, r->url);
 		return r->handler || r->answered ? MHD_YES
 						 : cd_http_error(r, 404, "no such endpoint");
@@ -303,10 +303,10 @@ static enum MHD_Result route(struct cd_req *r)
 	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
 		return cd_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
 	r->plane = port == SRV_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
-	r->sb = cd_reg_get(id);
+	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return cd_http_error(r, 502, "sandbox %s not found", id);
-	cd_sandbox_attach(r);
+	srv_sandbox_attach(r);
 	token = cd_http_header(r, "X-Access-Token");
 	if (!token)
 		token = cd_http_header(r, "E2B-Traffic-Access-Token");
@@ -315,18 +315,18 @@ static enum MHD_Result route(struct cd_req *r)
 		r->anonymous = true;
 	}
 	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
-		struct cd_sandbox *s = signed_files(r);
+		struct srv_sandbox *s = signed_files(r);
 
 		if (s == r->sb)
 			token = r->sb->token;
 		if (s)
-			cd_sandbox_unref(s);
+			srv_sandbox_unref(s);
 	}
 	if (!token || !srv_auth_token_eq(token, r->sb->token))
 		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
 	if (!r->anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
-	cd_sandbox_touch(r->sb);
+	srv_sandbox_touch(r->sb);
 	r->handler = r->plane == CD_PLANE_ENVD ? cd_envd_route(r, r->url)
 					       : cd_interp_route(r->method, r->url, &r->sub);
 	if (!r->handler && !r->answered)
@@ -451,8 +451,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->state_free)
 		r->state_free(r->state);
 	if (r->sb) {
-		cd_sandbox_detach(r);
-		cd_sandbox_unref(r->sb);
+		srv_sandbox_detach(r);
+		srv_sandbox_unref(r->sb);
 	}
 	free(r->sub);
 	free(r->body);

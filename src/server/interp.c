@@ -107,7 +107,7 @@ static void kernel_stop(struct cd_ctx *c)
 	buf_free(c); /* an exited kernel keeps no buffer */
 }
 
-static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
+static int kernel_start(struct srv_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
 {
 	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
 	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
@@ -140,7 +140,7 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	return r;
 }
 
-static struct cd_ctx *ctx_new(struct cd_sandbox *sb, const char *cwd)
+static struct cd_ctx *ctx_new(struct srv_sandbox *sb, const char *cwd)
 {
 	struct cd_ctx *c = calloc(1, sizeof(*c));
 
@@ -169,7 +169,7 @@ static void ctx_free(struct cd_ctx *c)
 	free(c);
 }
 
-static void ctx_unref(struct cd_sandbox *sb, struct cd_ctx *c)
+static void ctx_unref(struct srv_sandbox *sb, struct cd_ctx *c)
 {
 	bool last;
 
@@ -181,7 +181,7 @@ static void ctx_unref(struct cd_sandbox *sb, struct cd_ctx *c)
 }
 
 /* A place among the sandbox's contexts (sb->lock held): false past CD_SANDBOX_MAX_CTXS. */
-static bool ctx_slot(struct cd_sandbox *sb)
+static bool ctx_slot(struct srv_sandbox *sb)
 {
 	if (sb->n_ctxs >= CD_SANDBOX_MAX_CTXS)
 		return false;
@@ -189,7 +189,7 @@ static bool ctx_slot(struct cd_sandbox *sb)
 	return true;
 }
 
-static void ctx_unslot(struct cd_sandbox *sb)
+static void ctx_unslot(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_ctxs--;
@@ -198,7 +198,7 @@ static void ctx_unslot(struct cd_sandbox *sb)
 
 /* By id; NULL id: the default context ("default"), made on first use. *ret: a reference.
  * -ENOENT: no such context; -EAGAIN: the default one would be one too many. */
-static int ctx_get(struct cd_sandbox *sb, const char *id, struct cd_ctx **ret)
+static int ctx_get(struct srv_sandbox *sb, const char *id, struct cd_ctx **ret)
 {
 	struct cd_ctx *c;
 	int r = 0;
@@ -240,7 +240,7 @@ static json_object *ctx_json(const struct cd_ctx *c)
 
 /* The context's turn (its exec_lock), waited for in steps of a second: false once the sandbox
  * is dying or the client (conn_fd, -1: none) went away. */
-static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
+static bool take_turn(struct srv_sandbox *sb, struct cd_ctx *c, int conn_fd)
 {
 	struct timespec ts;
 
@@ -257,7 +257,7 @@ static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
 
 /* --- one execution's stream --- */
 struct exec_stream {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 	struct cd_ctx *c;
 	char *request; /* the line for the kernel */
 	int conn_fd;
@@ -497,7 +497,7 @@ static bool next_line(struct exec_stream *s)
 		if (r == 0) {
 			if (cd_http_peer_gone(s->conn_fd))
 				return false;
-			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
+			srv_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
 			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
 				/* a type the SDK ignores; the connection's idle timeout never fires */
 				set_out(s, strdup("{\"type\":\"keepalive\"}\n"));
@@ -583,7 +583,7 @@ static void exec_free(void *arg)
 	}
 	set_out(s, NULL);
 	ctx_unref(s->sb, s->c);
-	cd_sandbox_unref(s->sb);
+	srv_sandbox_unref(s->sb);
 	free(s->request);
 	free(s);
 }
@@ -661,7 +661,7 @@ static enum MHD_Result execute(struct cd_req *r)
 		ctx_unref(r->sb, c);
 		return cd_http_error(r, 500, "out of memory");
 	}
-	cd_sandbox_ref(r->sb);
+	srv_sandbox_ref(r->sb);
 	s->sb = r->sb;
 	s->c = c;
 	s->request = line;
@@ -802,7 +802,7 @@ cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_su
 	return NULL;
 }
 
-void cd_interp_kill_all(struct cd_sandbox *sb)
+void cd_interp_kill_all(struct srv_sandbox *sb)
 {
 	struct cd_ctx *c;
 

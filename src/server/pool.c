@@ -4,7 +4,7 @@
  * thread makes the next meanwhile, so that create-to-first-command costs no sandbox setup. A
  * pooled sandbox is made from the server's options alone (config_base in control.c); what a
  * create asks for that differs per sandbox (its id, its envVars) reaches its commands at each
- * exec (cd_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
+ * exec (srv_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
  * counted by --max-sandboxes; they are destroyed with the server.
  */
 #include <errno.h>

@@ -225,7 +225,7 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
  * log, so that a client told of the end (the event, or the stream's end) lists it no more. */
 static void unlist(struct cd_proc *p)
 {
-	struct cd_sandbox *sb = p->sb;
+	struct srv_sandbox *sb = p->sb;
 
 	pthread_mutex_lock(&sb->lock);
 	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
@@ -246,7 +246,7 @@ static void unlist(struct cd_proc *p)
  * kept for it), the log no longer counted against the sandbox, references dropped. */
 static void pump_done(struct cd_proc *p)
 {
-	struct cd_sandbox *sb = p->sb;
+	struct srv_sandbox *sb = p->sb;
 
 	pthread_mutex_lock(&p->lock);
 	cordon_process_free(p->p);
@@ -267,14 +267,14 @@ static void pump_done(struct cd_proc *p)
 	p->pty_fd = -1;
 	pthread_mutex_unlock(&p->in_lock);
 	p->sb = NULL;
-	cd_sandbox_unref(sb);
+	srv_sandbox_unref(sb);
 	cd_proc_unref(p);
 }
 
 static void *pump(void *arg)
 {
 	struct cd_proc *p = arg;
-	struct cd_sandbox *sb = p->sb;
+	struct srv_sandbox *sb = p->sb;
 	char *buf = malloc(CHUNK);
 	int status = 0, w;
 	bool exited = false, known = false, dying = false;
@@ -421,7 +421,7 @@ static void close_child_fds(int fd[3])
 }
 
 /* A place among the sandbox's followed processes (and terminals): 0, or -EAGAIN said in err. */
-static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
+static int reserve(struct srv_sandbox *sb, bool pty, struct cordon_error *err)
 {
 	unsigned procs, ptys;
 	bool ok;
@@ -446,7 +446,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 		       "%u terminals are open already (the most one sandbox may have)", ptys);
 }
 
-static void unreserve(struct cd_sandbox *sb, bool pty)
+static void unreserve(struct srv_sandbox *sb, bool pty)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_procs--;
@@ -455,7 +455,7 @@ static void unreserve(struct cd_sandbox *sb, bool pty)
 }
 
 /* The process itself, through the library: its descriptors made, the command's closed. */
-static int exec_in(struct cd_sandbox *sb, struct cd_proc *p, struct cd_proc_start *ps,
+static int exec_in(struct srv_sandbox *sb, struct cd_proc *p, struct cd_proc_start *ps,
 		   struct cordon_error *err)
 {
 	struct cordon_exec e = {
@@ -476,7 +476,7 @@ static int exec_in(struct cd_sandbox *sb, struct cd_proc *p, struct cd_proc_star
 	return r;
 }
 
-int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
+int cd_proc_start(struct srv_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
 		  struct cordon_error *err)
 {
 	struct cd_proc *p = proc_new();
@@ -512,7 +512,7 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 		p->followed = true;
 	}
 	push(p, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
-	cd_sandbox_ref(sb);
+	srv_sandbox_ref(sb);
 	p->sb = sb;
 	p->refs = 3; /* the caller's, the pump's, the sandbox list's */
 	pthread_mutex_lock(&sb->lock);
@@ -532,7 +532,7 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	return 0;
 }
 
-struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag)
+struct cd_proc *cd_proc_find(struct srv_sandbox *sb, uint32_t pid, const char *tag)
 {
 	struct cd_proc *p;
 
@@ -769,7 +769,7 @@ int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *e
 	return r;
 }
 
-json_object *cd_procs_list(struct cd_sandbox *sb)
+json_object *cd_procs_list(struct srv_sandbox *sb)
 {
 	json_object *a = json_object_new_array();
 
@@ -790,7 +790,7 @@ json_object *cd_procs_list(struct cd_sandbox *sb)
 }
 
 /* Every pump has ended (the sandbox's users are gone): the list's references go. */
-void cd_procs_kill_all(struct cd_sandbox *sb)
+void cd_procs_kill_all(struct srv_sandbox *sb)
 {
 	struct cd_proc *p;
 

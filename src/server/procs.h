@@ -28,7 +28,7 @@ struct cd_proc {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned refs;
-	struct cd_sandbox *sb;	  /* the pump's reference, until it ends */
+	struct srv_sandbox *sb;	  /* the pump's reference, until it ends */
 	struct cordon_process *p; /* the pump's; NULL once ended */
 	uint32_t pid;
 	char *tag;
@@ -68,10 +68,10 @@ struct cd_proc_start {
 };
 
 /* Start it and its pump; *ret: a reference. */
-int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
+int cd_proc_start(struct srv_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
 		  struct cordon_error *err);
 /* A running process by pid (tag NULL) or tag; a reference, or NULL. */
-struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag);
+struct cd_proc *cd_proc_find(struct srv_sandbox *sb, uint32_t pid, const char *tag);
 void cd_proc_unref(struct cd_proc *p);
 /* Follow p with *cursor (the stream's own; CD_PROC_TAIL: from the next event): while the log
  * is full, the pump waits for the slowest stream (unless it read nothing for CD_PROC_STALL_NS),
@@ -90,4 +90,4 @@ int cd_proc_close_stdin(struct cd_proc *p, int dying_fd, struct cordon_error *er
 int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err);
 int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *err);
 /* The live processes' ProcessInfo list. */
-json_object *cd_procs_list(struct cd_sandbox *sb);
+json_object *cd_procs_list(struct srv_sandbox *sb);

@@ -512,7 +512,7 @@ int srv_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
+	if (srv_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
 	    cd_pool_start(srv_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
@@ -525,9 +525,9 @@ int srv_serve_main(int argc, char **argv)
 		pthread_detach(watch);
 	cd_pool_stop();
 	cd_disk_stop();
-	cd_reg_stop();
+	srv_reg_stop();
 	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
-	cd_reg_wait();
+	srv_reg_wait();
 	srv_keys_forget_made();
 	if (srv_opts.socket_path)
 		unlink(srv_opts.socket_path);

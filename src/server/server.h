@@ -77,17 +77,17 @@ struct cd_ctx;
 struct cd_req;
 /* A call on a sandbox's agent (a command's start, a file call, a whole listing) ends within this
  * (cordon_session_set_bounds), or when the sandbox ends. */
-#define CD_AGENT_CALL_NS (60ull * NSEC_PER_SEC)
+#define SRV_AGENT_CALL_NS (60ull * NSEC_PER_SEC)
 /* A listing's paths, names and link targets the library holds for the server (envd_fs.c). */
-#define CD_LIST_RAW_MAX (16u << 20)
+#define SRV_LIST_RAW_MAX (16u << 20)
 /* A sandbox being killed: its processes are killed at once, then its requests get this long to
  * let go of it before their connections are shut down. Its --max-sandboxes slot is held until
  * it is gone. */
-#define CD_DRAIN_NS (5ull * NSEC_PER_SEC)
+#define SRV_DRAIN_NS (5ull * NSEC_PER_SEC)
 /* DELETE answers once the sandbox is gone, or after this (it is dead already: killed first). */
-#define CD_KILL_WAIT_NS (15ull * NSEC_PER_SEC)
+#define SRV_KILL_WAIT_NS (15ull * NSEC_PER_SEC)
 
-struct cd_sandbox {
+struct srv_sandbox {
 	char id[24];
 	char token[48];
 	char *template_id;
@@ -116,36 +116,36 @@ struct cd_sandbox {
 	unsigned n_lists;    /* ListDir answers being built (envd_fs.c) */
 	uint64_t log_bytes;  /* its processes' logs (atomic), CD_SANDBOX_LOG_BYTES */
 	uint64_t line_bytes; /* its kernels' long lines (atomic), CD_SANDBOX_LINE_BYTES */
-	struct cd_sandbox *next;
+	struct srv_sandbox *next;
 };
 
-int cd_reg_start(struct cordon_error *err);
-/* Every sandbox doomed (its waits end) and handed to a destroyer; cd_reg_wait() waits for them
+int srv_reg_start(struct cordon_error *err);
+/* Every sandbox doomed (its waits end) and handed to a destroyer; srv_reg_wait() waits for them
  * (after the connections are closed: a stream's reference goes with its connection). */
-void cd_reg_stop(void);
-void cd_reg_wait(void);
+void srv_reg_stop(void);
+void srv_reg_wait(void);
 /* Takes the sandbox (one reference: the table's). -EBUSY: --max-sandboxes reached. */
-int cd_reg_add(struct cd_sandbox *sb);
-int cd_reg_reserve(void); /* a slot for a sandbox being made; -EBUSY */
-void cd_reg_unreserve(void);
+int srv_reg_add(struct srv_sandbox *sb);
+int srv_reg_reserve(void); /* a slot for a sandbox being made; -EBUSY */
+void srv_reg_unreserve(void);
 /* A reference, or NULL (unknown or dying). */
-struct cd_sandbox *cd_reg_get(const char *id);
-void cd_sandbox_ref(struct cd_sandbox *sb);
-void cd_sandbox_unref(struct cd_sandbox *sb);
-void cd_sandbox_touch(struct cd_sandbox *sb);
+struct srv_sandbox *srv_reg_get(const char *id);
+void srv_sandbox_ref(struct srv_sandbox *sb);
+void srv_sandbox_unref(struct srv_sandbox *sb);
+void srv_sandbox_touch(struct srv_sandbox *sb);
 /* r holds r->sb (a reference): its connection is shut down if the sandbox ends and r does not
- * let go within CD_DRAIN_NS. Detached at r's end, before the connection can close. */
-void cd_sandbox_attach(struct cd_req *r);
-void cd_sandbox_detach(struct cd_req *r);
+ * let go within SRV_DRAIN_NS. Detached at r's end, before the connection can close. */
+void srv_sandbox_attach(struct cd_req *r);
+void srv_sandbox_detach(struct cd_req *r);
 /* Remove from the table, kill its processes, destroy it (a thread of its own) and wait for that
- * up to CD_KILL_WAIT_NS. -ENOENT: unknown. */
-int cd_reg_kill(const char *id);
+ * up to SRV_KILL_WAIT_NS. -ENOENT: unknown. */
+int srv_reg_kill(const char *id);
 /* The same, destroyed by a thread of its own: the caller does not wait. */
-int cd_reg_kill_later(const char *id, const char *why);
+int srv_reg_kill_later(const char *id, const char *why);
 /* A new reference to each live sandbox; *ret freed by the caller after unref of each. */
-int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n);
-void cd_sandbox_free(struct cd_sandbox *sb);
-struct cd_sandbox *cd_sandbox_new(void);
+int srv_reg_snapshot(struct srv_sandbox ***ret, size_t *ret_n);
+void srv_sandbox_free(struct srv_sandbox *sb);
+struct srv_sandbox *srv_sandbox_new(void);
 int64_t srv_now_ms(void); /* realtime */
 
 /* --- http.c: libmicrohttpd glue --- */
@@ -160,7 +160,7 @@ struct cd_req {
 	char *url;
 	char *sub;	       /* the route's {id} part, when it has one */
 	int plane;	       /* CD_PLANE_* */
-	struct cd_sandbox *sb; /* the data plane's sandbox (a reference) */
+	struct srv_sandbox *sb; /* the data plane's sandbox (a reference) */
 	cd_handler_fn handler;
 	cd_body_fn body_fn; /* streaming body (uploads); else the body is gathered */
 	char *body;
@@ -240,7 +240,7 @@ enum MHD_Result cd_files_post_begin(struct cd_req *r); /* sets r->body_fn */
 enum MHD_Result cd_files_post_end(struct cd_req *r);
 
 /* --- procs.c: processes and their output --- */
-void cd_procs_kill_all(struct cd_sandbox *sb); /* the sandbox is dying: pumps end */
+void cd_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
 /* Write all of buf to fd (O_NONBLOCK), a descriptor a sandbox reads: 0; -ETIMEDOUT when it
  * takes nothing for stall_ns; -ECANCELED once dying_fd is readable; -ECONNRESET when the
  * client of conn_fd went away (-1: none); else -errno. Never blocks for longer. */
@@ -254,7 +254,7 @@ int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn
 /* Kernel lines past 256 KiB that the server holds at once for one sandbox (one line: at most
  * 32 MiB): a line past it is dropped, and the execution told. */
 #define CD_SANDBOX_LINE_BYTES (32u << 20)
-void cd_interp_kill_all(struct cd_sandbox *sb);
+void cd_interp_kill_all(struct srv_sandbox *sb);
 
 /* --- rpc.c: Connect RPCs with JSON --- */
 enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
