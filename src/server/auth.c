@@ -91,7 +91,7 @@ int srv_auth_signature(const char *path, const char *op, const char *user, const
 	sha256_update(&ctx, strlen(text), (const uint8_t *)text);
 	sha256_digest(&ctx, sizeof(digest), digest);
 	free(text);
-	if (cd_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
+	if (srv_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
 		return -ENOMEM;
 	while (n > 0 && b64[n - 1] == '=')
 		b64[--n] = '\0';

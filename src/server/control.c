@@ -295,43 +295,43 @@ static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl
 	return timeout_field(body, ttl, why);
 }
 
-static enum MHD_Result create(struct cd_req *r)
+static enum MHD_Result create(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why);
+	json_object *body = srv_http_body_json(r, &why);
 	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r, 400, "bad JSON body: %s", why);
 	sb = srv_sandbox_new();
 	if (!sb) {
 		json_object_put(body);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r, 500, "out of memory");
 	}
 	k = parse_create(sb, body, &ttl, &why);
 	json_object_put(body);
 	if (k < 0) {
 		srv_sandbox_free(sb);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r, 400, "%s", why);
 	}
 	k = srv_reg_reserve();
 	if (k < 0) {
 		srv_sandbox_free(sb);
 		return k == -EBUSY
-			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
-					   srv_opts.max_sandboxes)
-			   : cd_http_error(r, 503, "the server is stopping");
+			   ? srv_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
+					    srv_opts.max_sandboxes)
+			   : srv_http_error(r, 503, "the server is stopping");
 	}
 	if (srv_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
 	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		srv_reg_unreserve();
 		srv_sandbox_free(sb);
 		srv_log("create: %s: %s", err.step, err.msg);
-		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
-				     err.msg);
+		return srv_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
+				      err.msg);
 	}
 	sb->started_ms = srv_now_ms();
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
@@ -341,12 +341,12 @@ static enum MHD_Result create(struct cd_req *r)
 		cordon_session_destroy(sb->session, NULL, &err);
 		srv_sandbox_free(sb);
 		json_object_put(body);
-		return cd_http_error(r, 503, "the server is stopping");
+		return srv_http_error(r, 503, "the server is stopping");
 	}
 	srv_log("sandbox %s: created (template %s)",
 		json_object_get_string(json_object_object_get(body, "sandboxID")),
 		json_object_get_string(json_object_object_get(body, "templateID")));
-	return cd_http_json(r, 201, body);
+	return srv_http_json(r, 201, body);
 }
 
 /* ?metadata=k%3Dv%26k2%3Dv2 (form-encoded pairs, encoded once more) */
@@ -373,17 +373,17 @@ static bool metadata_matches(struct srv_sandbox *sb, const char *q)
 	return true;
 }
 
-static enum MHD_Result list(struct cd_req *r)
+static enum MHD_Result list(struct srv_req *r)
 {
-	const char *state = cd_http_query(r, "state");
-	const char *meta = cd_http_query(r, "metadata");
+	const char *state = srv_http_query(r, "state");
+	const char *meta = srv_http_query(r, "metadata");
 	json_object *a = json_object_new_array();
 	struct srv_sandbox **v;
 	size_t n;
 
 	if (!a || srv_reg_snapshot(&v, &n) < 0) {
 		json_object_put(a);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r, 500, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((!state || strstr(state, "running")) && metadata_matches(v[i], meta))
@@ -391,51 +391,51 @@ static enum MHD_Result list(struct cd_req *r)
 		srv_sandbox_unref(v[i]);
 	}
 	free(v);
-	return cd_http_json(r, 200, a);
+	return srv_http_json(r, 200, a);
 }
 
-static enum MHD_Result get(struct cd_req *r)
+static enum MHD_Result get(struct srv_req *r)
 {
 	struct srv_sandbox *sb = srv_reg_get(r->sub);
 	json_object *j;
 
 	if (!sb)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
 	j = sandbox_json(sb, false);
 	srv_sandbox_unref(sb);
-	return cd_http_json(r, 200, j);
+	return srv_http_json(r, 200, j);
 }
 
-static enum MHD_Result kill_(struct cd_req *r)
+static enum MHD_Result kill_(struct srv_req *r)
 {
 	if (srv_reg_kill(r->sub) < 0)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
-	return cd_http_text(r, 204, NULL, "", 0);
+		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
+	return srv_http_text(r, 204, NULL, "", 0);
 }
 
 /* timeout (set), connect (extend, never shorten), refreshes (extend by duration) */
-static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answer_sandbox)
+static enum MHD_Result set_timeout(struct srv_req *r, bool extend_only, bool answer_sandbox)
 {
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why), *j;
+	json_object *body = srv_http_body_json(r, &why), *j;
 	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int64_t end;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r, 400, "bad JSON body: %s", why);
 	if (json_object_object_get_ex(body, "duration", &j) &&
 	    !json_object_object_get_ex(body, "timeout",
 				       NULL)) /* refreshes: {"duration": seconds} */
 		json_object_object_add(body, "timeout", json_object_get(j));
 	if (timeout_field(body, &ttl, &why) < 0) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r, 400, "%s", why);
 	}
 	json_object_put(body);
 	sb = srv_reg_get(r->sub);
 	if (!sb)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
 	end = srv_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
 	pthread_mutex_lock(&sb->lock);
 	if (!extend_only || end > sb->end_ms)
@@ -445,38 +445,38 @@ static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answ
 	j = answer_sandbox ? sandbox_json(sb, true) : NULL;
 	srv_sandbox_unref(sb);
 	if (answer_sandbox)
-		return cd_http_json(r, 200, j);
-	return cd_http_text(r, 204, NULL, "", 0);
+		return srv_http_json(r, 200, j);
+	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result timeout_(struct cd_req *r)
+static enum MHD_Result timeout_(struct srv_req *r)
 {
 	return set_timeout(r, false, false);
 }
 
-static enum MHD_Result connect_(struct cd_req *r)
+static enum MHD_Result connect_(struct srv_req *r)
 {
 	return set_timeout(r, true, true);
 }
 
-static enum MHD_Result refresh(struct cd_req *r)
+static enum MHD_Result refresh(struct srv_req *r)
 {
 	return set_timeout(r, true, false);
 }
 
-static enum MHD_Result health(struct cd_req *r)
+static enum MHD_Result health(struct srv_req *r)
 {
-	return cd_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
+	return srv_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
 }
 
-static enum MHD_Result unsupported(struct cd_req *r)
+static enum MHD_Result unsupported(struct srv_req *r)
 {
-	return cd_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
+	return srv_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
 }
 
 static const struct {
 	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
-	cd_handler_fn fn;
+	srv_handler_fn fn;
 } routes[] = {
     {"POST", "/sandboxes", NULL, create},
     {"POST", "/v2/sandboxes", NULL, create},
@@ -514,7 +514,7 @@ static bool match_id(const char *url, const char *prefix, const char *suffix, ch
 	return *ret != NULL;
 }
 
-cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub)
+srv_handler_fn srv_control_route(const char *method, const char *url, char **ret_sub)
 {
 	for (size_t i = 0; i < CD_ELEMENTSOF(routes); i++) {
 		if (strcmp(method, routes[i].method) != 0)

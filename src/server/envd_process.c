@@ -43,7 +43,7 @@ static void pstream_set(struct pstream *s, uint8_t flags, char *msg)
 	free(s->buf);
 	s->buf = NULL;
 	s->len = s->off = 0;
-	if (msg && cd_connect_frame(flags, msg, strlen(msg), &s->buf, &s->len) < 0)
+	if (msg && srv_connect_frame(flags, msg, strlen(msg), &s->buf, &s->len) < 0)
 		s->len = 0;
 	free(msg);
 }
@@ -77,10 +77,10 @@ static bool pstream_fill(struct pstream *s)
 		}
 		if (r < 0 && !late) {
 			s->done = true;
-			pstream_set(s, CD_CONNECT_FLAG_END, strdup("{}"));
+			pstream_set(s, SRV_CONNECT_FLAG_END, strdup("{}"));
 			return true;
 		}
-		if (cd_http_peer_gone(s->conn_fd))
+		if (srv_http_peer_gone(s->conn_fd))
 			return false;
 		if (late) {
 			/* the request's time is up (the SDK's timeoutMs): a started command goes
@@ -88,9 +88,9 @@ static bool pstream_fill(struct pstream *s)
 			if (s->kill_at_deadline)
 				cd_proc_signal(s->p, SIGKILL, NULL);
 			s->done = true;
-			pstream_set(s, CD_CONNECT_FLAG_END,
-				    cd_connect_error_json("deadline_exceeded",
-							  "the request ran past its timeout", 1));
+			pstream_set(s, SRV_CONNECT_FLAG_END,
+				    srv_connect_error_json("deadline_exceeded",
+							   "the request ran past its timeout", 1));
 			return true;
 		}
 		if (now - s->last_ns >= KEEPALIVE_NS) {
@@ -120,9 +120,9 @@ static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
 }
 
 /* Connect-Timeout-Ms as a CLOCK_MONOTONIC time; 0: none (at most 10 digits of milliseconds) */
-static uint64_t request_deadline(struct cd_req *r)
+static uint64_t request_deadline(struct srv_req *r)
 {
-	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
+	const char *t = srv_http_header(r, "Connect-Timeout-Ms");
 	unsigned long long ms;
 
 	if (!t || strlen(t) > 10)
@@ -133,7 +133,7 @@ static uint64_t request_deadline(struct cd_req *r)
 
 /* Follow p from cursor; first (a ProcessEvent, taken) is sent before. s: a stream Start has
  * subscribed already (cd_proc_start's cursor, its deadline set), else NULL. */
-static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, struct pstream *s,
+static enum MHD_Result stream(struct srv_req *r, struct cd_proc *p, struct pstream *s,
 			      uint64_t cursor, char *first, bool kill_at_deadline)
 {
 	bool subscribed = s != NULL;
@@ -153,19 +153,19 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, struct pstrea
 		cd_proc_unref(p);
 		free(first);
 		free(s);
-		return cd_rpc_stream_error(r, "resource_exhausted",
-					   "too many streams follow the "
-					   "process already");
+		return srv_rpc_stream_error(r, "resource_exhausted",
+					    "too many streams follow the "
+					    "process already");
 	}
-	s->conn_fd = cd_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r);
 	s->last_ns = cd_now_ns();
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
 	if (!subscribed)
 		s->deadline_ns = request_deadline(r);
-	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
-			      pstream_free, s);
+	return srv_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
+			       pstream_free, s);
 }
 
 /* ProcessConfig -> argv, env (KEY=VALUE), cwd; the config kept for List. */
@@ -184,10 +184,10 @@ static int parse_config(json_object *proc, struct pconf *c, const char **why)
 {
 	json_object *cmd, *args, *envs, *cwd;
 
-	if (cd_rpc_get(proc, "cmd", json_type_string, &cmd, why) < 0 ||
-	    cd_rpc_get(proc, "args", json_type_array, &args, why) < 0 ||
-	    cd_rpc_get(proc, "envs", json_type_object, &envs, why) < 0 ||
-	    cd_rpc_get(proc, "cwd", json_type_string, &cwd, why) < 0)
+	if (srv_rpc_get(proc, "cmd", json_type_string, &cmd, why) < 0 ||
+	    srv_rpc_get(proc, "args", json_type_array, &args, why) < 0 ||
+	    srv_rpc_get(proc, "envs", json_type_object, &envs, why) < 0 ||
+	    srv_rpc_get(proc, "cwd", json_type_string, &cwd, why) < 0)
 		return -EINVAL;
 	if (!cmd || !json_object_get_string_len(cmd)) {
 		*why = "\"process.cmd\" is missing";
@@ -227,10 +227,10 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 	json_object *pty, *size, *r, *c;
 
 	*rows = *cols = 0;
-	if (cd_rpc_get(req, "pty", json_type_object, &pty, why) < 0 ||
-	    cd_rpc_get(pty, "size", json_type_object, &size, why) < 0 ||
-	    cd_rpc_get(size, "rows", json_type_int, &r, why) < 0 ||
-	    cd_rpc_get(size, "cols", json_type_int, &c, why) < 0)
+	if (srv_rpc_get(req, "pty", json_type_object, &pty, why) < 0 ||
+	    srv_rpc_get(pty, "size", json_type_object, &size, why) < 0 ||
+	    srv_rpc_get(size, "rows", json_type_int, &r, why) < 0 ||
+	    srv_rpc_get(size, "cols", json_type_int, &c, why) < 0)
 		return -EINVAL;
 	if (!pty)
 		return 0;
@@ -243,10 +243,10 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 	return 0;
 }
 
-static enum MHD_Result start(struct cd_req *r)
+static enum MHD_Result start(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, true), *proc, *tag, *in;
+	json_object *req = srv_rpc_request(r, true), *proc, *tag, *in;
 	struct pconf c = {0};
 	char **env = NULL;
 	struct cd_proc_start ps = {0};
@@ -257,22 +257,22 @@ static enum MHD_Result start(struct cd_req *r)
 
 	if (!req)
 		return MHD_YES;
-	k = cd_rpc_get(req, "process", json_type_object, &proc, &why);
+	k = srv_rpc_get(req, "process", json_type_object, &proc, &why);
 	if (k == 0)
 		k = parse_config(proc, &c, &why);
 	else if (k == 1)
 		why = "\"process\" is missing", k = -EINVAL;
 	if (k >= 0)
-		k = cd_rpc_get(req, "tag", json_type_string, &tag, &why);
+		k = srv_rpc_get(req, "tag", json_type_string, &tag, &why);
 	if (k >= 0)
-		k = cd_rpc_get(req, "stdin", json_type_boolean, &in, &why);
+		k = srv_rpc_get(req, "stdin", json_type_boolean, &in, &why);
 	if (k >= 0)
 		k = parse_pty(req, &ps.pty_rows, &ps.pty_cols, &why);
 	if (k < 0) {
 		pconf_done(&c);
 		json_object_put(req);
-		return cd_rpc_stream_error(r, "invalid_argument", "%s",
-					   why ? why : "out of memory");
+		return srv_rpc_stream_error(r, "invalid_argument", "%s",
+					    why ? why : "out of memory");
 	}
 	ps.argv = (const char *const *)c.argv;
 	/* the sandbox's own variables, then the request's over them */
@@ -280,7 +280,7 @@ static enum MHD_Result start(struct cd_req *r)
 	if (!env) {
 		pconf_done(&c);
 		json_object_put(req);
-		return cd_rpc_stream_error(r, "internal", "out of memory");
+		return srv_rpc_stream_error(r, "internal", "out of memory");
 	}
 	ps.env = (const char *const *)env;
 	ps.cwd = c.cwd;
@@ -300,45 +300,45 @@ static enum MHD_Result start(struct cd_req *r)
 	if (k < 0)
 		free(s);
 	if (k < 0)
-		return cd_rpc_stream_error(r,
-					   strcmp(err.step, "exec") == 0 && err.code == ENOENT
-					       ? "not_found"
-					       : cd_connect_code_of_errno(err.code),
-					   "%s: %s", err.step, err.msg);
+		return srv_rpc_stream_error(r,
+					    strcmp(err.step, "exec") == 0 && err.code == ENOENT
+						? "not_found"
+						: srv_connect_code_of_errno(err.code),
+					    "%s: %s", err.step, err.msg);
 	return stream(r, p, s, 0, NULL, true);
 }
 
 /* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
-static struct cd_proc *select_proc(struct cd_req *r, json_object *req, bool streaming)
+static struct cd_proc *select_proc(struct srv_req *r, json_object *req, bool streaming)
 {
 	json_object *sel, *pid = NULL, *tag = NULL;
 	const char *why = NULL;
 	struct cd_proc *p;
 
-	if (cd_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
-	    cd_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
-	    cd_rpc_get(sel, "tag", json_type_string, &tag, &why) < 0 || (!pid && !tag)) {
+	if (srv_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
+	    srv_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
+	    srv_rpc_get(sel, "tag", json_type_string, &tag, &why) < 0 || (!pid && !tag)) {
 		why = why ? why : "\"process\" must select a pid or a tag";
 		if (streaming)
-			cd_rpc_stream_error(r, "invalid_argument", "%s", why);
+			srv_rpc_stream_error(r, "invalid_argument", "%s", why);
 		else
-			cd_rpc_error(r, "invalid_argument", "%s", why);
+			srv_rpc_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}
 	p = cd_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
 			 tag ? json_object_get_string(tag) : NULL);
 	if (!p) {
 		if (streaming)
-			cd_rpc_stream_error(r, "not_found", "no such process");
+			srv_rpc_stream_error(r, "not_found", "no such process");
 		else
-			cd_rpc_error(r, "not_found", "no such process");
+			srv_rpc_error(r, "not_found", "no such process");
 	}
 	return p;
 }
 
-static enum MHD_Result connect_(struct cd_req *r)
+static enum MHD_Result connect_(struct srv_req *r)
 {
-	json_object *req = cd_rpc_request(r, true);
+	json_object *req = srv_rpc_request(r, true);
 	struct cd_proc *p;
 
 	if (!req)
@@ -352,9 +352,9 @@ static enum MHD_Result connect_(struct cd_req *r)
 		      false);
 }
 
-static enum MHD_Result list(struct cd_req *r)
+static enum MHD_Result list(struct srv_req *r)
 {
-	json_object *req = cd_rpc_request(r, false), *j;
+	json_object *req = srv_rpc_request(r, false), *j;
 
 	if (!req)
 		return MHD_YES;
@@ -362,18 +362,18 @@ static enum MHD_Result list(struct cd_req *r)
 	j = json_object_new_object();
 	if (j)
 		json_object_object_add(j, "processes", cd_procs_list(r->sb));
-	return cd_rpc_reply(r, j);
+	return srv_rpc_reply(r, j);
 }
 
-static enum MHD_Result empty_reply(struct cd_req *r)
+static enum MHD_Result empty_reply(struct srv_req *r)
 {
-	return cd_rpc_reply(r, json_object_new_object());
+	return srv_rpc_reply(r, json_object_new_object());
 }
 
-static enum MHD_Result send_input(struct cd_req *r)
+static enum MHD_Result send_input(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *input, *data = NULL;
+	json_object *req = srv_rpc_request(r, false), *input, *data = NULL;
 	const char *why = NULL;
 	struct cd_proc *p;
 	uint8_t *bytes = NULL;
@@ -388,29 +388,29 @@ static enum MHD_Result send_input(struct cd_req *r)
 		json_object_put(req);
 		return MHD_YES;
 	}
-	k = cd_rpc_get(req, "input", json_type_object, &input, &why);
-	if (k == 0 && (k = cd_rpc_get(input, "stdin", json_type_string, &data, &why)) == 1) {
-		k = cd_rpc_get(input, "pty", json_type_string, &data, &why);
+	k = srv_rpc_get(req, "input", json_type_object, &input, &why);
+	if (k == 0 && (k = srv_rpc_get(input, "stdin", json_type_string, &data, &why)) == 1) {
+		k = srv_rpc_get(input, "pty", json_type_string, &data, &why);
 		pty = data != NULL;
 	}
 	if (k == 0 && data &&
-	    cd_b64_decode(json_object_get_string(data), (size_t)json_object_get_string_len(data),
-			  &bytes, &n) < 0)
+	    srv_b64_decode(json_object_get_string(data), (size_t)json_object_get_string_len(data),
+			   &bytes, &n) < 0)
 		why = "the input is not base64", k = -EINVAL;
 	if (k < 0) {
 		json_object_put(req);
 		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument", "%s", why);
+		return srv_rpc_error(r, "invalid_argument", "%s", why);
 	}
 	k = n ? cd_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
 	free(bytes);
 	json_object_put(req);
 	cd_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r,
-				    err.code == EPIPE ? "failed_precondition"
-						      : cd_connect_code_of_errno(err.code),
-				    "%s", err.msg);
+		return srv_rpc_error(r,
+				     err.code == EPIPE ? "failed_precondition"
+						       : srv_connect_code_of_errno(err.code),
+				     "%s", err.msg);
 	return empty_reply(r);
 }
 
@@ -428,10 +428,10 @@ static int signal_of(json_object *v)
 						  : 0;
 }
 
-static enum MHD_Result send_signal(struct cd_req *r)
+static enum MHD_Result send_signal(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *sig;
+	json_object *req = srv_rpc_request(r, false), *sig;
 	struct cd_proc *p;
 	int s = 0, k;
 
@@ -445,21 +445,21 @@ static enum MHD_Result send_signal(struct cd_req *r)
 		return MHD_YES;
 	if (!s) {
 		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument",
-				    "\"signal\" must be SIGNAL_SIGKILL or "
-				    "SIGNAL_SIGTERM");
+		return srv_rpc_error(r, "invalid_argument",
+				     "\"signal\" must be SIGNAL_SIGKILL or "
+				     "SIGNAL_SIGTERM");
 	}
 	k = cd_proc_signal(p, s, &err);
 	cd_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result close_stdin(struct cd_req *r)
+static enum MHD_Result close_stdin(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	struct cd_proc *p;
 	int k;
 
@@ -472,14 +472,14 @@ static enum MHD_Result close_stdin(struct cd_req *r)
 	k = cd_proc_close_stdin(p, r->sb->dying_fd, &err);
 	cd_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result update(struct cd_req *r)
+static enum MHD_Result update(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *why = NULL;
 	struct cd_proc *p;
 	int rows, cols, k;
@@ -493,25 +493,25 @@ static enum MHD_Result update(struct cd_req *r)
 		return MHD_YES;
 	if (k < 0 || rows == 0) {
 		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
+		return srv_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
 	}
 	k = cd_proc_resize(p, rows, cols, &err);
 	cd_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, "invalid_argument", "%s", err.msg);
+		return srv_rpc_error(r, "invalid_argument", "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result unimplemented(struct cd_req *r)
+static enum MHD_Result unimplemented(struct srv_req *r)
 {
-	return cd_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
+	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
 }
 
-cd_handler_fn cd_process_route(const char *rpc)
+srv_handler_fn srv_process_route(const char *rpc)
 {
 	static const struct {
 		const char *name;
-		cd_handler_fn fn;
+		srv_handler_fn fn;
 	} rpcs[] = {
 	    {"Start", start},	       {"Connect", connect_},	       {"List", list},
 	    {"SendInput", send_input}, {"SendSignal", send_signal},    {"CloseStdin", close_stdin},

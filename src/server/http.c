@@ -16,17 +16,17 @@
 #include "server.h"
 #include "util.h"
 
-const char *cd_http_header(struct cd_req *r, const char *name)
+const char *srv_http_header(struct srv_req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-const char *cd_http_query(struct cd_req *r, const char *name)
+const char *srv_http_query(struct srv_req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
-int cd_http_conn_fd(struct cd_req *r)
+int srv_http_conn_fd(struct srv_req *r)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -35,7 +35,7 @@ int cd_http_conn_fd(struct cd_req *r)
 }
 
 /* The client closed its side (or reset): a stream's writer stops instead of blocking. */
-bool cd_http_peer_gone(int fd)
+bool srv_http_peer_gone(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
 
@@ -44,7 +44,7 @@ bool cd_http_peer_gone(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Response *resp)
+static enum MHD_Result queue(struct srv_req *r, unsigned status, struct MHD_Response *resp)
 {
 	enum MHD_Result ret;
 
@@ -59,8 +59,8 @@ static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Respo
 	return ret;
 }
 
-enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
-			     size_t len)
+enum MHD_Result srv_http_text(struct srv_req *r, unsigned status, const char *ctype,
+			      const char *text, size_t len)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -70,8 +70,8 @@ enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctyp
 	return queue(r, status, resp);
 }
 
-enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
-			      size_t len)
+enum MHD_Result srv_http_owned(struct srv_req *r, unsigned status, const char *ctype, char *text,
+			       size_t len)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -84,22 +84,22 @@ enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *cty
 	return queue(r, status, resp);
 }
 
-enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
+enum MHD_Result srv_http_json(struct srv_req *r, unsigned status, json_object *j)
 {
 	const char *s;
 	enum MHD_Result ret;
 
 	if (!j)
-		return cd_http_text(r, 500, "application/json",
-				    "{\"code\":500,\"message\":\"out of memory\"}", 39);
+		return srv_http_text(r, 500, "application/json",
+				     "{\"code\":500,\"message\":\"out of memory\"}", 39);
 	s = json_object_to_json_string_ext(j,
 					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = cd_http_text(r, status, "application/json", s, strlen(s));
+	ret = srv_http_text(r, status, "application/json", s, strlen(s));
 	json_object_put(j);
 	return ret;
 }
 
-enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
+enum MHD_Result srv_http_error(struct srv_req *r, unsigned status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -114,12 +114,12 @@ enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt
 		json_object_object_add(j, "code", json_object_new_int((int)status));
 		json_object_object_add(j, "message", json_object_new_string(msg));
 	}
-	return cd_http_json(r, status, j);
+	return srv_http_json(r, status, j);
 }
 
-enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype, uint64_t size,
-			       MHD_ContentReaderCallback read,
-			       MHD_ContentReaderFreeCallback free_st, void *st)
+enum MHD_Result srv_http_stream(struct srv_req *r, unsigned status, const char *ctype,
+				uint64_t size, MHD_ContentReaderCallback read,
+				MHD_ContentReaderFreeCallback free_st, void *st)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_callback(size, 32 * 1024, read, st, free_st);
@@ -133,7 +133,7 @@ enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ct
 	return queue(r, status, resp);
 }
 
-json_object *cd_http_body_json(struct cd_req *r, const char **ret_why)
+json_object *srv_http_body_json(struct srv_req *r, const char **ret_why)
 {
 	json_tokener *tok;
 	json_object *j;
@@ -162,10 +162,10 @@ json_object *cd_http_body_json(struct cd_req *r, const char **ret_why)
 }
 
 /* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
-static void host_route(struct cd_req *r, const char **ret_id, unsigned *ret_port, char *buf,
+static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_port, char *buf,
 		       size_t size)
 {
-	const char *host = cd_http_header(r, "Host");
+	const char *host = srv_http_header(r, "Host");
 	unsigned port;
 	int n = 0;
 
@@ -176,18 +176,18 @@ static void host_route(struct cd_req *r, const char **ret_id, unsigned *ret_port
 	*ret_port = port;
 }
 
-static enum MHD_Result envd_health(struct cd_req *r)
+static enum MHD_Result envd_health(struct srv_req *r)
 {
-	return cd_http_text(r, 204, NULL, "", 0);
+	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result envd_envs(struct cd_req *r)
+static enum MHD_Result envd_envs(struct srv_req *r)
 {
-	return cd_http_json(
+	return srv_http_json(
 	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
 }
 
-cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
+srv_handler_fn srv_envd_route(struct srv_req *r, const char *url)
 {
 	bool get = strcmp(r->method, "GET") == 0, post = strcmp(r->method, "POST") == 0;
 
@@ -196,26 +196,26 @@ cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
 	if (get && strcmp(url, "/envs") == 0)
 		return envd_envs;
 	if (get && strcmp(url, "/files") == 0)
-		return cd_files_get;
+		return srv_files_get;
 	if (post && strcmp(url, "/files") == 0) {
-		cd_files_post_begin(r);
+		srv_files_post_begin(r);
 		return r->answered ? NULL : r->handler;
 	}
 	if (post && strncmp(url, "/process.Process/", 17) == 0)
-		return cd_process_route(url + 17);
+		return srv_process_route(url + 17);
 	if (post && strncmp(url, "/filesystem.Filesystem/", 23) == 0)
-		return cd_fs_route(url + 23);
+		return srv_fs_route(url + 23);
 	return NULL;
 }
 
 /* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
  * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
  * or NULL. */
-static struct srv_sandbox *signed_files(struct cd_req *r)
+static struct srv_sandbox *signed_files(struct srv_req *r)
 {
-	const char *sig = cd_http_query(r, "signature"),
-		   *exp = cd_http_query(r, "signature_expiration");
-	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
+	const char *sig = srv_http_query(r, "signature"),
+		   *exp = srv_http_query(r, "signature_expiration");
+	const char *path = srv_http_query(r, "path"), *user = srv_http_query(r, "username");
 	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
 	struct srv_sandbox **v, *found = NULL;
 	char want[64];
@@ -241,19 +241,19 @@ static struct srv_sandbox *signed_files(struct cd_req *r)
 
 /* The request is the tenant's (an API key's "k<index>", a sandbox's "s<id>"): so is its
  * connection, unless the tenant holds its share of them already (conns.c): 429. */
-static bool tenant_ok(struct cd_req *r, const char *tenant)
+static bool tenant_ok(struct srv_req *r, const char *tenant)
 {
-	if (cd_conns_tenant(r->conn, tenant))
+	if (srv_conns_tenant(r->conn, tenant))
 		return true;
 	r->close = true;
-	cd_http_error(r, 429,
-		      "this %s holds %u connections already (a quarter of --max-connections): "
-		      "close some first",
-		      tenant[0] == 'k' ? "API key" : "sandbox", cd_conns_tenant_max());
+	srv_http_error(r, 429,
+		       "this %s holds %u connections already (a quarter of --max-connections): "
+		       "close some first",
+		       tenant[0] == 'k' ? "API key" : "sandbox", srv_conns_tenant_max());
 	return false;
 }
 
-static bool sandbox_tenant_ok(struct cd_req *r)
+static bool sandbox_tenant_ok(struct srv_req *r)
 {
 	char tenant[40];
 
@@ -262,10 +262,10 @@ static bool sandbox_tenant_ok(struct cd_req *r)
 }
 
 /* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
-static enum MHD_Result route(struct cd_req *r)
+static enum MHD_Result route(struct srv_req *r)
 {
-	const char *id = cd_http_header(r, "E2b-Sandbox-Id");
-	const char *port_s = cd_http_header(r, "E2b-Sandbox-Port");
+	const char *id = srv_http_header(r, "E2b-Sandbox-Id");
+	const char *port_s = srv_http_header(r, "E2b-Sandbox-Port");
 	const char *token;
 	unsigned port = SRV_ENVD_PORT;
 	char idbuf[64];
@@ -277,44 +277,44 @@ static enum MHD_Result route(struct cd_req *r)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
 		srv_sandbox_attach(r);
-		r->plane = CD_PLANE_ENVD;
+		r->plane = SRV_PLANE_ENVD;
 		if (!sandbox_tenant_ok(r))
 			return MHD_YES;
 		srv_sandbox_touch(r->sb);
-		r->handler = cd_envd_route(r, r->url);
+		r->handler = srv_envd_route(r, r->url);
 		return r->handler || r->answered ? MHD_YES
-						 : cd_http_error(r, 404, "no such endpoint");
+						 : srv_http_error(r, 404, "no such endpoint");
 	}
 	if (!id) {
-		r->plane = CD_PLANE_CONTROL;
-		r->handler = cd_control_route(r->method, r->url, &r->sub);
+		r->plane = SRV_PLANE_CONTROL;
+		r->handler = srv_control_route(r->method, r->url, &r->sub);
 		if (!r->handler)
-			return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
+			return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
 		r->anonymous = strcmp(r->url, "/health") == 0;
 		if (r->anonymous)
 			return MHD_YES;
-		key = srv_auth_api_key_index(cd_http_header(r, "X-API-Key"));
+		key = srv_auth_api_key_index(srv_http_header(r, "X-API-Key"));
 		if (key < 0)
-			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
+			return srv_http_error(r, 401, "invalid or missing API key (X-API-Key)");
 		snprintf(idbuf, sizeof(idbuf), "k%d", key);
 		tenant_ok(r, idbuf);
 		return MHD_YES;
 	}
 	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
-		return cd_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	r->plane = port == SRV_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
+		return srv_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
+	r->plane = port == SRV_ENVD_PORT ? SRV_PLANE_ENVD : SRV_PLANE_INTERP;
 	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
-		return cd_http_error(r, 502, "sandbox %s not found", id);
+		return srv_http_error(r, 502, "sandbox %s not found", id);
 	srv_sandbox_attach(r);
-	token = cd_http_header(r, "X-Access-Token");
+	token = srv_http_header(r, "X-Access-Token");
 	if (!token)
-		token = cd_http_header(r, "E2B-Traffic-Access-Token");
-	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
+		token = srv_http_header(r, "E2B-Traffic-Access-Token");
+	if (r->plane == SRV_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
 		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
 		r->anonymous = true;
 	}
-	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
+	if (!token && r->plane == SRV_PLANE_ENVD) { /* a signed URL of this sandbox's */
 		struct srv_sandbox *s = signed_files(r);
 
 		if (s == r->sb)
@@ -323,18 +323,18 @@ static enum MHD_Result route(struct cd_req *r)
 			srv_sandbox_unref(s);
 	}
 	if (!token || !srv_auth_token_eq(token, r->sb->token))
-		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
+		return srv_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
 	if (!r->anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
-	r->handler = r->plane == CD_PLANE_ENVD ? cd_envd_route(r, r->url)
-					       : cd_interp_route(r->method, r->url, &r->sub);
+	r->handler = r->plane == SRV_PLANE_ENVD ? srv_envd_route(r, r->url)
+						: srv_interp_route(r->method, r->url, &r->sub);
 	if (!r->handler && !r->answered)
-		return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
+		return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
 	return MHD_YES;
 }
 
-static int gather(struct cd_req *r, const char *data, size_t len)
+static int gather(struct srv_req *r, const char *data, size_t len)
 {
 	if (r->body_len + len > SRV_JSON_BODY_MAX)
 		return -E2BIG;
@@ -359,28 +359,28 @@ static int gather(struct cd_req *r, const char *data, size_t len)
 /* The 413 of a body over its limit. One sent anyway is read and dropped up to SRV_DRAIN_MAX
  * first: closing on a client still sending makes the kernel reset the connection, and the reset
  * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
-static enum MHD_Result too_large(struct cd_req *r)
+static enum MHD_Result too_large(struct srv_req *r)
 {
 	if (r->body_fn)
-		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
-				     (unsigned long long)srv_opts.max_upload);
-	return cd_http_error(r, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
+		return srv_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
+				      (unsigned long long)srv_opts.max_upload);
+	return srv_http_error(r, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
 }
 
 /* A declared length over the limit: refused before the body when the client waits for
  * Expect: 100-continue (it sends nothing more) or the length is past what is worth draining;
  * otherwise the body is dropped as it comes and the 413 comes at its end, as for a chunked body
  * counted as it comes (gather()). */
-static enum MHD_Result check_length(struct cd_req *r)
+static enum MHD_Result check_length(struct srv_req *r)
 {
-	const char *cl = cd_http_header(r, "Content-Length");
-	const char *expect = cd_http_header(r, "Expect");
+	const char *cl = srv_http_header(r, "Content-Length");
+	const char *expect = srv_http_header(r, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
 	unsigned long long max = r->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
 
 	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
-	if (r->anonymous && (n > 0 || cd_http_header(r, "Transfer-Encoding")))
-		return cd_http_error(r, 413, "%s takes no body", r->url);
+	if (r->anonymous && (n > 0 || srv_http_header(r, "Transfer-Encoding")))
+		return srv_http_error(r, 413, "%s takes no body", r->url);
 	if (n <= max)
 		return MHD_YES;
 	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > SRV_DRAIN_MAX)
@@ -393,7 +393,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
 {
-	struct cd_req *r = *con_cls;
+	struct srv_req *r = *con_cls;
 	int k;
 
 	(void)cls;
@@ -441,11 +441,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct cd_req *r = *con_cls;
+	struct srv_req *r = *con_cls;
 
 	(void)cls;
 	(void)toe;
-	cd_conns_request_done(conn);
+	srv_conns_request_done(conn);
 	if (!r)
 		return;
 	if (r->state_free)
@@ -509,7 +509,7 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", srv_opts.listen_host);
 }
 
-int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
+int srv_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 {
 	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
 	 * (one sandbox's followed processes could otherwise deny every other tenant) */
@@ -537,7 +537,7 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	    {MHD_OPTION_END, 0, NULL},
 	};
 
-	r = cd_conns_start(err);
+	r = srv_conns_start(err);
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -546,8 +546,8 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	d = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-	    cd_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-	    MHD_OPTION_CONNECTION_LIMIT, cd_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
+	    srv_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+	    MHD_OPTION_CONNECTION_LIMIT, srv_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
 	if (!d) {

@@ -249,7 +249,7 @@ static bool take_turn(struct srv_sandbox *sb, struct cd_ctx *c, int conn_fd)
 		ts.tv_sec++;
 		if (pthread_mutex_timedlock(&c->exec_lock, &ts) == 0)
 			return true;
-		if ((conn_fd >= 0 && cd_http_peer_gone(conn_fd)) ||
+		if ((conn_fd >= 0 && srv_http_peer_gone(conn_fd)) ||
 		    __atomic_load_n(&sb->dying, __ATOMIC_RELAXED))
 			return false;
 	}
@@ -495,7 +495,7 @@ static bool next_line(struct exec_stream *s)
 			return true;
 		}
 		if (r == 0) {
-			if (cd_http_peer_gone(s->conn_fd))
+			if (srv_http_peer_gone(s->conn_fd))
 				return false;
 			srv_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
 			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
@@ -593,10 +593,10 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 {
 	json_object *code, *ctx, *lang, *env, *req;
 
-	if (cd_rpc_get(body, "code", json_type_string, &code, why) < 0 ||
-	    cd_rpc_get(body, "context_id", json_type_string, &ctx, why) < 0 ||
-	    cd_rpc_get(body, "language", json_type_string, &lang, why) < 0 ||
-	    cd_rpc_get(body, "env_vars", json_type_object, &env, why) < 0)
+	if (srv_rpc_get(body, "code", json_type_string, &code, why) < 0 ||
+	    srv_rpc_get(body, "context_id", json_type_string, &ctx, why) < 0 ||
+	    srv_rpc_get(body, "language", json_type_string, &lang, why) < 0 ||
+	    srv_rpc_get(body, "env_vars", json_type_object, &env, why) < 0)
 		return -EINVAL;
 	if (!code)
 		return *why = "\"code\" is missing", -EINVAL;
@@ -624,70 +624,70 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 	return *ret_line ? 0 : -ENOMEM;
 }
 
-static enum MHD_Result too_many(struct cd_req *r)
+static enum MHD_Result too_many(struct srv_req *r)
 {
-	return cd_http_error(r, 429,
-			     "%u code contexts exist already, the most one sandbox may have: "
-			     "remove one first (removeCodeContext)",
-			     CD_SANDBOX_MAX_CTXS);
+	return srv_http_error(r, 429,
+			      "%u code contexts exist already, the most one sandbox may have: "
+			      "remove one first (removeCodeContext)",
+			      CD_SANDBOX_MAX_CTXS);
 }
 
-static enum MHD_Result execute(struct cd_req *r)
+static enum MHD_Result execute(struct srv_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
-	json_object *body = cd_http_body_json(r, &why);
+	json_object *body = srv_http_body_json(r, &why);
 	struct exec_stream *s;
 	char *line = NULL;
 	struct cd_ctx *c;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r, 400, "bad JSON body: %s", why);
 	if (execute_request(body, &ctx_id, &line, &why) < 0) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r, 400, "%s", why);
 	}
 	k = ctx_get(r->sb, ctx_id, &c);
 	json_object_put(body);
 	if (k < 0) {
 		free(line);
 		return k == -EAGAIN   ? too_many(r)
-		       : k == -ENOENT ? cd_http_error(r, 404, "no such context")
-				      : cd_http_error(r, 500, "out of memory");
+		       : k == -ENOENT ? srv_http_error(r, 404, "no such context")
+				      : srv_http_error(r, 500, "out of memory");
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		free(line);
 		ctx_unref(r->sb, c);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r, 500, "out of memory");
 	}
 	srv_sandbox_ref(r->sb);
 	s->sb = r->sb;
 	s->c = c;
 	s->request = line;
-	s->conn_fd = cd_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r);
 	s->last_ns = cd_now_ns();
-	return cd_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
-			      exec_free, s);
+	return srv_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
+			       exec_free, s);
 }
 
 /* --- /contexts --- */
-static enum MHD_Result create_ctx(struct cd_req *r)
+static enum MHD_Result create_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why), *lang, *cwd;
+	json_object *body = srv_http_body_json(r, &why), *lang, *cwd;
 	struct cd_ctx *c;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	if (cd_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
-	    cd_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
+		return srv_http_error(r, 400, "bad JSON body: %s", why);
+	if (srv_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
+	    srv_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
 	    (lang && strcmp(json_object_get_string(lang), "python") != 0 &&
 	     (why = "only the language python is supported"))) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r, 400, "%s", why);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	k = ctx_slot(r->sb);
@@ -700,23 +700,23 @@ static enum MHD_Result create_ctx(struct cd_req *r)
 		return too_many(r);
 	if (!c) {
 		ctx_unslot(r->sb);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r, 500, "out of memory");
 	}
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
 		ctx_unslot(r->sb);
-		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
-				     err.msg);
+		return srv_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
+				      err.msg);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
 	r->sb->ctxs = c;
 	pthread_mutex_unlock(&r->sb->lock);
-	return cd_http_json(r, 200, ctx_json(c));
+	return srv_http_json(r, 200, ctx_json(c));
 }
 
-static enum MHD_Result list_ctx(struct cd_req *r)
+static enum MHD_Result list_ctx(struct srv_req *r)
 {
 	json_object *a = json_object_new_array();
 
@@ -724,10 +724,10 @@ static enum MHD_Result list_ctx(struct cd_req *r)
 	for (struct cd_ctx *c = r->sb->ctxs; a && c; c = c->next)
 		json_object_array_add(a, ctx_json(c));
 	pthread_mutex_unlock(&r->sb->lock);
-	return cd_http_json(r, 200, a);
+	return srv_http_json(r, 200, a);
 }
 
-static enum MHD_Result remove_ctx(struct cd_req *r)
+static enum MHD_Result remove_ctx(struct srv_req *r)
 {
 	struct cd_ctx *c = NULL;
 
@@ -741,40 +741,40 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 		}
 	pthread_mutex_unlock(&r->sb->lock);
 	if (!c)
-		return cd_http_error(r, 404, "no such context");
+		return srv_http_error(r, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends (KernelError) */
 	ctx_unref(r->sb, c);
-	return cd_http_text(r, 204, NULL, "", 0);
+	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result restart_ctx(struct cd_req *r)
+static enum MHD_Result restart_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	struct cd_ctx *c;
 	int k = ctx_get(r->sb, r->sub, &c);
 
 	if (k < 0)
-		return cd_http_error(r, 404, "no such context");
+		return srv_http_error(r, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
-	if (!take_turn(r->sb, c, cd_http_conn_fd(r))) {
+	if (!take_turn(r->sb, c, srv_http_conn_fd(r))) {
 		ctx_unref(r->sb, c);
-		return cd_http_error(r, 502, "the sandbox is being killed");
+		return srv_http_error(r, 502, "the sandbox is being killed");
 	}
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
 	pthread_mutex_unlock(&c->exec_lock);
 	ctx_unref(r->sb, c);
 	if (k < 0)
-		return cd_http_error(r, 500, "%s: %s", err.step, err.msg);
-	return cd_http_text(r, 204, NULL, "", 0);
+		return srv_http_error(r, 500, "%s: %s", err.step, err.msg);
+	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result health(struct cd_req *r)
+static enum MHD_Result health(struct srv_req *r)
 {
-	return cd_http_text(r, 200, "text/plain", "OK", 2);
+	return srv_http_text(r, 200, "text/plain", "OK", 2);
 }
 
-cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_sub)
+srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub)
 {
 	size_t n;
 

@@ -177,7 +177,7 @@ static void push_data(struct cd_proc *p, const char *stream, const char *buf, si
 
 	if (unwanted(p))
 		return;
-	if (cd_b64_encode(buf, n, &b64, NULL) < 0)
+	if (srv_b64_encode(buf, n, &b64, NULL) < 0)
 		return;
 	push(p, cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", stream, b64));
 	free(b64);
@@ -585,7 +585,7 @@ static char *lost_marker(struct cd_proc *p, uint64_t n)
 			     (unsigned long long)n);
 	_cleanup_free_ char *b64 = NULL;
 
-	if (!text || cd_b64_encode(text, strlen(text), &b64, NULL) < 0)
+	if (!text || srv_b64_encode(text, strlen(text), &b64, NULL) < 0)
 		return NULL;
 	return cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", p->pty ? "pty" : "stderr", b64);
 }
@@ -665,7 +665,7 @@ int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn
 			return -errno;
 		if (cd_now_ns() >= stall_end)
 			return -ETIMEDOUT;
-		if (conn_fd >= 0 && cd_http_peer_gone(conn_fd))
+		if (conn_fd >= 0 && srv_http_peer_gone(conn_fd))
 			return -ECONNRESET;
 		if (poll(f, 2, 200) < 0 && errno != EINTR)
 			return -errno;

@@ -99,11 +99,11 @@ void srv_sandbox_touch(struct srv_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void srv_sandbox_attach(struct cd_req *r)
+void srv_sandbox_attach(struct srv_req *r)
 {
 	struct srv_sandbox *sb = r->sb;
 
-	r->sb_fd = cd_http_conn_fd(r);
+	r->sb_fd = srv_http_conn_fd(r);
 	pthread_mutex_lock(&sb->lock);
 	r->sb_prev = NULL;
 	r->sb_next = sb->reqs;
@@ -113,7 +113,7 @@ void srv_sandbox_attach(struct cd_req *r)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void srv_sandbox_detach(struct cd_req *r)
+void srv_sandbox_detach(struct srv_req *r)
 {
 	struct srv_sandbox *sb = r->sb;
 
@@ -274,7 +274,7 @@ static unsigned cut(struct srv_sandbox *sb)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&sb->lock);
-	for (struct cd_req *r = sb->reqs; r; r = r->sb_next) {
+	for (struct srv_req *r = sb->reqs; r; r = r->sb_next) {
 		if (r->sb_fd < 0)
 			continue;
 		setsockopt(r->sb_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));

@@ -512,7 +512,7 @@ int srv_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (srv_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
+	if (srv_reg_start(&err) < 0 || srv_http_start(&d, &err) < 0 ||
 	    cd_pool_start(srv_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();

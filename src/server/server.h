@@ -74,7 +74,7 @@ int srv_statedir_setup(struct cordon_error *err); /* sets srv_opts.state_dir */
 /* --- registry.c: the sandboxes --- */
 struct cd_proc;
 struct cd_ctx;
-struct cd_req;
+struct srv_req;
 /* A call on a sandbox's agent (a command's start, a file call, a whole listing) ends within this
  * (cordon_session_set_bounds), or when the sandbox ends. */
 #define SRV_AGENT_CALL_NS (60ull * NSEC_PER_SEC)
@@ -108,7 +108,7 @@ struct srv_sandbox {
 	bool dying;
 	struct cd_proc *procs;
 	struct cd_ctx *ctxs;
-	struct cd_req *reqs; /* the requests holding it (their connections are cut at its end) */
+	struct srv_req *reqs; /* the requests holding it (their connections are cut at its end) */
 	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
 	unsigned n_procs;    /* followed processes (pumps), srv_opts.max_procs */
 	unsigned n_ptys;     /* of them with a host terminal, CD_SANDBOX_MAX_PTYS */
@@ -135,8 +135,8 @@ void srv_sandbox_unref(struct srv_sandbox *sb);
 void srv_sandbox_touch(struct srv_sandbox *sb);
 /* r holds r->sb (a reference): its connection is shut down if the sandbox ends and r does not
  * let go within SRV_DRAIN_NS. Detached at r's end, before the connection can close. */
-void srv_sandbox_attach(struct cd_req *r);
-void srv_sandbox_detach(struct cd_req *r);
+void srv_sandbox_attach(struct srv_req *r);
+void srv_sandbox_detach(struct srv_req *r);
 /* Remove from the table, kill its processes, destroy it (a thread of its own) and wait for that
  * up to SRV_KILL_WAIT_NS. -ENOENT: unknown. */
 int srv_reg_kill(const char *id);
@@ -149,20 +149,20 @@ struct srv_sandbox *srv_sandbox_new(void);
 int64_t srv_now_ms(void); /* realtime */
 
 /* --- http.c: libmicrohttpd glue --- */
-struct cd_req;
-typedef enum MHD_Result (*cd_handler_fn)(struct cd_req *r);
+struct srv_req;
+typedef enum MHD_Result (*srv_handler_fn)(struct srv_req *r);
 /* an upload's body, chunk by chunk (data NULL: the end) */
-typedef int (*cd_body_fn)(struct cd_req *r, const char *data, size_t len);
+typedef int (*srv_body_fn)(struct srv_req *r, const char *data, size_t len);
 
-struct cd_req {
+struct srv_req {
 	struct MHD_Connection *conn;
 	const char *method;
 	char *url;
 	char *sub;	       /* the route's {id} part, when it has one */
-	int plane;	       /* CD_PLANE_* */
+	int plane;	       /* SRV_PLANE_* */
 	struct srv_sandbox *sb; /* the data plane's sandbox (a reference) */
-	cd_handler_fn handler;
-	cd_body_fn body_fn; /* streaming body (uploads); else the body is gathered */
+	srv_handler_fn handler;
+	srv_body_fn body_fn; /* streaming body (uploads); else the body is gathered */
 	char *body;
 	size_t body_len, body_cap;
 	bool answered; /* a response was queued already (an early error) */
@@ -171,73 +171,73 @@ struct cd_req {
 	bool anonymous; /* answered without credentials (/health): it takes no body */
 	bool close;	/* the connection is not kept for another request */
 	int sb_fd;	/* the connection's socket, while attached to sb */
-	struct cd_req *sb_prev, *sb_next; /* sb->reqs, under sb->lock */
+	struct srv_req *sb_prev, *sb_next; /* sb->reqs, under sb->lock */
 	void *state;   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
-enum { CD_PLANE_CONTROL, CD_PLANE_ENVD, CD_PLANE_INTERP };
+enum { SRV_PLANE_CONTROL, SRV_PLANE_ENVD, SRV_PLANE_INTERP };
 
-int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err);
-const char *cd_http_header(struct cd_req *r, const char *name);
-const char *cd_http_query(struct cd_req *r, const char *name);
+int srv_http_start(struct MHD_Daemon **ret, struct cordon_error *err);
+const char *srv_http_header(struct srv_req *r, const char *name);
+const char *srv_http_query(struct srv_req *r, const char *name);
 /* takes j */
-enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j);
-enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
-			     size_t len);
+enum MHD_Result srv_http_json(struct srv_req *r, unsigned status, json_object *j);
+enum MHD_Result srv_http_text(struct srv_req *r, unsigned status, const char *ctype,
+			      const char *text, size_t len);
 /* takes text (malloc'd): answered without a copy */
-enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
-			      size_t len);
+enum MHD_Result srv_http_owned(struct srv_req *r, unsigned status, const char *ctype, char *text,
+			       size_t len);
 /* E2B's REST error: {"code": status, "message": msg} */
-enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
+enum MHD_Result srv_http_error(struct srv_req *r, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A body produced by read (blocking; MHD_CONTENT_READER_END_* at the end); free(st) after. */
-enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype, uint64_t size,
-			       MHD_ContentReaderCallback read,
-			       MHD_ContentReaderFreeCallback free_st, void *st);
+enum MHD_Result srv_http_stream(struct srv_req *r, unsigned status, const char *ctype,
+				uint64_t size, MHD_ContentReaderCallback read,
+				MHD_ContentReaderFreeCallback free_st, void *st);
 /* The connection's socket, for the streams to notice a client that went away. */
-int cd_http_conn_fd(struct cd_req *r);
-bool cd_http_peer_gone(int fd);
+int srv_http_conn_fd(struct srv_req *r);
+bool srv_http_peer_gone(int fd);
 /* The body as JSON (an object), or an error answered (*ret NULL, returns the MHD result). */
-json_object *cd_http_body_json(struct cd_req *r, const char **ret_why);
+json_object *srv_http_body_json(struct srv_req *r, const char **ret_why);
 
 /* --- conns.c: who holds the connection slots --- */
-#define CD_HEAD_DEADLINE_S 10	/* a connection not yet authenticated is closed after this */
-#define CD_CONN_GRACE_MS   1000 /* ... and not pushed out by newer ones before this */
-struct cd_conn_limits {
+#define SRV_HEAD_DEADLINE_S 10	 /* a connection not yet authenticated is closed after this */
+#define SRV_CONN_GRACE_MS   1000 /* ... and not pushed out by newer ones before this */
+struct srv_conn_limits {
 	unsigned max;	     /* --max-connections */
 	unsigned wait_max;   /* connections not yet authenticated */
 	unsigned peer_max;   /* ... of one peer with a cap (not loopback, not our uid) */
 	unsigned tenant_max; /* one tenant's (an API key's, a sandbox's) */
 };
-struct cd_conn_counts {
+struct srv_conn_counts {
 	unsigned waiting, tenants; /* held now */
 	bool peer_capped;	   /* the new one's peer has a cap... */
 	unsigned peer_waiting;	   /* ... and holds this many waiting ones */
 	uint64_t oldest_ms;	   /* how long the oldest waiting one has waited */
 };
-enum cd_conn_verdict { CD_CONN_ACCEPT, CD_CONN_EVICT_OLDEST, CD_CONN_REFUSE };
+enum srv_conn_verdict { SRV_CONN_ACCEPT, SRV_CONN_EVICT_OLDEST, SRV_CONN_REFUSE };
 /* pure (tests/unit/test-conns.c) */
-void cd_conns_limits(unsigned max_connections, struct cd_conn_limits *ret);
-enum cd_conn_verdict cd_conns_decide(const struct cd_conn_limits *l,
-				     const struct cd_conn_counts *c);
-int cd_conns_start(struct cordon_error *err); /* before the daemon */
-unsigned cd_conns_mhd_limit(void);
-unsigned cd_conns_tenant_max(void);
-void cd_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
-		     enum MHD_ConnectionNotificationCode code);
+void srv_conns_limits(unsigned max_connections, struct srv_conn_limits *ret);
+enum srv_conn_verdict srv_conns_decide(const struct srv_conn_limits *l,
+				       const struct srv_conn_counts *c);
+int srv_conns_start(struct cordon_error *err); /* before the daemon */
+unsigned srv_conns_mhd_limit(void);
+unsigned srv_conns_tenant_max(void);
+void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
 /* A request on mc authenticated as tenant: false when the tenant holds its cap already. */
-bool cd_conns_tenant(struct MHD_Connection *mc, const char *tenant);
-void cd_conns_request_done(struct MHD_Connection *mc);
+bool srv_conns_tenant(struct MHD_Connection *mc, const char *tenant);
+void srv_conns_request_done(struct MHD_Connection *mc);
 
 /* --- control.c, envd_process.c, envd_fs.c, files.c, interp.c: the routes --- */
-cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub);
-cd_handler_fn cd_envd_route(struct cd_req *r, const char *url);
-cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_sub);
-cd_handler_fn cd_process_route(const char *rpc);
-cd_handler_fn cd_fs_route(const char *rpc);
-enum MHD_Result cd_files_get(struct cd_req *r);
-enum MHD_Result cd_files_post_begin(struct cd_req *r); /* sets r->body_fn */
-enum MHD_Result cd_files_post_end(struct cd_req *r);
+srv_handler_fn srv_control_route(const char *method, const char *url, char **ret_sub);
+srv_handler_fn srv_envd_route(struct srv_req *r, const char *url);
+srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub);
+srv_handler_fn srv_process_route(const char *rpc);
+srv_handler_fn srv_fs_route(const char *rpc);
+enum MHD_Result srv_files_get(struct srv_req *r);
+enum MHD_Result srv_files_post_begin(struct srv_req *r); /* sets r->body_fn */
+enum MHD_Result srv_files_post_end(struct srv_req *r);
 
 /* --- procs.c: processes and their output --- */
 void cd_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
@@ -257,16 +257,16 @@ int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn
 void cd_interp_kill_all(struct srv_sandbox *sb);
 
 /* --- rpc.c: Connect RPCs with JSON --- */
-enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
+enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
+enum MHD_Result srv_rpc_stream_error(struct srv_req *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j);
+enum MHD_Result srv_rpc_reply(struct srv_req *r, json_object *j);
 /* A reply already encoded: takes json (malloc'd) */
-enum MHD_Result cd_rpc_reply_raw(struct cd_req *r, char *json, size_t len);
-json_object *cd_rpc_request(struct cd_req *r, bool streaming);
-int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
-	       const char **why);
+enum MHD_Result srv_rpc_reply_raw(struct srv_req *r, char *json, size_t len);
+json_object *srv_rpc_request(struct srv_req *r, bool streaming);
+int srv_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
+		const char **why);
 
 /* --- control.c, pool.c: sandboxes made ahead of time --- */
 struct cd_pooled {
