@@ -15,7 +15,7 @@
 #define KEEPALIVE_NS (50 * NSEC_PER_SEC) /* the SDK's Keepalive-Ping-Interval */
 
 struct pstream {
-	struct cd_proc *p;
+	struct srv_proc *p;
 	uint64_t cursor;
 	uint64_t deadline_ns;  /* Connect-Timeout-Ms; 0: none */
 	bool kill_at_deadline; /* Start's: the command's time is up too */
@@ -32,8 +32,8 @@ static void pstream_free(void *arg)
 {
 	struct pstream *s = arg;
 
-	cd_proc_unsubscribe(s->p, &s->cursor);
-	cd_proc_unref(s->p);
+	srv_proc_unsubscribe(s->p, &s->cursor);
+	srv_proc_unref(s->p);
 	free(s->buf);
 	free(s);
 }
@@ -54,7 +54,7 @@ static bool pstream_fill(struct pstream *s)
 	char *ev = NULL;
 
 	for (;;) {
-		int r = cd_proc_next(s->p, &s->cursor, &ev, 1000);
+		int r = srv_proc_next(s->p, &s->cursor, &ev, 1000);
 		uint64_t now = cd_now_ns();
 		bool late = s->deadline_ns && now >= s->deadline_ns;
 
@@ -86,7 +86,7 @@ static bool pstream_fill(struct pstream *s)
 			/* the request's time is up (the SDK's timeoutMs): a started command goes
 			 * too */
 			if (s->kill_at_deadline)
-				cd_proc_signal(s->p, SIGKILL, NULL);
+				srv_proc_signal(s->p, SIGKILL, NULL);
 			s->done = true;
 			pstream_set(s, SRV_CONNECT_FLAG_END,
 				    srv_connect_error_json("deadline_exceeded",
@@ -132,15 +132,15 @@ static uint64_t request_deadline(struct srv_req *r)
 }
 
 /* Follow p from cursor; first (a ProcessEvent, taken) is sent before. s: a stream Start has
- * subscribed already (cd_proc_start's cursor, its deadline set), else NULL. */
-static enum MHD_Result stream(struct srv_req *r, struct cd_proc *p, struct pstream *s,
+ * subscribed already (srv_proc_start's cursor, its deadline set), else NULL. */
+static enum MHD_Result stream(struct srv_req *r, struct srv_proc *p, struct pstream *s,
 			      uint64_t cursor, char *first, bool kill_at_deadline)
 {
 	bool subscribed = s != NULL;
 
 	s = s ? s : calloc(1, sizeof(*s));
 	if (!s) {
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		free(first);
 		return MHD_NO;
 	}
@@ -149,8 +149,8 @@ static enum MHD_Result stream(struct srv_req *r, struct cd_proc *p, struct pstre
 		s->cursor = cursor;
 	s->kill_at_deadline = kill_at_deadline;
 	snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", r->sb->id);
-	if (!subscribed && cd_proc_subscribe(p, &s->cursor) < 0) {
-		cd_proc_unref(p);
+	if (!subscribed && srv_proc_subscribe(p, &s->cursor) < 0) {
+		srv_proc_unref(p);
 		free(first);
 		free(s);
 		return srv_rpc_stream_error(r, "resource_exhausted",
@@ -249,9 +249,9 @@ static enum MHD_Result start(struct srv_req *r)
 	json_object *req = srv_rpc_request(r, true), *proc, *tag, *in;
 	struct pconf c = {0};
 	char **env = NULL;
-	struct cd_proc_start ps = {0};
+	struct srv_proc_start ps = {0};
 	struct pstream *s;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	const char *why = NULL;
 	int k;
 
@@ -293,7 +293,8 @@ static enum MHD_Result start(struct srv_req *r)
 		s->deadline_ns = ps.kill_at_ns; /* the stream's end and the kill: one time */
 		ps.cursor = &s->cursor;
 	}
-	k = s ? cd_proc_start(r->sb, &ps, &p, &err) : cd_fail(&err, ENOMEM, "exec", "out of memory");
+	k = s ? srv_proc_start(r->sb, &ps, &p, &err)
+	      : cd_fail(&err, ENOMEM, "exec", "out of memory");
 	cd_strv_free(env);
 	pconf_done(&c);
 	json_object_put(req);
@@ -309,11 +310,11 @@ static enum MHD_Result start(struct srv_req *r)
 }
 
 /* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
-static struct cd_proc *select_proc(struct srv_req *r, json_object *req, bool streaming)
+static struct srv_proc *select_proc(struct srv_req *r, json_object *req, bool streaming)
 {
 	json_object *sel, *pid = NULL, *tag = NULL;
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 
 	if (srv_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
 	    srv_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
@@ -325,8 +326,8 @@ static struct cd_proc *select_proc(struct srv_req *r, json_object *req, bool str
 			srv_rpc_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}
-	p = cd_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
-			 tag ? json_object_get_string(tag) : NULL);
+	p = srv_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
+			  tag ? json_object_get_string(tag) : NULL);
 	if (!p) {
 		if (streaming)
 			srv_rpc_stream_error(r, "not_found", "no such process");
@@ -339,7 +340,7 @@ static struct cd_proc *select_proc(struct srv_req *r, json_object *req, bool str
 static enum MHD_Result connect_(struct srv_req *r)
 {
 	json_object *req = srv_rpc_request(r, true);
-	struct cd_proc *p;
+	struct srv_proc *p;
 
 	if (!req)
 		return MHD_YES;
@@ -348,8 +349,8 @@ static enum MHD_Result connect_(struct srv_req *r)
 	if (!p)
 		return MHD_YES;
 	/* a start event first, as envd sends, then what comes from now on */
-	return stream(r, p, NULL, CD_PROC_TAIL, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
-		      false);
+	return stream(r, p, NULL, SRV_PROC_TAIL,
+		      cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid), false);
 }
 
 static enum MHD_Result list(struct srv_req *r)
@@ -361,7 +362,7 @@ static enum MHD_Result list(struct srv_req *r)
 	json_object_put(req);
 	j = json_object_new_object();
 	if (j)
-		json_object_object_add(j, "processes", cd_procs_list(r->sb));
+		json_object_object_add(j, "processes", srv_procs_list(r->sb));
 	return srv_rpc_reply(r, j);
 }
 
@@ -375,7 +376,7 @@ static enum MHD_Result send_input(struct srv_req *r)
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false), *input, *data = NULL;
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	uint8_t *bytes = NULL;
 	size_t n = 0;
 	bool pty = false;
@@ -399,13 +400,13 @@ static enum MHD_Result send_input(struct srv_req *r)
 		why = "the input is not base64", k = -EINVAL;
 	if (k < 0) {
 		json_object_put(req);
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		return srv_rpc_error(r, "invalid_argument", "%s", why);
 	}
-	k = n ? cd_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
+	k = n ? srv_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
 	free(bytes);
 	json_object_put(req);
-	cd_proc_unref(p);
+	srv_proc_unref(p);
 	if (k < 0)
 		return srv_rpc_error(r,
 				     err.code == EPIPE ? "failed_precondition"
@@ -432,7 +433,7 @@ static enum MHD_Result send_signal(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false), *sig;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	int s = 0, k;
 
 	if (!req)
@@ -444,13 +445,13 @@ static enum MHD_Result send_signal(struct srv_req *r)
 	if (!p)
 		return MHD_YES;
 	if (!s) {
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		return srv_rpc_error(r, "invalid_argument",
 				     "\"signal\" must be SIGNAL_SIGKILL or "
 				     "SIGNAL_SIGTERM");
 	}
-	k = cd_proc_signal(p, s, &err);
-	cd_proc_unref(p);
+	k = srv_proc_signal(p, s, &err);
+	srv_proc_unref(p);
 	if (k < 0)
 		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
@@ -460,7 +461,7 @@ static enum MHD_Result close_stdin(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
-	struct cd_proc *p;
+	struct srv_proc *p;
 	int k;
 
 	if (!req)
@@ -469,8 +470,8 @@ static enum MHD_Result close_stdin(struct srv_req *r)
 	json_object_put(req);
 	if (!p)
 		return MHD_YES;
-	k = cd_proc_close_stdin(p, r->sb->dying_fd, &err);
-	cd_proc_unref(p);
+	k = srv_proc_close_stdin(p, r->sb->dying_fd, &err);
+	srv_proc_unref(p);
 	if (k < 0)
 		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
@@ -481,7 +482,7 @@ static enum MHD_Result update(struct srv_req *r)
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	int rows, cols, k;
 
 	if (!req)
@@ -492,11 +493,11 @@ static enum MHD_Result update(struct srv_req *r)
 	if (!p)
 		return MHD_YES;
 	if (k < 0 || rows == 0) {
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		return srv_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
 	}
-	k = cd_proc_resize(p, rows, cols, &err);
-	cd_proc_unref(p);
+	k = srv_proc_resize(p, rows, cols, &err);
+	srv_proc_unref(p);
 	if (k < 0)
 		return srv_rpc_error(r, "invalid_argument", "%s", err.msg);
 	return empty_reply(r);

@@ -305,8 +305,8 @@ static void destroy(struct srv_sandbox *sb, const char *why)
 			cut(sb), SRV_DRAIN_NS / NSEC_PER_SEC);
 		users_gone(sb, UINT64_MAX);
 	}
-	cd_interp_kill_all(sb);
-	cd_procs_kill_all(sb);
+	srv_interp_kill_all(sb);
+	srv_procs_kill_all(sb);
 	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
 		srv_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
 		/* a supervisor that died (killed alone) could not remove the workdir: every process

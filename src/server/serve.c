@@ -415,12 +415,12 @@ static void disk_default(void)
 
 /* Descriptors the server holds (docs/e2b.md "Tenants"), each sandbox's share reserved: no
  * tenant, nor all of them at once, can take the ones another needs. Fewer processes are
- * followed in one sandbox (CD_SANDBOX_MAX_PROCS at most) when RLIMIT_NOFILE is low. */
+ * followed in one sandbox (SRV_SANDBOX_MAX_PROCS at most) when RLIMIT_NOFILE is low. */
 #define FDS_OWN	    64 /* listening socket, the creator's, the log, the reaper's */
 /* a connection: its socket, and one while a request works inside (the agent's channel, a file,
  * a pipe; an upload holds two for its time) */
 #define FDS_CONN    2
-#define FDS_SANDBOX (3 + 3 * CD_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
+#define FDS_SANDBOX (3 + 3 * SRV_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
 #define FDS_PROC    4 /* a followed process: stdout, stderr, stdin, its channel */
 static void descriptors(void)
 {
@@ -444,8 +444,8 @@ static void descriptors(void)
 				     "--max-sandboxes or --max-connections",
 				     srv_opts.max_sandboxes, srv_opts.max_connections,
 				     (unsigned long long)rl.rlim_cur));
-	srv_opts.max_procs = per < CD_SANDBOX_MAX_PROCS ? (unsigned)per : CD_SANDBOX_MAX_PROCS;
-	if (srv_opts.max_procs < CD_SANDBOX_MAX_PROCS)
+	srv_opts.max_procs = per < SRV_SANDBOX_MAX_PROCS ? (unsigned)per : SRV_SANDBOX_MAX_PROCS;
+	if (srv_opts.max_procs < SRV_SANDBOX_MAX_PROCS)
 		srv_log("%u processes followed at most in one sandbox (RLIMIT_NOFILE %llu)",
 			srv_opts.max_procs, (unsigned long long)rl.rlim_cur);
 }

@@ -72,8 +72,8 @@ void srv_keys_forget_made(void); /* at the end */
 int srv_statedir_setup(struct cordon_error *err); /* sets srv_opts.state_dir */
 
 /* --- registry.c: the sandboxes --- */
-struct cd_proc;
-struct cd_ctx;
+struct srv_proc;
+struct srv_ctx;
 struct srv_req;
 /* A call on a sandbox's agent (a command's start, a file call, a whole listing) ends within this
  * (cordon_session_set_bounds), or when the sandbox ends. */
@@ -106,16 +106,16 @@ struct srv_sandbox {
 	pthread_cond_t cond;
 	unsigned refs;
 	bool dying;
-	struct cd_proc *procs;
-	struct cd_ctx *ctxs;
+	struct srv_proc *procs;
+	struct srv_ctx *ctxs;
 	struct srv_req *reqs; /* the requests holding it (their connections are cut at its end) */
 	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
 	unsigned n_procs;    /* followed processes (pumps), srv_opts.max_procs */
-	unsigned n_ptys;     /* of them with a host terminal, CD_SANDBOX_MAX_PTYS */
-	unsigned n_ctxs;     /* code contexts, CD_SANDBOX_MAX_CTXS */
+	unsigned n_ptys;     /* of them with a host terminal, SRV_SANDBOX_MAX_PTYS */
+	unsigned n_ctxs;     /* code contexts, SRV_SANDBOX_MAX_CTXS */
 	unsigned n_lists;    /* ListDir answers being built (envd_fs.c) */
-	uint64_t log_bytes;  /* its processes' logs (atomic), CD_SANDBOX_LOG_BYTES */
-	uint64_t line_bytes; /* its kernels' long lines (atomic), CD_SANDBOX_LINE_BYTES */
+	uint64_t log_bytes;  /* its processes' logs (atomic), SRV_SANDBOX_LOG_BYTES */
+	uint64_t line_bytes; /* its kernels' long lines (atomic), SRV_SANDBOX_LINE_BYTES */
 	struct srv_sandbox *next;
 };
 
@@ -240,21 +240,21 @@ enum MHD_Result srv_files_post_begin(struct srv_req *r); /* sets r->body_fn */
 enum MHD_Result srv_files_post_end(struct srv_req *r);
 
 /* --- procs.c: processes and their output --- */
-void cd_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
+void srv_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
 /* Write all of buf to fd (O_NONBLOCK), a descriptor a sandbox reads: 0; -ETIMEDOUT when it
  * takes nothing for stall_ns; -ECANCELED once dying_fd is readable; -ECONNRESET when the
  * client of conn_fd went away (-1: none); else -errno. Never blocks for longer. */
-int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
-		     uint64_t stall_ns);
+int srv_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
+		      uint64_t stall_ns);
 
 /* --- interp.c --- */
 /* Code contexts a sandbox may have at once (the default one counts): each is a kernel process
  * of the sandbox's and two pipes and a buffer of the server's. */
-#define CD_SANDBOX_MAX_CTXS 16
+#define SRV_SANDBOX_MAX_CTXS 16
 /* Kernel lines past 256 KiB that the server holds at once for one sandbox (one line: at most
  * 32 MiB): a line past it is dropped, and the execution told. */
-#define CD_SANDBOX_LINE_BYTES (32u << 20)
-void cd_interp_kill_all(struct srv_sandbox *sb);
+#define SRV_SANDBOX_LINE_BYTES (32u << 20)
+void srv_interp_kill_all(struct srv_sandbox *sb);
 
 /* --- rpc.c: Connect RPCs with JSON --- */
 enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
