@@ -119,7 +119,7 @@ cap:
 
 /* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
  * what differs per sandbox goes with each command (sandbox_env). */
-int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
+int srv_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int r;
@@ -174,7 +174,7 @@ static int make_workdir(char **ret, struct cordon_error *err)
 	return 0;
 }
 
-int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
+int srv_control_make_session(struct srv_pooled *ret, struct cordon_error *err)
 {
 	char *workdir = NULL;
 	int r = make_workdir(&workdir, err);
@@ -185,7 +185,7 @@ int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
 	if (stat(workdir, &ret->workdir_st) < 0)
 		r = cd_fail_errno(err, errno, "workdir", "stat %s", workdir);
 	else
-		r = cd_creator_make(workdir, &ret->session, err);
+		r = srv_creator_make(workdir, &ret->session, err);
 	if (r < 0) {
 		rmdir(workdir); /* still empty: nothing ran */
 		free(workdir);
@@ -195,13 +195,13 @@ int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
 	return 0;
 }
 
-void cd_control_drop_session(struct cd_pooled *p)
+void srv_control_drop_session(struct srv_pooled *p)
 {
 	struct cordon_error err;
 
 	cordon_session_destroy(p->session, NULL, &err);
 	free(p->workdir);
-	*p = (struct cd_pooled){ 0 };
+	*p = (struct srv_pooled){0};
 }
 
 /* What the sandbox's commands get besides the server's environment: its id, its envVars. */
@@ -226,13 +226,13 @@ static int sandbox_env(struct srv_sandbox *sb)
 /* One made ahead when there is one (--pool), else a new one. */
 static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 {
-	struct cd_pooled p = { 0 };
+	struct srv_pooled p = {0};
 	int r = sandbox_env(sb);
 
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");
-	if (!cd_pool_take(&p)) {
-		r = cd_control_make_session(&p, err);
+	if (!srv_pool_take(&p)) {
+		r = srv_control_make_session(&p, err);
 		if (r < 0)
 			return r;
 	}
@@ -244,7 +244,7 @@ static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-char **cd_env_merge(char *const *base, char *const *over)
+char **srv_env_merge(char *const *base, char *const *over)
 {
 	char **v = NULL;
 

@@ -87,7 +87,7 @@ static void serve_one(int sock, const char *workdir)
 	int fds[2] = { -1, -1 };
 	pid_t pid = 0;
 
-	rep.ret = cd_control_config(workdir, &c, &rep.err);
+	rep.ret = srv_control_config(workdir, &c, &rep.err);
 	if (rep.ret >= 0) {
 		rep.ret = cordon_session_create(
 		    c, srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
@@ -103,7 +103,7 @@ static void serve_one(int sock, const char *workdir)
 	cd_closep(&fds[1]);
 }
 
-/* The sandboxes' options, from the server: what cd_control_config() reads of srv_opts */
+/* The sandboxes' options, from the server: what srv_control_config() reads of srv_opts */
 static int take_options(const char *text)
 {
 	json_object *o = json_tokener_parse(text), *v, *a;
@@ -131,7 +131,7 @@ static int take_options(const char *text)
 	return r;
 }
 
-int cd_creator_main(void)
+int srv_creator_main(void)
 {
 	static char buf[OPTIONS_MAX];
 	int sock = MAKER_FD;
@@ -198,7 +198,7 @@ static char *options_json(void)
 	return text;
 }
 
-int cd_creator_start(struct cordon_error *err)
+int srv_creator_start(struct cordon_error *err)
 {
 	_cleanup_strv_ char **envp = NULL;
 	_cleanup_free_ char *opts = options_json();
@@ -249,7 +249,7 @@ static int recv_reply(struct creator_reply *rep, int fds[2])
 	return 0;
 }
 
-int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
+int srv_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
 {
 	struct cd_frame f = { .type = CREATOR_MAKE,
 			      .part = { { (char *)workdir, strlen(workdir) } } };

@@ -89,7 +89,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-int cd_disk_start(struct cordon_error *err)
+int srv_disk_start(struct cordon_error *err)
 {
 	int r;
 
@@ -102,7 +102,7 @@ int cd_disk_start(struct cordon_error *err)
 	return 0;
 }
 
-void cd_disk_stop(void)
+void srv_disk_stop(void)
 {
 	if (!disk.started)
 		return;

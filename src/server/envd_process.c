@@ -276,7 +276,7 @@ static enum MHD_Result start(struct srv_req *r)
 	}
 	ps.argv = (const char *const *)c.argv;
 	/* the sandbox's own variables, then the request's over them */
-	env = cd_env_merge(r->sb->env, c.env);
+	env = srv_env_merge(r->sb->env, c.env);
 	if (!env) {
 		pconf_done(&c);
 		json_object_put(req);

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 
 	/* the process that makes the sessions (creator.c), started by the server itself */
 	if (argc == 2 && strcmp(argv[1], "--session-maker") == 0)
-		return cd_creator_main();
+		return srv_creator_main();
 
 	argv[0] = name; /* srv_serve_main's argv[0] is the subcommand */
 	return srv_serve_main(argc, argv);

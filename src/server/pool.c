@@ -19,7 +19,7 @@
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* a take left room, or the end */
-	struct cd_pooled *ready;
+	struct srv_pooled *ready;
 	size_t n, want;
 	bool stopping;
 	pthread_t thread;
@@ -32,7 +32,7 @@ static void *filler(void *arg)
 	pthread_mutex_lock(&pool.lock);
 	while (!pool.stopping) {
 		struct cordon_error err = { 0 };
-		struct cd_pooled p = { 0 };
+		struct srv_pooled p = {0};
 		int r;
 
 		if (pool.n >= pool.want) {
@@ -40,7 +40,7 @@ static void *filler(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&pool.lock);
-		r = cd_control_make_session(&p, &err);
+		r = srv_control_make_session(&p, &err);
 		pthread_mutex_lock(&pool.lock);
 		if (r < 0) {
 			struct timespec t;
@@ -54,7 +54,7 @@ static void *filler(void *arg)
 		}
 		if (pool.stopping) {
 			pthread_mutex_unlock(&pool.lock);
-			cd_control_drop_session(&p);
+			srv_control_drop_session(&p);
 			pthread_mutex_lock(&pool.lock);
 			break;
 		}
@@ -64,7 +64,7 @@ static void *filler(void *arg)
 	return NULL;
 }
 
-int cd_pool_start(unsigned n, struct cordon_error *err)
+int srv_pool_start(unsigned n, struct cordon_error *err)
 {
 	int r;
 
@@ -81,7 +81,7 @@ int cd_pool_start(unsigned n, struct cordon_error *err)
 	return 0;
 }
 
-bool cd_pool_take(struct cd_pooled *ret)
+bool srv_pool_take(struct srv_pooled *ret)
 {
 	bool got = false;
 
@@ -97,7 +97,7 @@ bool cd_pool_take(struct cd_pooled *ret)
 	return got;
 }
 
-void cd_pool_stop(void)
+void srv_pool_stop(void)
 {
 	if (!pool.started)
 		return;
@@ -107,7 +107,7 @@ void cd_pool_stop(void)
 	pthread_mutex_unlock(&pool.lock);
 	pthread_join(pool.thread, NULL);
 	while (pool.n)
-		cd_control_drop_session(&pool.ready[--pool.n]);
+		srv_control_drop_session(&pool.ready[--pool.n]);
 	free(pool.ready);
 	pool.ready = NULL;
 	pool.started = false;

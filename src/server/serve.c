@@ -503,7 +503,7 @@ int srv_serve_main(int argc, char **argv)
 	disk_default();
 	descriptors();
 	/* before any thread: the process that makes the sessions (creator.c) */
-	if (cd_creator_start(&err) < 0)
+	if (srv_creator_start(&err) < 0)
 		die(err.step, err.msg);
 	/* the signals are taken by sigwait() here; every thread inherits the mask */
 	sigemptyset(&set);
@@ -513,7 +513,7 @@ int srv_serve_main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
 	if (srv_reg_start(&err) < 0 || srv_http_start(&d, &err) < 0 ||
-	    cd_pool_start(srv_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
+	    srv_pool_start(srv_opts.pool, &err) < 0 || srv_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
@@ -523,8 +523,8 @@ int srv_serve_main(int argc, char **argv)
 	sigdelset(&set, SIGHUP);
 	if (pthread_create(&watch, NULL, stop_watch, &set) == 0)
 		pthread_detach(watch);
-	cd_pool_stop();
-	cd_disk_stop();
+	srv_pool_stop();
+	srv_disk_stop();
 	srv_reg_stop();
 	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
 	srv_reg_wait();

@@ -269,29 +269,29 @@ int srv_rpc_get(json_object *o, const char *key, json_type type, json_object **r
 		const char **why);
 
 /* --- control.c, pool.c: sandboxes made ahead of time --- */
-struct cd_pooled {
+struct srv_pooled {
 	struct cordon_session *session;
 	char *workdir;
 	struct stat workdir_st; /* to remove it when its supervisor could not */
 };
 /* A session from the server's options alone, in a fresh workdir. */
-int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err);
-void cd_control_drop_session(struct cd_pooled *p);
-int cd_pool_start(unsigned n, struct cordon_error *err);
-bool cd_pool_take(struct cd_pooled *ret); /* false: none ready */
-void cd_pool_stop(void);
+int srv_control_make_session(struct srv_pooled *ret, struct cordon_error *err);
+void srv_control_drop_session(struct srv_pooled *p);
+int srv_pool_start(unsigned n, struct cordon_error *err);
+bool srv_pool_take(struct srv_pooled *ret); /* false: none ready */
+void srv_pool_stop(void);
 /* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
-char **cd_env_merge(char *const *base, char *const *over);
+char **srv_env_merge(char *const *base, char *const *over);
 
 /* --- disk.c: --disk --- */
-int cd_disk_start(struct cordon_error *err);
-void cd_disk_stop(void);
+int srv_disk_start(struct cordon_error *err);
+void srv_disk_stop(void);
 
 /* --- creator.c: sessions are made in a single-threaded process, a fresh exec of this program
  * started before any thread --- */
-int cd_creator_start(struct cordon_error *err);
+int srv_creator_start(struct cordon_error *err);
 /* `cordon-serve --session-maker` (main.c): runs until the server goes; the exit status */
-int cd_creator_main(void);
-int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err);
+int srv_creator_main(void);
+int srv_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err);
 /* The config every sandbox is made from (control.c). */
-int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);
+int srv_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);
