@@ -30,14 +30,6 @@ static pthread_t reaper;
 static bool reaper_started;
 static unsigned n_destroying; /* destroyer threads running (table_lock) */
 
-int64_t srv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int srv_reg_reserve(void)
 {
 	int r = 0;

@@ -24,24 +24,6 @@
 #include "serve.h"
 #include "util.h"
 
-struct srv_options srv_opts;
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void srv_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!srv_opts.verbose)
-		return;
-	pthread_mutex_lock(&log_lock);
-	fputs("cordon: serve: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	pthread_mutex_unlock(&log_lock);
-}
-
 static _Noreturn void die(const char *what, const char *msg)
 {
 	fprintf(stderr, "cordon: serve: %s%s%s\n", what ? what : "", what ? ": " : "", msg);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cordon.h"
+#include "opts.h"
 
 #define SRV_ENVD_PORT	49983
 #define SRV_INTERP_PORT 49999
@@ -22,33 +23,6 @@
 /* A body over its limit is read and dropped up to this much before the 413 (http.c) */
 #define SRV_DRAIN_MAX (64ull * SRV_JSON_BODY_MAX)
 
-struct srv_options {
-	char *listen_host;
-	unsigned listen_port;
-	bool listen_remote;
-	char *socket_path;
-	char **api_keys;
-	char *state_dir;
-	unsigned max_sandboxes;
-	uint64_t memory, pids, millicpus; /* 0: the library's default */
-	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
-	bool disk_set;
-	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
-	uint64_t max_upload;
-	unsigned max_connections;
-	unsigned max_procs; /* followed processes in one sandbox: RLIMIT_NOFILE's share (serve.c) */
-	bool keep_workdirs;
-	unsigned pool; /* sandboxes made ahead (--pool) */
-	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool + 1
-	 * (cordon_config_set_user_share; nothing when root, whose sandboxes have ids of their own) */
-	unsigned user_share;
-	bool pool_set;
-	char **allow_net;
-	bool verbose;
-};
-
-extern struct srv_options srv_opts;
-void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* --- auth.c --- */
 bool srv_auth_key_valid_form(const char *key); /* e2b_[0-9a-f]+ */
@@ -146,7 +120,6 @@ int srv_reg_kill_later(const char *id, const char *why);
 int srv_reg_snapshot(struct srv_sandbox ***ret, size_t *ret_n);
 void srv_sandbox_free(struct srv_sandbox *sb);
 struct srv_sandbox *srv_sandbox_new(void);
-int64_t srv_now_ms(void); /* realtime */
 
 /* --- http.c: libmicrohttpd glue --- */
 struct srv_req;

@@ -15,13 +15,6 @@
 
 #include "../lib/tap.h"
 
-struct srv_options srv_opts; /* auth.c reads the keys from here */
-
-void srv_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 static void test_b64(void)
 {
 	static const char *const plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};

@@ -11,13 +11,6 @@
 
 #include "../lib/tap.h"
 
-struct srv_options srv_opts;
-
-void srv_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 static enum srv_conn_verdict decide(unsigned max, unsigned waiting, unsigned tenants,
 				    uint64_t oldest_ms, bool capped, unsigned peer)
 {
