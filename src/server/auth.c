@@ -9,8 +9,9 @@
 
 #include <nettle/sha2.h>
 
+#include "auth.h"
 #include "connect.h"
-#include "server.h"
+#include "opts.h"
 #include "util.h"
 
 bool srv_auth_key_valid_form(const char *key)

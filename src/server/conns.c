@@ -33,7 +33,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "server.h"
+#include "conns.h"
+#include "opts.h"
 #include "util.h"
 
 enum { WAITING, TENANT, GONE };

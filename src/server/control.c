@@ -11,7 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "auth.h"
+#include "control.h"
+#include "creator.h"
+#include "http.h"
+#include "opts.h"
+#include "pool.h"
+#include "registry.h"
 #include "util.h"
 
 #define ID_ALPHABET "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -29,8 +29,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "control.h"
+#include "creator.h"
 #include "frame.h"
-#include "server.h"
+#include "opts.h"
 #include "util.h"
 
 extern char **environ;

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "server.h"
+#include "disk.h"
+#include "opts.h"
+#include "registry.h"
 #include "util.h"
 
 #define DISK_DEPTH 256 /* a tree deeper than this is over any budget */

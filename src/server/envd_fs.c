@@ -10,7 +10,10 @@
 #include <time.h>
 
 #include "connect.h"
-#include "server.h"
+#include "envd_fs.h"
+#include "http.h"
+#include "registry.h"
+#include "rpc.h"
 #include "util.h"
 
 #define LIST_MAX 20000

@@ -9,7 +9,12 @@
 #include <string.h>
 
 #include "connect.h"
+#include "control.h"
+#include "envd_process.h"
+#include "http.h"
 #include "procs.h"
+#include "registry.h"
+#include "rpc.h"
 #include "util.h"
 
 #define KEEPALIVE_NS (50 * NSEC_PER_SEC) /* the SDK's Keepalive-Ping-Interval */

@@ -11,8 +11,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "connect.h"
-#include "server.h"
+#include "files.h"
+#include "http.h"
+#include "opts.h"
+#include "registry.h"
 #include "util.h"
 
 static unsigned status_of(int code)

@@ -13,7 +13,16 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "server.h"
+#include "auth.h"
+#include "conns.h"
+#include "control.h"
+#include "envd_fs.h"
+#include "envd_process.h"
+#include "files.h"
+#include "http.h"
+#include "interp.h"
+#include "opts.h"
+#include "registry.h"
 #include "util.h"
 
 const char *srv_http_header(struct srv_req *r, const char *name)

@@ -14,8 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
+#include "http.h"
+#include "interp.h"
 #include "kline.h"
-#include "server.h"
+#include "procs.h"
+#include "registry.h"
+#include "rpc.h"
 #include "util.h"
 
 extern const char srv_kernel_source[];

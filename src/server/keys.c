@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "auth.h"
+#include "keys.h"
+#include "opts.h"
 #include "util.h"
 
 #define KEY_FILE_MAX (64 * 1024)

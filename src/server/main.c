@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
+#include "creator.h"
 #include "serve.h"
-#include "server.h"
 
 int main(int argc, char **argv)
 {

@@ -21,7 +21,8 @@ struct srv_options {
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
 	uint64_t max_upload;
 	unsigned max_connections;
-	unsigned max_procs; /* followed processes in one sandbox: RLIMIT_NOFILE's share (serve.c) */
+	/* followed processes in one sandbox: RLIMIT_NOFILE's share (serve.c) */
+	unsigned max_procs;
 	bool keep_workdirs;
 	unsigned pool; /* sandboxes made ahead (--pool) */
 	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool + 1

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <string.h>
 
-#include "server.h"
+#include "control.h"
+#include "opts.h"
+#include "pool.h"
 #include "util.h"
 
 static struct {

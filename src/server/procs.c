@@ -17,7 +17,10 @@
 #include <termios.h>
 
 #include "connect.h"
+#include "http.h"
+#include "opts.h"
 #include "procs.h"
+#include "registry.h"
 #include "util.h"
 
 #define CHUNK (32 * 1024)

@@ -3,7 +3,10 @@
  * output and its end into a bounded log of events) and the streams that follow the log. */
 #pragma once
 
-#include "server.h"
+#include <json-c/json.h>
+#include <pthread.h>
+
+#include "registry.h"
 
 #define SRV_PROC_RING_EVENTS  2048
 #define SRV_PROC_RING_BYTES   (4u << 20)
@@ -91,3 +94,9 @@ int srv_proc_signal(struct srv_proc *p, int sig, struct cordon_error *err);
 int srv_proc_resize(struct srv_proc *p, int rows, int cols, struct cordon_error *err);
 /* The live processes' ProcessInfo list. */
 json_object *srv_procs_list(struct srv_sandbox *sb);
+void srv_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
+/* Write all of buf to fd (O_NONBLOCK), a descriptor a sandbox reads: 0; -ETIMEDOUT when it
+ * takes nothing for stall_ns; -ECANCELED once dying_fd is readable; -ECONNRESET when the
+ * client of conn_fd went away (-1: none); else -errno. Never blocks for longer. */
+int srv_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
+		      uint64_t stall_ns);

@@ -14,8 +14,12 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "http.h"
+#include "interp.h"
+#include "opts.h"
+#include "procs.h"
+#include "registry.h"
 #include "rmtree.h"
-#include "server.h"
 #include "util.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "connect.h"
-#include "server.h"
+#include "http.h"
+#include "opts.h"
+#include "rpc.h"
 
 enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
 {

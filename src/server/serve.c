@@ -19,9 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "creator.h"
+#include "disk.h"
+#include "http.h"
+#include "interp.h"
+#include "keys.h"
+#include "opts.h"
+#include "pool.h"
 #include "procs.h"
-#include "server.h"
+#include "registry.h"
 #include "serve.h"
+#include "statedir.h"
 #include "util.h"
 
 static _Noreturn void die(const char *what, const char *msg)

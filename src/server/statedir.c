@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "opts.h"
+#include "statedir.h"
 #include "util.h"
 
 #define SERVE_NAME "serve"

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "connect.h"
-#include "server.h"
+#include "opts.h"
 
 #include "../lib/tap.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server.h"
+#include "conns.h"
 
 #include "../lib/tap.h"
 

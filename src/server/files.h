@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* files.h - envd's /files: downloads and uploads (files.c). */
+#pragma once
+
+#include "http.h"
+
+enum MHD_Result srv_files_get(struct srv_req *r);
+enum MHD_Result srv_files_post_begin(struct srv_req *r); /* sets r->body_fn */
+enum MHD_Result srv_files_post_end(struct srv_req *r);

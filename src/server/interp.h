@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* interp.h - the code interpreter (interp.c). */
+#pragma once
+
+#include "http.h"
+#include "registry.h"
+
+/* Code contexts a sandbox may have at once (the default one counts): each is a kernel process
+ * of the sandbox's and two pipes and a buffer of the server's. */
+#define SRV_SANDBOX_MAX_CTXS 16
+/* Kernel lines past 256 KiB that the server holds at once for one sandbox (one line: at most
+ * 32 MiB): a line past it is dropped, and the execution told. */
+#define SRV_SANDBOX_LINE_BYTES (32u << 20)
+void srv_interp_kill_all(struct srv_sandbox *sb);
+
+srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub);
