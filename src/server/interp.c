@@ -807,10 +807,11 @@ srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_
 	return NULL;
 }
 
-void srv_interp_kill_all(struct srv_sandbox *sb)
+void srv_interp_on_death(struct srv_sandbox *sb, void *arg)
 {
 	struct srv_ctx *c;
 
+	(void)arg;
 	pthread_mutex_lock(&sb->lock);
 	c = sb->ctxs;
 	sb->ctxs = NULL;

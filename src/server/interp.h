@@ -11,6 +11,7 @@
 /* Kernel lines past 256 KiB that the server holds at once for one sandbox (one line: at most
  * 32 MiB): a line past it is dropped, and the execution told. */
 #define SRV_SANDBOX_LINE_BYTES (32u << 20)
-void srv_interp_kill_all(struct srv_sandbox *sb);
+/* The sandbox is dying (srv_reg_on_death): its contexts go, their kernels with them. */
+void srv_interp_on_death(struct srv_sandbox *sb, void *ctx);
 
 srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub);

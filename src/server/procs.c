@@ -794,11 +794,13 @@ json_object *srv_procs_list(struct srv_sandbox *sb)
 	return a;
 }
 
-/* Every pump has ended (the sandbox's users are gone): the list's references go. */
-void srv_procs_kill_all(struct srv_sandbox *sb)
+/* Every pump has ended (the sandbox's users are gone, its dying_fd woke them): the list's
+ * references go. */
+void srv_procs_on_death(struct srv_sandbox *sb, void *arg)
 {
 	struct srv_proc *p;
 
+	(void)arg;
 	pthread_mutex_lock(&sb->lock);
 	p = sb->procs;
 	sb->procs = NULL;

@@ -94,7 +94,8 @@ int srv_proc_signal(struct srv_proc *p, int sig, struct cordon_error *err);
 int srv_proc_resize(struct srv_proc *p, int rows, int cols, struct cordon_error *err);
 /* The live processes' ProcessInfo list. */
 json_object *srv_procs_list(struct srv_sandbox *sb);
-void srv_procs_kill_all(struct srv_sandbox *sb); /* the sandbox is dying: pumps end */
+/* The sandbox is dying (srv_reg_on_death): its pumps have ended, the list's references go. */
+void srv_procs_on_death(struct srv_sandbox *sb, void *ctx);
 /* Write all of buf to fd (O_NONBLOCK), a descriptor a sandbox reads: 0; -ETIMEDOUT when it
  * takes nothing for stall_ns; -ECANCELED once dying_fd is readable; -ECONNRESET when the
  * client of conn_fd went away (-1: none); else -errno. Never blocks for longer. */

@@ -15,9 +15,7 @@
 #include <time.h>
 
 #include "http.h"
-#include "interp.h"
 #include "opts.h"
-#include "procs.h"
 #include "registry.h"
 #include "rmtree.h"
 #include "util.h"
@@ -33,6 +31,24 @@ static bool stopping;
 static pthread_t reaper;
 static bool reaper_started;
 static unsigned n_destroying; /* destroyer threads running (table_lock) */
+/* who is told of a sandbox's end (set before the reaper starts, read-only after) */
+#define LISTENERS_MAX 4
+static struct {
+	srv_death_fn fn;
+	void *ctx;
+} listeners[LISTENERS_MAX];
+static unsigned n_listeners;
+
+int srv_reg_on_death(srv_death_fn fn, void *ctx, struct cordon_error *err)
+{
+	if (n_listeners >= LISTENERS_MAX)
+		return cd_fail(err, ENOSPC, "serve", "more than %d listeners of a sandbox's end",
+			       LISTENERS_MAX);
+	listeners[n_listeners].fn = fn;
+	listeners[n_listeners].ctx = ctx;
+	n_listeners++;
+	return 0;
+}
 
 int srv_reg_reserve(void)
 {
@@ -301,8 +317,8 @@ static void destroy(struct srv_sandbox *sb, const char *why)
 			cut(sb), SRV_DRAIN_NS / NSEC_PER_SEC);
 		users_gone(sb, UINT64_MAX);
 	}
-	srv_interp_kill_all(sb);
-	srv_procs_kill_all(sb);
+	for (unsigned i = 0; i < n_listeners; i++) /* what they keep of it goes */
+		listeners[i].fn(sb, listeners[i].ctx);
 	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
 		srv_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
 		/* a supervisor that died (killed alone) could not remove the workdir: every process

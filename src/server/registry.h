@@ -59,6 +59,13 @@ struct srv_sandbox {
 	struct srv_sandbox *next;
 };
 
+/* A sandbox's end, told to the files that keep something of it (interp.c: its kernels, procs.c:
+ * its processes' list): called by its destroyer once its requests have let go of it (or been
+ * cut), before its session is destroyed, in the order registered. The registry calls no other
+ * file: whoever keeps something of a sandbox listens. */
+typedef void (*srv_death_fn)(struct srv_sandbox *sb, void *ctx);
+/* Before srv_reg_start() (the list is read without a lock); -ENOSPC past a few. */
+int srv_reg_on_death(srv_death_fn fn, void *ctx, struct cordon_error *err);
 int srv_reg_start(struct cordon_error *err);
 /* Every sandbox doomed (its waits end) and handed to a destroyer; srv_reg_wait() waits for them
  * (after the connections are closed: a stream's reference goes with its connection). */

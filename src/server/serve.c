@@ -503,6 +503,10 @@ int srv_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
+	/* what a sandbox's end releases, in this order: its kernels, then its processes' list */
+	if (srv_reg_on_death(srv_interp_on_death, NULL, &err) < 0 ||
+	    srv_reg_on_death(srv_procs_on_death, NULL, &err) < 0)
+		die(err.step, err.msg);
 	if (srv_reg_start(&err) < 0 || srv_http_start(&d, &err) < 0 ||
 	    srv_pool_start(srv_opts.pool, &err) < 0 || srv_disk_start(&err) < 0)
 		die(err.step, err.msg);
