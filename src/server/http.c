@@ -285,7 +285,7 @@ static enum MHD_Result route(struct srv_req *r)
 	else if (!id)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
-		srv_sandbox_attach(r);
+		srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
 		r->plane = SRV_PLANE_ENVD;
 		if (!sandbox_tenant_ok(r))
 			return MHD_YES;
@@ -315,7 +315,7 @@ static enum MHD_Result route(struct srv_req *r)
 	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return srv_http_error(r, 502, "sandbox %s not found", id);
-	srv_sandbox_attach(r);
+	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
 	token = srv_http_header(r, "X-Access-Token");
 	if (!token)
 		token = srv_http_header(r, "E2B-Traffic-Access-Token");
@@ -460,7 +460,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->state_free)
 		r->state_free(r->state);
 	if (r->sb) {
-		srv_sandbox_detach(r);
+		srv_sandbox_detach(r->sb, &r->hold);
 		srv_sandbox_unref(r->sb);
 	}
 	free(r->sub);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cordon.h"
+#include "registry.h"
 
 #define SRV_ENVD_PORT	  49983
 #define SRV_INTERP_PORT	  49999
@@ -15,7 +16,6 @@
 /* A body over its limit is read and dropped up to this much before the 413 (http.c) */
 #define SRV_DRAIN_MAX (64ull * SRV_JSON_BODY_MAX)
 
-struct srv_sandbox;
 struct srv_req;
 typedef enum MHD_Result (*srv_handler_fn)(struct srv_req *r);
 /* an upload's body, chunk by chunk (data NULL: the end) */
@@ -37,8 +37,7 @@ struct srv_req {
 			  413 */
 	bool anonymous; /* answered without credentials (/health): it takes no body */
 	bool close;	/* the connection is not kept for another request */
-	int sb_fd;	/* the connection's socket, while attached to sb */
-	struct srv_req *sb_prev, *sb_next; /* sb->reqs, under sb->lock */
+	struct srv_hold hold;		   /* on sb's list while r holds it */
 	void *state;			   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };

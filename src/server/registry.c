@@ -14,7 +14,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "http.h"
 #include "opts.h"
 #include "registry.h"
 #include "rmtree.h"
@@ -111,32 +110,28 @@ void srv_sandbox_touch(struct srv_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void srv_sandbox_attach(struct srv_req *r)
+void srv_sandbox_attach(struct srv_sandbox *sb, struct srv_hold *h, int fd)
 {
-	struct srv_sandbox *sb = r->sb;
-
-	r->sb_fd = srv_http_conn_fd(r);
+	h->fd = fd;
 	pthread_mutex_lock(&sb->lock);
-	r->sb_prev = NULL;
-	r->sb_next = sb->reqs;
-	if (sb->reqs)
-		sb->reqs->sb_prev = r;
-	sb->reqs = r;
+	h->prev = NULL;
+	h->next = sb->holds;
+	if (sb->holds)
+		sb->holds->prev = h;
+	sb->holds = h;
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void srv_sandbox_detach(struct srv_req *r)
+void srv_sandbox_detach(struct srv_sandbox *sb, struct srv_hold *h)
 {
-	struct srv_sandbox *sb = r->sb;
-
 	pthread_mutex_lock(&sb->lock);
-	if (r->sb_prev)
-		r->sb_prev->sb_next = r->sb_next;
-	else if (sb->reqs == r)
-		sb->reqs = r->sb_next;
-	if (r->sb_next)
-		r->sb_next->sb_prev = r->sb_prev;
-	r->sb_prev = r->sb_next = NULL;
+	if (h->prev)
+		h->prev->next = h->next;
+	else if (sb->holds == h)
+		sb->holds = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
 	pthread_mutex_unlock(&sb->lock);
 }
 
@@ -286,11 +281,11 @@ static unsigned cut(struct srv_sandbox *sb)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&sb->lock);
-	for (struct srv_req *r = sb->reqs; r; r = r->sb_next) {
-		if (r->sb_fd < 0)
+	for (struct srv_hold *h = sb->holds; h; h = h->next) {
+		if (h->fd < 0)
 			continue;
-		setsockopt(r->sb_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-		if (shutdown(r->sb_fd, SHUT_RDWR) == 0)
+		setsockopt(h->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+		if (shutdown(h->fd, SHUT_RDWR) == 0)
 			n++;
 	}
 	pthread_mutex_unlock(&sb->lock);

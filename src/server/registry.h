@@ -14,7 +14,12 @@
 
 struct srv_proc;
 struct srv_ctx;
-struct srv_req;
+/* A request holding a sandbox (a reference), on the sandbox's list while it does: past
+ * SRV_DRAIN_NS of the sandbox's end, the connection (fd) of one still holding it is shut down. */
+struct srv_hold {
+	int fd;			      /* its connection's socket (-1: none) */
+	struct srv_hold *prev, *next; /* sb->holds, under sb->lock */
+};
 /* A call on a sandbox's agent (a command's start, a file call, a whole listing) ends within this
  * (cordon_session_set_bounds), or when the sandbox ends. */
 #define SRV_AGENT_CALL_NS (60ull * NSEC_PER_SEC)
@@ -48,7 +53,7 @@ struct srv_sandbox {
 	bool dying;
 	struct srv_proc *procs;
 	struct srv_ctx *ctxs;
-	struct srv_req *reqs; /* the requests holding it (their connections are cut at its end) */
+	struct srv_hold *holds; /* the requests holding it (their connections are cut at its end) */
 	/* what the sandbox costs the server, each bounded (docs/e2b.md "Tenants") */
 	unsigned n_procs;    /* followed processes (pumps), srv_opts.max_procs */
 	unsigned n_ptys;     /* of them with a host terminal, SRV_SANDBOX_MAX_PTYS */
@@ -80,10 +85,11 @@ struct srv_sandbox *srv_reg_get(const char *id);
 void srv_sandbox_ref(struct srv_sandbox *sb);
 void srv_sandbox_unref(struct srv_sandbox *sb);
 void srv_sandbox_touch(struct srv_sandbox *sb);
-/* r holds r->sb (a reference): its connection is shut down if the sandbox ends and r does not
- * let go within SRV_DRAIN_NS. Detached at r's end, before the connection can close. */
-void srv_sandbox_attach(struct srv_req *r);
-void srv_sandbox_detach(struct srv_req *r);
+/* A request that holds sb (a reference) on connection fd: the connection is shut down if the
+ * sandbox ends and the request does not let go within SRV_DRAIN_NS. Detached at the request's
+ * end, before its connection can close. */
+void srv_sandbox_attach(struct srv_sandbox *sb, struct srv_hold *h, int fd);
+void srv_sandbox_detach(struct srv_sandbox *sb, struct srv_hold *h);
 /* Remove from the table, kill its processes, destroy it (a thread of its own) and wait for that
  * up to SRV_KILL_WAIT_NS. -ENOENT: unknown. */
 int srv_reg_kill(const char *id);
