@@ -250,30 +250,6 @@ static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-char **srv_env_merge(char *const *base, char *const *over)
-{
-	char **v = NULL;
-
-	for (; base && *base; base++) {
-		size_t key = strcspn(*base, "=") + 1;
-		bool replaced = false;
-
-		for (char *const *o = over; o && *o && !replaced; o++)
-			replaced = strncmp(*o, *base, key) == 0;
-		if (!replaced && cd_strv_push(&v, *base) < 0)
-			goto fail;
-	}
-	for (; over && *over; over++)
-		if (cd_strv_push(&v, *over) < 0)
-			goto fail;
-	if (!v)
-		v = calloc(1, sizeof(*v));
-	return v;
-fail:
-	cd_strv_free(v);
-	return NULL;
-}
-
 static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;

@@ -20,7 +20,5 @@ struct srv_pooled {
 /* A session from the server's options alone, in a fresh workdir. */
 int srv_control_make_session(struct srv_pooled *ret, struct cordon_error *err);
 void srv_control_drop_session(struct srv_pooled *p);
-/* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
-char **srv_env_merge(char *const *base, char *const *over);
 /* The config every sandbox is made from (control.c). */
 int srv_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);

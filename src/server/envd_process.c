@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "connect.h"
-#include "control.h"
 #include "envd_process.h"
 #include "http.h"
 #include "procs.h"
@@ -173,6 +172,31 @@ static enum MHD_Result stream(struct srv_req *r, struct srv_proc *p, struct pstr
 			       pstream_free, s);
 }
 
+/* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
+static char **env_merge(char *const *base, char *const *over)
+{
+	char **v = NULL;
+
+	for (; base && *base; base++) {
+		size_t key = strcspn(*base, "=") + 1;
+		bool replaced = false;
+
+		for (char *const *o = over; o && *o && !replaced; o++)
+			replaced = strncmp(*o, *base, key) == 0;
+		if (!replaced && cd_strv_push(&v, *base) < 0)
+			goto fail;
+	}
+	for (; over && *over; over++)
+		if (cd_strv_push(&v, *over) < 0)
+			goto fail;
+	if (!v)
+		v = calloc(1, sizeof(*v));
+	return v;
+fail:
+	cd_strv_free(v);
+	return NULL;
+}
+
 /* ProcessConfig -> argv, env (KEY=VALUE), cwd; the config kept for List. */
 struct pconf {
 	char **argv, **env;
@@ -281,7 +305,7 @@ static enum MHD_Result start(struct srv_req *r)
 	}
 	ps.argv = (const char *const *)c.argv;
 	/* the sandbox's own variables, then the request's over them */
-	env = srv_env_merge(r->sb->env, c.env);
+	env = env_merge(r->sb->env, c.env);
 	if (!env) {
 		pconf_done(&c);
 		json_object_put(req);
