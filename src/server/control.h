@@ -20,5 +20,3 @@ struct srv_pooled {
 /* A session from the server's options alone, in a fresh workdir. */
 int srv_control_make_session(struct srv_pooled *ret, struct cordon_error *err);
 void srv_control_drop_session(struct srv_pooled *p);
-/* The config every sandbox is made from (control.c). */
-int srv_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err);

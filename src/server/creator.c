@@ -29,10 +29,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control.h"
+#include <json-c/json.h>
+
 #include "creator.h"
 #include "frame.h"
 #include "opts.h"
+#include "sbconfig.h"
 #include "util.h"
 
 extern char **environ;
@@ -89,7 +91,7 @@ static void serve_one(int sock, const char *workdir)
 	int fds[2] = { -1, -1 };
 	pid_t pid = 0;
 
-	rep.ret = srv_control_config(workdir, &c, &rep.err);
+	rep.ret = srv_sbconfig_make(workdir, &c, &rep.err);
 	if (rep.ret >= 0) {
 		rep.ret = cordon_session_create(
 		    c, srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
@@ -105,7 +107,7 @@ static void serve_one(int sock, const char *workdir)
 	cd_closep(&fds[1]);
 }
 
-/* The sandboxes' options, from the server: what srv_control_config() reads of srv_opts */
+/* The sandboxes' options, from the server: what srv_sbconfig_make() reads of srv_opts */
 static int take_options(const char *text)
 {
 	json_object *o = json_tokener_parse(text), *v, *a;

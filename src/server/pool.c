@@ -2,7 +2,7 @@
 /*
  * pool.c - sandboxes made ahead of time (--pool N): a create takes one that is ready, and a
  * thread makes the next meanwhile, so that create-to-first-command costs no sandbox setup. A
- * pooled sandbox is made from the server's options alone (config_base in control.c); what a
+ * pooled sandbox is made from the server's options alone (sbconfig.c); what a
  * create asks for that differs per sandbox (its id, its envVars) reaches its commands at each
  * exec (srv_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
  * counted by --max-sandboxes; they are destroyed with the server.
