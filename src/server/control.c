@@ -13,14 +13,12 @@
 
 #include "auth.h"
 #include "control.h"
-#include "creator.h"
+#include "fresh.h"
 #include "http.h"
 #include "opts.h"
 #include "pool.h"
 #include "registry.h"
 #include "util.h"
-
-#define ID_ALPHABET "0123456789abcdefghijklmnopqrstuvwxyz"
 
 static void rfc3339(int64_t ms, char buf[64])
 {
@@ -123,58 +121,6 @@ cap:
 	return 0;
 }
 
-/* A fresh workdir under the state directory, named at random (not after the sandbox's id: a
- * pooled one is made before it has one). */
-static int make_workdir(char **ret, struct cordon_error *err)
-{
-	char name[21];
-	char *dir;
-
-	if (srv_auth_random(name, 20, ID_ALPHABET) < 0)
-		return cd_fail(err, EIO, "workdir", "no random name");
-	dir = cd_strdup_printf("%s/%s", srv_opts.state_dir, name);
-	if (!dir)
-		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (mkdir(dir, 0700) < 0) {
-		int e = errno;
-
-		free(dir);
-		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", srv_opts.state_dir, name);
-	}
-	*ret = dir;
-	return 0;
-}
-
-int srv_control_make_session(struct srv_pooled *ret, struct cordon_error *err)
-{
-	char *workdir = NULL;
-	int r = make_workdir(&workdir, err);
-
-	if (r < 0)
-		return r;
-	/* made by the creator process (creator.c), never forked from this threaded one */
-	if (stat(workdir, &ret->workdir_st) < 0)
-		r = cd_fail_errno(err, errno, "workdir", "stat %s", workdir);
-	else
-		r = srv_creator_make(workdir, &ret->session, err);
-	if (r < 0) {
-		rmdir(workdir); /* still empty: nothing ran */
-		free(workdir);
-		return r;
-	}
-	ret->workdir = workdir;
-	return 0;
-}
-
-void srv_control_drop_session(struct srv_pooled *p)
-{
-	struct cordon_error err;
-
-	cordon_session_destroy(p->session, NULL, &err);
-	free(p->workdir);
-	*p = (struct srv_pooled){0};
-}
-
 /* What the sandbox's commands get besides the server's environment: its id, its envVars. */
 static int sandbox_env(struct srv_sandbox *sb)
 {
@@ -197,13 +143,13 @@ static int sandbox_env(struct srv_sandbox *sb)
 /* One made ahead when there is one (--pool), else a new one. */
 static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 {
-	struct srv_pooled p = {0};
+	struct srv_fresh p = {0};
 	int r = sandbox_env(sb);
 
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");
 	if (!srv_pool_take(&p)) {
-		r = srv_control_make_session(&p, err);
+		r = srv_fresh_make(&p, err);
 		if (r < 0)
 			return r;
 	}
@@ -272,7 +218,7 @@ static enum MHD_Result create(struct srv_req *r)
 					    srv_opts.max_sandboxes)
 			   : srv_http_error(r, 503, "the server is stopping");
 	}
-	if (srv_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
+	if (srv_auth_random(sb->id, 20, SRV_AUTH_ID_ALPHABET) < 0 ||
 	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		srv_reg_unreserve();
 		srv_sandbox_free(sb);

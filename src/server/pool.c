@@ -13,7 +13,7 @@
 #include <time.h>
 #include <string.h>
 
-#include "control.h"
+#include "fresh.h"
 #include "opts.h"
 #include "pool.h"
 #include "util.h"
@@ -21,7 +21,7 @@
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* a take left room, or the end */
-	struct srv_pooled *ready;
+	struct srv_fresh *ready;
 	size_t n, want;
 	bool stopping;
 	pthread_t thread;
@@ -34,7 +34,7 @@ static void *filler(void *arg)
 	pthread_mutex_lock(&pool.lock);
 	while (!pool.stopping) {
 		struct cordon_error err = { 0 };
-		struct srv_pooled p = {0};
+		struct srv_fresh p = {0};
 		int r;
 
 		if (pool.n >= pool.want) {
@@ -42,7 +42,7 @@ static void *filler(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&pool.lock);
-		r = srv_control_make_session(&p, &err);
+		r = srv_fresh_make(&p, &err);
 		pthread_mutex_lock(&pool.lock);
 		if (r < 0) {
 			struct timespec t;
@@ -56,7 +56,7 @@ static void *filler(void *arg)
 		}
 		if (pool.stopping) {
 			pthread_mutex_unlock(&pool.lock);
-			srv_control_drop_session(&p);
+			srv_fresh_drop(&p);
 			pthread_mutex_lock(&pool.lock);
 			break;
 		}
@@ -83,7 +83,7 @@ int srv_pool_start(unsigned n, struct cordon_error *err)
 	return 0;
 }
 
-bool srv_pool_take(struct srv_pooled *ret)
+bool srv_pool_take(struct srv_fresh *ret)
 {
 	bool got = false;
 
@@ -109,7 +109,7 @@ void srv_pool_stop(void)
 	pthread_mutex_unlock(&pool.lock);
 	pthread_join(pool.thread, NULL);
 	while (pool.n)
-		srv_control_drop_session(&pool.ready[--pool.n]);
+		srv_fresh_drop(&pool.ready[--pool.n]);
 	free(pool.ready);
 	pool.ready = NULL;
 	pool.started = false;

@@ -4,8 +4,9 @@
 
 #include <stdbool.h>
 
-#include "control.h"
+#include "cordon.h"
+#include "fresh.h"
 
 int srv_pool_start(unsigned n, struct cordon_error *err);
-bool srv_pool_take(struct srv_pooled *ret); /* false: none ready */
+bool srv_pool_take(struct srv_fresh *ret); /* false: none ready */
 void srv_pool_stop(void);
