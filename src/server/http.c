@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* http.c - libmicrohttpd glue: the daemon, routing to the three planes (control, envd,
- * code interpreter), authentication before any body is read, body limits, replies and
- * streams. Runs in the server: one thread per connection (handlers may block). */
+/* http.c - the HTTP transport, libmicrohttpd glue: the daemon, a request's head handed to the
+ * router (routes.c, which picks the handler), its body gathered or streamed within its limit,
+ * its end told to the router; replies and streams. Runs in the server: one thread per
+ * connection (handlers may block). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,17 +14,12 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "auth.h"
 #include "conns.h"
-#include "control.h"
-#include "envd_fs.h"
-#include "envd_process.h"
-#include "files.h"
 #include "http.h"
-#include "interp.h"
 #include "opts.h"
-#include "registry.h"
 #include "util.h"
+
+static const struct srv_http_router *router; /* set at the start, before any request */
 
 const char *srv_http_header(struct srv_req *r, const char *name)
 {
@@ -51,6 +47,11 @@ bool srv_http_peer_gone(int fd)
 	if (fd < 0)
 		return false;
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+bool srv_http_tenant(struct srv_req *r, const char *tenant)
+{
+	return srv_conns_tenant(r->conn, tenant);
 }
 
 static enum MHD_Result queue(struct srv_req *r, unsigned status, struct MHD_Response *resp)
@@ -170,179 +171,6 @@ json_object *srv_http_body_json(struct srv_req *r, const char **ret_why)
 	return j;
 }
 
-/* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
-static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_port, char *buf,
-		       size_t size)
-{
-	const char *host = srv_http_header(r, "Host");
-	unsigned port;
-	int n = 0;
-
-	if (!host || sscanf(host, "%5u-%n", &port, &n) != 1 || n == 0)
-		return;
-	snprintf(buf, size, "%.*s", (int)strcspn(host + n, ".:"), host + n);
-	*ret_id = buf;
-	*ret_port = port;
-}
-
-static enum MHD_Result envd_health(struct srv_req *r)
-{
-	return srv_http_text(r, 204, NULL, "", 0);
-}
-
-static enum MHD_Result envd_envs(struct srv_req *r)
-{
-	return srv_http_json(
-	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
-}
-
-srv_handler_fn srv_envd_route(struct srv_req *r, const char *url)
-{
-	bool get = strcmp(r->method, "GET") == 0, post = strcmp(r->method, "POST") == 0;
-
-	if (get && strcmp(url, "/health") == 0)
-		return envd_health;
-	if (get && strcmp(url, "/envs") == 0)
-		return envd_envs;
-	if (get && strcmp(url, "/files") == 0)
-		return srv_files_get;
-	if (post && strcmp(url, "/files") == 0) {
-		srv_files_post_begin(r);
-		return r->answered ? NULL : r->handler;
-	}
-	if (post && strncmp(url, "/process.Process/", 17) == 0)
-		return srv_process_route(url + 17);
-	if (post && strncmp(url, "/filesystem.Filesystem/", 23) == 0)
-		return srv_fs_route(url + 23);
-	return NULL;
-}
-
-/* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
- * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
- * or NULL. */
-static struct srv_sandbox *signed_files(struct srv_req *r)
-{
-	const char *sig = srv_http_query(r, "signature"),
-		   *exp = srv_http_query(r, "signature_expiration");
-	const char *path = srv_http_query(r, "path"), *user = srv_http_query(r, "username");
-	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
-	struct srv_sandbox **v, *found = NULL;
-	char want[64];
-	size_t n;
-
-	if (!sig || !path || strcmp(r->url, "/files") != 0)
-		return NULL;
-	if (exp && strtoll(exp, NULL, 10) * 1000 < srv_now_ms())
-		return NULL; /* expired */
-	if (srv_reg_snapshot(&v, &n) < 0)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (!found &&
-		    srv_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
-		    srv_auth_token_eq(sig, want))
-			found = v[i];
-		else
-			srv_sandbox_unref(v[i]);
-	}
-	free(v);
-	return found;
-}
-
-/* The request is the tenant's (an API key's "k<index>", a sandbox's "s<id>"): so is its
- * connection, unless the tenant holds its share of them already (conns.c): 429. */
-static bool tenant_ok(struct srv_req *r, const char *tenant)
-{
-	if (srv_conns_tenant(r->conn, tenant))
-		return true;
-	r->close = true;
-	srv_http_error(r, 429,
-		       "this %s holds %u connections already (a quarter of --max-connections): "
-		       "close some first",
-		       tenant[0] == 'k' ? "API key" : "sandbox", srv_conns_tenant_max());
-	return false;
-}
-
-static bool sandbox_tenant_ok(struct srv_req *r)
-{
-	char tenant[40];
-
-	snprintf(tenant, sizeof(tenant), "s%s", r->sb->id);
-	return tenant_ok(r, tenant);
-}
-
-/* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
-static enum MHD_Result route(struct srv_req *r)
-{
-	const char *id = srv_http_header(r, "E2b-Sandbox-Id");
-	const char *port_s = srv_http_header(r, "E2b-Sandbox-Port");
-	const char *token;
-	unsigned port = SRV_ENVD_PORT;
-	char idbuf[64];
-	int key;
-
-	if (id && port_s)
-		port = (unsigned)strtoul(port_s, NULL, 10);
-	else if (!id)
-		host_route(r, &id, &port, idbuf, sizeof(idbuf));
-	if (!id && (r->sb = signed_files(r))) {
-		srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
-		r->plane = SRV_PLANE_ENVD;
-		if (!sandbox_tenant_ok(r))
-			return MHD_YES;
-		srv_sandbox_touch(r->sb);
-		r->handler = srv_envd_route(r, r->url);
-		return r->handler || r->answered ? MHD_YES
-						 : srv_http_error(r, 404, "no such endpoint");
-	}
-	if (!id) {
-		r->plane = SRV_PLANE_CONTROL;
-		r->handler = srv_control_route(r->method, r->url, &r->sub);
-		if (!r->handler)
-			return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-		r->anonymous = strcmp(r->url, "/health") == 0;
-		if (r->anonymous)
-			return MHD_YES;
-		key = srv_auth_api_key_index(srv_http_header(r, "X-API-Key"));
-		if (key < 0)
-			return srv_http_error(r, 401, "invalid or missing API key (X-API-Key)");
-		snprintf(idbuf, sizeof(idbuf), "k%d", key);
-		tenant_ok(r, idbuf);
-		return MHD_YES;
-	}
-	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
-		return srv_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	r->plane = port == SRV_ENVD_PORT ? SRV_PLANE_ENVD : SRV_PLANE_INTERP;
-	r->sb = srv_reg_get(id);
-	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
-		return srv_http_error(r, 502, "sandbox %s not found", id);
-	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
-	token = srv_http_header(r, "X-Access-Token");
-	if (!token)
-		token = srv_http_header(r, "E2B-Traffic-Access-Token");
-	if (r->plane == SRV_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
-		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
-		r->anonymous = true;
-	}
-	if (!token && r->plane == SRV_PLANE_ENVD) { /* a signed URL of this sandbox's */
-		struct srv_sandbox *s = signed_files(r);
-
-		if (s == r->sb)
-			token = r->sb->token;
-		if (s)
-			srv_sandbox_unref(s);
-	}
-	if (!token || !srv_auth_token_eq(token, r->sb->token))
-		return srv_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
-	if (!r->anonymous && !sandbox_tenant_ok(r))
-		return MHD_YES;
-	srv_sandbox_touch(r->sb);
-	r->handler = r->plane == SRV_PLANE_ENVD ? srv_envd_route(r, r->url)
-						: srv_interp_route(r->method, r->url, &r->sub);
-	if (!r->handler && !r->answered)
-		return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-	return MHD_YES;
-}
-
 static int gather(struct srv_req *r, const char *data, size_t len)
 {
 	if (r->body_len + len > SRV_JSON_BODY_MAX)
@@ -417,7 +245,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = r;
 		if (!r->url)
 			return MHD_NO;
-		if (route(r) == MHD_NO)
+		if (router->begin(r) == MHD_NO)
 			return MHD_NO;
 		return r->answered ? MHD_YES : check_length(r);
 	}
@@ -457,13 +285,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	srv_conns_request_done(conn);
 	if (!r)
 		return;
-	if (r->state_free)
-		r->state_free(r->state);
-	if (r->sb) {
-		srv_sandbox_detach(r->sb, &r->hold);
-		srv_sandbox_unref(r->sb);
-	}
-	free(r->sub);
+	router->end(r);
 	free(r->body);
 	free(r->url);
 	free(r);
@@ -518,7 +340,8 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", srv_opts.listen_host);
 }
 
-int srv_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
+int srv_http_start(const struct srv_http_router *rt, struct MHD_Daemon **ret,
+		   struct cordon_error *err)
 {
 	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
 	 * (one sandbox's followed processes could otherwise deny every other tenant) */
@@ -546,6 +369,7 @@ int srv_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	    {MHD_OPTION_END, 0, NULL},
 	};
 
+	router = rt;
 	r = srv_conns_start(err);
 	if (r < 0) {
 		if (fd >= 0)

@@ -43,7 +43,18 @@ struct srv_req {
 };
 enum { SRV_PLANE_CONTROL, SRV_PLANE_ENVD, SRV_PLANE_INTERP };
 
-int srv_http_start(struct MHD_Daemon **ret, struct cordon_error *err);
+/* What the transport calls of the router (routes.c): begin at a request's head (it picks the
+ * handler, or answers an error at once; MHD_NO drops the connection), end at the request's end
+ * (what begin and the handler took goes). */
+struct srv_http_router {
+	enum MHD_Result (*begin)(struct srv_req *r);
+	void (*end)(struct srv_req *r);
+};
+int srv_http_start(const struct srv_http_router *router, struct MHD_Daemon **ret,
+		   struct cordon_error *err);
+/* The request's connection is the tenant's (conns.c): false when the tenant holds its share of
+ * the connections already. */
+bool srv_http_tenant(struct srv_req *r, const char *tenant);
 const char *srv_http_header(struct srv_req *r, const char *name);
 const char *srv_http_query(struct srv_req *r, const char *name);
 /* takes j */
@@ -65,5 +76,3 @@ int srv_http_conn_fd(struct srv_req *r);
 bool srv_http_peer_gone(int fd);
 /* The body as JSON (an object), or an error answered (*ret NULL, returns the MHD result). */
 json_object *srv_http_body_json(struct srv_req *r, const char **ret_why);
-
-srv_handler_fn srv_envd_route(struct srv_req *r, const char *url);

@@ -29,6 +29,7 @@
 #include "pool.h"
 #include "procs.h"
 #include "registry.h"
+#include "routes.h"
 #include "serve.h"
 #include "statedir.h"
 #include "util.h"
@@ -507,7 +508,7 @@ int srv_serve_main(int argc, char **argv)
 	if (srv_reg_on_death(srv_interp_on_death, NULL, &err) < 0 ||
 	    srv_reg_on_death(srv_procs_on_death, NULL, &err) < 0)
 		die(err.step, err.msg);
-	if (srv_reg_start(&err) < 0 || srv_http_start(&d, &err) < 0 ||
+	if (srv_reg_start(&err) < 0 || srv_http_start(&srv_routes, &d, &err) < 0 ||
 	    srv_pool_start(srv_opts.pool, &err) < 0 || srv_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
