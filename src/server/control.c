@@ -188,7 +188,7 @@ static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl
 	return timeout_field(body, ttl, why);
 }
 
-static enum MHD_Result create(struct srv_req *r)
+enum MHD_Result srv_control_create(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
@@ -266,7 +266,7 @@ static bool metadata_matches(struct srv_sandbox *sb, const char *q)
 	return true;
 }
 
-static enum MHD_Result list(struct srv_req *r)
+enum MHD_Result srv_control_list(struct srv_req *r)
 {
 	const char *state = srv_http_query(r, "state");
 	const char *meta = srv_http_query(r, "metadata");
@@ -287,7 +287,7 @@ static enum MHD_Result list(struct srv_req *r)
 	return srv_http_json(r, 200, a);
 }
 
-static enum MHD_Result get(struct srv_req *r)
+enum MHD_Result srv_control_get(struct srv_req *r)
 {
 	struct srv_sandbox *sb = srv_reg_get(r->sub);
 	json_object *j;
@@ -299,7 +299,7 @@ static enum MHD_Result get(struct srv_req *r)
 	return srv_http_json(r, 200, j);
 }
 
-static enum MHD_Result kill_(struct srv_req *r)
+enum MHD_Result srv_control_kill(struct srv_req *r)
 {
 	if (srv_reg_kill(r->sub) < 0)
 		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
@@ -342,80 +342,27 @@ static enum MHD_Result set_timeout(struct srv_req *r, bool extend_only, bool ans
 	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result timeout_(struct srv_req *r)
+enum MHD_Result srv_control_timeout(struct srv_req *r)
 {
 	return set_timeout(r, false, false);
 }
 
-static enum MHD_Result connect_(struct srv_req *r)
+enum MHD_Result srv_control_connect(struct srv_req *r)
 {
 	return set_timeout(r, true, true);
 }
 
-static enum MHD_Result refresh(struct srv_req *r)
+enum MHD_Result srv_control_refresh(struct srv_req *r)
 {
 	return set_timeout(r, true, false);
 }
 
-static enum MHD_Result health(struct srv_req *r)
+enum MHD_Result srv_control_health(struct srv_req *r)
 {
 	return srv_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
 }
 
-static enum MHD_Result unsupported(struct srv_req *r)
+enum MHD_Result srv_control_unsupported(struct srv_req *r)
 {
 	return srv_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
-}
-
-static const struct {
-	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
-	srv_handler_fn fn;
-} routes[] = {
-    {"POST", "/sandboxes", NULL, create},
-    {"POST", "/v2/sandboxes", NULL, create},
-    {"GET", "/sandboxes", NULL, list},
-    {"GET", "/v2/sandboxes", NULL, list},
-    {"GET", "/health", NULL, health},
-    {"GET", "/sandboxes/", "", get},
-    {"DELETE", "/sandboxes/", "", kill_},
-    {"POST", "/sandboxes/", "/timeout", timeout_},
-    {"POST", "/sandboxes/", "/connect", connect_},
-    {"POST", "/v2/sandboxes/", "/connect", connect_},
-    {"POST", "/sandboxes/", "/resume", connect_},
-    {"POST", "/sandboxes/", "/refreshes", refresh},
-    {"POST", "/sandboxes/", "/pause", unsupported},
-    {"POST", "/sandboxes/", "/snapshots", unsupported},
-    {"POST", "/sandboxes/", "/fork", unsupported},
-    {"PUT", "/sandboxes/", "/network", unsupported},
-    {"GET", "/sandboxes/", "/metrics", unsupported},
-    {"GET", "/sandboxes/", "/logs", unsupported},
-    {"GET", "/v2/sandboxes/", "/logs", unsupported},
-};
-
-/* The id in prefix{id}suffix: 1..64 of [0-9a-z_-]. */
-static bool match_id(const char *url, const char *prefix, const char *suffix, char **ret)
-{
-	size_t pl = strlen(prefix), n;
-
-	if (strncmp(url, prefix, pl) != 0)
-		return false;
-	url += pl;
-	n = strspn(url, "0123456789abcdefghijklmnopqrstuvwxyz_-");
-	if (n == 0 || n > 64 || strcmp(url + n, suffix) != 0)
-		return false;
-	*ret = strndup(url, n);
-	return *ret != NULL;
-}
-
-srv_handler_fn srv_control_route(const char *method, const char *url, char **ret_sub)
-{
-	for (size_t i = 0; i < CD_ELEMENTSOF(routes); i++) {
-		if (strcmp(method, routes[i].method) != 0)
-			continue;
-		if (!routes[i].suffix && strcmp(url, routes[i].prefix) == 0)
-			return routes[i].fn;
-		if (routes[i].suffix && match_id(url, routes[i].prefix, routes[i].suffix, ret_sub))
-			return routes[i].fn;
-	}
-	return NULL;
 }

@@ -256,7 +256,7 @@ static enum MHD_Result reply_entry(struct srv_req *r, const char *path)
 	return srv_rpc_reply(r, j);
 }
 
-static enum MHD_Result stat_(struct srv_req *r)
+enum MHD_Result srv_fs_stat(struct srv_req *r)
 {
 	json_object *req = srv_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
@@ -269,7 +269,7 @@ static enum MHD_Result stat_(struct srv_req *r)
 	return ret;
 }
 
-static enum MHD_Result list_dir(struct srv_req *r)
+enum MHD_Result srv_fs_list_dir(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false), *depth_j;
@@ -319,7 +319,7 @@ static enum MHD_Result list_dir(struct srv_req *r)
 	return srv_rpc_reply_raw(r, out, len);
 }
 
-static enum MHD_Result make_dir(struct srv_req *r)
+enum MHD_Result srv_fs_make_dir(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
@@ -339,7 +339,7 @@ static enum MHD_Result make_dir(struct srv_req *r)
 	return ret;
 }
 
-static enum MHD_Result move(struct srv_req *r)
+enum MHD_Result srv_fs_move(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
@@ -359,7 +359,7 @@ static enum MHD_Result move(struct srv_req *r)
 	return ret;
 }
 
-static enum MHD_Result remove_(struct srv_req *r)
+enum MHD_Result srv_fs_remove(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
@@ -375,33 +375,10 @@ static enum MHD_Result remove_(struct srv_req *r)
 	return srv_rpc_reply(r, json_object_new_object());
 }
 
-static enum MHD_Result unimplemented(struct srv_req *r)
+enum MHD_Result srv_fs_unimplemented(struct srv_req *r)
 {
 	if (strcmp(r->url, "/filesystem.Filesystem/WatchDir") == 0)
 		return srv_rpc_stream_error(
 		    r, "unimplemented", "watching directories is not supported by cordon serve");
 	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
-}
-
-srv_handler_fn srv_fs_route(const char *rpc)
-{
-	static const struct {
-		const char *name;
-		srv_handler_fn fn;
-	} rpcs[] = {
-	    {"Stat", stat_},
-	    {"ListDir", list_dir},
-	    {"MakeDir", make_dir},
-	    {"Move", move},
-	    {"Remove", remove_},
-	    {"WatchDir", unimplemented},
-	    {"CreateWatcher", unimplemented},
-	    {"GetWatcherEvents", unimplemented},
-	    {"RemoveWatcher", unimplemented},
-	};
-
-	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)
-		if (strcmp(rpc, rpcs[i].name) == 0)
-			return rpcs[i].fn;
-	return NULL;
 }

@@ -4,4 +4,10 @@
 
 #include "http.h"
 
-srv_handler_fn srv_fs_route(const char *rpc);
+/* The filesystem service's RPCs (routes.c: /filesystem.Filesystem/<name>) */
+enum MHD_Result srv_fs_stat(struct srv_req *r);
+enum MHD_Result srv_fs_list_dir(struct srv_req *r);
+enum MHD_Result srv_fs_make_dir(struct srv_req *r);
+enum MHD_Result srv_fs_move(struct srv_req *r);
+enum MHD_Result srv_fs_remove(struct srv_req *r);
+enum MHD_Result srv_fs_unimplemented(struct srv_req *r);

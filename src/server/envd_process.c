@@ -272,7 +272,7 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 	return 0;
 }
 
-static enum MHD_Result start(struct srv_req *r)
+enum MHD_Result srv_process_start(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, true), *proc, *tag, *in;
@@ -366,7 +366,7 @@ static struct srv_proc *select_proc(struct srv_req *r, json_object *req, bool st
 	return p;
 }
 
-static enum MHD_Result connect_(struct srv_req *r)
+enum MHD_Result srv_process_connect(struct srv_req *r)
 {
 	json_object *req = srv_rpc_request(r, true);
 	struct srv_proc *p;
@@ -382,7 +382,7 @@ static enum MHD_Result connect_(struct srv_req *r)
 		      cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid), false);
 }
 
-static enum MHD_Result list(struct srv_req *r)
+enum MHD_Result srv_process_list(struct srv_req *r)
 {
 	json_object *req = srv_rpc_request(r, false), *j;
 
@@ -400,7 +400,7 @@ static enum MHD_Result empty_reply(struct srv_req *r)
 	return srv_rpc_reply(r, json_object_new_object());
 }
 
-static enum MHD_Result send_input(struct srv_req *r)
+enum MHD_Result srv_process_send_input(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false), *input, *data = NULL;
@@ -458,7 +458,7 @@ static int signal_of(json_object *v)
 						  : 0;
 }
 
-static enum MHD_Result send_signal(struct srv_req *r)
+enum MHD_Result srv_process_send_signal(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false), *sig;
@@ -486,7 +486,7 @@ static enum MHD_Result send_signal(struct srv_req *r)
 	return empty_reply(r);
 }
 
-static enum MHD_Result close_stdin(struct srv_req *r)
+enum MHD_Result srv_process_close_stdin(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
@@ -506,7 +506,7 @@ static enum MHD_Result close_stdin(struct srv_req *r)
 	return empty_reply(r);
 }
 
-static enum MHD_Result update(struct srv_req *r)
+enum MHD_Result srv_process_update(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	json_object *req = srv_rpc_request(r, false);
@@ -532,24 +532,7 @@ static enum MHD_Result update(struct srv_req *r)
 	return empty_reply(r);
 }
 
-static enum MHD_Result unimplemented(struct srv_req *r)
+enum MHD_Result srv_process_unimplemented(struct srv_req *r)
 {
 	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
-}
-
-srv_handler_fn srv_process_route(const char *rpc)
-{
-	static const struct {
-		const char *name;
-		srv_handler_fn fn;
-	} rpcs[] = {
-	    {"Start", start},	       {"Connect", connect_},	       {"List", list},
-	    {"SendInput", send_input}, {"SendSignal", send_signal},    {"CloseStdin", close_stdin},
-	    {"Update", update},	       {"StreamInput", unimplemented},
-	};
-
-	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)
-		if (strcmp(rpc, rpcs[i].name) == 0)
-			return rpcs[i].fn;
-	return NULL;
 }

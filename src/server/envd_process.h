@@ -4,4 +4,12 @@
 
 #include "http.h"
 
-srv_handler_fn srv_process_route(const char *rpc);
+/* The process service's RPCs (routes.c: /process.Process/<name>) */
+enum MHD_Result srv_process_start(struct srv_req *r);
+enum MHD_Result srv_process_connect(struct srv_req *r);
+enum MHD_Result srv_process_list(struct srv_req *r);
+enum MHD_Result srv_process_send_input(struct srv_req *r);
+enum MHD_Result srv_process_send_signal(struct srv_req *r);
+enum MHD_Result srv_process_close_stdin(struct srv_req *r);
+enum MHD_Result srv_process_update(struct srv_req *r);
+enum MHD_Result srv_process_unimplemented(struct srv_req *r);

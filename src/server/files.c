@@ -343,7 +343,6 @@ enum MHD_Result srv_files_post_begin(struct srv_req *r)
 	r->state = up;
 	r->state_free = upload_free;
 	r->body_fn = upload_body;
-	r->handler = srv_files_post_end;
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
 		up->pp = MHD_create_post_processor(r->conn, 64 * 1024, on_part, up);
 		if (!up->pp)

@@ -5,5 +5,6 @@
 #include "http.h"
 
 enum MHD_Result srv_files_get(struct srv_req *r);
+/* An upload: at its head (routes.c), its body then taken as it comes; its end answers it */
 enum MHD_Result srv_files_post_begin(struct srv_req *r); /* sets r->body_fn */
 enum MHD_Result srv_files_post_end(struct srv_req *r);

@@ -26,7 +26,6 @@ struct srv_req {
 	const char *method;
 	char *url;
 	char *sub;		/* the route's {id} part, when it has one */
-	int plane;		/* SRV_PLANE_* */
 	struct srv_sandbox *sb; /* the data plane's sandbox (a reference) */
 	srv_handler_fn handler;
 	srv_body_fn body_fn; /* streaming body (uploads); else the body is gathered */
@@ -41,7 +40,6 @@ struct srv_req {
 	void *state;			   /* the handler's, freed by state_free */
 	void (*state_free)(void *state);
 };
-enum { SRV_PLANE_CONTROL, SRV_PLANE_ENVD, SRV_PLANE_INTERP };
 
 /* What the transport calls of the router (routes.c): begin at a request's head (it picks the
  * handler, or answers an error at once; MHD_NO drops the connection), end at the request's end

@@ -637,7 +637,7 @@ static enum MHD_Result too_many(struct srv_req *r)
 			      SRV_SANDBOX_MAX_CTXS);
 }
 
-static enum MHD_Result execute(struct srv_req *r)
+enum MHD_Result srv_interp_execute(struct srv_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
 	json_object *body = srv_http_body_json(r, &why);
@@ -677,7 +677,7 @@ static enum MHD_Result execute(struct srv_req *r)
 }
 
 /* --- /contexts --- */
-static enum MHD_Result create_ctx(struct srv_req *r)
+enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
@@ -721,7 +721,7 @@ static enum MHD_Result create_ctx(struct srv_req *r)
 	return srv_http_json(r, 200, ctx_json(c));
 }
 
-static enum MHD_Result list_ctx(struct srv_req *r)
+enum MHD_Result srv_interp_list_ctx(struct srv_req *r)
 {
 	json_object *a = json_object_new_array();
 
@@ -732,7 +732,7 @@ static enum MHD_Result list_ctx(struct srv_req *r)
 	return srv_http_json(r, 200, a);
 }
 
-static enum MHD_Result remove_ctx(struct srv_req *r)
+enum MHD_Result srv_interp_remove_ctx(struct srv_req *r)
 {
 	struct srv_ctx *c = NULL;
 
@@ -752,7 +752,7 @@ static enum MHD_Result remove_ctx(struct srv_req *r)
 	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result restart_ctx(struct srv_req *r)
+enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	struct srv_ctx *c;
@@ -774,37 +774,9 @@ static enum MHD_Result restart_ctx(struct srv_req *r)
 	return srv_http_text(r, 204, NULL, "", 0);
 }
 
-static enum MHD_Result health(struct srv_req *r)
+enum MHD_Result srv_interp_health(struct srv_req *r)
 {
 	return srv_http_text(r, 200, "text/plain", "OK", 2);
-}
-
-srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub)
-{
-	size_t n;
-
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/execute") == 0)
-		return execute;
-	if (strcmp(url, "/contexts") == 0)
-		return strcmp(method, "POST") == 0  ? create_ctx
-		       : strcmp(method, "GET") == 0 ? list_ctx
-						    : NULL;
-	if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
-		return health;
-	if (strncmp(url, "/contexts/", 10) != 0)
-		return NULL;
-	url += 10;
-	n = strspn(url, "0123456789abcdefghijklmnopqrstuvwxyz");
-	if (n == 0 || n > 39)
-		return NULL;
-	*ret_sub = strndup(url, n);
-	if (!*ret_sub)
-		return NULL;
-	if (strcmp(method, "DELETE") == 0 && !url[n])
-		return remove_ctx;
-	if (strcmp(method, "POST") == 0 && strcmp(url + n, "/restart") == 0)
-		return restart_ctx;
-	return NULL;
 }
 
 void srv_interp_on_death(struct srv_sandbox *sb, void *arg)

@@ -14,4 +14,10 @@
 /* The sandbox is dying (srv_reg_on_death): its contexts go, their kernels with them. */
 void srv_interp_on_death(struct srv_sandbox *sb, void *ctx);
 
-srv_handler_fn srv_interp_route(const char *method, const char *url, char **ret_sub);
+/* The handlers of the code interpreter's API (routes.c) */
+enum MHD_Result srv_interp_execute(struct srv_req *r);
+enum MHD_Result srv_interp_create_ctx(struct srv_req *r);
+enum MHD_Result srv_interp_list_ctx(struct srv_req *r);
+enum MHD_Result srv_interp_remove_ctx(struct srv_req *r);
+enum MHD_Result srv_interp_restart_ctx(struct srv_req *r);
+enum MHD_Result srv_interp_health(struct srv_req *r);

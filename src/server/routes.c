@@ -19,6 +19,7 @@
 #include "opts.h"
 #include "registry.h"
 #include "routes.h"
+#include "util.h"
 
 /* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
 static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_port, char *buf,
@@ -46,24 +47,113 @@ static enum MHD_Result envd_envs(struct srv_req *r)
 	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
 }
 
-static srv_handler_fn envd_route(struct srv_req *r, const char *url)
-{
-	bool get = strcmp(r->method, "GET") == 0, post = strcmp(r->method, "POST") == 0;
+enum { PLANE_CONTROL, PLANE_ENVD, PLANE_INTERP };
 
-	if (get && strcmp(url, "/health") == 0)
-		return envd_health;
-	if (get && strcmp(url, "/envs") == 0)
-		return envd_envs;
-	if (get && strcmp(url, "/files") == 0)
-		return srv_files_get;
-	if (post && strcmp(url, "/files") == 0) {
-		srv_files_post_begin(r);
-		return r->answered ? NULL : r->handler;
+/* The {id} of a path: its characters, its most length */
+struct id_form {
+	const char *chars;
+	size_t max;
+};
+static const struct id_form sandbox_id = {"0123456789abcdefghijklmnopqrstuvwxyz_-", 64};
+static const struct id_form context_id = {"0123456789abcdefghijklmnopqrstuvwxyz", 39};
+
+/* Which handler answers which request: its plane, its method, its path (prefix{id}suffix, or the
+ * prefix alone when suffix is NULL); begin, when there is one, runs at the head, before the body
+ * (an upload takes its body as it comes). */
+static const struct route {
+	int plane;
+	const char *method, *prefix, *suffix;
+	const struct id_form *id;
+	srv_handler_fn fn;
+	enum MHD_Result (*begin)(struct srv_req *r);
+} routes[] = {
+    /* the control plane: E2B's REST API (control.c) */
+    {PLANE_CONTROL, "POST", "/sandboxes", NULL, NULL, srv_control_create, NULL},
+    {PLANE_CONTROL, "POST", "/v2/sandboxes", NULL, NULL, srv_control_create, NULL},
+    {PLANE_CONTROL, "GET", "/sandboxes", NULL, NULL, srv_control_list, NULL},
+    {PLANE_CONTROL, "GET", "/v2/sandboxes", NULL, NULL, srv_control_list, NULL},
+    {PLANE_CONTROL, "GET", "/health", NULL, NULL, srv_control_health, NULL},
+    {PLANE_CONTROL, "GET", "/sandboxes/", "", &sandbox_id, srv_control_get, NULL},
+    {PLANE_CONTROL, "DELETE", "/sandboxes/", "", &sandbox_id, srv_control_kill, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/timeout", &sandbox_id, srv_control_timeout, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/connect", &sandbox_id, srv_control_connect, NULL},
+    {PLANE_CONTROL, "POST", "/v2/sandboxes/", "/connect", &sandbox_id, srv_control_connect, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/resume", &sandbox_id, srv_control_connect, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/refreshes", &sandbox_id, srv_control_refresh, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/pause", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/snapshots", &sandbox_id, srv_control_unsupported,
+     NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/fork", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "PUT", "/sandboxes/", "/network", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "GET", "/sandboxes/", "/metrics", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "GET", "/sandboxes/", "/logs", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "GET", "/v2/sandboxes/", "/logs", &sandbox_id, srv_control_unsupported, NULL},
+    /* envd (port 49983): its own two answers, /files (files.c), its process service
+     * (envd_process.c) and its filesystem service (envd_fs.c) */
+    {PLANE_ENVD, "GET", "/health", NULL, NULL, envd_health, NULL},
+    {PLANE_ENVD, "GET", "/envs", NULL, NULL, envd_envs, NULL},
+    {PLANE_ENVD, "GET", "/files", NULL, NULL, srv_files_get, NULL},
+    {PLANE_ENVD, "POST", "/files", NULL, NULL, srv_files_post_end, srv_files_post_begin},
+    {PLANE_ENVD, "POST", "/process.Process/Start", NULL, NULL, srv_process_start, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/Connect", NULL, NULL, srv_process_connect, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/List", NULL, NULL, srv_process_list, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/SendInput", NULL, NULL, srv_process_send_input, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/SendSignal", NULL, NULL, srv_process_send_signal, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/CloseStdin", NULL, NULL, srv_process_close_stdin, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/Update", NULL, NULL, srv_process_update, NULL},
+    {PLANE_ENVD, "POST", "/process.Process/StreamInput", NULL, NULL, srv_process_unimplemented,
+     NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/Stat", NULL, NULL, srv_fs_stat, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/ListDir", NULL, NULL, srv_fs_list_dir, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/MakeDir", NULL, NULL, srv_fs_make_dir, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/Move", NULL, NULL, srv_fs_move, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/Remove", NULL, NULL, srv_fs_remove, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/WatchDir", NULL, NULL, srv_fs_unimplemented, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/CreateWatcher", NULL, NULL, srv_fs_unimplemented,
+     NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/GetWatcherEvents", NULL, NULL,
+     srv_fs_unimplemented, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/RemoveWatcher", NULL, NULL, srv_fs_unimplemented,
+     NULL},
+    /* the code interpreter (port 49999, interp.c) */
+    {PLANE_INTERP, "POST", "/execute", NULL, NULL, srv_interp_execute, NULL},
+    {PLANE_INTERP, "POST", "/contexts", NULL, NULL, srv_interp_create_ctx, NULL},
+    {PLANE_INTERP, "GET", "/contexts", NULL, NULL, srv_interp_list_ctx, NULL},
+    {PLANE_INTERP, "GET", "/health", NULL, NULL, srv_interp_health, NULL},
+    {PLANE_INTERP, "DELETE", "/contexts/", "", &context_id, srv_interp_remove_ctx, NULL},
+    {PLANE_INTERP, "POST", "/contexts/", "/restart", &context_id, srv_interp_restart_ctx, NULL},
+};
+
+/* The id in prefix{id}suffix: *ret (malloc'd). */
+static bool match_id(const char *url, const struct route *rt, char **ret)
+{
+	size_t pl = strlen(rt->prefix), n;
+
+	if (strncmp(url, rt->prefix, pl) != 0)
+		return false;
+	url += pl;
+	n = strspn(url, rt->id->chars);
+	if (n == 0 || n > rt->id->max || strcmp(url + n, rt->suffix) != 0)
+		return false;
+	*ret = strndup(url, n);
+	return *ret != NULL;
+}
+
+/* The handler of r on plane (its {id} in r->sub), its begin run; NULL: none (or begin
+ * answered). */
+static srv_handler_fn handler_of(struct srv_req *r, int plane)
+{
+	for (size_t i = 0; i < CD_ELEMENTSOF(routes); i++) {
+		const struct route *rt = &routes[i];
+
+		if (rt->plane != plane || strcmp(r->method, rt->method) != 0)
+			continue;
+		if (rt->suffix ? !match_id(r->url, rt, &r->sub) : strcmp(r->url, rt->prefix) != 0)
+			continue;
+		if (rt->begin && (rt->begin(r) != MHD_YES || r->answered))
+			return NULL;
+		return rt->fn;
 	}
-	if (post && strncmp(url, "/process.Process/", 17) == 0)
-		return srv_process_route(url + 17);
-	if (post && strncmp(url, "/filesystem.Filesystem/", 23) == 0)
-		return srv_fs_route(url + 23);
 	return NULL;
 }
 
@@ -128,7 +218,7 @@ static enum MHD_Result route(struct srv_req *r)
 	const char *token;
 	unsigned port = SRV_ENVD_PORT;
 	char idbuf[64];
-	int key;
+	int key, plane;
 
 	if (id && port_s)
 		port = (unsigned)strtoul(port_s, NULL, 10);
@@ -136,17 +226,15 @@ static enum MHD_Result route(struct srv_req *r)
 		host_route(r, &id, &port, idbuf, sizeof(idbuf));
 	if (!id && (r->sb = signed_files(r))) {
 		srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
-		r->plane = SRV_PLANE_ENVD;
 		if (!sandbox_tenant_ok(r))
 			return MHD_YES;
 		srv_sandbox_touch(r->sb);
-		r->handler = envd_route(r, r->url);
+		r->handler = handler_of(r, PLANE_ENVD);
 		return r->handler || r->answered ? MHD_YES
 						 : srv_http_error(r, 404, "no such endpoint");
 	}
 	if (!id) {
-		r->plane = SRV_PLANE_CONTROL;
-		r->handler = srv_control_route(r->method, r->url, &r->sub);
+		r->handler = handler_of(r, PLANE_CONTROL);
 		if (!r->handler)
 			return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
 		r->anonymous = strcmp(r->url, "/health") == 0;
@@ -161,7 +249,7 @@ static enum MHD_Result route(struct srv_req *r)
 	}
 	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
 		return srv_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	r->plane = port == SRV_ENVD_PORT ? SRV_PLANE_ENVD : SRV_PLANE_INTERP;
+	plane = port == SRV_ENVD_PORT ? PLANE_ENVD : PLANE_INTERP;
 	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return srv_http_error(r, 502, "sandbox %s not found", id);
@@ -169,11 +257,11 @@ static enum MHD_Result route(struct srv_req *r)
 	token = srv_http_header(r, "X-Access-Token");
 	if (!token)
 		token = srv_http_header(r, "E2B-Traffic-Access-Token");
-	if (r->plane == SRV_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
+	if (plane == PLANE_ENVD && strcmp(r->url, "/health") == 0) {
 		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
 		r->anonymous = true;
 	}
-	if (!token && r->plane == SRV_PLANE_ENVD) { /* a signed URL of this sandbox's */
+	if (!token && plane == PLANE_ENVD) { /* a signed URL of this sandbox's */
 		struct srv_sandbox *s = signed_files(r);
 
 		if (s == r->sb)
@@ -186,8 +274,7 @@ static enum MHD_Result route(struct srv_req *r)
 	if (!r->anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
-	r->handler = r->plane == SRV_PLANE_ENVD ? envd_route(r, r->url)
-						: srv_interp_route(r->method, r->url, &r->sub);
+	r->handler = handler_of(r, plane);
 	if (!r->handler && !r->answered)
 		return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
 	return MHD_YES;
