@@ -18,6 +18,7 @@
 #include "opts.h"
 #include "pool.h"
 #include "registry.h"
+#include "req.h"
 #include "util.h"
 
 static void rfc3339(int64_t ms, char buf[64])
@@ -192,38 +193,38 @@ enum MHD_Result srv_control_create(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = srv_http_body_json(r, &why);
+	json_object *body = srv_http_body_json(r->http, &why);
 	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int k;
 
 	if (!body)
-		return srv_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	sb = srv_sandbox_new();
 	if (!sb) {
 		json_object_put(body);
-		return srv_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	k = parse_create(sb, body, &ttl, &why);
 	json_object_put(body);
 	if (k < 0) {
 		srv_sandbox_free(sb);
-		return srv_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	k = srv_reg_reserve();
 	if (k < 0) {
 		srv_sandbox_free(sb);
 		return k == -EBUSY
-			   ? srv_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
+			   ? srv_http_error(r->http, 429, "too many sandboxes (--max-sandboxes %u)",
 					    srv_opts.max_sandboxes)
-			   : srv_http_error(r, 503, "the server is stopping");
+			   : srv_http_error(r->http, 503, "the server is stopping");
 	}
 	if (srv_auth_random(sb->id, 20, SRV_AUTH_ID_ALPHABET) < 0 ||
 	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
 		srv_reg_unreserve();
 		srv_sandbox_free(sb);
 		srv_log("create: %s: %s", err.step, err.msg);
-		return srv_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
+		return srv_http_error(r->http, 500, "cannot create the sandbox: %s: %s", err.step,
 				      err.msg);
 	}
 	sb->started_ms = srv_now_ms();
@@ -234,12 +235,12 @@ enum MHD_Result srv_control_create(struct srv_req *r)
 		cordon_session_destroy(sb->session, NULL, &err);
 		srv_sandbox_free(sb);
 		json_object_put(body);
-		return srv_http_error(r, 503, "the server is stopping");
+		return srv_http_error(r->http, 503, "the server is stopping");
 	}
 	srv_log("sandbox %s: created (template %s)",
 		json_object_get_string(json_object_object_get(body, "sandboxID")),
 		json_object_get_string(json_object_object_get(body, "templateID")));
-	return srv_http_json(r, 201, body);
+	return srv_http_json(r->http, 201, body);
 }
 
 /* ?metadata=k%3Dv%26k2%3Dv2 (form-encoded pairs, encoded once more) */
@@ -268,15 +269,15 @@ static bool metadata_matches(struct srv_sandbox *sb, const char *q)
 
 enum MHD_Result srv_control_list(struct srv_req *r)
 {
-	const char *state = srv_http_query(r, "state");
-	const char *meta = srv_http_query(r, "metadata");
+	const char *state = srv_http_query(r->http, "state");
+	const char *meta = srv_http_query(r->http, "metadata");
 	json_object *a = json_object_new_array();
 	struct srv_sandbox **v;
 	size_t n;
 
 	if (!a || srv_reg_snapshot(&v, &n) < 0) {
 		json_object_put(a);
-		return srv_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((!state || strstr(state, "running")) && metadata_matches(v[i], meta))
@@ -284,7 +285,7 @@ enum MHD_Result srv_control_list(struct srv_req *r)
 		srv_sandbox_unref(v[i]);
 	}
 	free(v);
-	return srv_http_json(r, 200, a);
+	return srv_http_json(r->http, 200, a);
 }
 
 enum MHD_Result srv_control_get(struct srv_req *r)
@@ -293,42 +294,42 @@ enum MHD_Result srv_control_get(struct srv_req *r)
 	json_object *j;
 
 	if (!sb)
-		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
 	j = sandbox_json(sb, false);
 	srv_sandbox_unref(sb);
-	return srv_http_json(r, 200, j);
+	return srv_http_json(r->http, 200, j);
 }
 
 enum MHD_Result srv_control_kill(struct srv_req *r)
 {
 	if (srv_reg_kill(r->sub) < 0)
-		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
-	return srv_http_text(r, 204, NULL, "", 0);
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 /* timeout (set), connect (extend, never shorten), refreshes (extend by duration) */
 static enum MHD_Result set_timeout(struct srv_req *r, bool extend_only, bool answer_sandbox)
 {
 	const char *why = NULL;
-	json_object *body = srv_http_body_json(r, &why), *j;
+	json_object *body = srv_http_body_json(r->http, &why), *j;
 	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int64_t end;
 
 	if (!body)
-		return srv_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (json_object_object_get_ex(body, "duration", &j) &&
 	    !json_object_object_get_ex(body, "timeout",
 				       NULL)) /* refreshes: {"duration": seconds} */
 		json_object_object_add(body, "timeout", json_object_get(j));
 	if (timeout_field(body, &ttl, &why) < 0) {
 		json_object_put(body);
-		return srv_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	json_object_put(body);
 	sb = srv_reg_get(r->sub);
 	if (!sb)
-		return srv_http_error(r, 404, "sandbox %s not found", r->sub);
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
 	end = srv_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
 	pthread_mutex_lock(&sb->lock);
 	if (!extend_only || end > sb->end_ms)
@@ -338,8 +339,8 @@ static enum MHD_Result set_timeout(struct srv_req *r, bool extend_only, bool ans
 	j = answer_sandbox ? sandbox_json(sb, true) : NULL;
 	srv_sandbox_unref(sb);
 	if (answer_sandbox)
-		return srv_http_json(r, 200, j);
-	return srv_http_text(r, 204, NULL, "", 0);
+		return srv_http_json(r->http, 200, j);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 enum MHD_Result srv_control_timeout(struct srv_req *r)
@@ -359,10 +360,11 @@ enum MHD_Result srv_control_refresh(struct srv_req *r)
 
 enum MHD_Result srv_control_health(struct srv_req *r)
 {
-	return srv_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
+	return srv_http_text(r->http, 200, "application/json", "{\"status\":\"ok\"}", 15);
 }
 
 enum MHD_Result srv_control_unsupported(struct srv_req *r)
 {
-	return srv_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
+	return srv_http_error(r->http, 501, "%s %s is not supported by cordon serve", r->method,
+			      r->url);
 }

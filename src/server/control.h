@@ -3,7 +3,7 @@
 #pragma once
 
 #include "cordon.h"
-#include "http.h"
+#include "req.h"
 
 /* the newest envd version the SDK (e2b 2.51.0) compares against: its newest code paths */
 #define SRV_ENVD_VERSION "0.6.4"

@@ -11,8 +11,8 @@
 
 #include "connect.h"
 #include "envd_fs.h"
-#include "http.h"
 #include "registry.h"
+#include "req.h"
 #include "rpc.h"
 #include "util.h"
 

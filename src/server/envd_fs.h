@@ -2,7 +2,7 @@
 /* envd_fs.h - envd's filesystem service (envd_fs.c). */
 #pragma once
 
-#include "http.h"
+#include "req.h"
 
 /* The filesystem service's RPCs (routes.c: /filesystem.Filesystem/<name>) */
 enum MHD_Result srv_fs_stat(struct srv_req *r);

@@ -13,6 +13,7 @@
 #include "http.h"
 #include "procs.h"
 #include "registry.h"
+#include "req.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -126,7 +127,7 @@ static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
 /* Connect-Timeout-Ms as a CLOCK_MONOTONIC time; 0: none (at most 10 digits of milliseconds) */
 static uint64_t request_deadline(struct srv_req *r)
 {
-	const char *t = srv_http_header(r, "Connect-Timeout-Ms");
+	const char *t = srv_http_header(r->http, "Connect-Timeout-Ms");
 	unsigned long long ms;
 
 	if (!t || strlen(t) > 10)
@@ -161,15 +162,15 @@ static enum MHD_Result stream(struct srv_req *r, struct srv_proc *p, struct pstr
 					    "too many streams follow the "
 					    "process already");
 	}
-	s->conn_fd = srv_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r->http);
 	s->last_ns = cd_now_ns();
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
 	if (!subscribed)
 		s->deadline_ns = request_deadline(r);
-	return srv_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
-			       pstream_free, s);
+	return srv_http_stream(r->http, 200, "application/connect+json", MHD_SIZE_UNKNOWN,
+			       pstream_read, pstream_free, s);
 }
 
 /* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */

@@ -2,7 +2,7 @@
 /* envd_process.h - envd's process service (envd_process.c). */
 #pragma once
 
-#include "http.h"
+#include "req.h"
 
 /* The process service's RPCs (routes.c: /process.Process/<name>) */
 enum MHD_Result srv_process_start(struct srv_req *r);

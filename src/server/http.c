@@ -19,22 +19,83 @@
 #include "opts.h"
 #include "util.h"
 
+/* One request's exchange: what the transport keeps of it, never seen by the router or the
+ * handlers (they ask through the functions below). */
+struct srv_http {
+	struct MHD_Connection *conn;
+	const char *method;
+	char *url;
+	char *body; /* gathered (NUL-terminated), unless body_fn takes it */
+	size_t body_len, body_cap;
+	srv_http_body_fn body_fn; /* streaming body (uploads): body_ctx's */
+	void *body_ctx;
+	bool answered; /* a response was queued already (an early error) */
+	bool too_big;  /* the body passed its limit (SRV_JSON_BODY_MAX, --max-upload): dropped, then
+			* 413 */
+	bool no_body;  /* answered without credentials (/health): it takes no body */
+	bool close;    /* the connection is not kept for another request */
+	void *req;     /* the router's */
+};
+
 static const struct srv_http_router *router; /* set at the start, before any request */
 
-const char *srv_http_header(struct srv_req *r, const char *name)
+const char *srv_http_method(struct srv_http *h)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+	return h->method;
 }
 
-const char *srv_http_query(struct srv_req *r, const char *name)
+const char *srv_http_url(struct srv_http *h)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	return h->url;
 }
 
-int srv_http_conn_fd(struct srv_req *r)
+const char *srv_http_body(struct srv_http *h, size_t *ret_len)
+{
+	*ret_len = h->body_len;
+	return h->body;
+}
+
+void srv_http_body_to(struct srv_http *h, srv_http_body_fn fn, void *ctx)
+{
+	h->body_fn = fn;
+	h->body_ctx = ctx;
+}
+
+void srv_http_no_body(struct srv_http *h)
+{
+	h->no_body = true;
+}
+
+void srv_http_close(struct srv_http *h)
+{
+	h->close = true;
+}
+
+bool srv_http_answered(struct srv_http *h)
+{
+	return h->answered;
+}
+
+struct MHD_PostProcessor *srv_http_post_processor(struct srv_http *h, size_t buffer_size,
+						  MHD_PostDataIterator iter, void *cls)
+{
+	return MHD_create_post_processor(h->conn, buffer_size, iter, cls);
+}
+
+const char *srv_http_header(struct srv_http *h, const char *name)
+{
+	return MHD_lookup_connection_value(h->conn, MHD_HEADER_KIND, name);
+}
+
+const char *srv_http_query(struct srv_http *h, const char *name)
+{
+	return MHD_lookup_connection_value(h->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int srv_http_conn_fd(struct srv_http *h)
 {
 	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	    MHD_get_connection_info(h->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	return ci ? ci->connect_fd : -1;
 }
@@ -49,27 +110,27 @@ bool srv_http_peer_gone(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-bool srv_http_tenant(struct srv_req *r, const char *tenant)
+bool srv_http_tenant(struct srv_http *h, const char *tenant)
 {
-	return srv_conns_tenant(r->conn, tenant);
+	return srv_conns_tenant(h->conn, tenant);
 }
 
-static enum MHD_Result queue(struct srv_req *r, unsigned status, struct MHD_Response *resp)
+static enum MHD_Result queue(struct srv_http *h, unsigned status, struct MHD_Response *resp)
 {
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (r->too_big || r->close) /* a body drained to answer it, a tenant at its cap */
+	if (h->too_big || h->close) /* a body drained to answer it, a tenant at its cap */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = MHD_queue_response(r->conn, status, resp);
+	ret = MHD_queue_response(h->conn, status, resp);
 	MHD_destroy_response(resp);
-	r->answered = true;
+	h->answered = true;
 	return ret;
 }
 
-enum MHD_Result srv_http_text(struct srv_req *r, unsigned status, const char *ctype,
+enum MHD_Result srv_http_text(struct srv_http *h, unsigned status, const char *ctype,
 			      const char *text, size_t len)
 {
 	struct MHD_Response *resp =
@@ -77,10 +138,10 @@ enum MHD_Result srv_http_text(struct srv_req *r, unsigned status, const char *ct
 
 	if (resp && ctype)
 		MHD_add_response_header(resp, "Content-Type", ctype);
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-enum MHD_Result srv_http_owned(struct srv_req *r, unsigned status, const char *ctype, char *text,
+enum MHD_Result srv_http_owned(struct srv_http *h, unsigned status, const char *ctype, char *text,
 			       size_t len)
 {
 	struct MHD_Response *resp =
@@ -91,25 +152,25 @@ enum MHD_Result srv_http_owned(struct srv_req *r, unsigned status, const char *c
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", ctype);
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-enum MHD_Result srv_http_json(struct srv_req *r, unsigned status, json_object *j)
+enum MHD_Result srv_http_json(struct srv_http *h, unsigned status, json_object *j)
 {
 	const char *s;
 	enum MHD_Result ret;
 
 	if (!j)
-		return srv_http_text(r, 500, "application/json",
+		return srv_http_text(h, 500, "application/json",
 				     "{\"code\":500,\"message\":\"out of memory\"}", 39);
 	s = json_object_to_json_string_ext(j,
 					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = srv_http_text(r, status, "application/json", s, strlen(s));
+	ret = srv_http_text(h, status, "application/json", s, strlen(s));
 	json_object_put(j);
 	return ret;
 }
 
-enum MHD_Result srv_http_error(struct srv_req *r, unsigned status, const char *fmt, ...)
+enum MHD_Result srv_http_error(struct srv_http *h, unsigned status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -119,15 +180,15 @@ enum MHD_Result srv_http_error(struct srv_req *r, unsigned status, const char *f
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (srv_opts.verbose)
-		srv_log("%s %s: %u %s", r->method, r->url, status, msg);
+		srv_log("%s %s: %u %s", h->method, h->url, status, msg);
 	if (j) {
 		json_object_object_add(j, "code", json_object_new_int((int)status));
 		json_object_object_add(j, "message", json_object_new_string(msg));
 	}
-	return srv_http_json(r, status, j);
+	return srv_http_json(h, status, j);
 }
 
-enum MHD_Result srv_http_stream(struct srv_req *r, unsigned status, const char *ctype,
+enum MHD_Result srv_http_stream(struct srv_http *h, unsigned status, const char *ctype,
 				uint64_t size, MHD_ContentReaderCallback read,
 				MHD_ContentReaderFreeCallback free_st, void *st)
 {
@@ -140,24 +201,24 @@ enum MHD_Result srv_http_stream(struct srv_req *r, unsigned status, const char *
 	}
 	MHD_add_response_header(resp, "Content-Type", ctype);
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-json_object *srv_http_body_json(struct srv_req *r, const char **ret_why)
+json_object *srv_http_body_json(struct srv_http *h, const char **ret_why)
 {
 	json_tokener *tok;
 	json_object *j;
 
-	if (r->body_len == 0)
+	if (h->body_len == 0)
 		return json_object_new_object(); /* an empty body: no fields */
 	tok = json_tokener_new_ex(32);
 	if (!tok) {
 		*ret_why = "out of memory";
 		return NULL;
 	}
-	j = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
+	j = json_tokener_parse_ex(tok, h->body, (int)h->body_len);
 	if (!j || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != r->body_len) {
+	    json_tokener_get_parse_end(tok) != h->body_len) {
 		*ret_why = j ? "trailing bytes after the JSON value"
 			     : json_tokener_error_desc(json_tokener_get_error(tok));
 		json_object_put(j);
@@ -171,58 +232,58 @@ json_object *srv_http_body_json(struct srv_req *r, const char **ret_why)
 	return j;
 }
 
-static int gather(struct srv_req *r, const char *data, size_t len)
+static int gather(struct srv_http *h, const char *data, size_t len)
 {
-	if (r->body_len + len > SRV_JSON_BODY_MAX)
+	if (h->body_len + len > SRV_JSON_BODY_MAX)
 		return -E2BIG;
-	if (r->body_len + len + 1 > r->body_cap) {
-		size_t cap = r->body_cap ? r->body_cap : 4096;
+	if (h->body_len + len + 1 > h->body_cap) {
+		size_t cap = h->body_cap ? h->body_cap : 4096;
 		char *b;
 
-		while (cap < r->body_len + len + 1)
+		while (cap < h->body_len + len + 1)
 			cap *= 2;
-		b = realloc(r->body, cap);
+		b = realloc(h->body, cap);
 		if (!b)
 			return -ENOMEM;
-		r->body = b;
-		r->body_cap = cap;
+		h->body = b;
+		h->body_cap = cap;
 	}
-	memcpy(r->body + r->body_len, data, len);
-	r->body_len += len;
-	r->body[r->body_len] = '\0';
+	memcpy(h->body + h->body_len, data, len);
+	h->body_len += len;
+	h->body[h->body_len] = '\0';
 	return 0;
 }
 
 /* The 413 of a body over its limit. One sent anyway is read and dropped up to SRV_DRAIN_MAX
  * first: closing on a client still sending makes the kernel reset the connection, and the reset
  * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
-static enum MHD_Result too_large(struct srv_req *r)
+static enum MHD_Result too_large(struct srv_http *h)
 {
-	if (r->body_fn)
-		return srv_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
+	if (h->body_fn)
+		return srv_http_error(h, 413, "the upload is larger than --max-upload (%llu bytes)",
 				      (unsigned long long)srv_opts.max_upload);
-	return srv_http_error(r, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
+	return srv_http_error(h, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
 }
 
 /* A declared length over the limit: refused before the body when the client waits for
  * Expect: 100-continue (it sends nothing more) or the length is past what is worth draining;
  * otherwise the body is dropped as it comes and the 413 comes at its end, as for a chunked body
  * counted as it comes (gather()). */
-static enum MHD_Result check_length(struct srv_req *r)
+static enum MHD_Result check_length(struct srv_http *h)
 {
-	const char *cl = srv_http_header(r, "Content-Length");
-	const char *expect = srv_http_header(r, "Expect");
+	const char *cl = srv_http_header(h, "Content-Length");
+	const char *expect = srv_http_header(h, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-	unsigned long long max = r->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
+	unsigned long long max = h->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
 
 	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
-	if (r->anonymous && (n > 0 || srv_http_header(r, "Transfer-Encoding")))
-		return srv_http_error(r, 413, "%s takes no body", r->url);
+	if (h->no_body && (n > 0 || srv_http_header(h, "Transfer-Encoding")))
+		return srv_http_error(h, 413, "%s takes no body", h->url);
 	if (n <= max)
 		return MHD_YES;
 	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > SRV_DRAIN_MAX)
-		return too_large(r);
-	r->too_big = true;
+		return too_large(h);
+	h->too_big = true;
 	return MHD_YES;
 }
 
@@ -230,65 +291,66 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
 {
-	struct srv_req *r = *con_cls;
+	struct srv_http *h = *con_cls;
 	int k;
 
 	(void)cls;
 	(void)version;
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
 			return MHD_NO;
-		r->conn = conn;
-		r->method = method;
-		r->url = strdup(url);
-		*con_cls = r;
-		if (!r->url)
+		h->conn = conn;
+		h->method = method;
+		h->url = strdup(url);
+		*con_cls = h;
+		if (!h->url)
 			return MHD_NO;
-		if (router->begin(r) == MHD_NO)
+		if (router->begin(h, &h->req) == MHD_NO)
 			return MHD_NO;
-		return r->answered ? MHD_YES : check_length(r);
+		return h->answered ? MHD_YES : check_length(h);
 	}
 	if (*data_size) {
 		size_t n = *data_size;
 
 		*data_size = 0;
-		if (r->answered)
+		if (h->answered)
 			return MHD_YES; /* an early error was queued: the rest is dropped */
-		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
-			r->body_len += n;
-			return r->body_len > SRV_DRAIN_MAX ? MHD_NO : MHD_YES;
+		if (h->too_big) {	/* counted and dropped; the 413 comes at the end */
+			h->body_len += n;
+			return h->body_len > SRV_DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
-		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
-		if (k == -E2BIG && !r->body_fn)
-			r->too_big = true;
+		k = h->body_fn ? h->body_fn(h->body_ctx, data, n) : gather(h, data, n);
+		if (k == -E2BIG && !h->body_fn)
+			h->too_big = true;
 		else if (k < 0)
 			return MHD_NO; /* out of memory */
 		return MHD_YES;
 	}
-	if (r->answered)
+	if (h->answered)
 		return MHD_YES;
-	if (r->too_big)
-		return too_large(r);
-	if (r->body_fn && r->body_fn(r, NULL, 0) < 0 && r->answered)
+	if (h->too_big)
+		return too_large(h);
+	if (h->body_fn && h->body_fn(h->body_ctx, NULL, 0) < 0 && h->answered)
 		return MHD_YES;
-	return r->handler(r);
+	return router->run(h->req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct srv_req *r = *con_cls;
+	struct srv_http *h = *con_cls;
 
 	(void)cls;
 	(void)toe;
 	srv_conns_request_done(conn);
-	if (!r)
+	if (!h)
 		return;
-	router->end(r);
-	free(r->body);
-	free(r->url);
-	free(r);
+	if (h->req)
+		router->end(h->req);
+	free(h->body);
+	free(h->url);
+	free(h);
 	*con_cls = NULL;
 }
 

@@ -20,6 +20,7 @@
 #include "kline.h"
 #include "procs.h"
 #include "registry.h"
+#include "req.h"
 #include "rpc.h"
 #include "util.h"
 
@@ -631,7 +632,7 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 
 static enum MHD_Result too_many(struct srv_req *r)
 {
-	return srv_http_error(r, 429,
+	return srv_http_error(r->http, 429,
 			      "%u code contexts exist already, the most one sandbox may have: "
 			      "remove one first (removeCodeContext)",
 			      SRV_SANDBOX_MAX_CTXS);
@@ -640,39 +641,39 @@ static enum MHD_Result too_many(struct srv_req *r)
 enum MHD_Result srv_interp_execute(struct srv_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
-	json_object *body = srv_http_body_json(r, &why);
+	json_object *body = srv_http_body_json(r->http, &why);
 	struct exec_stream *s;
 	char *line = NULL;
 	struct srv_ctx *c;
 	int k;
 
 	if (!body)
-		return srv_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (execute_request(body, &ctx_id, &line, &why) < 0) {
 		json_object_put(body);
-		return srv_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	k = ctx_get(r->sb, ctx_id, &c);
 	json_object_put(body);
 	if (k < 0) {
 		free(line);
 		return k == -EAGAIN   ? too_many(r)
-		       : k == -ENOENT ? srv_http_error(r, 404, "no such context")
-				      : srv_http_error(r, 500, "out of memory");
+		       : k == -ENOENT ? srv_http_error(r->http, 404, "no such context")
+				      : srv_http_error(r->http, 500, "out of memory");
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		free(line);
 		ctx_unref(r->sb, c);
-		return srv_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	srv_sandbox_ref(r->sb);
 	s->sb = r->sb;
 	s->c = c;
 	s->request = line;
-	s->conn_fd = srv_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r->http);
 	s->last_ns = cd_now_ns();
-	return srv_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
+	return srv_http_stream(r->http, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
 			       exec_free, s);
 }
 
@@ -681,18 +682,18 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = srv_http_body_json(r, &why), *lang, *cwd;
+	json_object *body = srv_http_body_json(r->http, &why), *lang, *cwd;
 	struct srv_ctx *c;
 	int k;
 
 	if (!body)
-		return srv_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (srv_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
 	    srv_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
 	    (lang && strcmp(json_object_get_string(lang), "python") != 0 &&
 	     (why = "only the language python is supported"))) {
 		json_object_put(body);
-		return srv_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	k = ctx_slot(r->sb);
@@ -705,20 +706,20 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 		return too_many(r);
 	if (!c) {
 		ctx_unslot(r->sb);
-		return srv_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
 		ctx_unslot(r->sb);
-		return srv_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
+		return srv_http_error(r->http, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
 				      err.msg);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
 	r->sb->ctxs = c;
 	pthread_mutex_unlock(&r->sb->lock);
-	return srv_http_json(r, 200, ctx_json(c));
+	return srv_http_json(r->http, 200, ctx_json(c));
 }
 
 enum MHD_Result srv_interp_list_ctx(struct srv_req *r)
@@ -729,7 +730,7 @@ enum MHD_Result srv_interp_list_ctx(struct srv_req *r)
 	for (struct srv_ctx *c = r->sb->ctxs; a && c; c = c->next)
 		json_object_array_add(a, ctx_json(c));
 	pthread_mutex_unlock(&r->sb->lock);
-	return srv_http_json(r, 200, a);
+	return srv_http_json(r->http, 200, a);
 }
 
 enum MHD_Result srv_interp_remove_ctx(struct srv_req *r)
@@ -746,10 +747,10 @@ enum MHD_Result srv_interp_remove_ctx(struct srv_req *r)
 		}
 	pthread_mutex_unlock(&r->sb->lock);
 	if (!c)
-		return srv_http_error(r, 404, "no such context");
+		return srv_http_error(r->http, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends (KernelError) */
 	ctx_unref(r->sb, c);
-	return srv_http_text(r, 204, NULL, "", 0);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
@@ -759,24 +760,24 @@ enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
 	int k = ctx_get(r->sb, r->sub, &c);
 
 	if (k < 0)
-		return srv_http_error(r, 404, "no such context");
+		return srv_http_error(r->http, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
-	if (!take_turn(r->sb, c, srv_http_conn_fd(r))) {
+	if (!take_turn(r->sb, c, srv_http_conn_fd(r->http))) {
 		ctx_unref(r->sb, c);
-		return srv_http_error(r, 502, "the sandbox is being killed");
+		return srv_http_error(r->http, 502, "the sandbox is being killed");
 	}
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
 	pthread_mutex_unlock(&c->exec_lock);
 	ctx_unref(r->sb, c);
 	if (k < 0)
-		return srv_http_error(r, 500, "%s: %s", err.step, err.msg);
-	return srv_http_text(r, 204, NULL, "", 0);
+		return srv_http_error(r->http, 500, "%s: %s", err.step, err.msg);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 enum MHD_Result srv_interp_health(struct srv_req *r)
 {
-	return srv_http_text(r, 200, "text/plain", "OK", 2);
+	return srv_http_text(r->http, 200, "text/plain", "OK", 2);
 }
 
 void srv_interp_on_death(struct srv_sandbox *sb, void *arg)

@@ -2,7 +2,7 @@
 /* interp.h - the code interpreter (interp.c). */
 #pragma once
 
-#include "http.h"
+#include "req.h"
 #include "registry.h"
 
 /* Code contexts a sandbox may have at once (the default one counts): each is a kernel process

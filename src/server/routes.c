@@ -2,8 +2,9 @@
 /* routes.c - the router: which plane a request is for (the REST control plane; envd; the code
  * interpreter) by its E2b-Sandbox-Id/E2b-Sandbox-Port headers or its Host, which sandbox, its
  * authentication (an API key, a sandbox's access token, a signed /files URL) before any body is
- * read, the connection's tenant, and which handler answers it. The transport (http.c) calls it
- * at each request's head and end. Runs in the server (connection threads). */
+ * read, the connection's tenant, and which handler answers it (one table). The transport
+ * (http.c) calls it at each request's head, body's end and end (srv_routes). Runs in the server
+ * (connection threads). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +19,18 @@
 #include "interp.h"
 #include "opts.h"
 #include "registry.h"
+#include "req.h"
 #include "routes.h"
 #include "util.h"
+
+#define SRV_ENVD_PORT	49983
+#define SRV_INTERP_PORT 49999
 
 /* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
 static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_port, char *buf,
 		       size_t size)
 {
-	const char *host = srv_http_header(r, "Host");
+	const char *host = srv_http_header(r->http, "Host");
 	unsigned port;
 	int n = 0;
 
@@ -38,13 +43,14 @@ static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_por
 
 static enum MHD_Result envd_health(struct srv_req *r)
 {
-	return srv_http_text(r, 204, NULL, "", 0);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 static enum MHD_Result envd_envs(struct srv_req *r)
 {
-	return srv_http_json(
-	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
+	return srv_http_json(r->http, 200,
+			     r->sb->env_vars ? json_object_get(r->sb->env_vars)
+					     : json_object_new_object());
 }
 
 enum { PLANE_CONTROL, PLANE_ENVD, PLANE_INTERP };
@@ -150,7 +156,7 @@ static srv_handler_fn handler_of(struct srv_req *r, int plane)
 			continue;
 		if (rt->suffix ? !match_id(r->url, rt, &r->sub) : strcmp(r->url, rt->prefix) != 0)
 			continue;
-		if (rt->begin && (rt->begin(r) != MHD_YES || r->answered))
+		if (rt->begin && (rt->begin(r) != MHD_YES || srv_http_answered(r->http)))
 			return NULL;
 		return rt->fn;
 	}
@@ -162,9 +168,10 @@ static srv_handler_fn handler_of(struct srv_req *r, int plane)
  * or NULL. */
 static struct srv_sandbox *signed_files(struct srv_req *r)
 {
-	const char *sig = srv_http_query(r, "signature"),
-		   *exp = srv_http_query(r, "signature_expiration");
-	const char *path = srv_http_query(r, "path"), *user = srv_http_query(r, "username");
+	const char *sig = srv_http_query(r->http, "signature"),
+		   *exp = srv_http_query(r->http, "signature_expiration");
+	const char *path = srv_http_query(r->http, "path"),
+		   *user = srv_http_query(r->http, "username");
 	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
 	struct srv_sandbox **v, *found = NULL;
 	char want[64];
@@ -192,10 +199,10 @@ static struct srv_sandbox *signed_files(struct srv_req *r)
  * connection, unless the tenant holds its share of them already (conns.c): 429. */
 static bool tenant_ok(struct srv_req *r, const char *tenant)
 {
-	if (srv_http_tenant(r, tenant))
+	if (srv_http_tenant(r->http, tenant))
 		return true;
-	r->close = true;
-	srv_http_error(r, 429,
+	srv_http_close(r->http);
+	srv_http_error(r->http, 429,
 		       "this %s holds %u connections already (a quarter of --max-connections): "
 		       "close some first",
 		       tenant[0] == 'k' ? "API key" : "sandbox", srv_conns_tenant_max());
@@ -210,56 +217,60 @@ static bool sandbox_tenant_ok(struct srv_req *r)
 	return tenant_ok(r, tenant);
 }
 
-/* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
-static enum MHD_Result route(struct srv_req *r)
+/* A signed /files URL of sb's (r->sb, a reference): envd's /files, without a token. */
+static enum MHD_Result route_signed(struct srv_req *r)
 {
-	const char *id = srv_http_header(r, "E2b-Sandbox-Id");
-	const char *port_s = srv_http_header(r, "E2b-Sandbox-Port");
-	const char *token;
-	unsigned port = SRV_ENVD_PORT;
-	char idbuf[64];
-	int key, plane;
+	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r->http));
+	if (!sandbox_tenant_ok(r))
+		return MHD_YES;
+	srv_sandbox_touch(r->sb);
+	r->handler = handler_of(r, PLANE_ENVD);
+	return r->handler || srv_http_answered(r->http)
+		   ? MHD_YES
+		   : srv_http_error(r->http, 404, "no such endpoint");
+}
 
-	if (id && port_s)
-		port = (unsigned)strtoul(port_s, NULL, 10);
-	else if (!id)
-		host_route(r, &id, &port, idbuf, sizeof(idbuf));
-	if (!id && (r->sb = signed_files(r))) {
-		srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
-		if (!sandbox_tenant_ok(r))
-			return MHD_YES;
-		srv_sandbox_touch(r->sb);
-		r->handler = handler_of(r, PLANE_ENVD);
-		return r->handler || r->answered ? MHD_YES
-						 : srv_http_error(r, 404, "no such endpoint");
-	}
-	if (!id) {
-		r->handler = handler_of(r, PLANE_CONTROL);
-		if (!r->handler)
-			return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-		r->anonymous = strcmp(r->url, "/health") == 0;
-		if (r->anonymous)
-			return MHD_YES;
-		key = srv_auth_api_key_index(srv_http_header(r, "X-API-Key"));
-		if (key < 0)
-			return srv_http_error(r, 401, "invalid or missing API key (X-API-Key)");
-		snprintf(idbuf, sizeof(idbuf), "k%d", key);
-		tenant_ok(r, idbuf);
+/* The control plane: an API key, whose tenant the connection is (/health: anyone's). */
+static enum MHD_Result route_control(struct srv_req *r)
+{
+	char tenant[32];
+	int key;
+
+	r->handler = handler_of(r, PLANE_CONTROL);
+	if (!r->handler)
+		return srv_http_error(r->http, 404, "no such endpoint: %s %s", r->method, r->url);
+	if (strcmp(r->url, "/health") == 0) {
+		srv_http_no_body(r->http);
 		return MHD_YES;
 	}
+	key = srv_auth_api_key_index(srv_http_header(r->http, "X-API-Key"));
+	if (key < 0)
+		return srv_http_error(r->http, 401, "invalid or missing API key (X-API-Key)");
+	snprintf(tenant, sizeof(tenant), "k%d", key);
+	tenant_ok(r, tenant);
+	return MHD_YES;
+}
+
+/* A sandbox's envd or code interpreter: its access token (envd's /health: anyone's). */
+static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned port)
+{
+	int plane = port == SRV_ENVD_PORT ? PLANE_ENVD : PLANE_INTERP;
+	const char *token;
+	bool anonymous = false;
+
 	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
-		return srv_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	plane = port == SRV_ENVD_PORT ? PLANE_ENVD : PLANE_INTERP;
+		return srv_http_error(r->http, 502, "sandbox %s: port %u is not served", id, port);
 	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
-		return srv_http_error(r, 502, "sandbox %s not found", id);
-	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r));
-	token = srv_http_header(r, "X-Access-Token");
+		return srv_http_error(r->http, 502, "sandbox %s not found", id);
+	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r->http));
+	token = srv_http_header(r->http, "X-Access-Token");
 	if (!token)
-		token = srv_http_header(r, "E2B-Traffic-Access-Token");
+		token = srv_http_header(r->http, "E2B-Traffic-Access-Token");
 	if (plane == PLANE_ENVD && strcmp(r->url, "/health") == 0) {
 		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
-		r->anonymous = true;
+		anonymous = true;
+		srv_http_no_body(r->http);
 	}
 	if (!token && plane == PLANE_ENVD) { /* a signed URL of this sandbox's */
 		struct srv_sandbox *s = signed_files(r);
@@ -270,19 +281,57 @@ static enum MHD_Result route(struct srv_req *r)
 			srv_sandbox_unref(s);
 	}
 	if (!token || !srv_auth_token_eq(token, r->sb->token))
-		return srv_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
-	if (!r->anonymous && !sandbox_tenant_ok(r))
+		return srv_http_error(r->http, 401,
+				      "invalid or missing access token (X-Access-Token)");
+	if (!anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
 	r->handler = handler_of(r, plane);
-	if (!r->handler && !r->answered)
-		return srv_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
+	if (!r->handler && !srv_http_answered(r->http))
+		return srv_http_error(r->http, 404, "no such endpoint: %s %s", r->method, r->url);
 	return MHD_YES;
 }
 
-/* The request's end: what its handler and its route took goes. */
-static void end(struct srv_req *r)
+/* A request's head: which plane, which sandbox, which handler; authenticated. Answers an error
+ * itself. */
+static enum MHD_Result begin(struct srv_http *h, void **ret_req)
 {
+	struct srv_req *r = calloc(1, sizeof(*r));
+	const char *id, *port_s;
+	unsigned port = SRV_ENVD_PORT;
+	char idbuf[64];
+
+	*ret_req = r;
+	if (!r)
+		return MHD_NO;
+	r->http = h;
+	r->method = srv_http_method(h);
+	r->url = srv_http_url(h);
+	id = srv_http_header(h, "E2b-Sandbox-Id");
+	port_s = srv_http_header(h, "E2b-Sandbox-Port");
+	if (id && port_s)
+		port = (unsigned)strtoul(port_s, NULL, 10);
+	else if (!id)
+		host_route(r, &id, &port, idbuf, sizeof(idbuf));
+	if (!id && (r->sb = signed_files(r)))
+		return route_signed(r);
+	if (!id)
+		return route_control(r);
+	return route_sandbox(r, id, port);
+}
+
+static enum MHD_Result run(void *req)
+{
+	struct srv_req *r = req;
+
+	return r->handler(r);
+}
+
+/* The request's end: what its handler and its route took goes. */
+static void end(void *req)
+{
+	struct srv_req *r = req;
+
 	if (r->state_free)
 		r->state_free(r->state);
 	if (r->sb) {
@@ -290,6 +339,7 @@ static void end(struct srv_req *r)
 		srv_sandbox_unref(r->sb);
 	}
 	free(r->sub);
+	free(r);
 }
 
-const struct srv_http_router srv_routes = {.begin = route, .end = end};
+const struct srv_http_router srv_routes = {.begin = begin, .run = run, .end = end};

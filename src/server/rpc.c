@@ -11,6 +11,7 @@
 #include "connect.h"
 #include "http.h"
 #include "opts.h"
+#include "req.h"
 #include "rpc.h"
 
 enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
@@ -28,7 +29,8 @@ enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *f
 	j = srv_connect_error_json(code, msg, 0);
 	if (!j)
 		return MHD_NO;
-	ret = srv_http_text(r, srv_connect_http_status(code), "application/json", j, strlen(j));
+	ret =
+	    srv_http_text(r->http, srv_connect_http_status(code), "application/json", j, strlen(j));
 	free(j);
 	return ret;
 }
@@ -49,7 +51,7 @@ enum MHD_Result srv_rpc_stream_error(struct srv_req *r, const char *code, const 
 		srv_log("%s %s: %s: %s", r->method, r->url, code, msg);
 	j = srv_connect_error_json(code, msg, 1);
 	if (j && srv_connect_frame(SRV_CONNECT_FLAG_END, j, strlen(j), &f, &fl) == 0)
-		ret = srv_http_text(r, 200, "application/connect+json", f, fl);
+		ret = srv_http_text(r->http, 200, "application/connect+json", f, fl);
 	free(j);
 	free(f);
 	return ret;
@@ -57,24 +59,23 @@ enum MHD_Result srv_rpc_stream_error(struct srv_req *r, const char *code, const 
 
 enum MHD_Result srv_rpc_reply(struct srv_req *r, json_object *j)
 {
-	return srv_http_json(r, 200, j);
+	return srv_http_json(r->http, 200, j);
 }
 
 enum MHD_Result srv_rpc_reply_raw(struct srv_req *r, char *json, size_t len)
 {
-	return srv_http_owned(r, 200, "application/json", json, len);
+	return srv_http_owned(r->http, 200, "application/json", json, len);
 }
 
 /* The request message: the body (unary) or its one envelope (streaming). NULL: answered. */
 json_object *srv_rpc_request(struct srv_req *r, bool streaming)
 {
-	const char *why = NULL, *msg = r->body;
-	size_t len = r->body_len;
+	size_t len;
+	const char *why = NULL, *body = srv_http_body(r->http, &len), *msg = body;
 	json_tokener *tok;
 	json_object *j = NULL;
 
-	if (streaming &&
-	    srv_connect_unframe(r->body ? r->body : "", r->body_len, &msg, &len, &why) < 0) {
+	if (streaming && srv_connect_unframe(body ? body : "", len, &msg, &len, &why) < 0) {
 		srv_rpc_stream_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}

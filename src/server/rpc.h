@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "http.h"
+#include "req.h"
 
 enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
