@@ -11,7 +11,9 @@
  * It makes each session asked for (single-threaded: every fork of it is clean) and exports it
  * back (cordon_session_export: the two descriptors, id, pid). It dies with the server
  * (PR_SET_PDEATHSIG, kept across the exec) and holds nothing of a session once handed over: a
- * session is held by the server alone. One message a frame (frame.h):
+ * session is held by the server alone. Runs in the session maker (srv_creator_main) and, for
+ * its start and its requests, in the server (srv_creator_start, srv_creator_make). One message a
+ * frame (frame.h):
  *
  *   server                                   session maker
  *   OPTIONS: the sandboxes' options (JSON) ->  (once, first)

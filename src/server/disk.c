@@ -4,7 +4,7 @@
  * than --disk-entries entries, is killed. A thread counts every workdir on the host every two
  * seconds (cordon_tree_usage: through descriptors, no symlink followed), so a sandbox can pass
  * its budget for at most that long; RLIMIT_FSIZE does not apply (one big file is allowed up to
- * the budget).
+ * the budget). Runs in the server: its own thread.
  */
 #include <errno.h>
 #include <pthread.h>

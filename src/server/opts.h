@@ -25,8 +25,9 @@ struct srv_options {
 	unsigned max_procs;
 	bool keep_workdirs;
 	unsigned pool; /* sandboxes made ahead (--pool) */
-	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool + 1
-	 * (cordon_config_set_user_share; nothing when root, whose sandboxes have ids of their own) */
+	/* sandboxes that may share the server's uid's kernel budgets: --max-sandboxes + --pool +
+	 * 1 (cordon_config_set_user_share; nothing when root, whose sandboxes have ids of their
+	 * own) */
 	unsigned user_share;
 	bool pool_set;
 	char **allow_net;

@@ -5,7 +5,8 @@
  * pooled sandbox is made from the server's options alone (sbconfig.c); what a
  * create asks for that differs per sandbox (its id, its envVars) reaches its commands at each
  * exec (srv_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
- * counted by --max-sandboxes; they are destroyed with the server.
+ * counted by --max-sandboxes; they are destroyed with the server. Runs in the server: its own
+ * thread makes them (through fresh.c), connection threads take them.
  */
 #include <errno.h>
 #include <pthread.h>
