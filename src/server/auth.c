@@ -9,11 +9,12 @@
 
 #include <nettle/sha2.h>
 
+#include "auth.h"
 #include "connect.h"
-#include "server.h"
+#include "opts.h"
 #include "util.h"
 
-bool cd_auth_key_valid_form(const char *key)
+bool srv_auth_key_valid_form(const char *key)
 {
 	size_t n = strlen(key);
 
@@ -23,7 +24,7 @@ bool cd_auth_key_valid_form(const char *key)
 }
 
 /* Compares every byte of the longer one whatever differs: the time tells the length at most. */
-bool cd_auth_token_eq(const char *a, const char *b)
+bool srv_auth_token_eq(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
 	unsigned char d = la != lb;
@@ -33,25 +34,25 @@ bool cd_auth_token_eq(const char *a, const char *b)
 	return d == 0;
 }
 
-int cd_auth_api_key_index(const char *key)
+int srv_auth_api_key_index(const char *key)
 {
 	int found = -1, i = 0;
 
 	if (!key)
 		return -1;
-	for (char **k = cd_opts.api_keys; k && *k; k++, i++)
-		if (cd_auth_token_eq(key, *k) && found < 0) /* no early exit */
+	for (char **k = srv_opts.api_keys; k && *k; k++, i++)
+		if (srv_auth_token_eq(key, *k) && found < 0) /* no early exit */
 			found = i;
 	return found;
 }
 
-bool cd_auth_api_key_ok(const char *key)
+bool srv_auth_api_key_ok(const char *key)
 {
-	return cd_auth_api_key_index(key) >= 0;
+	return srv_auth_api_key_index(key) >= 0;
 }
 
 /* n characters of alphabet, uniformly (rejection sampling), from getrandom(). */
-int cd_auth_random(char *ret, size_t n, const char *alphabet)
+int srv_auth_random(char *ret, size_t n, const char *alphabet)
 {
 	size_t m = strlen(alphabet), o = 0;
 	unsigned limit = 256 - 256 % m;
@@ -75,8 +76,8 @@ int cd_auth_random(char *ret, size_t n, const char *alphabet)
 
 /* The SDK's signed /files URLs (downloadUrl, uploadUrl): "v1_" + base64(sha256(
  * "path:operation:user:token[:expiration]")) without its padding. */
-int cd_auth_signature(const char *path, const char *op, const char *user, const char *token,
-		      const char *expiration, char ret[64])
+int srv_auth_signature(const char *path, const char *op, const char *user, const char *token,
+		       const char *expiration, char ret[64])
 {
 	struct sha256_ctx ctx;
 	uint8_t digest[SHA256_DIGEST_SIZE];
@@ -91,7 +92,7 @@ int cd_auth_signature(const char *path, const char *op, const char *user, const 
 	sha256_update(&ctx, strlen(text), (const uint8_t *)text);
 	sha256_digest(&ctx, sizeof(digest), digest);
 	free(text);
-	if (cd_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
+	if (srv_b64_encode(digest, sizeof(digest), &b64, &n) < 0)
 		return -ENOMEM;
 	while (n > 0 && b64[n - 1] == '=')
 		b64[--n] = '\0';

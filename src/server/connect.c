@@ -10,7 +10,7 @@
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-int cd_b64_encode(const void *data, size_t len, char **ret, size_t *ret_len)
+int srv_b64_encode(const void *data, size_t len, char **ret, size_t *ret_len)
 {
 	const uint8_t *p = data;
 	size_t n = (len + 2) / 3 * 4, o = 0;
@@ -52,7 +52,7 @@ static int b64_value(char c)
 	return -1;
 }
 
-int cd_b64_decode(const char *s, size_t len, uint8_t **ret, size_t *ret_len)
+int srv_b64_decode(const char *s, size_t len, uint8_t **ret, size_t *ret_len)
 {
 	uint8_t *out;
 	uint32_t acc = 0;
@@ -84,7 +84,7 @@ int cd_b64_decode(const char *s, size_t len, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
-int cd_connect_frame(uint8_t flags, const char *msg, size_t len, char **ret, size_t *ret_len)
+int srv_connect_frame(uint8_t flags, const char *msg, size_t len, char **ret, size_t *ret_len)
 {
 	char *f;
 
@@ -104,8 +104,8 @@ int cd_connect_frame(uint8_t flags, const char *msg, size_t len, char **ret, siz
 	return 0;
 }
 
-int cd_connect_unframe(const char *body, size_t len, const char **ret_msg, size_t *ret_len,
-		       const char **ret_why)
+int srv_connect_unframe(const char *body, size_t len, const char **ret_msg, size_t *ret_len,
+			const char **ret_why)
 {
 	const uint8_t *b = (const uint8_t *)body;
 	uint32_t n;
@@ -114,7 +114,7 @@ int cd_connect_unframe(const char *body, size_t len, const char **ret_msg, size_
 		*ret_why = "the body is not a Connect envelope (shorter than 5 bytes)";
 		return -EINVAL;
 	}
-	if (b[0] & CD_CONNECT_FLAG_COMPRESSED) {
+	if (b[0] & SRV_CONNECT_FLAG_COMPRESSED) {
 		*ret_why = "compressed messages are not supported";
 		return -EINVAL;
 	}
@@ -154,7 +154,7 @@ static const struct {
     {"unauthenticated", 401},
 };
 
-unsigned cd_connect_http_status(const char *code)
+unsigned srv_connect_http_status(const char *code)
 {
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (strcmp(codes[i].code, code) == 0)
@@ -162,7 +162,7 @@ unsigned cd_connect_http_status(const char *code)
 	return 500;
 }
 
-const char *cd_connect_code_of_errno(int e)
+const char *srv_connect_code_of_errno(int e)
 {
 	switch (e < 0 ? -e : e) {
 	case ENOENT:
@@ -200,7 +200,7 @@ const char *cd_connect_code_of_errno(int e)
 	}
 }
 
-char *cd_connect_error_json(const char *code, const char *message, int end)
+char *srv_connect_error_json(const char *code, const char *message, int end)
 {
 	json_object *e, *top;
 	char *s;

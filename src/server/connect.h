@@ -6,25 +6,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CD_CONNECT_FLAG_COMPRESSED 0x01
-#define CD_CONNECT_FLAG_END	   0x02
-#define CD_CONNECT_MAX_MESSAGE	   (1u << 20)
+#define SRV_CONNECT_FLAG_COMPRESSED 0x01
+#define SRV_CONNECT_FLAG_END	    0x02
+#define SRV_CONNECT_MAX_MESSAGE	    (1u << 20)
 
 /* base64 (standard alphabet, padded); *ret NUL-terminated, malloc'd. -ENOMEM. */
-int cd_b64_encode(const void *data, size_t len, char **ret, size_t *ret_len);
+int srv_b64_encode(const void *data, size_t len, char **ret, size_t *ret_len);
 /* Standard or URL alphabet, padding optional, no whitespace. -EINVAL, -ENOMEM. */
-int cd_b64_decode(const char *s, size_t len, uint8_t **ret, size_t *ret_len);
+int srv_b64_decode(const char *s, size_t len, uint8_t **ret, size_t *ret_len);
 
 /* One envelope: flags, uint32 big-endian length, the message. *ret malloc'd. */
-int cd_connect_frame(uint8_t flags, const char *msg, size_t len, char **ret, size_t *ret_len);
+int srv_connect_frame(uint8_t flags, const char *msg, size_t len, char **ret, size_t *ret_len);
 /* A streaming request's body: exactly one uncompressed message envelope. Points into body.
  * -EINVAL with *ret_why set (a static string). */
-int cd_connect_unframe(const char *body, size_t len, const char **ret_msg, size_t *ret_len,
-		       const char **ret_why);
+int srv_connect_unframe(const char *body, size_t len, const char **ret_msg, size_t *ret_len,
+			const char **ret_why);
 /* The HTTP status of a Connect error code ("not_found" -> 404); 500 for an unknown code. */
-unsigned cd_connect_http_status(const char *code);
+unsigned srv_connect_http_status(const char *code);
 /* The Connect code an errno stands for (ENOENT -> "not_found"). */
-const char *cd_connect_code_of_errno(int e);
+const char *srv_connect_code_of_errno(int e);
 /* {"code":"...","message":"..."} (unary error body) or, with end, the end-stream message
  * {"error":{...}}; code NULL: "{}". *ret malloc'd, NULL when memory ran out. */
-char *cd_connect_error_json(const char *code, const char *message, int end);
+char *srv_connect_error_json(const char *code, const char *message, int end);

@@ -8,11 +8,11 @@
  * A connection is "waiting" from its accept until a request on it is authenticated (an API key,
  * an access token, a signed URL); from then on it is that tenant's (the key's on the control
  * plane, the sandbox's on the data plane) until it closes. With M = --max-connections:
- *  - waiting connections hold at most M/4 slots once they have waited CD_CONN_GRACE_MS (a burst
+ *  - waiting connections hold at most M/4 slots once they have waited SRV_CONN_GRACE_MS (a burst
  *    of new clients may hold more meanwhile): past that, or when all M are held, a new
  *    connection takes the slot of the oldest waiting one, whose socket is shut down
  *    (libmicrohttpd then drops it);
- *  - a waiting connection is closed CD_HEAD_DEADLINE_S after its accept (or the end of its last
+ *  - a waiting connection is closed SRV_HEAD_DEADLINE_S after its accept (or the end of its last
  *    request), however slowly it trickles its request's head (libmicrohttpd's own timeout
  *    only counts silence);
  *  - from one peer that is not the server's own (an address that is not loopback; a uid other
@@ -33,7 +33,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "server.h"
+#include "conns.h"
+#include "opts.h"
 #include "util.h"
 
 enum { WAITING, TENANT, GONE };
@@ -56,11 +57,11 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* the waiting list changed: the deadline thread looks again */
 	struct list waiting, tenants;
-	struct cd_conn_limits lim;
+	struct srv_conn_limits lim;
 	uid_t uid;
 } conns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-void cd_conns_limits(unsigned max, struct cd_conn_limits *ret)
+void srv_conns_limits(unsigned max, struct srv_conn_limits *ret)
 {
 	ret->max = max;
 	ret->wait_max = max / 4 ? max / 4 : 1;
@@ -70,17 +71,18 @@ void cd_conns_limits(unsigned max, struct cd_conn_limits *ret)
 
 /* A full server frees the oldest waiting connection's slot for the new one (which may be a
  * tenant's: the oldest is never a connection that just came); over the budget of waiting ones
- * only a connection waiting for CD_CONN_GRACE_MS already is closed, so that a burst of clients
+ * only a connection waiting for SRV_CONN_GRACE_MS already is closed, so that a burst of clients
  * whose heads are on their way does not push out its own first ones. */
-enum cd_conn_verdict cd_conns_decide(const struct cd_conn_limits *l, const struct cd_conn_counts *c)
+enum srv_conn_verdict srv_conns_decide(const struct srv_conn_limits *l,
+				       const struct srv_conn_counts *c)
 {
 	if (c->peer_capped && c->peer_waiting >= l->peer_max)
-		return CD_CONN_REFUSE;
+		return SRV_CONN_REFUSE;
 	if (c->waiting + c->tenants >= l->max)
-		return c->waiting ? CD_CONN_EVICT_OLDEST : CD_CONN_REFUSE;
-	if (c->waiting >= l->wait_max && c->oldest_ms >= CD_CONN_GRACE_MS)
-		return CD_CONN_EVICT_OLDEST;
-	return CD_CONN_ACCEPT;
+		return c->waiting ? SRV_CONN_EVICT_OLDEST : SRV_CONN_REFUSE;
+	if (c->waiting >= l->wait_max && c->oldest_ms >= SRV_CONN_GRACE_MS)
+		return SRV_CONN_EVICT_OLDEST;
+	return SRV_CONN_ACCEPT;
 }
 
 static void list_add(struct list *l, struct conn *c)
@@ -171,8 +173,8 @@ static void started(struct MHD_Connection *mc, void **socket_context)
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct conn *c = calloc(1, sizeof(*c));
-	struct cd_conn_counts n = {0};
-	enum cd_conn_verdict v;
+	struct srv_conn_counts n = {0};
+	enum srv_conn_verdict v;
 
 	if (!ci || !c) { /* not counted, so not kept */
 		if (ci)
@@ -190,10 +192,10 @@ static void started(struct MHD_Connection *mc, void **socket_context)
 		n.oldest_ms = (c->since_ns - conns.waiting.head->since_ns) / NSEC_PER_MSEC;
 	n.peer_capped = c->peer[0] != '\0';
 	n.peer_waiting = n.peer_capped ? count_peer(c->peer) : 0;
-	v = cd_conns_decide(&conns.lim, &n);
-	if (v == CD_CONN_EVICT_OLDEST)
+	v = srv_conns_decide(&conns.lim, &n);
+	if (v == SRV_CONN_EVICT_OLDEST)
 		drop(conns.waiting.head);
-	if (v == CD_CONN_REFUSE) {
+	if (v == SRV_CONN_REFUSE) {
 		c->state = GONE;
 		shutdown(c->fd, SHUT_RDWR);
 	} else {
@@ -203,14 +205,15 @@ static void started(struct MHD_Connection *mc, void **socket_context)
 	}
 	pthread_mutex_unlock(&conns.lock);
 	*socket_context = c;
-	if (v != CD_CONN_ACCEPT)
-		cd_log("connections: %s (%u waiting, %u of tenants)",
-		       v == CD_CONN_REFUSE ? "a new one refused" : "the oldest waiting one closed",
-		       n.waiting, n.tenants);
+	if (v != SRV_CONN_ACCEPT)
+		srv_log("connections: %s (%u waiting, %u of tenants)",
+			v == SRV_CONN_REFUSE ? "a new one refused"
+					     : "the oldest waiting one closed",
+			n.waiting, n.tenants);
 }
 
-void cd_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
-		     enum MHD_ConnectionNotificationCode code)
+void srv_conns_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code)
 {
 	struct conn *c = *socket_context;
 	struct list *l;
@@ -239,7 +242,7 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return ci ? ci->socket_context : NULL;
 }
 
-bool cd_conns_tenant(struct MHD_Connection *mc, const char *tenant)
+bool srv_conns_tenant(struct MHD_Connection *mc, const char *tenant)
 {
 	struct conn *c = conn_of(mc);
 	unsigned held = 0;
@@ -265,7 +268,7 @@ bool cd_conns_tenant(struct MHD_Connection *mc, const char *tenant)
 	return ok;
 }
 
-void cd_conns_request_done(struct MHD_Connection *mc)
+void srv_conns_request_done(struct MHD_Connection *mc)
 {
 	struct conn *c = conn_of(mc);
 
@@ -298,8 +301,8 @@ static void *deadlines(void *arg)
 			continue;
 		}
 		end = c->since_ns + (conns.waiting.n > conns.lim.wait_max
-					 ? CD_CONN_GRACE_MS * NSEC_PER_MSEC
-					 : CD_HEAD_DEADLINE_S * NSEC_PER_SEC);
+					 ? SRV_CONN_GRACE_MS * NSEC_PER_MSEC
+					 : SRV_HEAD_DEADLINE_S * NSEC_PER_SEC);
 		if (now >= end) {
 			drop(c);
 			continue;
@@ -311,13 +314,13 @@ static void *deadlines(void *arg)
 	return NULL;
 }
 
-int cd_conns_start(struct cordon_error *err)
+int srv_conns_start(struct cordon_error *err)
 {
 	pthread_condattr_t ca;
 	pthread_t t;
 	int r;
 
-	cd_conns_limits(cd_opts.max_connections, &conns.lim);
+	srv_conns_limits(srv_opts.max_connections, &conns.lim);
 	conns.uid = geteuid();
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* cd_now_ns()'s clock */
@@ -330,7 +333,7 @@ int cd_conns_start(struct cordon_error *err)
 	return 0;
 }
 
-unsigned cd_conns_tenant_max(void)
+unsigned srv_conns_tenant_max(void)
 {
 	return conns.lim.tenant_max;
 }
@@ -338,7 +341,7 @@ unsigned cd_conns_tenant_max(void)
 /* libmicrohttpd's own limit: above --max-connections, so that a new connection reaches
  * started() to take an old one's slot, and shut down ones waiting for their thread to end
  * do not keep new ones out. */
-unsigned cd_conns_mhd_limit(void)
+unsigned srv_conns_mhd_limit(void)
 {
 	return conns.lim.max + conns.lim.wait_max + 16;
 }

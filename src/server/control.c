@@ -11,10 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "auth.h"
+#include "control.h"
+#include "fresh.h"
+#include "http.h"
+#include "opts.h"
+#include "pool.h"
+#include "registry.h"
+#include "req.h"
 #include "util.h"
-
-#define ID_ALPHABET "0123456789abcdefghijklmnopqrstuvwxyz"
 
 static void rfc3339(int64_t ms, char buf[64])
 {
@@ -32,7 +37,7 @@ static void add_str(json_object *j, const char *k, const char *v)
 }
 
 /* The fields of a sandbox in create's, get's and list's answers. */
-static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
+static json_object *sandbox_json(struct srv_sandbox *sb, bool secrets)
 {
 	json_object *j = json_object_new_object();
 	char t[64];
@@ -42,7 +47,7 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "sandboxID", sb->id);
 	add_str(j, "templateID", sb->template_id);
 	add_str(j, "clientID", "cordon");
-	add_str(j, "envdVersion", CD_ENVD_VERSION);
+	add_str(j, "envdVersion", SRV_ENVD_VERSION);
 	pthread_mutex_lock(&sb->lock);
 	rfc3339(sb->started_ms, t);
 	add_str(j, "startedAt", t);
@@ -52,11 +57,12 @@ static json_object *sandbox_json(struct cd_sandbox *sb, bool secrets)
 	add_str(j, "state", "running");
 	json_object_object_add(
 	    j, "cpuCount",
-	    json_object_new_int64(cd_opts.millicpus ? (int64_t)((cd_opts.millicpus + 999) / 1000)
-						    : sysconf(_SC_NPROCESSORS_ONLN)));
+	    json_object_new_int64(srv_opts.millicpus ? (int64_t)((srv_opts.millicpus + 999) / 1000)
+						     : sysconf(_SC_NPROCESSORS_ONLN)));
 	json_object_object_add(
 	    j, "memoryMB",
-	    json_object_new_int64((int64_t)((cd_opts.memory ? cd_opts.memory : 4ull << 30) >> 20)));
+	    json_object_new_int64(
+		(int64_t)((srv_opts.memory ? srv_opts.memory : 4ull << 30) >> 20)));
 	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
 	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
 	json_object_object_add(j, "domain", NULL);
@@ -96,7 +102,7 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	json_object *v;
 	int64_t s;
 
-	*ret_ns = cd_opts.default_ttl_ns;
+	*ret_ns = srv_opts.default_ttl_ns;
 	if (!json_object_object_get_ex(body, "timeout", &v) ||
 	    json_object_is_type(v, json_type_null))
 		goto cap;
@@ -111,100 +117,13 @@ static int timeout_field(json_object *body, uint64_t *ret_ns, const char **why)
 	}
 	*ret_ns = (uint64_t)s * NSEC_PER_SEC;
 cap:
-	if (cd_opts.max_ttl_ns && *ret_ns > cd_opts.max_ttl_ns)
-		*ret_ns = cd_opts.max_ttl_ns;
+	if (srv_opts.max_ttl_ns && *ret_ns > srv_opts.max_ttl_ns)
+		*ret_ns = srv_opts.max_ttl_ns;
 	return 0;
-}
-
-/* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
- * what differs per sandbox goes with each command (sandbox_env). */
-int cd_control_config(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
-{
-	struct cordon_config *c = cordon_config_new();
-	int r;
-
-	if (!c)
-		return cd_fail(err, ENOMEM, "config", "out of memory");
-	r = cordon_config_set_workdir(c, workdir, err);
-	if (r >= 0)
-		r = cordon_config_set_workdir_target(c, "/home/user", err);
-	if (r >= 0 && cd_opts.memory)
-		r = cordon_config_set_memory(c, cd_opts.memory, err);
-	if (r >= 0 && cd_opts.pids)
-		r = cordon_config_set_pids(c, cd_opts.pids, err);
-	if (r >= 0 && cd_opts.millicpus)
-		r = cordon_config_set_cpus(c, cd_opts.millicpus, err);
-	for (char **a = cd_opts.allow_net; r >= 0 && a && *a; a++)
-		r = cordon_config_allow_net(c, *a, err);
-	/* unprivileged, every sandbox runs as the server's uid: one tenant must not take the
-	 * inotify instances (and the like) of all */
-	if (r >= 0 && cd_opts.user_share > 1)
-		r = cordon_config_set_user_share(c, cd_opts.user_share, err);
-	/* what E2B's sandboxes have: code may look for it */
-	if (r >= 0)
-		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
-	if (r < 0) {
-		cordon_config_free(c);
-		return r;
-	}
-	*ret = c;
-	return 0;
-}
-
-/* A fresh workdir under the state directory, named at random (not after the sandbox's id: a
- * pooled one is made before it has one). */
-static int make_workdir(char **ret, struct cordon_error *err)
-{
-	char name[21];
-	char *dir;
-
-	if (cd_auth_random(name, 20, ID_ALPHABET) < 0)
-		return cd_fail(err, EIO, "workdir", "no random name");
-	dir = cd_strdup_printf("%s/%s", cd_opts.state_dir, name);
-	if (!dir)
-		return cd_fail(err, ENOMEM, "workdir", "out of memory");
-	if (mkdir(dir, 0700) < 0) {
-		int e = errno;
-
-		free(dir);
-		return cd_fail_errno(err, e, "workdir", "mkdir %s/%s", cd_opts.state_dir, name);
-	}
-	*ret = dir;
-	return 0;
-}
-
-int cd_control_make_session(struct cd_pooled *ret, struct cordon_error *err)
-{
-	char *workdir = NULL;
-	int r = make_workdir(&workdir, err);
-
-	if (r < 0)
-		return r;
-	/* made by the creator process (creator.c), never forked from this threaded one */
-	if (stat(workdir, &ret->workdir_st) < 0)
-		r = cd_fail_errno(err, errno, "workdir", "stat %s", workdir);
-	else
-		r = cd_creator_make(workdir, &ret->session, err);
-	if (r < 0) {
-		rmdir(workdir); /* still empty: nothing ran */
-		free(workdir);
-		return r;
-	}
-	ret->workdir = workdir;
-	return 0;
-}
-
-void cd_control_drop_session(struct cd_pooled *p)
-{
-	struct cordon_error err;
-
-	cordon_session_destroy(p->session, NULL, &err);
-	free(p->workdir);
-	*p = (struct cd_pooled){ 0 };
 }
 
 /* What the sandbox's commands get besides the server's environment: its id, its envVars. */
-static int sandbox_env(struct cd_sandbox *sb)
+static int sandbox_env(struct srv_sandbox *sb)
 {
 	_cleanup_free_ char *id = cd_strdup_printf("E2B_SANDBOX_ID=%s", sb->id);
 
@@ -223,51 +142,27 @@ static int sandbox_env(struct cd_sandbox *sb)
 }
 
 /* One made ahead when there is one (--pool), else a new one. */
-static int start_session(struct cd_sandbox *sb, struct cordon_error *err)
+static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
 {
-	struct cd_pooled p = { 0 };
+	struct srv_fresh p = {0};
 	int r = sandbox_env(sb);
 
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");
-	if (!cd_pool_take(&p)) {
-		r = cd_control_make_session(&p, err);
+	if (!srv_pool_take(&p)) {
+		r = srv_fresh_make(&p, err);
 		if (r < 0)
 			return r;
 	}
 	sb->session = p.session;
-	/* every call on it ends with the sandbox, and within CD_AGENT_CALL_NS in all */
-	cordon_session_set_bounds(sb->session, sb->dying_fd, CD_AGENT_CALL_NS, CD_LIST_RAW_MAX);
+	/* every call on it ends with the sandbox, and within SRV_AGENT_CALL_NS in all */
+	cordon_session_set_bounds(sb->session, sb->dying_fd, SRV_AGENT_CALL_NS, SRV_LIST_RAW_MAX);
 	sb->workdir = p.workdir;
 	sb->workdir_st = p.workdir_st;
 	return 0;
 }
 
-char **cd_env_merge(char *const *base, char *const *over)
-{
-	char **v = NULL;
-
-	for (; base && *base; base++) {
-		size_t key = strcspn(*base, "=") + 1;
-		bool replaced = false;
-
-		for (char *const *o = over; o && *o && !replaced; o++)
-			replaced = strncmp(*o, *base, key) == 0;
-		if (!replaced && cd_strv_push(&v, *base) < 0)
-			goto fail;
-	}
-	for (; over && *over; over++)
-		if (cd_strv_push(&v, *over) < 0)
-			goto fail;
-	if (!v)
-		v = calloc(1, sizeof(*v));
-	return v;
-fail:
-	cd_strv_free(v);
-	return NULL;
-}
-
-static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
+static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;
 
@@ -294,62 +189,62 @@ static int parse_create(struct cd_sandbox *sb, json_object *body, uint64_t *ttl,
 	return timeout_field(body, ttl, why);
 }
 
-static enum MHD_Result create(struct cd_req *r)
+enum MHD_Result srv_control_create(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why);
-	struct cd_sandbox *sb;
+	json_object *body = srv_http_body_json(r->http, &why);
+	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	sb = cd_sandbox_new();
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
+	sb = srv_sandbox_new();
 	if (!sb) {
 		json_object_put(body);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	k = parse_create(sb, body, &ttl, &why);
 	json_object_put(body);
 	if (k < 0) {
-		cd_sandbox_free(sb);
-		return cd_http_error(r, 400, "%s", why);
+		srv_sandbox_free(sb);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
-	k = cd_reg_reserve();
+	k = srv_reg_reserve();
 	if (k < 0) {
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		return k == -EBUSY
-			   ? cd_http_error(r, 429, "too many sandboxes (--max-sandboxes %u)",
-					   cd_opts.max_sandboxes)
-			   : cd_http_error(r, 503, "the server is stopping");
+			   ? srv_http_error(r->http, 429, "too many sandboxes (--max-sandboxes %u)",
+					    srv_opts.max_sandboxes)
+			   : srv_http_error(r->http, 503, "the server is stopping");
 	}
-	if (cd_auth_random(sb->id, 20, ID_ALPHABET) < 0 ||
-	    cd_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
-		cd_reg_unreserve();
-		cd_sandbox_free(sb);
-		cd_log("create: %s: %s", err.step, err.msg);
-		return cd_http_error(r, 500, "cannot create the sandbox: %s: %s", err.step,
-				     err.msg);
+	if (srv_auth_random(sb->id, 20, SRV_AUTH_ID_ALPHABET) < 0 ||
+	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
+		srv_reg_unreserve();
+		srv_sandbox_free(sb);
+		srv_log("create: %s: %s", err.step, err.msg);
+		return srv_http_error(r->http, 500, "cannot create the sandbox: %s: %s", err.step,
+				      err.msg);
 	}
-	sb->started_ms = cd_now_ms();
+	sb->started_ms = srv_now_ms();
 	sb->end_ms = sb->started_ms + (int64_t)(ttl / NSEC_PER_MSEC);
 	sb->last_used_ns = cd_now_ns();
 	body = sandbox_json(sb, true);
-	if (cd_reg_add(sb) < 0) {
+	if (srv_reg_add(sb) < 0) {
 		cordon_session_destroy(sb->session, NULL, &err);
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		json_object_put(body);
-		return cd_http_error(r, 503, "the server is stopping");
+		return srv_http_error(r->http, 503, "the server is stopping");
 	}
-	cd_log("sandbox %s: created (template %s)",
-	       json_object_get_string(json_object_object_get(body, "sandboxID")),
-	       json_object_get_string(json_object_object_get(body, "templateID")));
-	return cd_http_json(r, 201, body);
+	srv_log("sandbox %s: created (template %s)",
+		json_object_get_string(json_object_object_get(body, "sandboxID")),
+		json_object_get_string(json_object_object_get(body, "templateID")));
+	return srv_http_json(r->http, 201, body);
 }
 
 /* ?metadata=k%3Dv%26k2%3Dv2 (form-encoded pairs, encoded once more) */
-static bool metadata_matches(struct cd_sandbox *sb, const char *q)
+static bool metadata_matches(struct srv_sandbox *sb, const char *q)
 {
 	_cleanup_free_ char *copy = q ? strdup(q) : NULL;
 	char *save = NULL;
@@ -372,156 +267,104 @@ static bool metadata_matches(struct cd_sandbox *sb, const char *q)
 	return true;
 }
 
-static enum MHD_Result list(struct cd_req *r)
+enum MHD_Result srv_control_list(struct srv_req *r)
 {
-	const char *state = cd_http_query(r, "state");
-	const char *meta = cd_http_query(r, "metadata");
+	const char *state = srv_http_query(r->http, "state");
+	const char *meta = srv_http_query(r->http, "metadata");
 	json_object *a = json_object_new_array();
-	struct cd_sandbox **v;
+	struct srv_sandbox **v;
 	size_t n;
 
-	if (!a || cd_reg_snapshot(&v, &n) < 0) {
+	if (!a || srv_reg_snapshot(&v, &n) < 0) {
 		json_object_put(a);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((!state || strstr(state, "running")) && metadata_matches(v[i], meta))
 			json_object_array_add(a, sandbox_json(v[i], false));
-		cd_sandbox_unref(v[i]);
+		srv_sandbox_unref(v[i]);
 	}
 	free(v);
-	return cd_http_json(r, 200, a);
+	return srv_http_json(r->http, 200, a);
 }
 
-static enum MHD_Result get(struct cd_req *r)
+enum MHD_Result srv_control_get(struct srv_req *r)
 {
-	struct cd_sandbox *sb = cd_reg_get(r->sub);
+	struct srv_sandbox *sb = srv_reg_get(r->sub);
 	json_object *j;
 
 	if (!sb)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
 	j = sandbox_json(sb, false);
-	cd_sandbox_unref(sb);
-	return cd_http_json(r, 200, j);
+	srv_sandbox_unref(sb);
+	return srv_http_json(r->http, 200, j);
 }
 
-static enum MHD_Result kill_(struct cd_req *r)
+enum MHD_Result srv_control_kill(struct srv_req *r)
 {
-	if (cd_reg_kill(r->sub) < 0)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
-	return cd_http_text(r, 204, NULL, "", 0);
+	if (srv_reg_kill(r->sub) < 0)
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
 /* timeout (set), connect (extend, never shorten), refreshes (extend by duration) */
-static enum MHD_Result set_timeout(struct cd_req *r, bool extend_only, bool answer_sandbox)
+static enum MHD_Result set_timeout(struct srv_req *r, bool extend_only, bool answer_sandbox)
 {
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why), *j;
-	struct cd_sandbox *sb;
+	json_object *body = srv_http_body_json(r->http, &why), *j;
+	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int64_t end;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (json_object_object_get_ex(body, "duration", &j) &&
 	    !json_object_object_get_ex(body, "timeout",
 				       NULL)) /* refreshes: {"duration": seconds} */
 		json_object_object_add(body, "timeout", json_object_get(j));
 	if (timeout_field(body, &ttl, &why) < 0) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	json_object_put(body);
-	sb = cd_reg_get(r->sub);
+	sb = srv_reg_get(r->sub);
 	if (!sb)
-		return cd_http_error(r, 404, "sandbox %s not found", r->sub);
-	end = cd_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
+		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
+	end = srv_now_ms() + (int64_t)(ttl / NSEC_PER_MSEC);
 	pthread_mutex_lock(&sb->lock);
 	if (!extend_only || end > sb->end_ms)
 		sb->end_ms = end;
 	pthread_mutex_unlock(&sb->lock);
-	cd_sandbox_touch(sb);
+	srv_sandbox_touch(sb);
 	j = answer_sandbox ? sandbox_json(sb, true) : NULL;
-	cd_sandbox_unref(sb);
+	srv_sandbox_unref(sb);
 	if (answer_sandbox)
-		return cd_http_json(r, 200, j);
-	return cd_http_text(r, 204, NULL, "", 0);
+		return srv_http_json(r->http, 200, j);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
-static enum MHD_Result timeout_(struct cd_req *r)
+enum MHD_Result srv_control_timeout(struct srv_req *r)
 {
 	return set_timeout(r, false, false);
 }
 
-static enum MHD_Result connect_(struct cd_req *r)
+enum MHD_Result srv_control_connect(struct srv_req *r)
 {
 	return set_timeout(r, true, true);
 }
 
-static enum MHD_Result refresh(struct cd_req *r)
+enum MHD_Result srv_control_refresh(struct srv_req *r)
 {
 	return set_timeout(r, true, false);
 }
 
-static enum MHD_Result health(struct cd_req *r)
+enum MHD_Result srv_control_health(struct srv_req *r)
 {
-	return cd_http_text(r, 200, "application/json", "{\"status\":\"ok\"}", 15);
+	return srv_http_text(r->http, 200, "application/json", "{\"status\":\"ok\"}", 15);
 }
 
-static enum MHD_Result unsupported(struct cd_req *r)
+enum MHD_Result srv_control_unsupported(struct srv_req *r)
 {
-	return cd_http_error(r, 501, "%s %s is not supported by cordon serve", r->method, r->url);
-}
-
-static const struct {
-	const char *method, *prefix, *suffix; /* prefix{id}suffix, or prefix alone */
-	cd_handler_fn fn;
-} routes[] = {
-    {"POST", "/sandboxes", NULL, create},
-    {"POST", "/v2/sandboxes", NULL, create},
-    {"GET", "/sandboxes", NULL, list},
-    {"GET", "/v2/sandboxes", NULL, list},
-    {"GET", "/health", NULL, health},
-    {"GET", "/sandboxes/", "", get},
-    {"DELETE", "/sandboxes/", "", kill_},
-    {"POST", "/sandboxes/", "/timeout", timeout_},
-    {"POST", "/sandboxes/", "/connect", connect_},
-    {"POST", "/v2/sandboxes/", "/connect", connect_},
-    {"POST", "/sandboxes/", "/resume", connect_},
-    {"POST", "/sandboxes/", "/refreshes", refresh},
-    {"POST", "/sandboxes/", "/pause", unsupported},
-    {"POST", "/sandboxes/", "/snapshots", unsupported},
-    {"POST", "/sandboxes/", "/fork", unsupported},
-    {"PUT", "/sandboxes/", "/network", unsupported},
-    {"GET", "/sandboxes/", "/metrics", unsupported},
-    {"GET", "/sandboxes/", "/logs", unsupported},
-    {"GET", "/v2/sandboxes/", "/logs", unsupported},
-};
-
-/* The id in prefix{id}suffix: 1..64 of [0-9a-z_-]. */
-static bool match_id(const char *url, const char *prefix, const char *suffix, char **ret)
-{
-	size_t pl = strlen(prefix), n;
-
-	if (strncmp(url, prefix, pl) != 0)
-		return false;
-	url += pl;
-	n = strspn(url, "0123456789abcdefghijklmnopqrstuvwxyz_-");
-	if (n == 0 || n > 64 || strcmp(url + n, suffix) != 0)
-		return false;
-	*ret = strndup(url, n);
-	return *ret != NULL;
-}
-
-cd_handler_fn cd_control_route(const char *method, const char *url, char **ret_sub)
-{
-	for (size_t i = 0; i < CD_ELEMENTSOF(routes); i++) {
-		if (strcmp(method, routes[i].method) != 0)
-			continue;
-		if (!routes[i].suffix && strcmp(url, routes[i].prefix) == 0)
-			return routes[i].fn;
-		if (routes[i].suffix && match_id(url, routes[i].prefix, routes[i].suffix, ret_sub))
-			return routes[i].fn;
-	}
-	return NULL;
+	return srv_http_error(r->http, 501, "%s %s is not supported by cordon serve", r->method,
+			      r->url);
 }

@@ -11,7 +11,9 @@
  * It makes each session asked for (single-threaded: every fork of it is clean) and exports it
  * back (cordon_session_export: the two descriptors, id, pid). It dies with the server
  * (PR_SET_PDEATHSIG, kept across the exec) and holds nothing of a session once handed over: a
- * session is held by the server alone. One message a frame (frame.h):
+ * session is held by the server alone. Runs in the session maker (srv_creator_main) and, for
+ * its start and its requests, in the server (srv_creator_start, srv_creator_make). One message a
+ * frame (frame.h):
  *
  *   server                                   session maker
  *   OPTIONS: the sandboxes' options (JSON) ->  (once, first)
@@ -29,8 +31,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "creator.h"
 #include "frame.h"
-#include "server.h"
+#include "opts.h"
+#include "sbconfig.h"
 #include "util.h"
 
 extern char **environ;
@@ -87,10 +93,10 @@ static void serve_one(int sock, const char *workdir)
 	int fds[2] = { -1, -1 };
 	pid_t pid = 0;
 
-	rep.ret = cd_control_config(workdir, &c, &rep.err);
+	rep.ret = srv_sbconfig_make(workdir, &c, &rep.err);
 	if (rep.ret >= 0) {
 		rep.ret = cordon_session_create(
-			c, cd_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
+		    c, srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
 		cordon_config_free(c);
 	}
 	if (rep.ret >= 0) {
@@ -103,7 +109,7 @@ static void serve_one(int sock, const char *workdir)
 	cd_closep(&fds[1]);
 }
 
-/* The sandboxes' options, from the server: what cd_control_config() reads of cd_opts */
+/* The sandboxes' options, from the server: what srv_sbconfig_make() reads of srv_opts */
 static int take_options(const char *text)
 {
 	json_object *o = json_tokener_parse(text), *v, *a;
@@ -114,24 +120,24 @@ static int take_options(const char *text)
 		return -EINVAL;
 	}
 	if (json_object_object_get_ex(o, "memory", &v))
-		cd_opts.memory = (uint64_t)json_object_get_int64(v);
+		srv_opts.memory = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "pids", &v))
-		cd_opts.pids = (uint64_t)json_object_get_int64(v);
+		srv_opts.pids = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "millicpus", &v))
-		cd_opts.millicpus = (uint64_t)json_object_get_int64(v);
+		srv_opts.millicpus = (uint64_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "keep_workdirs", &v))
-		cd_opts.keep_workdirs = json_object_get_boolean(v);
+		srv_opts.keep_workdirs = json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "user_share", &v))
-		cd_opts.user_share = (unsigned)json_object_get_int64(v);
+		srv_opts.user_share = (unsigned)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "allow_net", &a) && json_object_is_type(a, json_type_array))
 		for (size_t i = 0; r >= 0 && i < json_object_array_length(a); i++)
-			r = cd_strv_push(&cd_opts.allow_net,
+			r = cd_strv_push(&srv_opts.allow_net,
 					 json_object_get_string(json_object_array_get_idx(a, i)));
 	json_object_put(o);
 	return r;
 }
 
-int cd_creator_main(void)
+int srv_creator_main(void)
 {
 	static char buf[OPTIONS_MAX];
 	int sock = MAKER_FD;
@@ -185,12 +191,12 @@ static char *options_json(void)
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	char *text;
 
-	json_object_object_add(o, "memory", json_object_new_int64((int64_t)cd_opts.memory));
-	json_object_object_add(o, "pids", json_object_new_int64((int64_t)cd_opts.pids));
-	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)cd_opts.millicpus));
-	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(cd_opts.keep_workdirs));
-	json_object_object_add(o, "user_share", json_object_new_int64(cd_opts.user_share));
-	for (char **h = cd_opts.allow_net; h && *h; h++)
+	json_object_object_add(o, "memory", json_object_new_int64((int64_t)srv_opts.memory));
+	json_object_object_add(o, "pids", json_object_new_int64((int64_t)srv_opts.pids));
+	json_object_object_add(o, "millicpus", json_object_new_int64((int64_t)srv_opts.millicpus));
+	json_object_object_add(o, "keep_workdirs", json_object_new_boolean(srv_opts.keep_workdirs));
+	json_object_object_add(o, "user_share", json_object_new_int64(srv_opts.user_share));
+	for (char **h = srv_opts.allow_net; h && *h; h++)
 		json_object_array_add(a, json_object_new_string(*h));
 	json_object_object_add(o, "allow_net", a);
 	text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -198,7 +204,7 @@ static char *options_json(void)
 	return text;
 }
 
-int cd_creator_start(struct cordon_error *err)
+int srv_creator_start(struct cordon_error *err)
 {
 	_cleanup_strv_ char **envp = NULL;
 	_cleanup_free_ char *opts = options_json();
@@ -249,7 +255,7 @@ static int recv_reply(struct creator_reply *rep, int fds[2])
 	return 0;
 }
 
-int cd_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
+int srv_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
 {
 	struct cd_frame f = { .type = CREATOR_MAKE,
 			      .part = { { (char *)workdir, strlen(workdir) } } };

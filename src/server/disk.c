@@ -4,7 +4,7 @@
  * than --disk-entries entries, is killed. A thread counts every workdir on the host every two
  * seconds (cordon_tree_usage: through descriptors, no symlink followed), so a sandbox can pass
  * its budget for at most that long; RLIMIT_FSIZE does not apply (one big file is allowed up to
- * the budget).
+ * the budget). Runs in the server: its own thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "server.h"
+#include "disk.h"
+#include "opts.h"
+#include "registry.h"
 #include "util.h"
 
 #define DISK_DEPTH 256 /* a tree deeper than this is over any budget */
@@ -26,23 +28,23 @@ static struct {
 } disk = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 /* Over budget: why, else NULL. */
-static const char *over(struct cd_sandbox *sb, char *buf, size_t size)
+static const char *over(struct srv_sandbox *sb, char *buf, size_t size)
 {
 	struct cordon_error err;
 	uint64_t bytes = 0, entries = 0;
-	int r = cordon_tree_usage(sb->workdir, DISK_DEPTH, cd_opts.disk_entries, &bytes, &entries,
+	int r = cordon_tree_usage(sb->workdir, DISK_DEPTH, srv_opts.disk_entries, &bytes, &entries,
 				  &err);
 
 	if (r == -E2BIG) {
 		snprintf(buf, size, "disk: more than %llu entries, or deeper than %d levels",
-			 (unsigned long long)cd_opts.disk_entries, DISK_DEPTH);
+			 (unsigned long long)srv_opts.disk_entries, DISK_DEPTH);
 		return buf;
 	}
 	if (r < 0)
 		return NULL; /* gone meanwhile (a kill): nothing to say */
-	if (bytes > cd_opts.disk) {
+	if (bytes > srv_opts.disk) {
 		snprintf(buf, size, "disk: %llu bytes in its workdir, over --disk %llu",
-			 (unsigned long long)bytes, (unsigned long long)cd_opts.disk);
+			 (unsigned long long)bytes, (unsigned long long)srv_opts.disk);
 		return buf;
 	}
 	return NULL;
@@ -50,23 +52,23 @@ static const char *over(struct cd_sandbox *sb, char *buf, size_t size)
 
 static void check_all(void)
 {
-	struct cd_sandbox **v = NULL;
+	struct srv_sandbox **v = NULL;
 	size_t n = 0;
 
-	if (cd_reg_snapshot(&v, &n) < 0)
+	if (srv_reg_snapshot(&v, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		char why[160], id[sizeof(v[i]->id)];
 
 		if (over(v[i], why, sizeof(why))) {
 			memcpy(id, v[i]->id, sizeof(id));
-			cd_log("sandbox %s: %s: killed", id, why);
-			cd_sandbox_unref(v[i]);
+			srv_log("sandbox %s: %s: killed", id, why);
+			srv_sandbox_unref(v[i]);
 			v[i] = NULL;
-			cd_reg_kill_later(id, "over its disk budget");
+			srv_reg_kill_later(id, "over its disk budget");
 			continue;
 		}
-		cd_sandbox_unref(v[i]);
+		srv_sandbox_unref(v[i]);
 	}
 	free(v);
 }
@@ -89,11 +91,11 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-int cd_disk_start(struct cordon_error *err)
+int srv_disk_start(struct cordon_error *err)
 {
 	int r;
 
-	if (!cd_opts.disk)
+	if (!srv_opts.disk)
 		return 0;
 	r = pthread_create(&disk.thread, NULL, watch, NULL);
 	if (r)
@@ -102,7 +104,7 @@ int cd_disk_start(struct cordon_error *err)
 	return 0;
 }
 
-void cd_disk_stop(void)
+void srv_disk_stop(void)
 {
 	if (!disk.started)
 		return;

@@ -10,14 +10,17 @@
 #include <time.h>
 
 #include "connect.h"
-#include "server.h"
+#include "envd_fs.h"
+#include "registry.h"
+#include "req.h"
+#include "rpc.h"
 #include "util.h"
 
 #define LIST_MAX 20000
 /* A ListDir's answer, encoded, at most (names of control bytes take 6 bytes each, and every
  * entry repeats its directory in its path): built in one buffer, never as a json-c tree (which
  * took 900 MB for one listing of 64 MiB of names). With the names the library holds for it
- * (CD_LIST_RAW_MAX), a listing costs the server about 32 MiB, and a sandbox builds at most
+ * (SRV_LIST_RAW_MAX), a listing costs the server about 32 MiB, and a sandbox builds at most
  * LISTS_AT_ONCE at a time (the others wait their turn). */
 #define LIST_REPLY_MAX (16u << 20)
 #define LISTS_AT_ONCE  2
@@ -176,9 +179,9 @@ static char *list_encode(const struct cordon_file_info *v, size_t n, size_t *ret
 }
 
 /* A turn to build a listing: 0, or -ECANCELED (the sandbox ends), -ETIMEDOUT. */
-static int list_turn(struct cd_sandbox *sb)
+static int list_turn(struct srv_sandbox *sb)
 {
-	uint64_t end = cd_now_ns() + CD_AGENT_CALL_NS;
+	uint64_t end = cd_now_ns() + SRV_AGENT_CALL_NS;
 	int r = 0;
 
 	pthread_mutex_lock(&sb->lock);
@@ -209,7 +212,7 @@ static int list_turn(struct cd_sandbox *sb)
 	return r;
 }
 
-static void list_turn_end(struct cd_sandbox *sb)
+static void list_turn_end(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_lists--;
@@ -217,20 +220,20 @@ static void list_turn_end(struct cd_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-static enum MHD_Result fail(struct cd_req *r, const struct cordon_error *err)
+static enum MHD_Result fail(struct srv_req *r, const struct cordon_error *err)
 {
-	return cd_rpc_error(r, cd_connect_code_of_errno(err->code), "%s", err->msg);
+	return srv_rpc_error(r, srv_connect_code_of_errno(err->code), "%s", err->msg);
 }
 
 /* The request's string field key (non-empty); NULL with an error answered. req is freed then. */
-static const char *path_field(struct cd_req *r, json_object *req, const char *key)
+static const char *path_field(struct srv_req *r, json_object *req, const char *key)
 {
 	json_object *v;
 	const char *why = NULL;
 
-	if (cd_rpc_get(req, key, json_type_string, &v, &why) < 0 || !v ||
+	if (srv_rpc_get(req, key, json_type_string, &v, &why) < 0 || !v ||
 	    !json_object_get_string_len(v)) {
-		cd_rpc_error(r, "invalid_argument", "%s", why ? why : "a path is missing");
+		srv_rpc_error(r, "invalid_argument", "%s", why ? why : "a path is missing");
 		json_object_put(req);
 		return NULL;
 	}
@@ -238,7 +241,7 @@ static const char *path_field(struct cd_req *r, json_object *req, const char *ke
 }
 
 /* {"entry": stat(path)} */
-static enum MHD_Result reply_entry(struct cd_req *r, const char *path)
+static enum MHD_Result reply_entry(struct srv_req *r, const char *path)
 {
 	struct cordon_error err = {0};
 	struct cordon_file_info f = {0};
@@ -250,12 +253,12 @@ static enum MHD_Result reply_entry(struct cd_req *r, const char *path)
 	if (j)
 		json_object_object_add(j, "entry", entry_json(&f));
 	cordon_file_info_clear(&f);
-	return cd_rpc_reply(r, j);
+	return srv_rpc_reply(r, j);
 }
 
-static enum MHD_Result stat_(struct cd_req *r)
+enum MHD_Result srv_fs_stat(struct srv_req *r)
 {
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
 	enum MHD_Result ret;
 
@@ -266,10 +269,10 @@ static enum MHD_Result stat_(struct cd_req *r)
 	return ret;
 }
 
-static enum MHD_Result list_dir(struct cd_req *r)
+enum MHD_Result srv_fs_list_dir(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *depth_j;
+	json_object *req = srv_rpc_request(r, false), *depth_j;
 	const char *path = req ? path_field(r, req, "path") : NULL, *why = NULL;
 	struct cordon_file_info *v = NULL;
 	size_t n = 0, len = 0;
@@ -279,9 +282,9 @@ static enum MHD_Result list_dir(struct cd_req *r)
 
 	if (!path)
 		return MHD_YES;
-	if (cd_rpc_get(req, "depth", json_type_int, &depth_j, &why) < 0) {
+	if (srv_rpc_get(req, "depth", json_type_int, &depth_j, &why) < 0) {
 		json_object_put(req);
-		return cd_rpc_error(r, "invalid_argument", "%s", why);
+		return srv_rpc_error(r, "invalid_argument", "%s", why);
 	}
 	if (depth_j)
 		depth = json_object_get_int64(depth_j);
@@ -289,14 +292,15 @@ static enum MHD_Result list_dir(struct cd_req *r)
 		depth = 1;
 	if (depth < 0 || depth > 64) {
 		json_object_put(req);
-		return cd_rpc_error(r, "invalid_argument", "\"depth\" must be 1-64");
+		return srv_rpc_error(r, "invalid_argument", "\"depth\" must be 1-64");
 	}
 	k = list_turn(r->sb);
 	if (k < 0) {
 		json_object_put(req);
-		return cd_rpc_error(r, k == -ECANCELED ? "unavailable" : "deadline_exceeded",
-				    k == -ECANCELED ? "the sandbox is being killed"
-						    : "other listings of this sandbox took too long");
+		return srv_rpc_error(r, k == -ECANCELED ? "unavailable" : "deadline_exceeded",
+				     k == -ECANCELED
+					 ? "the sandbox is being killed"
+					 : "other listings of this sandbox took too long");
 	}
 	k = cordon_session_list(r->sb->session, path, (unsigned)depth, LIST_MAX, &v, &n, &err);
 	json_object_put(req);
@@ -308,17 +312,17 @@ static enum MHD_Result list_dir(struct cd_req *r)
 	cordon_file_info_free(v, n);
 	list_turn_end(r->sb);
 	if (!out)
-		return cd_rpc_error(r, "resource_exhausted",
-				    "the listing is more than %u MiB as JSON: list less at once "
-				    "(a lower depth, a directory further down)",
-				    LIST_REPLY_MAX >> 20);
-	return cd_rpc_reply_raw(r, out, len);
+		return srv_rpc_error(r, "resource_exhausted",
+				     "the listing is more than %u MiB as JSON: list less at once "
+				     "(a lower depth, a directory further down)",
+				     LIST_REPLY_MAX >> 20);
+	return srv_rpc_reply_raw(r, out, len);
 }
 
-static enum MHD_Result make_dir(struct cd_req *r)
+enum MHD_Result srv_fs_make_dir(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
 	enum MHD_Result ret;
 	int made = 0;
@@ -328,17 +332,17 @@ static enum MHD_Result make_dir(struct cd_req *r)
 	if (cordon_session_mkdir(r->sb->session, path, &made, &err) < 0)
 		ret = fail(r, &err);
 	else if (!made) /* the SDK's makeDir() says false on already_exists */
-		ret = cd_rpc_error(r, "already_exists", "%s already exists", path);
+		ret = srv_rpc_error(r, "already_exists", "%s already exists", path);
 	else
 		ret = reply_entry(r, path);
 	json_object_put(req);
 	return ret;
 }
 
-static enum MHD_Result move(struct cd_req *r)
+enum MHD_Result srv_fs_move(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *from = req ? path_field(r, req, "source") : NULL, *to;
 	enum MHD_Result ret;
 
@@ -355,10 +359,10 @@ static enum MHD_Result move(struct cd_req *r)
 	return ret;
 }
 
-static enum MHD_Result remove_(struct cd_req *r)
+enum MHD_Result srv_fs_remove(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *path = req ? path_field(r, req, "path") : NULL;
 	int k;
 
@@ -368,36 +372,13 @@ static enum MHD_Result remove_(struct cd_req *r)
 	json_object_put(req);
 	if (k < 0)
 		return fail(r, &err);
-	return cd_rpc_reply(r, json_object_new_object());
+	return srv_rpc_reply(r, json_object_new_object());
 }
 
-static enum MHD_Result unimplemented(struct cd_req *r)
+enum MHD_Result srv_fs_unimplemented(struct srv_req *r)
 {
 	if (strcmp(r->url, "/filesystem.Filesystem/WatchDir") == 0)
-		return cd_rpc_stream_error(r, "unimplemented",
-					   "watching directories is not supported by cordon serve");
-	return cd_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
-}
-
-cd_handler_fn cd_fs_route(const char *rpc)
-{
-	static const struct {
-		const char *name;
-		cd_handler_fn fn;
-	} rpcs[] = {
-	    {"Stat", stat_},
-	    {"ListDir", list_dir},
-	    {"MakeDir", make_dir},
-	    {"Move", move},
-	    {"Remove", remove_},
-	    {"WatchDir", unimplemented},
-	    {"CreateWatcher", unimplemented},
-	    {"GetWatcherEvents", unimplemented},
-	    {"RemoveWatcher", unimplemented},
-	};
-
-	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)
-		if (strcmp(rpc, rpcs[i].name) == 0)
-			return rpcs[i].fn;
-	return NULL;
+		return srv_rpc_stream_error(
+		    r, "unimplemented", "watching directories is not supported by cordon serve");
+	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
 }

@@ -9,13 +9,18 @@
 #include <string.h>
 
 #include "connect.h"
+#include "envd_process.h"
+#include "http.h"
 #include "procs.h"
+#include "registry.h"
+#include "req.h"
+#include "rpc.h"
 #include "util.h"
 
 #define KEEPALIVE_NS (50 * NSEC_PER_SEC) /* the SDK's Keepalive-Ping-Interval */
 
 struct pstream {
-	struct cd_proc *p;
+	struct srv_proc *p;
 	uint64_t cursor;
 	uint64_t deadline_ns;  /* Connect-Timeout-Ms; 0: none */
 	bool kill_at_deadline; /* Start's: the command's time is up too */
@@ -32,8 +37,8 @@ static void pstream_free(void *arg)
 {
 	struct pstream *s = arg;
 
-	cd_proc_unsubscribe(s->p, &s->cursor);
-	cd_proc_unref(s->p);
+	srv_proc_unsubscribe(s->p, &s->cursor);
+	srv_proc_unref(s->p);
 	free(s->buf);
 	free(s);
 }
@@ -43,7 +48,7 @@ static void pstream_set(struct pstream *s, uint8_t flags, char *msg)
 	free(s->buf);
 	s->buf = NULL;
 	s->len = s->off = 0;
-	if (msg && cd_connect_frame(flags, msg, strlen(msg), &s->buf, &s->len) < 0)
+	if (msg && srv_connect_frame(flags, msg, strlen(msg), &s->buf, &s->len) < 0)
 		s->len = 0;
 	free(msg);
 }
@@ -54,17 +59,17 @@ static bool pstream_fill(struct pstream *s)
 	char *ev = NULL;
 
 	for (;;) {
-		int r = cd_proc_next(s->p, &s->cursor, &ev, 1000);
+		int r = srv_proc_next(s->p, &s->cursor, &ev, 1000);
 		uint64_t now = cd_now_ns();
 		bool late = s->deadline_ns && now >= s->deadline_ns;
 
 		/* a followed sandbox is not idle, whether its process talks or not */
 		if (now - s->touched_ns >= NSEC_PER_SEC) {
-			struct cd_sandbox *sb = cd_reg_get(s->sandbox_id);
+			struct srv_sandbox *sb = srv_reg_get(s->sandbox_id);
 
 			if (sb) {
-				cd_sandbox_touch(sb);
-				cd_sandbox_unref(sb);
+				srv_sandbox_touch(sb);
+				srv_sandbox_unref(sb);
 			}
 			s->touched_ns = now;
 		}
@@ -77,20 +82,20 @@ static bool pstream_fill(struct pstream *s)
 		}
 		if (r < 0 && !late) {
 			s->done = true;
-			pstream_set(s, CD_CONNECT_FLAG_END, strdup("{}"));
+			pstream_set(s, SRV_CONNECT_FLAG_END, strdup("{}"));
 			return true;
 		}
-		if (cd_http_peer_gone(s->conn_fd))
+		if (srv_http_peer_gone(s->conn_fd))
 			return false;
 		if (late) {
 			/* the request's time is up (the SDK's timeoutMs): a started command goes
 			 * too */
 			if (s->kill_at_deadline)
-				cd_proc_signal(s->p, SIGKILL, NULL);
+				srv_proc_signal(s->p, SIGKILL, NULL);
 			s->done = true;
-			pstream_set(s, CD_CONNECT_FLAG_END,
-				    cd_connect_error_json("deadline_exceeded",
-							  "the request ran past its timeout", 1));
+			pstream_set(s, SRV_CONNECT_FLAG_END,
+				    srv_connect_error_json("deadline_exceeded",
+							   "the request ran past its timeout", 1));
 			return true;
 		}
 		if (now - s->last_ns >= KEEPALIVE_NS) {
@@ -120,9 +125,9 @@ static ssize_t pstream_read(void *arg, uint64_t pos, char *out, size_t max)
 }
 
 /* Connect-Timeout-Ms as a CLOCK_MONOTONIC time; 0: none (at most 10 digits of milliseconds) */
-static uint64_t request_deadline(struct cd_req *r)
+static uint64_t request_deadline(struct srv_req *r)
 {
-	const char *t = cd_http_header(r, "Connect-Timeout-Ms");
+	const char *t = srv_http_header(r->http, "Connect-Timeout-Ms");
 	unsigned long long ms;
 
 	if (!t || strlen(t) > 10)
@@ -132,15 +137,15 @@ static uint64_t request_deadline(struct cd_req *r)
 }
 
 /* Follow p from cursor; first (a ProcessEvent, taken) is sent before. s: a stream Start has
- * subscribed already (cd_proc_start's cursor, its deadline set), else NULL. */
-static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, struct pstream *s,
+ * subscribed already (srv_proc_start's cursor, its deadline set), else NULL. */
+static enum MHD_Result stream(struct srv_req *r, struct srv_proc *p, struct pstream *s,
 			      uint64_t cursor, char *first, bool kill_at_deadline)
 {
 	bool subscribed = s != NULL;
 
 	s = s ? s : calloc(1, sizeof(*s));
 	if (!s) {
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		free(first);
 		return MHD_NO;
 	}
@@ -149,23 +154,48 @@ static enum MHD_Result stream(struct cd_req *r, struct cd_proc *p, struct pstrea
 		s->cursor = cursor;
 	s->kill_at_deadline = kill_at_deadline;
 	snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", r->sb->id);
-	if (!subscribed && cd_proc_subscribe(p, &s->cursor) < 0) {
-		cd_proc_unref(p);
+	if (!subscribed && srv_proc_subscribe(p, &s->cursor) < 0) {
+		srv_proc_unref(p);
 		free(first);
 		free(s);
-		return cd_rpc_stream_error(r, "resource_exhausted",
-					   "too many streams follow the "
-					   "process already");
+		return srv_rpc_stream_error(r, "resource_exhausted",
+					    "too many streams follow the "
+					    "process already");
 	}
-	s->conn_fd = cd_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r->http);
 	s->last_ns = cd_now_ns();
 	if (first)
 		pstream_set(s, 0, cd_strdup_printf("{\"event\":%s}", first));
 	free(first);
 	if (!subscribed)
 		s->deadline_ns = request_deadline(r);
-	return cd_http_stream(r, 200, "application/connect+json", MHD_SIZE_UNKNOWN, pstream_read,
-			      pstream_free, s);
+	return srv_http_stream(r->http, 200, "application/connect+json", MHD_SIZE_UNKNOWN,
+			       pstream_read, pstream_free, s);
+}
+
+/* base's KEY=VALUE, then over's, a key of over's replacing base's: a new vector */
+static char **env_merge(char *const *base, char *const *over)
+{
+	char **v = NULL;
+
+	for (; base && *base; base++) {
+		size_t key = strcspn(*base, "=") + 1;
+		bool replaced = false;
+
+		for (char *const *o = over; o && *o && !replaced; o++)
+			replaced = strncmp(*o, *base, key) == 0;
+		if (!replaced && cd_strv_push(&v, *base) < 0)
+			goto fail;
+	}
+	for (; over && *over; over++)
+		if (cd_strv_push(&v, *over) < 0)
+			goto fail;
+	if (!v)
+		v = calloc(1, sizeof(*v));
+	return v;
+fail:
+	cd_strv_free(v);
+	return NULL;
 }
 
 /* ProcessConfig -> argv, env (KEY=VALUE), cwd; the config kept for List. */
@@ -184,10 +214,10 @@ static int parse_config(json_object *proc, struct pconf *c, const char **why)
 {
 	json_object *cmd, *args, *envs, *cwd;
 
-	if (cd_rpc_get(proc, "cmd", json_type_string, &cmd, why) < 0 ||
-	    cd_rpc_get(proc, "args", json_type_array, &args, why) < 0 ||
-	    cd_rpc_get(proc, "envs", json_type_object, &envs, why) < 0 ||
-	    cd_rpc_get(proc, "cwd", json_type_string, &cwd, why) < 0)
+	if (srv_rpc_get(proc, "cmd", json_type_string, &cmd, why) < 0 ||
+	    srv_rpc_get(proc, "args", json_type_array, &args, why) < 0 ||
+	    srv_rpc_get(proc, "envs", json_type_object, &envs, why) < 0 ||
+	    srv_rpc_get(proc, "cwd", json_type_string, &cwd, why) < 0)
 		return -EINVAL;
 	if (!cmd || !json_object_get_string_len(cmd)) {
 		*why = "\"process.cmd\" is missing";
@@ -227,10 +257,10 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 	json_object *pty, *size, *r, *c;
 
 	*rows = *cols = 0;
-	if (cd_rpc_get(req, "pty", json_type_object, &pty, why) < 0 ||
-	    cd_rpc_get(pty, "size", json_type_object, &size, why) < 0 ||
-	    cd_rpc_get(size, "rows", json_type_int, &r, why) < 0 ||
-	    cd_rpc_get(size, "cols", json_type_int, &c, why) < 0)
+	if (srv_rpc_get(req, "pty", json_type_object, &pty, why) < 0 ||
+	    srv_rpc_get(pty, "size", json_type_object, &size, why) < 0 ||
+	    srv_rpc_get(size, "rows", json_type_int, &r, why) < 0 ||
+	    srv_rpc_get(size, "cols", json_type_int, &c, why) < 0)
 		return -EINVAL;
 	if (!pty)
 		return 0;
@@ -243,44 +273,44 @@ static int parse_pty(json_object *req, int *rows, int *cols, const char **why)
 	return 0;
 }
 
-static enum MHD_Result start(struct cd_req *r)
+enum MHD_Result srv_process_start(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, true), *proc, *tag, *in;
+	json_object *req = srv_rpc_request(r, true), *proc, *tag, *in;
 	struct pconf c = {0};
 	char **env = NULL;
-	struct cd_proc_start ps = {0};
+	struct srv_proc_start ps = {0};
 	struct pstream *s;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	const char *why = NULL;
 	int k;
 
 	if (!req)
 		return MHD_YES;
-	k = cd_rpc_get(req, "process", json_type_object, &proc, &why);
+	k = srv_rpc_get(req, "process", json_type_object, &proc, &why);
 	if (k == 0)
 		k = parse_config(proc, &c, &why);
 	else if (k == 1)
 		why = "\"process\" is missing", k = -EINVAL;
 	if (k >= 0)
-		k = cd_rpc_get(req, "tag", json_type_string, &tag, &why);
+		k = srv_rpc_get(req, "tag", json_type_string, &tag, &why);
 	if (k >= 0)
-		k = cd_rpc_get(req, "stdin", json_type_boolean, &in, &why);
+		k = srv_rpc_get(req, "stdin", json_type_boolean, &in, &why);
 	if (k >= 0)
 		k = parse_pty(req, &ps.pty_rows, &ps.pty_cols, &why);
 	if (k < 0) {
 		pconf_done(&c);
 		json_object_put(req);
-		return cd_rpc_stream_error(r, "invalid_argument", "%s",
-					   why ? why : "out of memory");
+		return srv_rpc_stream_error(r, "invalid_argument", "%s",
+					    why ? why : "out of memory");
 	}
 	ps.argv = (const char *const *)c.argv;
 	/* the sandbox's own variables, then the request's over them */
-	env = cd_env_merge(r->sb->env, c.env);
+	env = env_merge(r->sb->env, c.env);
 	if (!env) {
 		pconf_done(&c);
 		json_object_put(req);
-		return cd_rpc_stream_error(r, "internal", "out of memory");
+		return srv_rpc_stream_error(r, "internal", "out of memory");
 	}
 	ps.env = (const char *const *)env;
 	ps.cwd = c.cwd;
@@ -293,53 +323,54 @@ static enum MHD_Result start(struct cd_req *r)
 		s->deadline_ns = ps.kill_at_ns; /* the stream's end and the kill: one time */
 		ps.cursor = &s->cursor;
 	}
-	k = s ? cd_proc_start(r->sb, &ps, &p, &err) : cd_fail(&err, ENOMEM, "exec", "out of memory");
+	k = s ? srv_proc_start(r->sb, &ps, &p, &err)
+	      : cd_fail(&err, ENOMEM, "exec", "out of memory");
 	cd_strv_free(env);
 	pconf_done(&c);
 	json_object_put(req);
 	if (k < 0)
 		free(s);
 	if (k < 0)
-		return cd_rpc_stream_error(r,
-					   strcmp(err.step, "exec") == 0 && err.code == ENOENT
-					       ? "not_found"
-					       : cd_connect_code_of_errno(err.code),
-					   "%s: %s", err.step, err.msg);
+		return srv_rpc_stream_error(r,
+					    strcmp(err.step, "exec") == 0 && err.code == ENOENT
+						? "not_found"
+						: srv_connect_code_of_errno(err.code),
+					    "%s: %s", err.step, err.msg);
 	return stream(r, p, s, 0, NULL, true);
 }
 
 /* ProcessSelector {"pid": N} or {"tag": "..."}: a reference, or NULL with an error answered. */
-static struct cd_proc *select_proc(struct cd_req *r, json_object *req, bool streaming)
+static struct srv_proc *select_proc(struct srv_req *r, json_object *req, bool streaming)
 {
 	json_object *sel, *pid = NULL, *tag = NULL;
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 
-	if (cd_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
-	    cd_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
-	    cd_rpc_get(sel, "tag", json_type_string, &tag, &why) < 0 || (!pid && !tag)) {
+	if (srv_rpc_get(req, "process", json_type_object, &sel, &why) < 0 ||
+	    srv_rpc_get(sel, "pid", json_type_int, &pid, &why) < 0 ||
+	    srv_rpc_get(sel, "tag", json_type_string, &tag, &why) < 0 || (!pid && !tag)) {
 		why = why ? why : "\"process\" must select a pid or a tag";
 		if (streaming)
-			cd_rpc_stream_error(r, "invalid_argument", "%s", why);
+			srv_rpc_stream_error(r, "invalid_argument", "%s", why);
 		else
-			cd_rpc_error(r, "invalid_argument", "%s", why);
+			srv_rpc_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}
-	p = cd_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
-			 tag ? json_object_get_string(tag) : NULL);
+	p = srv_proc_find(r->sb, pid ? (uint32_t)json_object_get_int64(pid) : 0,
+			  tag ? json_object_get_string(tag) : NULL);
 	if (!p) {
 		if (streaming)
-			cd_rpc_stream_error(r, "not_found", "no such process");
+			srv_rpc_stream_error(r, "not_found", "no such process");
 		else
-			cd_rpc_error(r, "not_found", "no such process");
+			srv_rpc_error(r, "not_found", "no such process");
 	}
 	return p;
 }
 
-static enum MHD_Result connect_(struct cd_req *r)
+enum MHD_Result srv_process_connect(struct srv_req *r)
 {
-	json_object *req = cd_rpc_request(r, true);
-	struct cd_proc *p;
+	json_object *req = srv_rpc_request(r, true);
+	struct srv_proc *p;
 
 	if (!req)
 		return MHD_YES;
@@ -348,34 +379,34 @@ static enum MHD_Result connect_(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	/* a start event first, as envd sends, then what comes from now on */
-	return stream(r, p, NULL, CD_PROC_TAIL, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid),
-		      false);
+	return stream(r, p, NULL, SRV_PROC_TAIL,
+		      cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid), false);
 }
 
-static enum MHD_Result list(struct cd_req *r)
+enum MHD_Result srv_process_list(struct srv_req *r)
 {
-	json_object *req = cd_rpc_request(r, false), *j;
+	json_object *req = srv_rpc_request(r, false), *j;
 
 	if (!req)
 		return MHD_YES;
 	json_object_put(req);
 	j = json_object_new_object();
 	if (j)
-		json_object_object_add(j, "processes", cd_procs_list(r->sb));
-	return cd_rpc_reply(r, j);
+		json_object_object_add(j, "processes", srv_procs_list(r->sb));
+	return srv_rpc_reply(r, j);
 }
 
-static enum MHD_Result empty_reply(struct cd_req *r)
+static enum MHD_Result empty_reply(struct srv_req *r)
 {
-	return cd_rpc_reply(r, json_object_new_object());
+	return srv_rpc_reply(r, json_object_new_object());
 }
 
-static enum MHD_Result send_input(struct cd_req *r)
+enum MHD_Result srv_process_send_input(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *input, *data = NULL;
+	json_object *req = srv_rpc_request(r, false), *input, *data = NULL;
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	uint8_t *bytes = NULL;
 	size_t n = 0;
 	bool pty = false;
@@ -388,29 +419,29 @@ static enum MHD_Result send_input(struct cd_req *r)
 		json_object_put(req);
 		return MHD_YES;
 	}
-	k = cd_rpc_get(req, "input", json_type_object, &input, &why);
-	if (k == 0 && (k = cd_rpc_get(input, "stdin", json_type_string, &data, &why)) == 1) {
-		k = cd_rpc_get(input, "pty", json_type_string, &data, &why);
+	k = srv_rpc_get(req, "input", json_type_object, &input, &why);
+	if (k == 0 && (k = srv_rpc_get(input, "stdin", json_type_string, &data, &why)) == 1) {
+		k = srv_rpc_get(input, "pty", json_type_string, &data, &why);
 		pty = data != NULL;
 	}
 	if (k == 0 && data &&
-	    cd_b64_decode(json_object_get_string(data), (size_t)json_object_get_string_len(data),
-			  &bytes, &n) < 0)
+	    srv_b64_decode(json_object_get_string(data), (size_t)json_object_get_string_len(data),
+			   &bytes, &n) < 0)
 		why = "the input is not base64", k = -EINVAL;
 	if (k < 0) {
 		json_object_put(req);
-		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument", "%s", why);
+		srv_proc_unref(p);
+		return srv_rpc_error(r, "invalid_argument", "%s", why);
 	}
-	k = n ? cd_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
+	k = n ? srv_proc_write_stdin(p, bytes, n, pty, r->sb->dying_fd, &err) : 0;
 	free(bytes);
 	json_object_put(req);
-	cd_proc_unref(p);
+	srv_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r,
-				    err.code == EPIPE ? "failed_precondition"
-						      : cd_connect_code_of_errno(err.code),
-				    "%s", err.msg);
+		return srv_rpc_error(r,
+				     err.code == EPIPE ? "failed_precondition"
+						       : srv_connect_code_of_errno(err.code),
+				     "%s", err.msg);
 	return empty_reply(r);
 }
 
@@ -428,11 +459,11 @@ static int signal_of(json_object *v)
 						  : 0;
 }
 
-static enum MHD_Result send_signal(struct cd_req *r)
+enum MHD_Result srv_process_send_signal(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false), *sig;
-	struct cd_proc *p;
+	json_object *req = srv_rpc_request(r, false), *sig;
+	struct srv_proc *p;
 	int s = 0, k;
 
 	if (!req)
@@ -444,23 +475,23 @@ static enum MHD_Result send_signal(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	if (!s) {
-		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument",
-				    "\"signal\" must be SIGNAL_SIGKILL or "
-				    "SIGNAL_SIGTERM");
+		srv_proc_unref(p);
+		return srv_rpc_error(r, "invalid_argument",
+				     "\"signal\" must be SIGNAL_SIGKILL or "
+				     "SIGNAL_SIGTERM");
 	}
-	k = cd_proc_signal(p, s, &err);
-	cd_proc_unref(p);
+	k = srv_proc_signal(p, s, &err);
+	srv_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result close_stdin(struct cd_req *r)
+enum MHD_Result srv_process_close_stdin(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
-	struct cd_proc *p;
+	json_object *req = srv_rpc_request(r, false);
+	struct srv_proc *p;
 	int k;
 
 	if (!req)
@@ -469,19 +500,19 @@ static enum MHD_Result close_stdin(struct cd_req *r)
 	json_object_put(req);
 	if (!p)
 		return MHD_YES;
-	k = cd_proc_close_stdin(p, r->sb->dying_fd, &err);
-	cd_proc_unref(p);
+	k = srv_proc_close_stdin(p, r->sb->dying_fd, &err);
+	srv_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, cd_connect_code_of_errno(err.code), "%s", err.msg);
+		return srv_rpc_error(r, srv_connect_code_of_errno(err.code), "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result update(struct cd_req *r)
+enum MHD_Result srv_process_update(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	json_object *req = cd_rpc_request(r, false);
+	json_object *req = srv_rpc_request(r, false);
 	const char *why = NULL;
-	struct cd_proc *p;
+	struct srv_proc *p;
 	int rows, cols, k;
 
 	if (!req)
@@ -492,34 +523,17 @@ static enum MHD_Result update(struct cd_req *r)
 	if (!p)
 		return MHD_YES;
 	if (k < 0 || rows == 0) {
-		cd_proc_unref(p);
-		return cd_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
+		srv_proc_unref(p);
+		return srv_rpc_error(r, "invalid_argument", "%s", why ? why : "\"pty\" is missing");
 	}
-	k = cd_proc_resize(p, rows, cols, &err);
-	cd_proc_unref(p);
+	k = srv_proc_resize(p, rows, cols, &err);
+	srv_proc_unref(p);
 	if (k < 0)
-		return cd_rpc_error(r, "invalid_argument", "%s", err.msg);
+		return srv_rpc_error(r, "invalid_argument", "%s", err.msg);
 	return empty_reply(r);
 }
 
-static enum MHD_Result unimplemented(struct cd_req *r)
+enum MHD_Result srv_process_unimplemented(struct srv_req *r)
 {
-	return cd_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
-}
-
-cd_handler_fn cd_process_route(const char *rpc)
-{
-	static const struct {
-		const char *name;
-		cd_handler_fn fn;
-	} rpcs[] = {
-	    {"Start", start},	       {"Connect", connect_},	       {"List", list},
-	    {"SendInput", send_input}, {"SendSignal", send_signal},    {"CloseStdin", close_stdin},
-	    {"Update", update},	       {"StreamInput", unimplemented},
-	};
-
-	for (size_t i = 0; i < CD_ELEMENTSOF(rpcs); i++)
-		if (strcmp(rpc, rpcs[i].name) == 0)
-			return rpcs[i].fn;
-	return NULL;
+	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
 }

@@ -11,8 +11,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "connect.h"
-#include "server.h"
+#include "files.h"
+#include "http.h"
+#include "opts.h"
+#include "registry.h"
+#include "req.h"
 #include "util.h"
 
 static unsigned status_of(int code)
@@ -69,31 +72,31 @@ static void download_free(void *arg)
 	free(d);
 }
 
-enum MHD_Result cd_files_get(struct cd_req *r)
+enum MHD_Result srv_files_get(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	const char *path = cd_http_query(r, "path");
+	const char *path = srv_http_query(r->http, "path");
 	struct download *d;
 	struct stat st;
 	int fd;
 
 	if (!path || !*path)
-		return cd_http_error(r, 400, "the query parameter \"path\" is missing");
+		return srv_http_error(r->http, 400, "the query parameter \"path\" is missing");
 	if (cordon_session_open_read(r->sb->session, path, &fd, &err) < 0)
-		return cd_http_error(r, status_of(err.code), "%s", err.msg);
+		return srv_http_error(r->http, status_of(err.code), "%s", err.msg);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cd_http_error(r, 400, "%s is not a regular file", path);
+		return srv_http_error(r->http, 400, "%s is not a regular file", path);
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		close(fd);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	d->fd = fd;
 	d->left = (uint64_t)st.st_size;
-	return cd_http_stream(r, 200, "application/octet-stream", d->left, download_read,
-			      download_free, d);
+	return srv_http_stream(r->http, 200, "application/octet-stream", d->left, download_read,
+			       download_free, d);
 }
 
 /* --- upload --- */
@@ -104,7 +107,7 @@ enum MHD_Result cd_files_get(struct cd_req *r)
 #define UPLOAD_NAMES_MAX (256 * 1024)
 
 struct upload {
-	struct cd_req *r;
+	struct srv_req *r;
 	struct MHD_PostProcessor *pp;
 	struct cordon_upload *u;
 	int fd;
@@ -116,7 +119,7 @@ struct upload {
 	size_t names;	     /* bytes of their field names, filenames, types and encodings */
 	json_object *done;   /* the written files' entries */
 	unsigned status;     /* an error: its HTTP status */
-	uint64_t dropped;    /* bytes read and dropped since, up to CD_DRAIN_MAX */
+	uint64_t dropped;    /* bytes read and dropped since, up to SRV_DRAIN_MAX */
 	char msg[600];
 };
 
@@ -255,7 +258,7 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 			       const char *data, uint64_t off, size_t size)
 {
 	struct upload *up = cls;
-	const char *qpath = cd_http_query(up->r, "path");
+	const char *qpath = srv_http_query(up->r->http, "path");
 	bool same = up->u && up->part_bytes == 0 && up->part_name && filename &&
 		    strcmp(up->part_name, filename) == 0;
 
@@ -277,16 +280,16 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 	return size == 0 || up_write(up, data, size) == 0 ? MHD_YES : MHD_NO;
 }
 
-static int upload_body(struct cd_req *r, const char *data, size_t len)
+static int upload_body(void *ctx, const char *data, size_t len)
 {
-	struct upload *up = r->state;
+	struct upload *up = ctx;
 
 	if (data && up->status) { /* answered at the end; a client that goes on past this is cut */
 		up->dropped += len;
-		return up->dropped > CD_DRAIN_MAX ? -E2BIG : 0;
+		return up->dropped > SRV_DRAIN_MAX ? -E2BIG : 0;
 	}
 	up->total += len;
-	if (data && up->total > cd_opts.max_upload) {
+	if (data && up->total > srv_opts.max_upload) {
 		up_fail(up, 413, "the upload is larger than --max-upload", NULL);
 		return 0;
 	}
@@ -294,7 +297,7 @@ static int upload_body(struct cd_req *r, const char *data, size_t len)
 		if (up->pp)
 			return MHD_post_process(up->pp, data, len) == MHD_YES || up->status ? 0 : 0;
 		if (!up->u && !up->status)
-			up_open(up, cd_http_query(r, "path"));
+			up_open(up, srv_http_query(up->r->http, "path"));
 		up_write(up, data, len);
 		return 0;
 	}
@@ -302,7 +305,7 @@ static int upload_body(struct cd_req *r, const char *data, size_t len)
 		MHD_destroy_post_processor(up->pp);
 		up->pp = NULL;
 	} else if (!up->u && !up->status) { /* an empty octet-stream: an empty file */
-		up_open(up, cd_http_query(r, "path"));
+		up_open(up, srv_http_query(up->r->http, "path"));
 	}
 	up_finish(up);
 	return 0;
@@ -324,44 +327,43 @@ static void upload_free(void *arg)
 	free(up);
 }
 
-enum MHD_Result cd_files_post_begin(struct cd_req *r)
+enum MHD_Result srv_files_post_begin(struct srv_req *r)
 {
-	const char *ct = cd_http_header(r, "Content-Type");
-	const char *ce = cd_http_header(r, "Content-Encoding");
+	const char *ct = srv_http_header(r->http, "Content-Type");
+	const char *ce = srv_http_header(r->http, "Content-Encoding");
 	struct upload *up;
 
 	if (ce && strcasecmp(ce, "identity") != 0)
-		return cd_http_error(r, 415, "Content-Encoding %s is not supported", ce);
+		return srv_http_error(r->http, 415, "Content-Encoding %s is not supported", ce);
 	up = calloc(1, sizeof(*up));
 	if (!up)
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	up->r = r;
 	up->fd = -1;
 	up->done = json_object_new_array();
 	r->state = up;
 	r->state_free = upload_free;
-	r->body_fn = upload_body;
-	r->handler = cd_files_post_end;
+	srv_http_body_to(r->http, upload_body, up);
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
-		up->pp = MHD_create_post_processor(r->conn, 64 * 1024, on_part, up);
+		up->pp = srv_http_post_processor(r->http, 64 * 1024, on_part, up);
 		if (!up->pp)
-			return cd_http_error(r, 400, "a multipart body without a boundary");
+			return srv_http_error(r->http, 400, "a multipart body without a boundary");
 	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) != 0) {
-		return cd_http_error(r, 415,
-				     "Content-Type %s: send multipart/form-data or "
-				     "application/octet-stream",
-				     ct);
+		return srv_http_error(r->http, 415,
+				      "Content-Type %s: send multipart/form-data or "
+				      "application/octet-stream",
+				      ct);
 	}
 	return MHD_YES;
 }
 
-enum MHD_Result cd_files_post_end(struct cd_req *r)
+enum MHD_Result srv_files_post_end(struct srv_req *r)
 {
 	struct upload *up = r->state;
 
 	if (up->status)
-		return cd_http_error(r, up->status, "%s", up->msg);
+		return srv_http_error(r->http, up->status, "%s", up->msg);
 	if (json_object_array_length(up->done) == 0)
-		return cd_http_error(r, 400, "no file in the request");
-	return cd_http_json(r, 200, json_object_get(up->done));
+		return srv_http_error(r->http, 400, "no file in the request");
+	return srv_http_json(r->http, 200, json_object_get(up->done));
 }

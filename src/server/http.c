@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* http.c - libmicrohttpd glue: the daemon, routing to the three planes (control, envd,
- * code interpreter), authentication before any body is read, body limits, replies and
- * streams. Runs in the server: one thread per connection (handlers may block). */
+/* http.c - the HTTP transport, libmicrohttpd glue: the daemon, a request's head handed to the
+ * router (routes.c, which picks the handler), its body gathered or streamed within its limit,
+ * its end told to the router; replies and streams. Runs in the server: one thread per
+ * connection (handlers may block). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,29 +14,94 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "server.h"
+#include "conns.h"
+#include "http.h"
+#include "opts.h"
 #include "util.h"
 
-const char *cd_http_header(struct cd_req *r, const char *name)
+/* One request's exchange: what the transport keeps of it, never seen by the router or the
+ * handlers (they ask through the functions below). */
+struct srv_http {
+	struct MHD_Connection *conn;
+	const char *method;
+	char *url;
+	char *body; /* gathered (NUL-terminated), unless body_fn takes it */
+	size_t body_len, body_cap;
+	srv_http_body_fn body_fn; /* streaming body (uploads): body_ctx's */
+	void *body_ctx;
+	bool answered; /* a response was queued already (an early error) */
+	bool too_big;  /* the body passed its limit (SRV_JSON_BODY_MAX, --max-upload): dropped, then
+			* 413 */
+	bool no_body;  /* answered without credentials (/health): it takes no body */
+	bool close;    /* the connection is not kept for another request */
+	void *req;     /* the router's */
+};
+
+static const struct srv_http_router *router; /* set at the start, before any request */
+
+const char *srv_http_method(struct srv_http *h)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+	return h->method;
 }
 
-const char *cd_http_query(struct cd_req *r, const char *name)
+const char *srv_http_url(struct srv_http *h)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	return h->url;
 }
 
-int cd_http_conn_fd(struct cd_req *r)
+const char *srv_http_body(struct srv_http *h, size_t *ret_len)
+{
+	*ret_len = h->body_len;
+	return h->body;
+}
+
+void srv_http_body_to(struct srv_http *h, srv_http_body_fn fn, void *ctx)
+{
+	h->body_fn = fn;
+	h->body_ctx = ctx;
+}
+
+void srv_http_no_body(struct srv_http *h)
+{
+	h->no_body = true;
+}
+
+void srv_http_close(struct srv_http *h)
+{
+	h->close = true;
+}
+
+bool srv_http_answered(struct srv_http *h)
+{
+	return h->answered;
+}
+
+struct MHD_PostProcessor *srv_http_post_processor(struct srv_http *h, size_t buffer_size,
+						  MHD_PostDataIterator iter, void *cls)
+{
+	return MHD_create_post_processor(h->conn, buffer_size, iter, cls);
+}
+
+const char *srv_http_header(struct srv_http *h, const char *name)
+{
+	return MHD_lookup_connection_value(h->conn, MHD_HEADER_KIND, name);
+}
+
+const char *srv_http_query(struct srv_http *h, const char *name)
+{
+	return MHD_lookup_connection_value(h->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int srv_http_conn_fd(struct srv_http *h)
 {
 	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	    MHD_get_connection_info(h->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	return ci ? ci->connect_fd : -1;
 }
 
 /* The client closed its side (or reset): a stream's writer stops instead of blocking. */
-bool cd_http_peer_gone(int fd)
+bool srv_http_peer_gone(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
 
@@ -44,34 +110,39 @@ bool cd_http_peer_gone(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static enum MHD_Result queue(struct cd_req *r, unsigned status, struct MHD_Response *resp)
+bool srv_http_tenant(struct srv_http *h, const char *tenant)
+{
+	return srv_conns_tenant(h->conn, tenant);
+}
+
+static enum MHD_Result queue(struct srv_http *h, unsigned status, struct MHD_Response *resp)
 {
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (r->too_big || r->close) /* a body drained to answer it, a tenant at its cap */
+	if (h->too_big || h->close) /* a body drained to answer it, a tenant at its cap */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = MHD_queue_response(r->conn, status, resp);
+	ret = MHD_queue_response(h->conn, status, resp);
 	MHD_destroy_response(resp);
-	r->answered = true;
+	h->answered = true;
 	return ret;
 }
 
-enum MHD_Result cd_http_text(struct cd_req *r, unsigned status, const char *ctype, const char *text,
-			     size_t len)
+enum MHD_Result srv_http_text(struct srv_http *h, unsigned status, const char *ctype,
+			      const char *text, size_t len)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 
 	if (resp && ctype)
 		MHD_add_response_header(resp, "Content-Type", ctype);
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *ctype, char *text,
-			      size_t len)
+enum MHD_Result srv_http_owned(struct srv_http *h, unsigned status, const char *ctype, char *text,
+			       size_t len)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -81,25 +152,25 @@ enum MHD_Result cd_http_owned(struct cd_req *r, unsigned status, const char *cty
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", ctype);
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-enum MHD_Result cd_http_json(struct cd_req *r, unsigned status, json_object *j)
+enum MHD_Result srv_http_json(struct srv_http *h, unsigned status, json_object *j)
 {
 	const char *s;
 	enum MHD_Result ret;
 
 	if (!j)
-		return cd_http_text(r, 500, "application/json",
-				    "{\"code\":500,\"message\":\"out of memory\"}", 39);
+		return srv_http_text(h, 500, "application/json",
+				     "{\"code\":500,\"message\":\"out of memory\"}", 39);
 	s = json_object_to_json_string_ext(j,
 					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = cd_http_text(r, status, "application/json", s, strlen(s));
+	ret = srv_http_text(h, status, "application/json", s, strlen(s));
 	json_object_put(j);
 	return ret;
 }
 
-enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt, ...)
+enum MHD_Result srv_http_error(struct srv_http *h, unsigned status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -108,18 +179,18 @@ enum MHD_Result cd_http_error(struct cd_req *r, unsigned status, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %u %s", r->method, r->url, status, msg);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %u %s", h->method, h->url, status, msg);
 	if (j) {
 		json_object_object_add(j, "code", json_object_new_int((int)status));
 		json_object_object_add(j, "message", json_object_new_string(msg));
 	}
-	return cd_http_json(r, status, j);
+	return srv_http_json(h, status, j);
 }
 
-enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ctype, uint64_t size,
-			       MHD_ContentReaderCallback read,
-			       MHD_ContentReaderFreeCallback free_st, void *st)
+enum MHD_Result srv_http_stream(struct srv_http *h, unsigned status, const char *ctype,
+				uint64_t size, MHD_ContentReaderCallback read,
+				MHD_ContentReaderFreeCallback free_st, void *st)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_callback(size, 32 * 1024, read, st, free_st);
@@ -130,24 +201,24 @@ enum MHD_Result cd_http_stream(struct cd_req *r, unsigned status, const char *ct
 	}
 	MHD_add_response_header(resp, "Content-Type", ctype);
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-	return queue(r, status, resp);
+	return queue(h, status, resp);
 }
 
-json_object *cd_http_body_json(struct cd_req *r, const char **ret_why)
+json_object *srv_http_body_json(struct srv_http *h, const char **ret_why)
 {
 	json_tokener *tok;
 	json_object *j;
 
-	if (r->body_len == 0)
+	if (h->body_len == 0)
 		return json_object_new_object(); /* an empty body: no fields */
 	tok = json_tokener_new_ex(32);
 	if (!tok) {
 		*ret_why = "out of memory";
 		return NULL;
 	}
-	j = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
+	j = json_tokener_parse_ex(tok, h->body, (int)h->body_len);
 	if (!j || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != r->body_len) {
+	    json_tokener_get_parse_end(tok) != h->body_len) {
 		*ret_why = j ? "trailing bytes after the JSON value"
 			     : json_tokener_error_desc(json_tokener_get_error(tok));
 		json_object_put(j);
@@ -161,231 +232,58 @@ json_object *cd_http_body_json(struct cd_req *r, const char **ret_why)
 	return j;
 }
 
-/* "49983-<id>.domain": the host form of the SDK when E2B_SANDBOX_URL is not set. */
-static void host_route(struct cd_req *r, const char **ret_id, unsigned *ret_port, char *buf,
-		       size_t size)
+static int gather(struct srv_http *h, const char *data, size_t len)
 {
-	const char *host = cd_http_header(r, "Host");
-	unsigned port;
-	int n = 0;
-
-	if (!host || sscanf(host, "%5u-%n", &port, &n) != 1 || n == 0)
-		return;
-	snprintf(buf, size, "%.*s", (int)strcspn(host + n, ".:"), host + n);
-	*ret_id = buf;
-	*ret_port = port;
-}
-
-static enum MHD_Result envd_health(struct cd_req *r)
-{
-	return cd_http_text(r, 204, NULL, "", 0);
-}
-
-static enum MHD_Result envd_envs(struct cd_req *r)
-{
-	return cd_http_json(
-	    r, 200, r->sb->env_vars ? json_object_get(r->sb->env_vars) : json_object_new_object());
-}
-
-cd_handler_fn cd_envd_route(struct cd_req *r, const char *url)
-{
-	bool get = strcmp(r->method, "GET") == 0, post = strcmp(r->method, "POST") == 0;
-
-	if (get && strcmp(url, "/health") == 0)
-		return envd_health;
-	if (get && strcmp(url, "/envs") == 0)
-		return envd_envs;
-	if (get && strcmp(url, "/files") == 0)
-		return cd_files_get;
-	if (post && strcmp(url, "/files") == 0) {
-		cd_files_post_begin(r);
-		return r->answered ? NULL : r->handler;
-	}
-	if (post && strncmp(url, "/process.Process/", 17) == 0)
-		return cd_process_route(url + 17);
-	if (post && strncmp(url, "/filesystem.Filesystem/", 23) == 0)
-		return cd_fs_route(url + 23);
-	return NULL;
-}
-
-/* A signed /files URL (the SDK's downloadUrl/uploadUrl): it names no sandbox when
- * E2B_SANDBOX_URL is set, so the signature does: the sandbox whose token makes it. A reference,
- * or NULL. */
-static struct cd_sandbox *signed_files(struct cd_req *r)
-{
-	const char *sig = cd_http_query(r, "signature"),
-		   *exp = cd_http_query(r, "signature_expiration");
-	const char *path = cd_http_query(r, "path"), *user = cd_http_query(r, "username");
-	const char *op = strcmp(r->method, "GET") == 0 ? "read" : "write";
-	struct cd_sandbox **v, *found = NULL;
-	char want[64];
-	size_t n;
-
-	if (!sig || !path || strcmp(r->url, "/files") != 0)
-		return NULL;
-	if (exp && strtoll(exp, NULL, 10) * 1000 < cd_now_ms())
-		return NULL; /* expired */
-	if (cd_reg_snapshot(&v, &n) < 0)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (!found &&
-		    cd_auth_signature(path, op, user ? user : "", v[i]->token, exp, want) == 0 &&
-		    cd_auth_token_eq(sig, want))
-			found = v[i];
-		else
-			cd_sandbox_unref(v[i]);
-	}
-	free(v);
-	return found;
-}
-
-/* The request is the tenant's (an API key's "k<index>", a sandbox's "s<id>"): so is its
- * connection, unless the tenant holds its share of them already (conns.c): 429. */
-static bool tenant_ok(struct cd_req *r, const char *tenant)
-{
-	if (cd_conns_tenant(r->conn, tenant))
-		return true;
-	r->close = true;
-	cd_http_error(r, 429,
-		      "this %s holds %u connections already (a quarter of --max-connections): "
-		      "close some first",
-		      tenant[0] == 'k' ? "API key" : "sandbox", cd_conns_tenant_max());
-	return false;
-}
-
-static bool sandbox_tenant_ok(struct cd_req *r)
-{
-	char tenant[40];
-
-	snprintf(tenant, sizeof(tenant), "s%s", r->sb->id);
-	return tenant_ok(r, tenant);
-}
-
-/* Which plane, which sandbox, which handler; authenticated. Answers an error itself. */
-static enum MHD_Result route(struct cd_req *r)
-{
-	const char *id = cd_http_header(r, "E2b-Sandbox-Id");
-	const char *port_s = cd_http_header(r, "E2b-Sandbox-Port");
-	const char *token;
-	unsigned port = CD_ENVD_PORT;
-	char idbuf[64];
-	int key;
-
-	if (id && port_s)
-		port = (unsigned)strtoul(port_s, NULL, 10);
-	else if (!id)
-		host_route(r, &id, &port, idbuf, sizeof(idbuf));
-	if (!id && (r->sb = signed_files(r))) {
-		cd_sandbox_attach(r);
-		r->plane = CD_PLANE_ENVD;
-		if (!sandbox_tenant_ok(r))
-			return MHD_YES;
-		cd_sandbox_touch(r->sb);
-		r->handler = cd_envd_route(r, r->url);
-		return r->handler || r->answered ? MHD_YES
-						 : cd_http_error(r, 404, "no such endpoint");
-	}
-	if (!id) {
-		r->plane = CD_PLANE_CONTROL;
-		r->handler = cd_control_route(r->method, r->url, &r->sub);
-		if (!r->handler)
-			return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-		r->anonymous = strcmp(r->url, "/health") == 0;
-		if (r->anonymous)
-			return MHD_YES;
-		key = cd_auth_api_key_index(cd_http_header(r, "X-API-Key"));
-		if (key < 0)
-			return cd_http_error(r, 401, "invalid or missing API key (X-API-Key)");
-		snprintf(idbuf, sizeof(idbuf), "k%d", key);
-		tenant_ok(r, idbuf);
-		return MHD_YES;
-	}
-	if (port != CD_ENVD_PORT && port != CD_INTERP_PORT)
-		return cd_http_error(r, 502, "sandbox %s: port %u is not served", id, port);
-	r->plane = port == CD_ENVD_PORT ? CD_PLANE_ENVD : CD_PLANE_INTERP;
-	r->sb = cd_reg_get(id);
-	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
-		return cd_http_error(r, 502, "sandbox %s not found", id);
-	cd_sandbox_attach(r);
-	token = cd_http_header(r, "X-Access-Token");
-	if (!token)
-		token = cd_http_header(r, "E2B-Traffic-Access-Token");
-	if (r->plane == CD_PLANE_ENVD && strcmp(r->url, "/health") == 0) {
-		token = r->sb->token; /* envd answers /health to anyone: it says running or not */
-		r->anonymous = true;
-	}
-	if (!token && r->plane == CD_PLANE_ENVD) { /* a signed URL of this sandbox's */
-		struct cd_sandbox *s = signed_files(r);
-
-		if (s == r->sb)
-			token = r->sb->token;
-		if (s)
-			cd_sandbox_unref(s);
-	}
-	if (!token || !cd_auth_token_eq(token, r->sb->token))
-		return cd_http_error(r, 401, "invalid or missing access token (X-Access-Token)");
-	if (!r->anonymous && !sandbox_tenant_ok(r))
-		return MHD_YES;
-	cd_sandbox_touch(r->sb);
-	r->handler = r->plane == CD_PLANE_ENVD ? cd_envd_route(r, r->url)
-					       : cd_interp_route(r->method, r->url, &r->sub);
-	if (!r->handler && !r->answered)
-		return cd_http_error(r, 404, "no such endpoint: %s %s", r->method, r->url);
-	return MHD_YES;
-}
-
-static int gather(struct cd_req *r, const char *data, size_t len)
-{
-	if (r->body_len + len > CD_JSON_BODY_MAX)
+	if (h->body_len + len > SRV_JSON_BODY_MAX)
 		return -E2BIG;
-	if (r->body_len + len + 1 > r->body_cap) {
-		size_t cap = r->body_cap ? r->body_cap : 4096;
+	if (h->body_len + len + 1 > h->body_cap) {
+		size_t cap = h->body_cap ? h->body_cap : 4096;
 		char *b;
 
-		while (cap < r->body_len + len + 1)
+		while (cap < h->body_len + len + 1)
 			cap *= 2;
-		b = realloc(r->body, cap);
+		b = realloc(h->body, cap);
 		if (!b)
 			return -ENOMEM;
-		r->body = b;
-		r->body_cap = cap;
+		h->body = b;
+		h->body_cap = cap;
 	}
-	memcpy(r->body + r->body_len, data, len);
-	r->body_len += len;
-	r->body[r->body_len] = '\0';
+	memcpy(h->body + h->body_len, data, len);
+	h->body_len += len;
+	h->body[h->body_len] = '\0';
 	return 0;
 }
 
-/* The 413 of a body over its limit. One sent anyway is read and dropped up to CD_DRAIN_MAX
+/* The 413 of a body over its limit. One sent anyway is read and dropped up to SRV_DRAIN_MAX
  * first: closing on a client still sending makes the kernel reset the connection, and the reset
  * discards the answer on its way (the client saw EPIPE or ECONNRESET instead of the 413). */
-static enum MHD_Result too_large(struct cd_req *r)
+static enum MHD_Result too_large(struct srv_http *h)
 {
-	if (r->body_fn)
-		return cd_http_error(r, 413, "the upload is larger than --max-upload (%llu bytes)",
-				     (unsigned long long)cd_opts.max_upload);
-	return cd_http_error(r, 413, "the body is larger than %u bytes", CD_JSON_BODY_MAX);
+	if (h->body_fn)
+		return srv_http_error(h, 413, "the upload is larger than --max-upload (%llu bytes)",
+				      (unsigned long long)srv_opts.max_upload);
+	return srv_http_error(h, 413, "the body is larger than %u bytes", SRV_JSON_BODY_MAX);
 }
 
 /* A declared length over the limit: refused before the body when the client waits for
  * Expect: 100-continue (it sends nothing more) or the length is past what is worth draining;
  * otherwise the body is dropped as it comes and the 413 comes at its end, as for a chunked body
  * counted as it comes (gather()). */
-static enum MHD_Result check_length(struct cd_req *r)
+static enum MHD_Result check_length(struct srv_http *h)
 {
-	const char *cl = cd_http_header(r, "Content-Length");
-	const char *expect = cd_http_header(r, "Expect");
+	const char *cl = srv_http_header(h, "Content-Length");
+	const char *expect = srv_http_header(h, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-	unsigned long long max = r->body_fn ? cd_opts.max_upload : CD_JSON_BODY_MAX;
+	unsigned long long max = h->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
 
 	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
-	if (r->anonymous && (n > 0 || cd_http_header(r, "Transfer-Encoding")))
-		return cd_http_error(r, 413, "%s takes no body", r->url);
+	if (h->no_body && (n > 0 || srv_http_header(h, "Transfer-Encoding")))
+		return srv_http_error(h, 413, "%s takes no body", h->url);
 	if (n <= max)
 		return MHD_YES;
-	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > CD_DRAIN_MAX)
-		return too_large(r);
-	r->too_big = true;
+	if ((expect && strcasecmp(expect, "100-continue") == 0) || n > SRV_DRAIN_MAX)
+		return too_large(h);
+	h->too_big = true;
 	return MHD_YES;
 }
 
@@ -393,78 +291,73 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
 {
-	struct cd_req *r = *con_cls;
+	struct srv_http *h = *con_cls;
 	int k;
 
 	(void)cls;
 	(void)version;
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
 			return MHD_NO;
-		r->conn = conn;
-		r->method = method;
-		r->url = strdup(url);
-		*con_cls = r;
-		if (!r->url)
+		h->conn = conn;
+		h->method = method;
+		h->url = strdup(url);
+		*con_cls = h;
+		if (!h->url)
 			return MHD_NO;
-		if (route(r) == MHD_NO)
+		if (router->begin(h, &h->req) == MHD_NO)
 			return MHD_NO;
-		return r->answered ? MHD_YES : check_length(r);
+		return h->answered ? MHD_YES : check_length(h);
 	}
 	if (*data_size) {
 		size_t n = *data_size;
 
 		*data_size = 0;
-		if (r->answered)
+		if (h->answered)
 			return MHD_YES; /* an early error was queued: the rest is dropped */
-		if (r->too_big) {	/* counted and dropped; the 413 comes at the end */
-			r->body_len += n;
-			return r->body_len > CD_DRAIN_MAX ? MHD_NO : MHD_YES;
+		if (h->too_big) {	/* counted and dropped; the 413 comes at the end */
+			h->body_len += n;
+			return h->body_len > SRV_DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
-		k = r->body_fn ? r->body_fn(r, data, n) : gather(r, data, n);
-		if (k == -E2BIG && !r->body_fn)
-			r->too_big = true;
+		k = h->body_fn ? h->body_fn(h->body_ctx, data, n) : gather(h, data, n);
+		if (k == -E2BIG && !h->body_fn)
+			h->too_big = true;
 		else if (k < 0)
 			return MHD_NO; /* out of memory */
 		return MHD_YES;
 	}
-	if (r->answered)
+	if (h->answered)
 		return MHD_YES;
-	if (r->too_big)
-		return too_large(r);
-	if (r->body_fn && r->body_fn(r, NULL, 0) < 0 && r->answered)
+	if (h->too_big)
+		return too_large(h);
+	if (h->body_fn && h->body_fn(h->body_ctx, NULL, 0) < 0 && h->answered)
 		return MHD_YES;
-	return r->handler(r);
+	return router->run(h->req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct cd_req *r = *con_cls;
+	struct srv_http *h = *con_cls;
 
 	(void)cls;
 	(void)toe;
-	cd_conns_request_done(conn);
-	if (!r)
+	srv_conns_request_done(conn);
+	if (!h)
 		return;
-	if (r->state_free)
-		r->state_free(r->state);
-	if (r->sb) {
-		cd_sandbox_detach(r);
-		cd_sandbox_unref(r->sb);
-	}
-	free(r->sub);
-	free(r->body);
-	free(r->url);
-	free(r);
+	if (h->req)
+		router->end(h->req);
+	free(h->body);
+	free(h->url);
+	free(h);
 	*con_cls = NULL;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	if (cd_opts.verbose) {
+	if (srv_opts.verbose) {
 		fputs("cordon: serve: http: ", stderr);
 		vfprintf(stderr, fmt, ap);
 	}
@@ -494,22 +387,23 @@ static int listen_inet(struct sockaddr_storage *ss, socklen_t *ret_len, struct c
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 
 	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, cd_opts.listen_host, &s4->sin_addr) == 1) {
+	if (inet_pton(AF_INET, srv_opts.listen_host, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)cd_opts.listen_port);
+		s4->sin_port = htons((uint16_t)srv_opts.listen_port);
 		*ret_len = sizeof(*s4);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, cd_opts.listen_host, &s6->sin6_addr) == 1) {
+	if (inet_pton(AF_INET6, srv_opts.listen_host, &s6->sin6_addr) == 1) {
 		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)cd_opts.listen_port);
+		s6->sin6_port = htons((uint16_t)srv_opts.listen_port);
 		*ret_len = sizeof(*s6);
 		return 0;
 	}
-	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", cd_opts.listen_host);
+	return cd_fail(err, 0, "--listen", "\"%s\" is not an IP address", srv_opts.listen_host);
 }
 
-int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
+int srv_http_start(const struct srv_http_router *rt, struct MHD_Daemon **ret,
+		   struct cordon_error *err)
 {
 	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
 	 * (one sandbox's followed processes could otherwise deny every other tenant) */
@@ -520,8 +414,8 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	int fd = -1, r;
 	struct MHD_Daemon *d;
 
-	if (cd_opts.socket_path) {
-		fd = listen_unix(cd_opts.socket_path, err);
+	if (srv_opts.socket_path) {
+		fd = listen_unix(srv_opts.socket_path, err);
 		if (fd < 0)
 			return fd;
 	} else {
@@ -537,7 +431,8 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	    {MHD_OPTION_END, 0, NULL},
 	};
 
-	r = cd_conns_start(err);
+	router = rt;
+	r = srv_conns_start(err);
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -546,17 +441,18 @@ int cd_http_start(struct MHD_Daemon **ret, struct cordon_error *err)
 	d = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-	    cd_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-	    MHD_OPTION_CONNECTION_LIMIT, cd_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
+	    srv_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+	    MHD_OPTION_CONNECTION_LIMIT, srv_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_ARRAY, listen_opt, MHD_OPTION_END);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		if (cd_opts.socket_path)
-			return cd_fail(err, 0, "listen", "cannot serve on %s", cd_opts.socket_path);
+		if (srv_opts.socket_path)
+			return cd_fail(err, 0, "listen", "cannot serve on %s",
+				       srv_opts.socket_path);
 		return cd_fail(err, 0, "listen", "cannot listen on %s port %u (in use?)",
-			       cd_opts.listen_host, cd_opts.listen_port);
+			       srv_opts.listen_host, srv_opts.listen_port);
 	}
 	*ret = d;
 	return 0;

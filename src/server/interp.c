@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* interp.c - the code interpreter of @e2b/code-interpreter (E2b-Sandbox-Port 49999): contexts
- * (/contexts: create, list, restart, remove; at most CD_SANDBOX_MAX_CTXS), each a Python kernel
+ * (/contexts: create, list, restart, remove; at most SRV_SANDBOX_MAX_CTXS), each a Python kernel
  * (kernel.py, carried by the binary) run in the sandbox; POST /execute sends it one request line
  * and streams its event lines back until its end marker. Kernel lines are untrusted: bounded
  * (each, and all of a sandbox's at once), checked to be JSON objects with a string "type",
@@ -14,23 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
+#include "http.h"
+#include "interp.h"
 #include "kline.h"
-#include "server.h"
+#include "procs.h"
+#include "registry.h"
+#include "req.h"
+#include "rpc.h"
 #include "util.h"
 
-extern const char cd_kernel_source[];
+extern const char srv_kernel_source[];
 
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
 /* a context's buffer up to this is its own; past it, it is taken from the sandbox's
- * CD_SANDBOX_LINE_BYTES, and given back once the long line is read */
+ * SRV_SANDBOX_LINE_BYTES, and given back once the long line is read */
 #define LINE_SMALL   (256u << 10)
 #define END_TYPE     "end_of_execution"
 #define KEEPALIVE_NS (30 * NSEC_PER_SEC)
 /* a kernel that takes none of a request for this long is stopped */
 #define REQUEST_STALL_NS (10 * NSEC_PER_SEC)
 
-struct cd_ctx {
+struct srv_ctx {
 	char id[40];
 	char *cwd;
 	pthread_mutex_t exec_lock;     /* one execution at a time; guards what follows */
@@ -44,11 +50,11 @@ struct cd_ctx {
 	uint64_t *acct; /* the sandbox's line_bytes (a context never outlives its sandbox) */
 	bool skipping;	/* inside a line too long: dropped up to its newline */
 	unsigned refs;	/* sb->lock */
-	struct cd_ctx *next;
+	struct srv_ctx *next;
 };
 
 /* A signal to the kernel from any thread (restart and remove interrupt a running one). */
-static void kernel_signal(struct cd_ctx *c, int sig)
+static void kernel_signal(struct srv_ctx *c, int sig)
 {
 	pthread_mutex_lock(&c->kernel_lock);
 	if (c->kernel)
@@ -56,15 +62,15 @@ static void kernel_signal(struct cd_ctx *c, int sig)
 	pthread_mutex_unlock(&c->kernel_lock);
 }
 
-/* The buffer's bytes past LINE_SMALL are the sandbox's, taken from CD_SANDBOX_LINE_BYTES as it
+/* The buffer's bytes past LINE_SMALL are the sandbox's, taken from SRV_SANDBOX_LINE_BYTES as it
  * grows (false: over it, or out of memory) and given back as it shrinks. */
-static bool buf_resize(struct cd_ctx *c, size_t cap)
+static bool buf_resize(struct srv_ctx *c, size_t cap)
 {
 	size_t want = cap > LINE_SMALL ? cap - LINE_SMALL : 0;
 	char *b;
 
 	if (want > c->charged && __atomic_add_fetch(c->acct, want - c->charged, __ATOMIC_RELAXED) >
-				     CD_SANDBOX_LINE_BYTES) {
+				     SRV_SANDBOX_LINE_BYTES) {
 		__atomic_sub_fetch(c->acct, want - c->charged, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -82,14 +88,14 @@ static bool buf_resize(struct cd_ctx *c, size_t cap)
 	return true;
 }
 
-static void buf_free(struct cd_ctx *c)
+static void buf_free(struct srv_ctx *c)
 {
 	buf_resize(c, 0);
 	c->len = c->scanned = 0;
 	c->skipping = false;
 }
 
-static void kernel_stop(struct cd_ctx *c)
+static void kernel_stop(struct srv_ctx *c)
 {
 	pthread_mutex_lock(&c->kernel_lock);
 	if (c->kernel) {
@@ -107,9 +113,9 @@ static void kernel_stop(struct cd_ctx *c)
 	buf_free(c); /* an exited kernel keeps no buffer */
 }
 
-static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_error *err)
+static int kernel_start(struct srv_sandbox *sb, struct srv_ctx *c, struct cordon_error *err)
 {
-	const char *argv[] = {"python3", "-u", "-I", "-c", cd_kernel_source, NULL};
+	const char *argv[] = {"python3", "-u", "-I", "-c", srv_kernel_source, NULL};
 	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
 				.fd = {-1, -1, -1}};
 	int in[2], out[2], r;
@@ -140,15 +146,15 @@ static int kernel_start(struct cd_sandbox *sb, struct cd_ctx *c, struct cordon_e
 	return r;
 }
 
-static struct cd_ctx *ctx_new(struct cd_sandbox *sb, const char *cwd)
+static struct srv_ctx *ctx_new(struct srv_sandbox *sb, const char *cwd)
 {
-	struct cd_ctx *c = calloc(1, sizeof(*c));
+	struct srv_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->acct = &sb->line_bytes;
 	c->cwd = strdup(cwd ? cwd : "/home/user");
-	if (!c->cwd || cd_auth_random(c->id, 32, "0123456789abcdef") < 0) {
+	if (!c->cwd || srv_auth_random(c->id, 32, "0123456789abcdef") < 0) {
 		free(c->cwd);
 		free(c);
 		return NULL;
@@ -160,7 +166,7 @@ static struct cd_ctx *ctx_new(struct cd_sandbox *sb, const char *cwd)
 	return c;
 }
 
-static void ctx_free(struct cd_ctx *c)
+static void ctx_free(struct srv_ctx *c)
 {
 	kernel_stop(c);
 	pthread_mutex_destroy(&c->exec_lock);
@@ -169,7 +175,7 @@ static void ctx_free(struct cd_ctx *c)
 	free(c);
 }
 
-static void ctx_unref(struct cd_sandbox *sb, struct cd_ctx *c)
+static void ctx_unref(struct srv_sandbox *sb, struct srv_ctx *c)
 {
 	bool last;
 
@@ -180,16 +186,16 @@ static void ctx_unref(struct cd_sandbox *sb, struct cd_ctx *c)
 		ctx_free(c);
 }
 
-/* A place among the sandbox's contexts (sb->lock held): false past CD_SANDBOX_MAX_CTXS. */
-static bool ctx_slot(struct cd_sandbox *sb)
+/* A place among the sandbox's contexts (sb->lock held): false past SRV_SANDBOX_MAX_CTXS. */
+static bool ctx_slot(struct srv_sandbox *sb)
 {
-	if (sb->n_ctxs >= CD_SANDBOX_MAX_CTXS)
+	if (sb->n_ctxs >= SRV_SANDBOX_MAX_CTXS)
 		return false;
 	sb->n_ctxs++;
 	return true;
 }
 
-static void ctx_unslot(struct cd_sandbox *sb)
+static void ctx_unslot(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_ctxs--;
@@ -198,9 +204,9 @@ static void ctx_unslot(struct cd_sandbox *sb)
 
 /* By id; NULL id: the default context ("default"), made on first use. *ret: a reference.
  * -ENOENT: no such context; -EAGAIN: the default one would be one too many. */
-static int ctx_get(struct cd_sandbox *sb, const char *id, struct cd_ctx **ret)
+static int ctx_get(struct srv_sandbox *sb, const char *id, struct srv_ctx **ret)
 {
-	struct cd_ctx *c;
+	struct srv_ctx *c;
 	int r = 0;
 
 	pthread_mutex_lock(&sb->lock);
@@ -226,7 +232,7 @@ static int ctx_get(struct cd_sandbox *sb, const char *id, struct cd_ctx **ret)
 	return c ? 0 : r ? r : -ENOENT;
 }
 
-static json_object *ctx_json(const struct cd_ctx *c)
+static json_object *ctx_json(const struct srv_ctx *c)
 {
 	json_object *j = json_object_new_object();
 
@@ -240,7 +246,7 @@ static json_object *ctx_json(const struct cd_ctx *c)
 
 /* The context's turn (its exec_lock), waited for in steps of a second: false once the sandbox
  * is dying or the client (conn_fd, -1: none) went away. */
-static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
+static bool take_turn(struct srv_sandbox *sb, struct srv_ctx *c, int conn_fd)
 {
 	struct timespec ts;
 
@@ -249,7 +255,7 @@ static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
 		ts.tv_sec++;
 		if (pthread_mutex_timedlock(&c->exec_lock, &ts) == 0)
 			return true;
-		if ((conn_fd >= 0 && cd_http_peer_gone(conn_fd)) ||
+		if ((conn_fd >= 0 && srv_http_peer_gone(conn_fd)) ||
 		    __atomic_load_n(&sb->dying, __ATOMIC_RELAXED))
 			return false;
 	}
@@ -257,8 +263,8 @@ static bool take_turn(struct cd_sandbox *sb, struct cd_ctx *c, int conn_fd)
 
 /* --- one execution's stream --- */
 struct exec_stream {
-	struct cd_sandbox *sb;
-	struct cd_ctx *c;
+	struct srv_sandbox *sb;
+	struct srv_ctx *c;
 	char *request; /* the line for the kernel */
 	int conn_fd;
 	bool locked, sent, done;
@@ -277,7 +283,7 @@ struct line {
 };
 
 /* The line of l bytes at the buffer's start, taken out of it. */
-static int take_line(struct cd_ctx *c, size_t l, struct line *ret)
+static int take_line(struct srv_ctx *c, size_t l, struct line *ret)
 {
 	char *rest;
 	size_t n = c->len - l - 1;
@@ -313,7 +319,7 @@ static int take_line(struct cd_ctx *c, size_t l, struct line *ret)
 
 /* Room for a read and a "\n" past it: 1; 0 when the line passes LINE_MAX_BYTES or the
  * sandbox's budget (it is then dropped up to its newline); -ENOMEM. */
-static int make_room(struct cd_ctx *c)
+static int make_room(struct srv_ctx *c)
 {
 	size_t cap = c->cap ? c->cap : LINE_SMALL;
 
@@ -332,7 +338,7 @@ static int make_room(struct cd_ctx *c)
 
 /* A whole line from the kernel within timeout_ms: 1 (*ret), 0 none, 2 a line was dropped (too
  * long), -EPIPE EOF or dying, -ENOMEM. */
-static int read_line(struct cd_ctx *c, int dying_fd, struct line *ret, int timeout_ms)
+static int read_line(struct srv_ctx *c, int dying_fd, struct line *ret, int timeout_ms)
 {
 	for (;;) {
 		int room;
@@ -373,9 +379,9 @@ static int read_line(struct cd_ctx *c, int dying_fd, struct line *ret, int timeo
  * that type ends the execution. */
 static bool line_event(const struct line *l, bool *ret_end)
 {
-	struct cd_kline k;
+	struct srv_kline k;
 
-	if (cd_kline_check(l->text, l->len - 1, &k) < 0 || !k.type)
+	if (srv_kline_check(l->text, l->len - 1, &k) < 0 || !k.type)
 		return false;
 	*ret_end = k.type_len == strlen(END_TYPE) && memcmp(k.type, END_TYPE, k.type_len) == 0;
 	return true;
@@ -430,7 +436,7 @@ static char *dropped_line(void)
 	return cd_strdup_printf(
 	    "{\"type\":\"stderr\",\"text\":\"[cordon serve: a line of output was dropped: over "
 	    "%u MiB, or over the %u MiB the sandbox's long lines may hold at once]\\n\"}\n",
-	    LINE_MAX_BYTES >> 20, CD_SANDBOX_LINE_BYTES >> 20);
+	    LINE_MAX_BYTES >> 20, SRV_SANDBOX_LINE_BYTES >> 20);
 }
 
 /* The execution is over (its end, an error, the kernel's exit): the context is free for the
@@ -459,8 +465,8 @@ static bool begin(struct exec_stream *s)
 		return true;
 	}
 	/* the kernel is the sandbox's: one that takes no request holds this thread no longer */
-	r = cd_write_bounded(s->c->req_fd, s->request, strlen(s->request), s->sb->dying_fd,
-			     s->conn_fd, REQUEST_STALL_NS);
+	r = srv_write_bounded(s->c->req_fd, s->request, strlen(s->request), s->sb->dying_fd,
+			      s->conn_fd, REQUEST_STALL_NS);
 	if (r == -ECONNRESET) {
 		kernel_stop(s->c); /* part of a request went: started anew next time */
 		finish(s);
@@ -495,9 +501,9 @@ static bool next_line(struct exec_stream *s)
 			return true;
 		}
 		if (r == 0) {
-			if (cd_http_peer_gone(s->conn_fd))
+			if (srv_http_peer_gone(s->conn_fd))
 				return false;
-			cd_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
+			srv_sandbox_touch(s->sb); /* an execution is use: the sandbox is not idle */
 			if (cd_now_ns() - s->last_ns >= KEEPALIVE_NS) {
 				/* a type the SDK ignores; the connection's idle timeout never fires */
 				set_out(s, strdup("{\"type\":\"keepalive\"}\n"));
@@ -583,7 +589,7 @@ static void exec_free(void *arg)
 	}
 	set_out(s, NULL);
 	ctx_unref(s->sb, s->c);
-	cd_sandbox_unref(s->sb);
+	srv_sandbox_unref(s->sb);
 	free(s->request);
 	free(s);
 }
@@ -593,10 +599,10 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 {
 	json_object *code, *ctx, *lang, *env, *req;
 
-	if (cd_rpc_get(body, "code", json_type_string, &code, why) < 0 ||
-	    cd_rpc_get(body, "context_id", json_type_string, &ctx, why) < 0 ||
-	    cd_rpc_get(body, "language", json_type_string, &lang, why) < 0 ||
-	    cd_rpc_get(body, "env_vars", json_type_object, &env, why) < 0)
+	if (srv_rpc_get(body, "code", json_type_string, &code, why) < 0 ||
+	    srv_rpc_get(body, "context_id", json_type_string, &ctx, why) < 0 ||
+	    srv_rpc_get(body, "language", json_type_string, &lang, why) < 0 ||
+	    srv_rpc_get(body, "env_vars", json_type_object, &env, why) < 0)
 		return -EINVAL;
 	if (!code)
 		return *why = "\"code\" is missing", -EINVAL;
@@ -624,70 +630,70 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 	return *ret_line ? 0 : -ENOMEM;
 }
 
-static enum MHD_Result too_many(struct cd_req *r)
+static enum MHD_Result too_many(struct srv_req *r)
 {
-	return cd_http_error(r, 429,
-			     "%u code contexts exist already, the most one sandbox may have: "
-			     "remove one first (removeCodeContext)",
-			     CD_SANDBOX_MAX_CTXS);
+	return srv_http_error(r->http, 429,
+			      "%u code contexts exist already, the most one sandbox may have: "
+			      "remove one first (removeCodeContext)",
+			      SRV_SANDBOX_MAX_CTXS);
 }
 
-static enum MHD_Result execute(struct cd_req *r)
+enum MHD_Result srv_interp_execute(struct srv_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
-	json_object *body = cd_http_body_json(r, &why);
+	json_object *body = srv_http_body_json(r->http, &why);
 	struct exec_stream *s;
 	char *line = NULL;
-	struct cd_ctx *c;
+	struct srv_ctx *c;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (execute_request(body, &ctx_id, &line, &why) < 0) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	k = ctx_get(r->sb, ctx_id, &c);
 	json_object_put(body);
 	if (k < 0) {
 		free(line);
 		return k == -EAGAIN   ? too_many(r)
-		       : k == -ENOENT ? cd_http_error(r, 404, "no such context")
-				      : cd_http_error(r, 500, "out of memory");
+		       : k == -ENOENT ? srv_http_error(r->http, 404, "no such context")
+				      : srv_http_error(r->http, 500, "out of memory");
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		free(line);
 		ctx_unref(r->sb, c);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
-	cd_sandbox_ref(r->sb);
+	srv_sandbox_ref(r->sb);
 	s->sb = r->sb;
 	s->c = c;
 	s->request = line;
-	s->conn_fd = cd_http_conn_fd(r);
+	s->conn_fd = srv_http_conn_fd(r->http);
 	s->last_ns = cd_now_ns();
-	return cd_http_stream(r, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
-			      exec_free, s);
+	return srv_http_stream(r->http, 200, "application/x-ndjson", MHD_SIZE_UNKNOWN, exec_read,
+			       exec_free, s);
 }
 
 /* --- /contexts --- */
-static enum MHD_Result create_ctx(struct cd_req *r)
+enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *why = NULL;
-	json_object *body = cd_http_body_json(r, &why), *lang, *cwd;
-	struct cd_ctx *c;
+	json_object *body = srv_http_body_json(r->http, &why), *lang, *cwd;
+	struct srv_ctx *c;
 	int k;
 
 	if (!body)
-		return cd_http_error(r, 400, "bad JSON body: %s", why);
-	if (cd_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
-	    cd_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
+		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
+	if (srv_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
+	    srv_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
 	    (lang && strcmp(json_object_get_string(lang), "python") != 0 &&
 	     (why = "only the language python is supported"))) {
 		json_object_put(body);
-		return cd_http_error(r, 400, "%s", why);
+		return srv_http_error(r->http, 400, "%s", why);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	k = ctx_slot(r->sb);
@@ -700,39 +706,39 @@ static enum MHD_Result create_ctx(struct cd_req *r)
 		return too_many(r);
 	if (!c) {
 		ctx_unslot(r->sb);
-		return cd_http_error(r, 500, "out of memory");
+		return srv_http_error(r->http, 500, "out of memory");
 	}
 	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
 	if (k < 0) {
 		ctx_free(c);
 		ctx_unslot(r->sb);
-		return cd_http_error(r, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
-				     err.msg);
+		return srv_http_error(r->http, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
+				      err.msg);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
 	r->sb->ctxs = c;
 	pthread_mutex_unlock(&r->sb->lock);
-	return cd_http_json(r, 200, ctx_json(c));
+	return srv_http_json(r->http, 200, ctx_json(c));
 }
 
-static enum MHD_Result list_ctx(struct cd_req *r)
+enum MHD_Result srv_interp_list_ctx(struct srv_req *r)
 {
 	json_object *a = json_object_new_array();
 
 	pthread_mutex_lock(&r->sb->lock);
-	for (struct cd_ctx *c = r->sb->ctxs; a && c; c = c->next)
+	for (struct srv_ctx *c = r->sb->ctxs; a && c; c = c->next)
 		json_object_array_add(a, ctx_json(c));
 	pthread_mutex_unlock(&r->sb->lock);
-	return cd_http_json(r, 200, a);
+	return srv_http_json(r->http, 200, a);
 }
 
-static enum MHD_Result remove_ctx(struct cd_req *r)
+enum MHD_Result srv_interp_remove_ctx(struct srv_req *r)
 {
-	struct cd_ctx *c = NULL;
+	struct srv_ctx *c = NULL;
 
 	pthread_mutex_lock(&r->sb->lock);
-	for (struct cd_ctx **q = &r->sb->ctxs; *q; q = &(*q)->next)
+	for (struct srv_ctx **q = &r->sb->ctxs; *q; q = &(*q)->next)
 		if (strcmp((*q)->id, r->sub) == 0) {
 			c = *q;
 			*q = c->next;
@@ -741,78 +747,51 @@ static enum MHD_Result remove_ctx(struct cd_req *r)
 		}
 	pthread_mutex_unlock(&r->sb->lock);
 	if (!c)
-		return cd_http_error(r, 404, "no such context");
+		return srv_http_error(r->http, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends (KernelError) */
 	ctx_unref(r->sb, c);
-	return cd_http_text(r, 204, NULL, "", 0);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
-static enum MHD_Result restart_ctx(struct cd_req *r)
+enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
 {
 	struct cordon_error err = {0};
-	struct cd_ctx *c;
+	struct srv_ctx *c;
 	int k = ctx_get(r->sb, r->sub, &c);
 
 	if (k < 0)
-		return cd_http_error(r, 404, "no such context");
+		return srv_http_error(r->http, 404, "no such context");
 	kernel_signal(c, SIGKILL); /* a running execution ends, and lets go of the context */
-	if (!take_turn(r->sb, c, cd_http_conn_fd(r))) {
+	if (!take_turn(r->sb, c, srv_http_conn_fd(r->http))) {
 		ctx_unref(r->sb, c);
-		return cd_http_error(r, 502, "the sandbox is being killed");
+		return srv_http_error(r->http, 502, "the sandbox is being killed");
 	}
 	kernel_stop(c);
 	k = kernel_start(r->sb, c, &err);
 	pthread_mutex_unlock(&c->exec_lock);
 	ctx_unref(r->sb, c);
 	if (k < 0)
-		return cd_http_error(r, 500, "%s: %s", err.step, err.msg);
-	return cd_http_text(r, 204, NULL, "", 0);
+		return srv_http_error(r->http, 500, "%s: %s", err.step, err.msg);
+	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 
-static enum MHD_Result health(struct cd_req *r)
+enum MHD_Result srv_interp_health(struct srv_req *r)
 {
-	return cd_http_text(r, 200, "text/plain", "OK", 2);
+	return srv_http_text(r->http, 200, "text/plain", "OK", 2);
 }
 
-cd_handler_fn cd_interp_route(const char *method, const char *url, char **ret_sub)
+void srv_interp_on_death(struct srv_sandbox *sb, void *arg)
 {
-	size_t n;
+	struct srv_ctx *c;
 
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/execute") == 0)
-		return execute;
-	if (strcmp(url, "/contexts") == 0)
-		return strcmp(method, "POST") == 0  ? create_ctx
-		       : strcmp(method, "GET") == 0 ? list_ctx
-						    : NULL;
-	if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
-		return health;
-	if (strncmp(url, "/contexts/", 10) != 0)
-		return NULL;
-	url += 10;
-	n = strspn(url, "0123456789abcdefghijklmnopqrstuvwxyz");
-	if (n == 0 || n > 39)
-		return NULL;
-	*ret_sub = strndup(url, n);
-	if (!*ret_sub)
-		return NULL;
-	if (strcmp(method, "DELETE") == 0 && !url[n])
-		return remove_ctx;
-	if (strcmp(method, "POST") == 0 && strcmp(url + n, "/restart") == 0)
-		return restart_ctx;
-	return NULL;
-}
-
-void cd_interp_kill_all(struct cd_sandbox *sb)
-{
-	struct cd_ctx *c;
-
+	(void)arg;
 	pthread_mutex_lock(&sb->lock);
 	c = sb->ctxs;
 	sb->ctxs = NULL;
 	sb->n_ctxs = 0;
 	pthread_mutex_unlock(&sb->lock);
 	while (c) {
-		struct cd_ctx *next = c->next;
+		struct srv_ctx *next = c->next;
 
 		ctx_unref(sb, c);
 		c = next;

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "auth.h"
+#include "keys.h"
+#include "opts.h"
 #include "util.h"
 
 #define KEY_FILE_MAX (64 * 1024)
@@ -30,9 +32,9 @@ static bool key_in_argv; /* --api-key was given */
 
 static int add_key(const char *k, const char *where, struct cordon_error *err)
 {
-	if (!cd_auth_key_valid_form(k))
+	if (!srv_auth_key_valid_form(k))
 		return cd_fail(err, 0, where, "a key is e2b_ followed by lowercase hex digits");
-	if (cd_strv_push(&cd_opts.api_keys, k) < 0)
+	if (cd_strv_push(&srv_opts.api_keys, k) < 0)
 		return cd_fail(err, ENOMEM, where, "out of memory");
 	return 0;
 }
@@ -83,7 +85,7 @@ static int parse_lines(char *buf, const char *path, struct cordon_error *err)
 			line++;
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (!cd_auth_key_valid_form(line))
+		if (!srv_auth_key_valid_form(line))
 			return cd_fail(err, 0, "--api-key-file",
 				       "%s:%u: a key is e2b_ followed by lowercase hex digits",
 				       path, lineno);
@@ -94,7 +96,7 @@ static int parse_lines(char *buf, const char *path, struct cordon_error *err)
 	return n ? 0 : cd_fail(err, 0, "--api-key-file", "%s: no key in it", path);
 }
 
-int cd_keys_read_file(const char *path, struct cordon_error *err)
+int srv_keys_read_file(const char *path, struct cordon_error *err)
 {
 	char buf[KEY_FILE_MAX + 1];
 	_cleanup_close_ int fd = -1;
@@ -121,7 +123,7 @@ int cd_keys_read_file(const char *path, struct cordon_error *err)
 		r = cd_fail(err, 0, "--api-key-file", "%s holds a NUL byte", path);
 	else
 		r = parse_lines(buf, path, err);
-	explicit_bzero(buf, sizeof(buf)); /* the keys stay in cd_opts only */
+	explicit_bzero(buf, sizeof(buf)); /* the keys stay in srv_opts only */
 	return r;
 }
 
@@ -129,9 +131,9 @@ int cd_keys_read_file(const char *path, struct cordon_error *err)
  * process once read: from environ (nothing the server starts inherits it) and from the
  * environment block itself, which /proc/PID/environ shows as it was at exec whatever
  * unsetenv() does. */
-int cd_keys_from_env(struct cordon_error *err)
+int srv_keys_from_env(struct cordon_error *err)
 {
-	char *v = getenv(CD_KEY_ENV), *copy, *save = NULL;
+	char *v = getenv(SRV_KEY_ENV), *copy, *save = NULL;
 	unsigned n = 0;
 	int r = 0;
 
@@ -139,16 +141,16 @@ int cd_keys_from_env(struct cordon_error *err)
 		return 0;
 	copy = strdup(v);
 	explicit_bzero(v, strlen(v));
-	unsetenv(CD_KEY_ENV);
+	unsetenv(SRV_KEY_ENV);
 	if (!copy)
-		return cd_fail(err, ENOMEM, CD_KEY_ENV, "out of memory");
+		return cd_fail(err, ENOMEM, SRV_KEY_ENV, "out of memory");
 	for (char *k = strtok_r(copy, ", \t\r\n", &save); k && r >= 0;
 	     k = strtok_r(NULL, ", \t\r\n", &save), n++)
-		r = add_key(k, CD_KEY_ENV, err);
+		r = add_key(k, SRV_KEY_ENV, err);
 	explicit_bzero(copy, strlen(copy));
 	free(copy);
 	if (r >= 0 && n == 0)
-		r = cd_fail(err, 0, CD_KEY_ENV,
+		r = cd_fail(err, 0, SRV_KEY_ENV,
 			    "set but holds no key (e2b_ and lowercase hex digits; several: "
 			    "separated by commas)");
 	return r;
@@ -163,7 +165,7 @@ static int write_key_file(int dfd, const char *dir, const char *key, struct cord
 	size_t len = strlen(key);
 	struct stat st;
 
-	if (cd_auth_random(tmp + strlen(tmp), 12, "0123456789abcdefghijklmnopqrstuvwxyz") < 0)
+	if (srv_auth_random(tmp + strlen(tmp), 12, "0123456789abcdefghijklmnopqrstuvwxyz") < 0)
 		return cd_fail(err, EIO, "api-key", "getrandom failed");
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -189,7 +191,7 @@ static int make_key(const char *dir, struct cordon_error *err)
 
 	if (dfd < 0)
 		return cd_fail_errno(err, errno, "api-key", "%s", dir);
-	if (cd_auth_random(key + 4, 40, "0123456789abcdef") < 0)
+	if (srv_auth_random(key + 4, 40, "0123456789abcdef") < 0)
 		return cd_fail(err, EIO, "api-key", "getrandom failed");
 	r = write_key_file(dfd, dir, key, err);
 	if (r >= 0)
@@ -207,7 +209,7 @@ static int make_key(const char *dir, struct cordon_error *err)
 	return 0;
 }
 
-void cd_keys_forget_made(void)
+void srv_keys_forget_made(void)
 {
 	struct stat st;
 
@@ -222,18 +224,18 @@ void cd_keys_forget_made(void)
 /* The key was on the command line (ps shows it to every local user): the copy in this
  * process's argv is overwritten now, which shortens that window but cannot close it; it is said
  * once the options are known good (a bad option is one line). */
-void cd_keys_argv_wipe(char *arg)
+void srv_keys_argv_wipe(char *arg)
 {
 	key_in_argv = true;
 	memset(arg, 'x', strlen(arg));
 }
 
-int cd_keys_setup(const char *dir, struct cordon_error *err)
+int srv_keys_setup(const char *dir, struct cordon_error *err)
 {
 	if (key_in_argv)
 		fprintf(stderr,
 			"cordon: serve: --api-key: a key on the command line can be read by "
-			"every local user (ps, /proc/PID/cmdline); use " CD_KEY_ENV
+			"every local user (ps, /proc/PID/cmdline); use " SRV_KEY_ENV
 			"=KEY or --api-key-file FILE (chmod 600) instead\n");
-	return cd_opts.api_keys ? 0 : make_key(dir, err);
+	return srv_opts.api_keys ? 0 : make_key(dir, err);
 }

@@ -156,7 +156,7 @@ struct walk {
 	uint64_t objects; /* bit d: the container at depth d+1 is an object */
 	int depth;
 	bool want_type; /* the value being read is the top object's "type" */
-	struct cd_kline *ret;
+	struct srv_kline *ret;
 };
 
 /* One value at w->x.s: a scalar, or the opening of a container (depth + 1). */
@@ -170,7 +170,7 @@ static bool value(struct walk *w)
 	if (top)
 		w->ret->type = NULL; /* the last "type" counts, as for JSON.parse */
 	if (take(&w->x, '{') || take(&w->x, '[')) {
-		if (w->depth >= CD_KLINE_MAX_DEPTH)
+		if (w->depth >= SRV_KLINE_MAX_DEPTH)
 			return false;
 		if (w->x.s[-1] == '{')
 			w->objects |= 1ull << w->depth;
@@ -238,12 +238,12 @@ static bool first(struct walk *w, bool *more)
 	return !obj || key(w);
 }
 
-int cd_kline_check(const char *line, size_t len, struct cd_kline *ret)
+int srv_kline_check(const char *line, size_t len, struct srv_kline *ret)
 {
 	struct walk w = {.x = {line, line + len}, .ret = ret};
 	bool more = true;
 
-	*ret = (struct cd_kline){0};
+	*ret = (struct srv_kline){0};
 	ws(&w.x);
 	if (!take(&w.x, '{'))
 		return -EINVAL;

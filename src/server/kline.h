@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CD_KLINE_MAX_DEPTH 64 /* objects and arrays nested deeper: refused */
+#define SRV_KLINE_MAX_DEPTH 64 /* objects and arrays nested deeper: refused */
 
-struct cd_kline {
+struct srv_kline {
 	const char *type; /* the top object's last "type" member, when a string: its bytes
 			   * between the quotes, escapes as sent (NULL: none, or not a string) */
 	size_t type_len;
@@ -17,4 +17,4 @@ struct cd_kline {
 
 /* 0 when line[0..len) is exactly one JSON object (RFC 8259; whitespace around it allowed),
  * else -EINVAL. */
-int cd_kline_check(const char *line, size_t len, struct cd_kline *ret);
+int srv_kline_check(const char *line, size_t len, struct srv_kline *ret);

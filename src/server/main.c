@@ -3,12 +3,13 @@
  * main.c - cordon-serve, the program `cordon serve` runs (src/cli/main.c execs it). A program of
  * its own so that the cordon command, which wraps every command an agent runs, does not load
  * libmicrohttpd and the TLS stack it brings (ten libraries, 0.5-1 ms of every start). The server
- * also execs it as the process that makes its sessions (`--session-maker`, creator.c).
+ * also execs it as the process that makes its sessions (`--session-maker`, creator.c). Runs in
+ * both: the server's process and the session maker's.
  */
 #include <string.h>
 
+#include "creator.h"
 #include "serve.h"
-#include "server.h"
 
 int main(int argc, char **argv)
 {
@@ -16,8 +17,8 @@ int main(int argc, char **argv)
 
 	/* the process that makes the sessions (creator.c), started by the server itself */
 	if (argc == 2 && strcmp(argv[1], "--session-maker") == 0)
-		return cd_creator_main();
+		return srv_creator_main();
 
-	argv[0] = name; /* cd_serve_main's argv[0] is the subcommand */
-	return cd_serve_main(argc, argv);
+	argv[0] = name; /* srv_serve_main's argv[0] is the subcommand */
+	return srv_serve_main(argc, argv);
 }

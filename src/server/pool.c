@@ -2,10 +2,11 @@
 /*
  * pool.c - sandboxes made ahead of time (--pool N): a create takes one that is ready, and a
  * thread makes the next meanwhile, so that create-to-first-command costs no sandbox setup. A
- * pooled sandbox is made from the server's options alone (config_base in control.c); what a
+ * pooled sandbox is made from the server's options alone (sbconfig.c); what a
  * create asks for that differs per sandbox (its id, its envVars) reaches its commands at each
- * exec (cd_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
- * counted by --max-sandboxes; they are destroyed with the server.
+ * exec (srv_sandbox.env), never through the config. Pooled sandboxes are not in the table and not
+ * counted by --max-sandboxes; they are destroyed with the server. Runs in the server: its own
+ * thread makes them (through fresh.c), connection threads take them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,13 +14,15 @@
 #include <time.h>
 #include <string.h>
 
-#include "server.h"
+#include "fresh.h"
+#include "opts.h"
+#include "pool.h"
 #include "util.h"
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* a take left room, or the end */
-	struct cd_pooled *ready;
+	struct srv_fresh *ready;
 	size_t n, want;
 	bool stopping;
 	pthread_t thread;
@@ -32,7 +35,7 @@ static void *filler(void *arg)
 	pthread_mutex_lock(&pool.lock);
 	while (!pool.stopping) {
 		struct cordon_error err = { 0 };
-		struct cd_pooled p = { 0 };
+		struct srv_fresh p = {0};
 		int r;
 
 		if (pool.n >= pool.want) {
@@ -40,12 +43,12 @@ static void *filler(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&pool.lock);
-		r = cd_control_make_session(&p, &err);
+		r = srv_fresh_make(&p, &err);
 		pthread_mutex_lock(&pool.lock);
 		if (r < 0) {
 			struct timespec t;
 
-			cd_log("pool: cannot make a sandbox ahead: %s: %s", err.step, err.msg);
+			srv_log("pool: cannot make a sandbox ahead: %s: %s", err.step, err.msg);
 			/* not in a loop: a second later (or at the end) */
 			clock_gettime(CLOCK_REALTIME, &t);
 			t.tv_sec += 1;
@@ -54,7 +57,7 @@ static void *filler(void *arg)
 		}
 		if (pool.stopping) {
 			pthread_mutex_unlock(&pool.lock);
-			cd_control_drop_session(&p);
+			srv_fresh_drop(&p);
 			pthread_mutex_lock(&pool.lock);
 			break;
 		}
@@ -64,7 +67,7 @@ static void *filler(void *arg)
 	return NULL;
 }
 
-int cd_pool_start(unsigned n, struct cordon_error *err)
+int srv_pool_start(unsigned n, struct cordon_error *err)
 {
 	int r;
 
@@ -81,7 +84,7 @@ int cd_pool_start(unsigned n, struct cordon_error *err)
 	return 0;
 }
 
-bool cd_pool_take(struct cd_pooled *ret)
+bool srv_pool_take(struct srv_fresh *ret)
 {
 	bool got = false;
 
@@ -97,7 +100,7 @@ bool cd_pool_take(struct cd_pooled *ret)
 	return got;
 }
 
-void cd_pool_stop(void)
+void srv_pool_stop(void)
 {
 	if (!pool.started)
 		return;
@@ -107,7 +110,7 @@ void cd_pool_stop(void)
 	pthread_mutex_unlock(&pool.lock);
 	pthread_join(pool.thread, NULL);
 	while (pool.n)
-		cd_control_drop_session(&pool.ready[--pool.n]);
+		srv_fresh_drop(&pool.ready[--pool.n]);
 	free(pool.ready);
 	pool.ready = NULL;
 	pool.started = false;

@@ -17,15 +17,18 @@
 #include <termios.h>
 
 #include "connect.h"
+#include "http.h"
+#include "opts.h"
 #include "procs.h"
+#include "registry.h"
 #include "util.h"
 
 #define CHUNK (32 * 1024)
 
-static void proc_free(struct cd_proc *p)
+static void proc_free(struct srv_proc *p)
 {
 	for (uint64_t i = p->first; i < p->next; i++)
-		free(p->ring[i % CD_PROC_RING_EVENTS]);
+		free(p->ring[i % SRV_PROC_RING_EVENTS]);
 	if (p->in_fd >= 0)
 		close(p->in_fd);
 	if (p->pty_fd >= 0)
@@ -39,7 +42,7 @@ static void proc_free(struct cd_proc *p)
 	free(p);
 }
 
-void cd_proc_unref(struct cd_proc *p)
+void srv_proc_unref(struct srv_proc *p)
 {
 	bool last;
 
@@ -52,7 +55,7 @@ void cd_proc_unref(struct cd_proc *p)
 		proc_free(p);
 }
 
-static void proc_ref(struct cd_proc *p)
+static void proc_ref(struct srv_proc *p)
 {
 	pthread_mutex_lock(&p->lock);
 	p->refs++;
@@ -60,19 +63,20 @@ static void proc_ref(struct cd_proc *p)
 }
 
 /* Whether a stream that reads still has to read the oldest event (p->lock held): one that read
- * nothing for CD_PROC_STALL_NS holds the process back no more, nor the server's memory. */
-static bool oldest_unread(struct cd_proc *p)
+ * nothing for SRV_PROC_STALL_NS holds the process back no more, nor the server's memory. */
+static bool oldest_unread(struct srv_proc *p)
 {
 	uint64_t now = cd_now_ns();
 
-	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
-		if (p->subs[i] && *p->subs[i] <= p->first && now - p->read_ns[i] < CD_PROC_STALL_NS)
+	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
+		if (p->subs[i] && *p->subs[i] <= p->first &&
+		    now - p->read_ns[i] < SRV_PROC_STALL_NS)
 			return true;
 	return false;
 }
 
 /* p->bytes and the sandbox's count move together (p->lock held) */
-static void count_bytes(struct cd_proc *p, size_t n, bool add)
+static void count_bytes(struct srv_proc *p, size_t n, bool add)
 {
 	if (add)
 		p->bytes += n;
@@ -84,9 +88,9 @@ static void count_bytes(struct cd_proc *p, size_t n, bool add)
 		__atomic_sub_fetch(p->acct, n, __ATOMIC_RELAXED);
 }
 
-static void drop_oldest(struct cd_proc *p)
+static void drop_oldest(struct srv_proc *p)
 {
-	char **old = &p->ring[p->first % CD_PROC_RING_EVENTS];
+	char **old = &p->ring[p->first % SRV_PROC_RING_EVENTS];
 
 	count_bytes(p, strlen(*old), false);
 	free(*old);
@@ -96,7 +100,7 @@ static void drop_oldest(struct cd_proc *p)
 
 /* Once a stream has followed the process, an event every stream has read is needed by no one:
  * a stream that connects later starts from the tail (p->lock held). */
-static void trim(struct cd_proc *p)
+static void trim(struct srv_proc *p)
 {
 	while (p->followed && p->first < p->next && !oldest_unread(p))
 		drop_oldest(p);
@@ -104,16 +108,17 @@ static void trim(struct cd_proc *p)
 
 /* Room for len more bytes: an empty log always takes one event (so a process is never held
  * back by another's log), else within the log's own bounds and the sandbox's budget. */
-static bool has_room(struct cd_proc *p, size_t len)
+static bool has_room(struct srv_proc *p, size_t len)
 {
 	if (p->next == p->first)
 		return true;
-	if (p->next - p->first >= CD_PROC_RING_EVENTS || p->bytes + len > CD_PROC_RING_BYTES)
+	if (p->next - p->first >= SRV_PROC_RING_EVENTS || p->bytes + len > SRV_PROC_RING_BYTES)
 		return false;
-	return !p->acct || __atomic_load_n(p->acct, __ATOMIC_RELAXED) + len <= CD_SANDBOX_LOG_BYTES;
+	return !p->acct ||
+	       __atomic_load_n(p->acct, __ATOMIC_RELAXED) + len <= SRV_SANDBOX_LOG_BYTES;
 }
 
-static void wait_100ms(struct cd_proc *p)
+static void wait_100ms(struct srv_proc *p)
 {
 	struct timespec ts;
 
@@ -127,9 +132,9 @@ static void wait_100ms(struct cd_proc *p)
 }
 
 /* Append one event (taken). Without room the oldest goes, once every stream has read it or
- * those that have not read nothing for CD_PROC_STALL_NS (or the sandbox is dying); until then
+ * those that have not read nothing for SRV_PROC_STALL_NS (or the sandbox is dying); until then
  * the pump, and so the process, waits. */
-static void push(struct cd_proc *p, char *ev)
+static void push(struct srv_proc *p, char *ev)
 {
 	size_t len;
 
@@ -147,7 +152,7 @@ static void push(struct cd_proc *p, char *ev)
 		}
 		drop_oldest(p);
 	}
-	p->ring[p->next % CD_PROC_RING_EVENTS] = ev;
+	p->ring[p->next % SRV_PROC_RING_EVENTS] = ev;
 	count_bytes(p, len, true);
 	p->next++;
 	trim(p);
@@ -158,7 +163,7 @@ static void push(struct cd_proc *p, char *ev)
 /* An event nobody would keep (streams followed the process and none reads any more: trim()
  * would drop it at once) is counted as dropped, not made: the server's time is not spent on it,
  * and a stream that reads again is told. */
-static bool unwanted(struct cd_proc *p)
+static bool unwanted(struct srv_proc *p)
 {
 	bool skip;
 
@@ -171,20 +176,20 @@ static bool unwanted(struct cd_proc *p)
 	return skip;
 }
 
-static void push_data(struct cd_proc *p, const char *stream, const char *buf, size_t n)
+static void push_data(struct srv_proc *p, const char *stream, const char *buf, size_t n)
 {
 	char *b64 = NULL;
 
 	if (unwanted(p))
 		return;
-	if (cd_b64_encode(buf, n, &b64, NULL) < 0)
+	if (srv_b64_encode(buf, n, &b64, NULL) < 0)
 		return;
 	push(p, cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", stream, b64));
 	free(b64);
 }
 
 /* As Go's os.ProcessState says it, which envd sends: "exit status 1", "signal: killed". */
-static void push_end(struct cd_proc *p, int status, bool known, const char *error)
+static void push_end(struct srv_proc *p, int status, bool known, const char *error)
 {
 	char st[64], sig[32];
 	int code = -1;
@@ -206,7 +211,7 @@ static void push_end(struct cd_proc *p, int status, bool known, const char *erro
 }
 
 /* Read what is there; false at EOF or error (the fd is then closed). */
-static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
+static bool drain(struct srv_proc *p, int *fd, const char *stream, char *buf)
 {
 	ssize_t n = read(*fd, buf, CHUNK);
 
@@ -223,12 +228,12 @@ static bool drain(struct cd_proc *p, int *fd, const char *stream, char *buf)
 
 /* Off the sandbox's list of running processes and its counts: before the end event is in the
  * log, so that a client told of the end (the event, or the stream's end) lists it no more. */
-static void unlist(struct cd_proc *p)
+static void unlist(struct srv_proc *p)
 {
-	struct cd_sandbox *sb = p->sb;
+	struct srv_sandbox *sb = p->sb;
 
 	pthread_mutex_lock(&sb->lock);
-	for (struct cd_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
+	for (struct srv_proc **q = &sb->procs; *q; q = &(*q)->next_in_sb)
 		if (*q == p) {
 			*q = p->next_in_sb;
 			pthread_mutex_lock(&p->lock);
@@ -244,9 +249,9 @@ static void unlist(struct cd_proc *p)
 /* The pump's end, once off the list and its end event in the log: the handle freed, the
  * streams woken, the terminal closed (a stream may hold p for longer: the host's pty is not
  * kept for it), the log no longer counted against the sandbox, references dropped. */
-static void pump_done(struct cd_proc *p)
+static void pump_done(struct srv_proc *p)
 {
-	struct cd_sandbox *sb = p->sb;
+	struct srv_sandbox *sb = p->sb;
 
 	pthread_mutex_lock(&p->lock);
 	cordon_process_free(p->p);
@@ -267,14 +272,14 @@ static void pump_done(struct cd_proc *p)
 	p->pty_fd = -1;
 	pthread_mutex_unlock(&p->in_lock);
 	p->sb = NULL;
-	cd_sandbox_unref(sb);
-	cd_proc_unref(p);
+	srv_sandbox_unref(sb);
+	srv_proc_unref(p);
 }
 
 static void *pump(void *arg)
 {
-	struct cd_proc *p = arg;
-	struct cd_sandbox *sb = p->sb;
+	struct srv_proc *p = arg;
+	struct srv_sandbox *sb = p->sb;
 	char *buf = malloc(CHUNK);
 	int status = 0, w;
 	bool exited = false, known = false, dying = false;
@@ -354,9 +359,9 @@ static int open_pty(int rows, int cols, int *ret_master, int *ret_slave, struct 
 	return 0;
 }
 
-static struct cd_proc *proc_new(void)
+static struct srv_proc *proc_new(void)
 {
-	struct cd_proc *p = calloc(1, sizeof(*p));
+	struct srv_proc *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
@@ -370,7 +375,7 @@ static struct cd_proc *proc_new(void)
 }
 
 /* The pipes (or the terminal) of the command: ours in p, the command's in fd[]. */
-static int make_fds(struct cd_proc *p, struct cd_proc_start *ps, int fd[3],
+static int make_fds(struct srv_proc *p, struct srv_proc_start *ps, int fd[3],
 		    struct cordon_error *err)
 {
 	int in[2] = {-1, -1}, out[2], errp[2];
@@ -421,7 +426,7 @@ static void close_child_fds(int fd[3])
 }
 
 /* A place among the sandbox's followed processes (and terminals): 0, or -EAGAIN said in err. */
-static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
+static int reserve(struct srv_sandbox *sb, bool pty, struct cordon_error *err)
 {
 	unsigned procs, ptys;
 	bool ok;
@@ -429,7 +434,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 	pthread_mutex_lock(&sb->lock);
 	procs = sb->n_procs;
 	ptys = sb->n_ptys;
-	ok = procs < cd_opts.max_procs && (!pty || ptys < CD_SANDBOX_MAX_PTYS);
+	ok = procs < srv_opts.max_procs && (!pty || ptys < SRV_SANDBOX_MAX_PTYS);
 	if (ok) {
 		sb->n_procs++;
 		sb->n_ptys += pty;
@@ -437,7 +442,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 	pthread_mutex_unlock(&sb->lock);
 	if (ok)
 		return 0;
-	if (procs >= cd_opts.max_procs)
+	if (procs >= srv_opts.max_procs)
 		return cd_fail(err, EAGAIN, "exec",
 			       "%u processes run already (the most the server follows in one "
 			       "sandbox)",
@@ -446,7 +451,7 @@ static int reserve(struct cd_sandbox *sb, bool pty, struct cordon_error *err)
 		       "%u terminals are open already (the most one sandbox may have)", ptys);
 }
 
-static void unreserve(struct cd_sandbox *sb, bool pty)
+static void unreserve(struct srv_sandbox *sb, bool pty)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->n_procs--;
@@ -455,7 +460,7 @@ static void unreserve(struct cd_sandbox *sb, bool pty)
 }
 
 /* The process itself, through the library: its descriptors made, the command's closed. */
-static int exec_in(struct cd_sandbox *sb, struct cd_proc *p, struct cd_proc_start *ps,
+static int exec_in(struct srv_sandbox *sb, struct srv_proc *p, struct srv_proc_start *ps,
 		   struct cordon_error *err)
 {
 	struct cordon_exec e = {
@@ -476,10 +481,10 @@ static int exec_in(struct cd_sandbox *sb, struct cd_proc *p, struct cd_proc_star
 	return r;
 }
 
-int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_proc **ret,
-		  struct cordon_error *err)
+int srv_proc_start(struct srv_sandbox *sb, struct srv_proc_start *ps, struct srv_proc **ret,
+		   struct cordon_error *err)
 {
-	struct cd_proc *p = proc_new();
+	struct srv_proc *p = proc_new();
 	pthread_attr_t attr;
 	pthread_t t;
 	int r;
@@ -512,7 +517,7 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 		p->followed = true;
 	}
 	push(p, cd_strdup_printf("{\"start\":{\"pid\":%u}}", p->pid));
-	cd_sandbox_ref(sb);
+	srv_sandbox_ref(sb);
 	p->sb = sb;
 	p->refs = 3; /* the caller's, the pump's, the sandbox list's */
 	pthread_mutex_lock(&sb->lock);
@@ -532,9 +537,9 @@ int cd_proc_start(struct cd_sandbox *sb, struct cd_proc_start *ps, struct cd_pro
 	return 0;
 }
 
-struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *tag)
+struct srv_proc *srv_proc_find(struct srv_sandbox *sb, uint32_t pid, const char *tag)
 {
-	struct cd_proc *p;
+	struct srv_proc *p;
 
 	pthread_mutex_lock(&sb->lock);
 	for (p = sb->procs; p; p = p->next_in_sb)
@@ -546,14 +551,14 @@ struct cd_proc *cd_proc_find(struct cd_sandbox *sb, uint32_t pid, const char *ta
 	return p;
 }
 
-int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor)
+int srv_proc_subscribe(struct srv_proc *p, uint64_t *cursor)
 {
 	int r = -EBUSY;
 
 	pthread_mutex_lock(&p->lock);
-	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
 		if (!p->subs[i]) {
-			if (*cursor == CD_PROC_TAIL)
+			if (*cursor == SRV_PROC_TAIL)
 				*cursor = p->next;
 			p->subs[i] = cursor;
 			p->read_ns[i] = cd_now_ns();
@@ -565,10 +570,10 @@ int cd_proc_subscribe(struct cd_proc *p, uint64_t *cursor)
 	return r;
 }
 
-void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor)
+void srv_proc_unsubscribe(struct srv_proc *p, uint64_t *cursor)
 {
 	pthread_mutex_lock(&p->lock);
-	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
 		if (p->subs[i] == cursor)
 			p->subs[i] = NULL;
 	trim(p);
@@ -577,7 +582,7 @@ void cd_proc_unsubscribe(struct cd_proc *p, uint64_t *cursor)
 }
 
 /* What a stream is told in place of the n events the log dropped before it read them. */
-static char *lost_marker(struct cd_proc *p, uint64_t n)
+static char *lost_marker(struct srv_proc *p, uint64_t n)
 {
 	_cleanup_free_ char *text =
 	    cd_strdup_printf("\n[cordon serve: %llu chunks of output dropped here: this stream "
@@ -585,15 +590,15 @@ static char *lost_marker(struct cd_proc *p, uint64_t n)
 			     (unsigned long long)n);
 	_cleanup_free_ char *b64 = NULL;
 
-	if (!text || cd_b64_encode(text, strlen(text), &b64, NULL) < 0)
+	if (!text || srv_b64_encode(text, strlen(text), &b64, NULL) < 0)
 		return NULL;
 	return cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", p->pty ? "pty" : "stderr", b64);
 }
 
 /* The stream of cursor read: it is not stalled (p->lock held). */
-static void read_now(struct cd_proc *p, const uint64_t *cursor)
+static void read_now(struct srv_proc *p, const uint64_t *cursor)
 {
-	for (int i = 0; i < CD_PROC_MAX_SUBS; i++)
+	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
 		if (p->subs[i] == cursor)
 			p->read_ns[i] = cd_now_ns();
 }
@@ -609,7 +614,7 @@ static void deadline_in(struct timespec *ts, int timeout_ms)
 	}
 }
 
-int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms)
+int srv_proc_next(struct srv_proc *p, uint64_t *cursor, char **ret, int timeout_ms)
 {
 	struct timespec ts;
 	int r = 0;
@@ -625,7 +630,7 @@ int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms
 			break;
 		}
 		if (*cursor < p->next) {
-			*ret = strdup(p->ring[*cursor % CD_PROC_RING_EVENTS]);
+			*ret = strdup(p->ring[*cursor % SRV_PROC_RING_EVENTS]);
 			(*cursor)++;
 			read_now(p, cursor);
 			r = *ret ? 1 : -ENOMEM;
@@ -644,8 +649,8 @@ int cd_proc_next(struct cd_proc *p, uint64_t *cursor, char **ret, int timeout_ms
 	return r;
 }
 
-int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
-		     uint64_t stall_ns)
+int srv_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn_fd,
+		      uint64_t stall_ns)
 {
 	const char *b = buf;
 	uint64_t stall_end = cd_now_ns() + stall_ns;
@@ -665,7 +670,7 @@ int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn
 			return -errno;
 		if (cd_now_ns() >= stall_end)
 			return -ETIMEDOUT;
-		if (conn_fd >= 0 && cd_http_peer_gone(conn_fd))
+		if (conn_fd >= 0 && srv_http_peer_gone(conn_fd))
 			return -ECONNRESET;
 		if (poll(f, 2, 200) < 0 && errno != EINTR)
 			return -errno;
@@ -677,7 +682,7 @@ int cd_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int conn
 
 /* A descriptor of ours to write the input to (closed by the caller): the process's own is
  * closed by a CloseStdin or the pump's end meanwhile, never under a write. */
-static int input_fd(struct cd_proc *p, bool pty, struct cordon_error *err)
+static int input_fd(struct srv_proc *p, bool pty, struct cordon_error *err)
 {
 	int fd;
 
@@ -697,26 +702,26 @@ static int input_fd(struct cd_proc *p, bool pty, struct cordon_error *err)
 			   : "the process's stdin is closed or was not asked for");
 }
 
-static int input_write(struct cd_proc *p, const void *data, size_t len, bool pty, int dying_fd,
+static int input_write(struct srv_proc *p, const void *data, size_t len, bool pty, int dying_fd,
 		       struct cordon_error *err)
 {
 	int fd = input_fd(p, pty, err), r;
 
 	if (fd < 0)
 		return fd;
-	r = cd_write_bounded(fd, data, len, dying_fd, -1, CD_PROC_INPUT_STALL_NS);
+	r = srv_write_bounded(fd, data, len, dying_fd, -1, SRV_PROC_INPUT_STALL_NS);
 	close(fd);
 	if (r == -ETIMEDOUT) /* resource_exhausted: its input is full (not the request's timeout) */
 		return cd_fail(err, EAGAIN, "stdin",
 			       "the process does not read its input (nothing taken in %llu s)",
-			       (unsigned long long)(CD_PROC_INPUT_STALL_NS / NSEC_PER_SEC));
+			       (unsigned long long)(SRV_PROC_INPUT_STALL_NS / NSEC_PER_SEC));
 	if (r == -ECANCELED)
 		return cd_fail(err, ESRCH, "stdin", "the sandbox was killed");
 	return r < 0 ? cd_fail_errno(err, -r, "stdin", "write") : 0;
 }
 
-int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pty, int dying_fd,
-			struct cordon_error *err)
+int srv_proc_write_stdin(struct srv_proc *p, const void *data, size_t len, bool pty, int dying_fd,
+			 struct cordon_error *err)
 {
 	int r;
 
@@ -726,7 +731,7 @@ int cd_proc_write_stdin(struct cd_proc *p, const void *data, size_t len, bool pt
 	return r;
 }
 
-int cd_proc_close_stdin(struct cd_proc *p, int dying_fd, struct cordon_error *err)
+int srv_proc_close_stdin(struct srv_proc *p, int dying_fd, struct cordon_error *err)
 {
 	int r = 0;
 
@@ -744,7 +749,7 @@ int cd_proc_close_stdin(struct cd_proc *p, int dying_fd, struct cordon_error *er
 	return 0;
 }
 
-int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err)
+int srv_proc_signal(struct srv_proc *p, int sig, struct cordon_error *err)
 {
 	int r;
 
@@ -755,7 +760,7 @@ int cd_proc_signal(struct cd_proc *p, int sig, struct cordon_error *err)
 	return r;
 }
 
-int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *err)
+int srv_proc_resize(struct srv_proc *p, int rows, int cols, struct cordon_error *err)
 {
 	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 	int r = 0;
@@ -769,12 +774,12 @@ int cd_proc_resize(struct cd_proc *p, int rows, int cols, struct cordon_error *e
 	return r;
 }
 
-json_object *cd_procs_list(struct cd_sandbox *sb)
+json_object *srv_procs_list(struct srv_sandbox *sb)
 {
 	json_object *a = json_object_new_array();
 
 	pthread_mutex_lock(&sb->lock);
-	for (struct cd_proc *p = sb->procs; a && p; p = p->next_in_sb) {
+	for (struct srv_proc *p = sb->procs; a && p; p = p->next_in_sb) {
 		json_object *o = json_object_new_object();
 
 		if (!o)
@@ -789,19 +794,21 @@ json_object *cd_procs_list(struct cd_sandbox *sb)
 	return a;
 }
 
-/* Every pump has ended (the sandbox's users are gone): the list's references go. */
-void cd_procs_kill_all(struct cd_sandbox *sb)
+/* Every pump has ended (the sandbox's users are gone, its dying_fd woke them): the list's
+ * references go. */
+void srv_procs_on_death(struct srv_sandbox *sb, void *arg)
 {
-	struct cd_proc *p;
+	struct srv_proc *p;
 
+	(void)arg;
 	pthread_mutex_lock(&sb->lock);
 	p = sb->procs;
 	sb->procs = NULL;
 	pthread_mutex_unlock(&sb->lock);
 	while (p) {
-		struct cd_proc *next = p->next_in_sb;
+		struct srv_proc *next = p->next_in_sb;
 
-		cd_proc_unref(p);
+		srv_proc_unref(p);
 		p = next;
 	}
 }

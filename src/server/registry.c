@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* registry.c - the sandboxes table: lookup by id, references, the limit on their number, the
  * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill: the
- * sandbox's processes are killed at once, then its users get CD_DRAIN_NS to let go (past it
+ * sandbox's processes are killed at once, then its users get SRV_DRAIN_NS to let go (past it
  * their connections are shut down), then the session is destroyed; its --max-sandboxes slot is
  * held until then. The reaper never waits on a sandbox: each it ends is destroyed by a thread of
  * its own, so that one whose users are slow to let go (a client that stopped reading a stream)
@@ -14,38 +14,49 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "opts.h"
+#include "registry.h"
 #include "rmtree.h"
-#include "server.h"
 #include "util.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaper_cond = PTHREAD_COND_INITIALIZER;
-static struct cd_sandbox *table;
+static struct srv_sandbox *table;
 static unsigned n_live, n_reserved;
 /* sandboxes out of the table, being destroyed: they hold their slots (table_lock) */
-static struct cd_sandbox *dying;
+static struct srv_sandbox *dying;
 static unsigned n_dying;
 static bool stopping;
 static pthread_t reaper;
 static bool reaper_started;
 static unsigned n_destroying; /* destroyer threads running (table_lock) */
+/* who is told of a sandbox's end (set before the reaper starts, read-only after) */
+#define LISTENERS_MAX 4
+static struct {
+	srv_death_fn fn;
+	void *ctx;
+} listeners[LISTENERS_MAX];
+static unsigned n_listeners;
 
-int64_t cd_now_ms(void)
+int srv_reg_on_death(srv_death_fn fn, void *ctx, struct cordon_error *err)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (n_listeners >= LISTENERS_MAX)
+		return cd_fail(err, ENOSPC, "serve", "more than %d listeners of a sandbox's end",
+			       LISTENERS_MAX);
+	listeners[n_listeners].fn = fn;
+	listeners[n_listeners].ctx = ctx;
+	n_listeners++;
+	return 0;
 }
 
-int cd_reg_reserve(void)
+int srv_reg_reserve(void)
 {
 	int r = 0;
 
 	pthread_mutex_lock(&table_lock);
 	if (stopping)
 		r = -ESHUTDOWN;
-	else if (cd_opts.max_sandboxes && n_live + n_reserved + n_dying >= cd_opts.max_sandboxes)
+	else if (srv_opts.max_sandboxes && n_live + n_reserved + n_dying >= srv_opts.max_sandboxes)
 		r = -EBUSY;
 	else
 		n_reserved++;
@@ -53,7 +64,7 @@ int cd_reg_reserve(void)
 	return r;
 }
 
-void cd_reg_unreserve(void)
+void srv_reg_unreserve(void)
 {
 	pthread_mutex_lock(&table_lock);
 	n_reserved--;
@@ -61,7 +72,7 @@ void cd_reg_unreserve(void)
 }
 
 /* Called with a reservation, which becomes the sandbox's slot. */
-int cd_reg_add(struct cd_sandbox *sb)
+int srv_reg_add(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&table_lock);
 	n_reserved--;
@@ -77,14 +88,14 @@ int cd_reg_add(struct cd_sandbox *sb)
 	return 0;
 }
 
-void cd_sandbox_ref(struct cd_sandbox *sb)
+void srv_sandbox_ref(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->refs++;
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void cd_sandbox_unref(struct cd_sandbox *sb)
+void srv_sandbox_unref(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->refs--;
@@ -92,46 +103,42 @@ void cd_sandbox_unref(struct cd_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void cd_sandbox_touch(struct cd_sandbox *sb)
+void srv_sandbox_touch(struct srv_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->lock);
 	sb->last_used_ns = cd_now_ns();
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void cd_sandbox_attach(struct cd_req *r)
+void srv_sandbox_attach(struct srv_sandbox *sb, struct srv_hold *h, int fd)
 {
-	struct cd_sandbox *sb = r->sb;
-
-	r->sb_fd = cd_http_conn_fd(r);
+	h->fd = fd;
 	pthread_mutex_lock(&sb->lock);
-	r->sb_prev = NULL;
-	r->sb_next = sb->reqs;
-	if (sb->reqs)
-		sb->reqs->sb_prev = r;
-	sb->reqs = r;
+	h->prev = NULL;
+	h->next = sb->holds;
+	if (sb->holds)
+		sb->holds->prev = h;
+	sb->holds = h;
 	pthread_mutex_unlock(&sb->lock);
 }
 
-void cd_sandbox_detach(struct cd_req *r)
+void srv_sandbox_detach(struct srv_sandbox *sb, struct srv_hold *h)
 {
-	struct cd_sandbox *sb = r->sb;
-
 	pthread_mutex_lock(&sb->lock);
-	if (r->sb_prev)
-		r->sb_prev->sb_next = r->sb_next;
-	else if (sb->reqs == r)
-		sb->reqs = r->sb_next;
-	if (r->sb_next)
-		r->sb_next->sb_prev = r->sb_prev;
-	r->sb_prev = r->sb_next = NULL;
+	if (h->prev)
+		h->prev->next = h->next;
+	else if (sb->holds == h)
+		sb->holds = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
 	pthread_mutex_unlock(&sb->lock);
 }
 
 /* The sandbox called id, or NULL; table_lock held. */
-static struct cd_sandbox *find_locked(const char *id)
+static struct srv_sandbox *find_locked(const char *id)
 {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 
 	for (sb = table; sb; sb = sb->next)
 		if (strcmp(sb->id, id) == 0)
@@ -139,21 +146,21 @@ static struct cd_sandbox *find_locked(const char *id)
 	return sb;
 }
 
-struct cd_sandbox *cd_reg_get(const char *id)
+struct srv_sandbox *srv_reg_get(const char *id)
 {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 
 	pthread_mutex_lock(&table_lock);
 	sb = find_locked(id);
 	if (sb)
-		cd_sandbox_ref(sb);
+		srv_sandbox_ref(sb);
 	pthread_mutex_unlock(&table_lock);
 	return sb;
 }
 
-int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n)
+int srv_reg_snapshot(struct srv_sandbox ***ret, size_t *ret_n)
 {
-	struct cd_sandbox **v, *sb;
+	struct srv_sandbox **v, *sb;
 	size_t n = 0;
 
 	pthread_mutex_lock(&table_lock);
@@ -163,7 +170,7 @@ int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n)
 		return -ENOMEM;
 	}
 	for (sb = table; sb; sb = sb->next) {
-		cd_sandbox_ref(sb);
+		srv_sandbox_ref(sb);
 		v[n++] = sb;
 	}
 	pthread_mutex_unlock(&table_lock);
@@ -172,7 +179,7 @@ int cd_reg_snapshot(struct cd_sandbox ***ret, size_t *ret_n)
 	return 0;
 }
 
-void cd_sandbox_free(struct cd_sandbox *sb)
+void srv_sandbox_free(struct srv_sandbox *sb)
 {
 	if (!sb)
 		return;
@@ -189,9 +196,9 @@ void cd_sandbox_free(struct cd_sandbox *sb)
 }
 
 /* Out of the table (no new request finds it) into the dying list: its slot stays taken. */
-static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
+static struct srv_sandbox *unlink_locked(struct srv_sandbox *target)
 {
-	for (struct cd_sandbox **p = &table; *p; p = &(*p)->next)
+	for (struct srv_sandbox **p = &table; *p; p = &(*p)->next)
 		if (*p == target) {
 			*p = target->next;
 			n_live--;
@@ -204,10 +211,10 @@ static struct cd_sandbox *unlink_locked(struct cd_sandbox *target)
 }
 
 /* Destroyed: its slot is free. */
-static void forget(struct cd_sandbox *target)
+static void forget(struct srv_sandbox *target)
 {
 	pthread_mutex_lock(&table_lock);
-	for (struct cd_sandbox **p = &dying; *p; p = &(*p)->next)
+	for (struct srv_sandbox **p = &dying; *p; p = &(*p)->next)
 		if (*p == target) {
 			*p = target->next;
 			n_dying--;
@@ -221,24 +228,24 @@ static bool is_dying(const char *id)
 {
 	bool found = false;
 
-	for (struct cd_sandbox *sb = dying; sb && !found; sb = sb->next)
+	for (struct srv_sandbox *sb = dying; sb && !found; sb = sb->next)
 		found = strcmp(sb->id, id) == 0;
 	return found;
 }
 
 /* Every wait on the sandbox (pumps, streams, writes into it) polls dying_fd: they all let go. */
-static void doom(struct cd_sandbox *sb)
+static void doom(struct srv_sandbox *sb)
 {
 	uint64_t one = 1;
 
 	if (__atomic_exchange_n(&sb->dying, true, __ATOMIC_RELAXED)) /* read without the lock */
 		return;
 	if (write(sb->dying_fd, &one, sizeof(one)) < 0)
-		cd_log("sandbox %s: eventfd: %m", sb->id);
+		srv_log("sandbox %s: eventfd: %m", sb->id);
 }
 
 /* Wait until the table's reference is the last, or until end (monotonic): true if it is. */
-static bool users_gone(struct cd_sandbox *sb, uint64_t end)
+static bool users_gone(struct srv_sandbox *sb, uint64_t end)
 {
 	bool gone;
 
@@ -263,31 +270,31 @@ static bool users_gone(struct cd_sandbox *sb, uint64_t end)
 	return gone;
 }
 
-/* The requests still holding the sandbox past CD_DRAIN_NS: their connections are reset
+/* The requests still holding the sandbox past SRV_DRAIN_NS: their connections are reset
  * (libmicrohttpd's thread for each sees the end, and the request lets go; a linger of 0 drops
  * what the kernel still holds for a slow client, with a reset at the close). Under sb->lock,
  * which a request's detach takes before its connection can close: the descriptors are still
  * theirs. */
-static unsigned cut(struct cd_sandbox *sb)
+static unsigned cut(struct srv_sandbox *sb)
 {
 	struct linger reset = {.l_onoff = 1, .l_linger = 0};
 	unsigned n = 0;
 
 	pthread_mutex_lock(&sb->lock);
-	for (struct cd_req *r = sb->reqs; r; r = r->sb_next) {
-		if (r->sb_fd < 0)
+	for (struct srv_hold *h = sb->holds; h; h = h->next) {
+		if (h->fd < 0)
 			continue;
-		setsockopt(r->sb_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-		if (shutdown(r->sb_fd, SHUT_RDWR) == 0)
+		setsockopt(h->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+		if (shutdown(h->fd, SHUT_RDWR) == 0)
 			n++;
 	}
 	pthread_mutex_unlock(&sb->lock);
 	return n;
 }
 
-/* The table's reference is ours now: kill its processes, give its users CD_DRAIN_NS, cut the
+/* The table's reference is ours now: kill its processes, give its users SRV_DRAIN_NS, cut the
  * connections of those that hold on, destroy. */
-static void destroy(struct cd_sandbox *sb, const char *why)
+static void destroy(struct srv_sandbox *sb, const char *why)
 {
 	struct cordon_error err = {0};
 	struct cordon_result res;
@@ -298,29 +305,30 @@ static void destroy(struct cd_sandbox *sb, const char *why)
 	 * stream slowly, a listing the sandbox drips) */
 	r = cordon_session_kill(sb->session);
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET) /* those: it ended on its own */
-		cd_log("sandbox %s: cannot tell its supervisor to kill it: %s", sb->id, strerror(-r));
-	if (!users_gone(sb, cd_now_ns() + CD_DRAIN_NS)) {
-		cd_log("sandbox %s: %u connections still hold it after %llu s: shut down", sb->id,
-		       cut(sb), CD_DRAIN_NS / NSEC_PER_SEC);
+		srv_log("sandbox %s: cannot tell its supervisor to kill it: %s", sb->id,
+			strerror(-r));
+	if (!users_gone(sb, cd_now_ns() + SRV_DRAIN_NS)) {
+		srv_log("sandbox %s: %u connections still hold it after %llu s: shut down", sb->id,
+			cut(sb), SRV_DRAIN_NS / NSEC_PER_SEC);
 		users_gone(sb, UINT64_MAX);
 	}
-	cd_interp_kill_all(sb);
-	cd_procs_kill_all(sb);
+	for (unsigned i = 0; i < n_listeners; i++) /* what they keep of it goes */
+		listeners[i].fn(sb, listeners[i].ctx);
 	if (cordon_session_destroy(sb->session, &res, &err) < 0) {
-		cd_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
+		srv_log("sandbox %s: teardown: %s: %s", sb->id, err.step, err.msg);
 		/* a supervisor that died (killed alone) could not remove the workdir: every process
 		 * of the sandbox died with it (pid 1's parent-death signal) */
-		if (!cd_opts.keep_workdirs && sb->workdir && res.id[0] == '\0' &&
+		if (!srv_opts.keep_workdirs && sb->workdir && res.id[0] == '\0' &&
 		    cd_rmtree_path(sb->workdir, &sb->workdir_st) == 0)
-			cd_log("sandbox %s: its workdir removed by the server", sb->id);
+			srv_log("sandbox %s: its workdir removed by the server", sb->id);
 	}
-	cd_log("sandbox %s: ended (%s)", sb->id, why);
+	srv_log("sandbox %s: ended (%s)", sb->id, why);
 	forget(sb);
-	cd_sandbox_free(sb);
+	srv_sandbox_free(sb);
 }
 
 struct destroyer {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 	const char *why; /* a literal */
 };
 
@@ -339,7 +347,7 @@ static void *destroyer_main(void *arg)
 
 /* Unlinked already: doomed now, destroyed by a thread of its own (or here, when no thread can
  * be made: then, and only then, the caller waits). */
-static void destroy_later(struct cd_sandbox *sb, const char *why)
+static void destroy_later(struct srv_sandbox *sb, const char *why)
 {
 	struct destroyer *d = malloc(sizeof(*d));
 	pthread_attr_t attr;
@@ -369,9 +377,9 @@ static void destroy_later(struct cd_sandbox *sb, const char *why)
 	destroy(sb, why);
 }
 
-static struct cd_sandbox *take(const char *id)
+static struct srv_sandbox *take(const char *id)
 {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 
 	pthread_mutex_lock(&table_lock);
 	sb = find_locked(id);
@@ -381,10 +389,10 @@ static struct cd_sandbox *take(const char *id)
 	return sb;
 }
 
-int cd_reg_kill(const char *id)
+int srv_reg_kill(const char *id)
 {
-	struct cd_sandbox *sb = take(id);
-	uint64_t end = cd_now_ns() + CD_KILL_WAIT_NS;
+	struct srv_sandbox *sb = take(id);
+	uint64_t end = cd_now_ns() + SRV_KILL_WAIT_NS;
 
 	if (!sb)
 		return -ENOENT;
@@ -403,9 +411,9 @@ int cd_reg_kill(const char *id)
 	return 0;
 }
 
-int cd_reg_kill_later(const char *id, const char *why)
+int srv_reg_kill_later(const char *id, const char *why)
 {
-	struct cd_sandbox *sb = take(id);
+	struct srv_sandbox *sb = take(id);
 
 	if (!sb)
 		return -ENOENT;
@@ -413,7 +421,7 @@ int cd_reg_kill_later(const char *id, const char *why)
 	return 0;
 }
 
-static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_ns)
+static const char *expired(struct srv_sandbox *sb, int64_t now_ms, uint64_t now_ns)
 {
 	struct pollfd p = {.fd = cordon_session_fd(sb->session), .events = POLLIN};
 	const char *why = NULL;
@@ -421,7 +429,7 @@ static const char *expired(struct cd_sandbox *sb, int64_t now_ms, uint64_t now_n
 	pthread_mutex_lock(&sb->lock);
 	if (sb->end_ms <= now_ms)
 		why = "timeout";
-	else if (cd_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= cd_opts.idle_ttl_ns)
+	else if (srv_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= srv_opts.idle_ttl_ns)
 		why = "idle";
 	pthread_mutex_unlock(&sb->lock);
 	if (!why && poll(&p, 1, 0) > 0)
@@ -435,12 +443,12 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&table_lock);
 	while (!stopping) {
 		struct timespec ts;
-		struct cd_sandbox *sb, *next;
+		struct srv_sandbox *sb, *next;
 		const char *why = NULL;
 
 		for (sb = table; sb; sb = next) {
 			next = sb->next;
-			why = expired(sb, cd_now_ms(), cd_now_ns());
+			why = expired(sb, srv_now_ms(), cd_now_ns());
 			if (why)
 				break;
 		}
@@ -459,7 +467,7 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
-int cd_reg_start(struct cordon_error *err)
+int srv_reg_start(struct cordon_error *err)
 {
 	int r = pthread_create(&reaper, NULL, reaper_main, NULL);
 
@@ -469,9 +477,9 @@ int cd_reg_start(struct cordon_error *err)
 	return 0;
 }
 
-void cd_reg_stop(void)
+void srv_reg_stop(void)
 {
-	struct cd_sandbox *sb;
+	struct srv_sandbox *sb;
 
 	pthread_mutex_lock(&table_lock);
 	stopping = true;
@@ -491,7 +499,7 @@ void cd_reg_stop(void)
 	}
 }
 
-void cd_reg_wait(void)
+void srv_reg_wait(void)
 {
 	pthread_mutex_lock(&table_lock);
 	while (n_destroying)
@@ -500,9 +508,9 @@ void cd_reg_wait(void)
 }
 
 /* A new sandbox's common part; the caller fills the rest. */
-struct cd_sandbox *cd_sandbox_new(void)
+struct srv_sandbox *srv_sandbox_new(void)
 {
-	struct cd_sandbox *sb = calloc(1, sizeof(*sb));
+	struct srv_sandbox *sb = calloc(1, sizeof(*sb));
 
 	if (!sb)
 		return NULL;
@@ -510,7 +518,7 @@ struct cd_sandbox *cd_sandbox_new(void)
 	pthread_mutex_init(&sb->lock, NULL);
 	pthread_cond_init(&sb->cond, NULL);
 	if (sb->dying_fd < 0) {
-		cd_sandbox_free(sb);
+		srv_sandbox_free(sb);
 		return NULL;
 	}
 	return sb;

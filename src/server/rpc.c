@@ -9,9 +9,12 @@
 #include <string.h>
 
 #include "connect.h"
-#include "server.h"
+#include "http.h"
+#include "opts.h"
+#include "req.h"
+#include "rpc.h"
 
-enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt, ...)
+enum MHD_Result srv_rpc_error(struct srv_req *r, const char *code, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -21,19 +24,20 @@ enum MHD_Result cd_rpc_error(struct cd_req *r, const char *code, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
-	j = cd_connect_error_json(code, msg, 0);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	j = srv_connect_error_json(code, msg, 0);
 	if (!j)
 		return MHD_NO;
-	ret = cd_http_text(r, cd_connect_http_status(code), "application/json", j, strlen(j));
+	ret =
+	    srv_http_text(r->http, srv_connect_http_status(code), "application/json", j, strlen(j));
 	free(j);
 	return ret;
 }
 
 /* A streaming RPC that fails before its first message: 200 and the end-stream error alone, as
  * Connect's streaming protocol has it. */
-enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const char *fmt, ...)
+enum MHD_Result srv_rpc_stream_error(struct srv_req *r, const char *code, const char *fmt, ...)
 {
 	char msg[600], *j, *f = NULL;
 	size_t fl;
@@ -43,37 +47,36 @@ enum MHD_Result cd_rpc_stream_error(struct cd_req *r, const char *code, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cd_opts.verbose)
-		cd_log("%s %s: %s: %s", r->method, r->url, code, msg);
-	j = cd_connect_error_json(code, msg, 1);
-	if (j && cd_connect_frame(CD_CONNECT_FLAG_END, j, strlen(j), &f, &fl) == 0)
-		ret = cd_http_text(r, 200, "application/connect+json", f, fl);
+	if (srv_opts.verbose)
+		srv_log("%s %s: %s: %s", r->method, r->url, code, msg);
+	j = srv_connect_error_json(code, msg, 1);
+	if (j && srv_connect_frame(SRV_CONNECT_FLAG_END, j, strlen(j), &f, &fl) == 0)
+		ret = srv_http_text(r->http, 200, "application/connect+json", f, fl);
 	free(j);
 	free(f);
 	return ret;
 }
 
-enum MHD_Result cd_rpc_reply(struct cd_req *r, json_object *j)
+enum MHD_Result srv_rpc_reply(struct srv_req *r, json_object *j)
 {
-	return cd_http_json(r, 200, j);
+	return srv_http_json(r->http, 200, j);
 }
 
-enum MHD_Result cd_rpc_reply_raw(struct cd_req *r, char *json, size_t len)
+enum MHD_Result srv_rpc_reply_raw(struct srv_req *r, char *json, size_t len)
 {
-	return cd_http_owned(r, 200, "application/json", json, len);
+	return srv_http_owned(r->http, 200, "application/json", json, len);
 }
 
 /* The request message: the body (unary) or its one envelope (streaming). NULL: answered. */
-json_object *cd_rpc_request(struct cd_req *r, bool streaming)
+json_object *srv_rpc_request(struct srv_req *r, bool streaming)
 {
-	const char *why = NULL, *msg = r->body;
-	size_t len = r->body_len;
+	size_t len;
+	const char *why = NULL, *body = srv_http_body(r->http, &len), *msg = body;
 	json_tokener *tok;
 	json_object *j = NULL;
 
-	if (streaming &&
-	    cd_connect_unframe(r->body ? r->body : "", r->body_len, &msg, &len, &why) < 0) {
-		cd_rpc_stream_error(r, "invalid_argument", "%s", why);
+	if (streaming && srv_connect_unframe(body ? body : "", len, &msg, &len, &why) < 0) {
+		srv_rpc_stream_error(r, "invalid_argument", "%s", why);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(32);
@@ -93,17 +96,18 @@ json_object *cd_rpc_request(struct cd_req *r, bool streaming)
 	json_tokener_free(tok);
 	if (!j) {
 		if (streaming)
-			cd_rpc_stream_error(r, "invalid_argument", "bad JSON message: %s",
-					    why ? why : "out of memory");
+			srv_rpc_stream_error(r, "invalid_argument", "bad JSON message: %s",
+					     why ? why : "out of memory");
 		else
-			cd_rpc_error(r, "invalid_argument", "bad JSON message: %s",
-				     why ? why : "out of memory");
+			srv_rpc_error(r, "invalid_argument", "bad JSON message: %s",
+				      why ? why : "out of memory");
 	}
 	return j;
 }
 
 /* Typed fields: 0 found, 1 absent (or null), -EINVAL wrong type (*why set). */
-int cd_rpc_get(json_object *o, const char *key, json_type type, json_object **ret, const char **why)
+int srv_rpc_get(json_object *o, const char *key, json_type type, json_object **ret,
+		const char **why)
 {
 	static __thread char buf[96];
 	json_object *v;

@@ -19,28 +19,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "creator.h"
+#include "disk.h"
+#include "http.h"
+#include "interp.h"
+#include "keys.h"
+#include "opts.h"
+#include "pool.h"
 #include "procs.h"
-#include "server.h"
+#include "registry.h"
+#include "routes.h"
 #include "serve.h"
+#include "statedir.h"
 #include "util.h"
-
-struct cd_serve_opts cd_opts;
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void cd_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!cd_opts.verbose)
-		return;
-	pthread_mutex_lock(&log_lock);
-	fputs("cordon: serve: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	pthread_mutex_unlock(&log_lock);
-}
 
 static _Noreturn void die(const char *what, const char *msg)
 {
@@ -65,8 +57,8 @@ static bool is_loopback(const char *host)
 }
 
 /* HOST:PORT, [V6]:PORT, or :PORT (loopback). */
-int cd_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
-			  struct cordon_error *err)
+int srv_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
+			   struct cordon_error *err)
 {
 	const char *colon = strrchr(arg, ':');
 	char *host, *end;
@@ -91,16 +83,16 @@ int cd_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
 
 static int h_listen(const char *a, struct cordon_error *err)
 {
-	free(cd_opts.listen_host);
-	cd_opts.listen_host = NULL;
-	return cd_serve_parse_listen(a, &cd_opts.listen_host, &cd_opts.listen_port, err);
+	free(srv_opts.listen_host);
+	srv_opts.listen_host = NULL;
+	return srv_serve_parse_listen(a, &srv_opts.listen_host, &srv_opts.listen_port, err);
 }
 
 static int h_listen_remote(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	cd_opts.listen_remote = true;
+	srv_opts.listen_remote = true;
 	return 0;
 }
 
@@ -108,32 +100,32 @@ static int h_socket(const char *a, struct cordon_error *err)
 {
 	if (a[0] != '/')
 		return fail(err, "\"%s\" is not an absolute path", a);
-	cd_opts.socket_path = strdup(a);
-	return cd_opts.socket_path ? 0 : fail(err, "out of memory");
+	srv_opts.socket_path = strdup(a);
+	return srv_opts.socket_path ? 0 : fail(err, "out of memory");
 }
 
 static int h_api_key(const char *a, struct cordon_error *err)
 {
-	if (!cd_auth_key_valid_form(a))
+	if (!srv_auth_key_valid_form(a))
 		return fail(err, "a key is e2b_ followed by lowercase hex digits");
-	if (cd_strv_push(&cd_opts.api_keys, a) < 0)
+	if (cd_strv_push(&srv_opts.api_keys, a) < 0)
 		return fail(err, "out of memory");
-	cd_keys_argv_wipe((char *)a); /* a's bytes are argv's, which are writable */
+	srv_keys_argv_wipe((char *)a); /* a's bytes are argv's, which are writable */
 	return 0;
 }
 
 static int h_api_key_file(const char *a, struct cordon_error *err)
 {
-	return cd_keys_read_file(a, err);
+	return srv_keys_read_file(a, err);
 }
 
 static int h_state_dir(const char *a, struct cordon_error *err)
 {
 	if (a[0] != '/')
 		return fail(err, "\"%s\" is not an absolute path", a);
-	free(cd_opts.state_dir);
-	cd_opts.state_dir = strdup(a);
-	return cd_opts.state_dir ? 0 : fail(err, "out of memory");
+	free(srv_opts.state_dir);
+	srv_opts.state_dir = strdup(a);
+	return srv_opts.state_dir ? 0 : fail(err, "out of memory");
 }
 
 static int parse_count(const char *a, uint64_t max, uint64_t *ret, struct cordon_error *err)
@@ -154,7 +146,7 @@ static int h_max_sandboxes(const char *a, struct cordon_error *err)
 	uint64_t v;
 	int r = parse_count(a, 100000, &v, err);
 
-	cd_opts.max_sandboxes = (unsigned)v;
+	srv_opts.max_sandboxes = (unsigned)v;
 	return r;
 }
 
@@ -163,39 +155,39 @@ static int h_max_connections(const char *a, struct cordon_error *err)
 	uint64_t v;
 	int r = parse_count(a, 100000, &v, err);
 
-	cd_opts.max_connections = (unsigned)v;
+	srv_opts.max_connections = (unsigned)v;
 	return r;
 }
 
 static int h_memory(const char *a, struct cordon_error *err)
 {
-	return cordon_parse_size(a, &cd_opts.memory, err);
+	return cordon_parse_size(a, &srv_opts.memory, err);
 }
 
 static int h_disk(const char *a, struct cordon_error *err)
 {
-	cd_opts.disk_set = true;
-	return cordon_parse_size(a, &cd_opts.disk, err);
+	srv_opts.disk_set = true;
+	return cordon_parse_size(a, &srv_opts.disk, err);
 }
 
 static int h_disk_entries(const char *a, struct cordon_error *err)
 {
-	return parse_count(a, 1ull << 32, &cd_opts.disk_entries, err);
+	return parse_count(a, 1ull << 32, &srv_opts.disk_entries, err);
 }
 
 static int h_max_upload(const char *a, struct cordon_error *err)
 {
-	return cordon_parse_size(a, &cd_opts.max_upload, err);
+	return cordon_parse_size(a, &srv_opts.max_upload, err);
 }
 
 static int h_pids(const char *a, struct cordon_error *err)
 {
-	return parse_count(a, 1u << 22, &cd_opts.pids, err);
+	return parse_count(a, 1u << 22, &srv_opts.pids, err);
 }
 
 static int h_cpus(const char *a, struct cordon_error *err)
 {
-	return cordon_parse_cpus(a, &cd_opts.millicpus, err);
+	return cordon_parse_cpus(a, &srv_opts.millicpus, err);
 }
 
 static int duration(const char *a, uint64_t *ret, struct cordon_error *err)
@@ -209,24 +201,24 @@ static int duration(const char *a, uint64_t *ret, struct cordon_error *err)
 
 static int h_idle_ttl(const char *a, struct cordon_error *err)
 {
-	return duration(a, &cd_opts.idle_ttl_ns, err);
+	return duration(a, &srv_opts.idle_ttl_ns, err);
 }
 
 static int h_max_ttl(const char *a, struct cordon_error *err)
 {
-	return duration(a, &cd_opts.max_ttl_ns, err);
+	return duration(a, &srv_opts.max_ttl_ns, err);
 }
 
 static int h_default_ttl(const char *a, struct cordon_error *err)
 {
-	return duration(a, &cd_opts.default_ttl_ns, err);
+	return duration(a, &srv_opts.default_ttl_ns, err);
 }
 
 static int h_keep_workdirs(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	cd_opts.keep_workdirs = true;
+	srv_opts.keep_workdirs = true;
 	return 0;
 }
 
@@ -235,8 +227,8 @@ static int h_pool(const char *a, struct cordon_error *err)
 	uint64_t v;
 	int r = strcmp(a, "0") == 0 ? (v = 0, 0) : parse_count(a, 64, &v, err);
 
-	cd_opts.pool = (unsigned)v;
-	cd_opts.pool_set = true;
+	srv_opts.pool = (unsigned)v;
+	srv_opts.pool_set = true;
 	return r;
 }
 
@@ -247,7 +239,7 @@ static int h_allow_net(const char *a, struct cordon_error *err)
 	int r = c ? cordon_config_allow_net(c, a, err) : fail(err, "out of memory");
 
 	cordon_config_free(c);
-	if (r >= 0 && cd_strv_push(&cd_opts.allow_net, a) < 0)
+	if (r >= 0 && cd_strv_push(&srv_opts.allow_net, a) < 0)
 		return fail(err, "out of memory");
 	return r;
 }
@@ -256,7 +248,7 @@ static int h_verbose(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	cd_opts.verbose = true;
+	srv_opts.verbose = true;
 	return 0;
 }
 
@@ -299,8 +291,8 @@ static int h_help(const char *a, struct cordon_error *err)
 {
 	(void)a;
 	(void)err;
-	printf("usage: " CD_KEY_ENV "=e2b_HEX cordon serve [OPTIONS]\n\n"
-	       "An E2B-compatible sandbox server (docs/e2b.md). Its API keys: " CD_KEY_ENV "\n"
+	printf("usage: " SRV_KEY_ENV "=e2b_HEX cordon serve [OPTIONS]\n\n"
+	       "An E2B-compatible sandbox server (docs/e2b.md). Its API keys: " SRV_KEY_ENV "\n"
 	       "(separated by commas; taken out of the environment at start), --api-key-file, or\n"
 	       "else one made at start and written to STATE-DIR/api-key (mode 0600).\n\n");
 	for (size_t i = 0; i < CD_ELEMENTSOF(opts); i++) {
@@ -366,32 +358,32 @@ static void parse_args(int argc, char **argv)
 
 static void defaults(void)
 {
-	if (!cd_opts.listen_host && !cd_opts.socket_path) {
-		cd_opts.listen_host = strdup("127.0.0.1");
-		cd_opts.listen_port = 49982;
+	if (!srv_opts.listen_host && !srv_opts.socket_path) {
+		srv_opts.listen_host = strdup("127.0.0.1");
+		srv_opts.listen_port = 49982;
 	}
-	if (cd_opts.listen_host && !cd_opts.listen_remote && !is_loopback(cd_opts.listen_host))
+	if (srv_opts.listen_host && !srv_opts.listen_remote && !is_loopback(srv_opts.listen_host))
 		die("--listen", "not a loopback address: sandboxes would be reachable from other "
 				"hosts (add --listen-remote to mean it)");
-	if (cd_opts.listen_host && cd_opts.socket_path)
+	if (srv_opts.listen_host && srv_opts.socket_path)
 		die("--socket", "give --listen or --socket, not both");
-	if (!cd_opts.max_sandboxes)
-		cd_opts.max_sandboxes = 16;
-	if (!cd_opts.max_connections)
-		cd_opts.max_connections = 256;
-	if (!cd_opts.max_ttl_ns)
-		cd_opts.max_ttl_ns = 3600 * NSEC_PER_SEC;
-	if (!cd_opts.default_ttl_ns)
-		cd_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
-	if (cd_opts.default_ttl_ns > cd_opts.max_ttl_ns)
-		cd_opts.default_ttl_ns = cd_opts.max_ttl_ns;
-	if (!cd_opts.disk_entries)
-		cd_opts.disk_entries = 1000000;
-	if (!cd_opts.pool_set)
-		cd_opts.pool = 2;
-	if (!cd_opts.max_upload)
-		cd_opts.max_upload = 1ull << 30;
-	cd_opts.user_share = cd_opts.max_sandboxes + cd_opts.pool + 1;
+	if (!srv_opts.max_sandboxes)
+		srv_opts.max_sandboxes = 16;
+	if (!srv_opts.max_connections)
+		srv_opts.max_connections = 256;
+	if (!srv_opts.max_ttl_ns)
+		srv_opts.max_ttl_ns = 3600 * NSEC_PER_SEC;
+	if (!srv_opts.default_ttl_ns)
+		srv_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
+	if (srv_opts.default_ttl_ns > srv_opts.max_ttl_ns)
+		srv_opts.default_ttl_ns = srv_opts.max_ttl_ns;
+	if (!srv_opts.disk_entries)
+		srv_opts.disk_entries = 1000000;
+	if (!srv_opts.pool_set)
+		srv_opts.pool = 2;
+	if (!srv_opts.max_upload)
+		srv_opts.max_upload = 1ull << 30;
+	srv_opts.user_share = srv_opts.max_sandboxes + srv_opts.pool + 1;
 }
 
 /* --disk not given: every sandbox (and those made ahead) may fill its share of the free space
@@ -403,24 +395,24 @@ static void disk_default(void)
 	struct statvfs v;
 	uint64_t share;
 
-	if (cd_opts.disk_set || statvfs(cd_opts.state_dir, &v) < 0)
+	if (srv_opts.disk_set || statvfs(srv_opts.state_dir, &v) < 0)
 		return;
-	share = (uint64_t)v.f_bavail * v.f_frsize / (cd_opts.max_sandboxes + cd_opts.pool);
-	cd_opts.disk = share < DISK_DEFAULT_MAX ? share : DISK_DEFAULT_MAX;
-	if (!cd_opts.disk)
-		cd_opts.disk = 1; /* a full disk: any file is too many */
-	cd_log("--disk %llu a sandbox (the state directory's free space over %u sandboxes)",
-	       (unsigned long long)cd_opts.disk, cd_opts.max_sandboxes + cd_opts.pool);
+	share = (uint64_t)v.f_bavail * v.f_frsize / (srv_opts.max_sandboxes + srv_opts.pool);
+	srv_opts.disk = share < DISK_DEFAULT_MAX ? share : DISK_DEFAULT_MAX;
+	if (!srv_opts.disk)
+		srv_opts.disk = 1; /* a full disk: any file is too many */
+	srv_log("--disk %llu a sandbox (the state directory's free space over %u sandboxes)",
+		(unsigned long long)srv_opts.disk, srv_opts.max_sandboxes + srv_opts.pool);
 }
 
 /* Descriptors the server holds (docs/e2b.md "Tenants"), each sandbox's share reserved: no
  * tenant, nor all of them at once, can take the ones another needs. Fewer processes are
- * followed in one sandbox (CD_SANDBOX_MAX_PROCS at most) when RLIMIT_NOFILE is low. */
+ * followed in one sandbox (SRV_SANDBOX_MAX_PROCS at most) when RLIMIT_NOFILE is low. */
 #define FDS_OWN	    64 /* listening socket, the creator's, the log, the reaper's */
 /* a connection: its socket, and one while a request works inside (the agent's channel, a file,
  * a pipe; an upload holds two for its time) */
 #define FDS_CONN    2
-#define FDS_SANDBOX (3 + 3 * CD_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
+#define FDS_SANDBOX (3 + 3 * SRV_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
 #define FDS_PROC    4 /* a followed process: stdout, stderr, stdin, its channel */
 static void descriptors(void)
 {
@@ -433,33 +425,33 @@ static void descriptors(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	fixed = FDS_OWN + (uint64_t)cd_opts.max_connections * FDS_CONN +
-		cd_opts.max_connections / 4 + 16 + /* connections being closed (conns.c) */
-		(uint64_t)(cd_opts.max_sandboxes + cd_opts.pool) * FDS_SANDBOX;
-	per = rl.rlim_cur > fixed ? (rl.rlim_cur - fixed) / (cd_opts.max_sandboxes * FDS_PROC) : 0;
+	fixed = FDS_OWN + (uint64_t)srv_opts.max_connections * FDS_CONN +
+		srv_opts.max_connections / 4 + 16 + /* connections being closed (conns.c) */
+		(uint64_t)(srv_opts.max_sandboxes + srv_opts.pool) * FDS_SANDBOX;
+	per = rl.rlim_cur > fixed ? (rl.rlim_cur - fixed) / (srv_opts.max_sandboxes * FDS_PROC) : 0;
 	if (per < 8)
 		die("--max-sandboxes",
 		    cd_strdup_printf("%u sandboxes and %u connections need more descriptors than "
 				     "RLIMIT_NOFILE (%llu) gives: raise it (ulimit -n), or lower "
 				     "--max-sandboxes or --max-connections",
-				     cd_opts.max_sandboxes, cd_opts.max_connections,
+				     srv_opts.max_sandboxes, srv_opts.max_connections,
 				     (unsigned long long)rl.rlim_cur));
-	cd_opts.max_procs = per < CD_SANDBOX_MAX_PROCS ? (unsigned)per : CD_SANDBOX_MAX_PROCS;
-	if (cd_opts.max_procs < CD_SANDBOX_MAX_PROCS)
-		cd_log("%u processes followed at most in one sandbox (RLIMIT_NOFILE %llu)",
-		       cd_opts.max_procs, (unsigned long long)rl.rlim_cur);
+	srv_opts.max_procs = per < SRV_SANDBOX_MAX_PROCS ? (unsigned)per : SRV_SANDBOX_MAX_PROCS;
+	if (srv_opts.max_procs < SRV_SANDBOX_MAX_PROCS)
+		srv_log("%u processes followed at most in one sandbox (RLIMIT_NOFILE %llu)",
+			srv_opts.max_procs, (unsigned long long)rl.rlim_cur);
 }
 
 static void print_where(void)
 {
-	if (cd_opts.socket_path)
-		fprintf(stderr, "cordon: serve: listening on %s\n", cd_opts.socket_path);
+	if (srv_opts.socket_path)
+		fprintf(stderr, "cordon: serve: listening on %s\n", srv_opts.socket_path);
 	else
 		fprintf(stderr,
 			"cordon: serve: listening on http://%s%s%s:%u "
 			"(E2B_API_URL and E2B_SANDBOX_URL)\n",
-			strchr(cd_opts.listen_host, ':') ? "[" : "", cd_opts.listen_host,
-			strchr(cd_opts.listen_host, ':') ? "]" : "", cd_opts.listen_port);
+			strchr(srv_opts.listen_host, ':') ? "[" : "", srv_opts.listen_host,
+			strchr(srv_opts.listen_host, ':') ? "]" : "", srv_opts.listen_port);
 }
 
 /* While the server stops: a second signal, or a stop that takes over a minute (a library call
@@ -486,7 +478,7 @@ static void *stop_watch(void *arg)
 	return NULL;
 }
 
-int cd_serve_main(int argc, char **argv)
+int srv_serve_main(int argc, char **argv)
 {
 	struct cordon_error err = {0};
 	struct MHD_Daemon *d = NULL;
@@ -494,16 +486,16 @@ int cd_serve_main(int argc, char **argv)
 	sigset_t set;
 	int sig;
 
-	if (cd_keys_from_env(&err) < 0) /* first: gone from the environment whatever comes next */
+	if (srv_keys_from_env(&err) < 0) /* first: gone from the environment whatever comes next */
 		die(err.step, err.msg);
 	parse_args(argc, argv);
 	defaults();
-	if (cd_statedir_setup(&err) < 0 || cd_keys_setup(cd_opts.state_dir, &err) < 0)
+	if (srv_statedir_setup(&err) < 0 || srv_keys_setup(srv_opts.state_dir, &err) < 0)
 		die(err.step, err.msg);
 	disk_default();
 	descriptors();
 	/* before any thread: the process that makes the sessions (creator.c) */
-	if (cd_creator_start(&err) < 0)
+	if (srv_creator_start(&err) < 0)
 		die(err.step, err.msg);
 	/* the signals are taken by sigwait() here; every thread inherits the mask */
 	sigemptyset(&set);
@@ -512,8 +504,12 @@ int cd_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	if (cd_reg_start(&err) < 0 || cd_http_start(&d, &err) < 0 ||
-	    cd_pool_start(cd_opts.pool, &err) < 0 || cd_disk_start(&err) < 0)
+	/* what a sandbox's end releases, in this order: its kernels, then its processes' list */
+	if (srv_reg_on_death(srv_interp_on_death, NULL, &err) < 0 ||
+	    srv_reg_on_death(srv_procs_on_death, NULL, &err) < 0)
+		die(err.step, err.msg);
+	if (srv_reg_start(&err) < 0 || srv_http_start(&srv_routes, &d, &err) < 0 ||
+	    srv_pool_start(srv_opts.pool, &err) < 0 || srv_disk_start(&err) < 0)
 		die(err.step, err.msg);
 	print_where();
 	do
@@ -523,13 +519,13 @@ int cd_serve_main(int argc, char **argv)
 	sigdelset(&set, SIGHUP);
 	if (pthread_create(&watch, NULL, stop_watch, &set) == 0)
 		pthread_detach(watch);
-	cd_pool_stop();
-	cd_disk_stop();
-	cd_reg_stop();
+	srv_pool_stop();
+	srv_disk_stop();
+	srv_reg_stop();
 	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
-	cd_reg_wait();
-	cd_keys_forget_made();
-	if (cd_opts.socket_path)
-		unlink(cd_opts.socket_path);
+	srv_reg_wait();
+	srv_keys_forget_made();
+	if (srv_opts.socket_path)
+		unlink(srv_opts.socket_path);
 	return 0;
 }

@@ -5,7 +5,7 @@
 #include "cordon.h"
 
 /* argv[0] is "serve"; returns the exit status. */
-int cd_serve_main(int argc, char **argv);
+int srv_serve_main(int argc, char **argv);
 /* "HOST:PORT", "[V6]:PORT", ":PORT"; pure (unit-tested). */
-int cd_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
-			  struct cordon_error *err);
+int srv_serve_parse_listen(const char *arg, char **ret_host, unsigned *ret_port,
+			   struct cordon_error *err);

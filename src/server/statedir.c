@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "opts.h"
+#include "statedir.h"
 #include "util.h"
 
 #define SERVE_NAME "serve"
@@ -195,14 +196,14 @@ static char *default_path(struct walk *w, struct cordon_error *err)
 	return cd_strdup_printf("%s/" SERVE_NAME, state);
 }
 
-int cd_statedir_setup(struct cordon_error *err)
+int srv_statedir_setup(struct cordon_error *err)
 {
 	struct walk w = {.make = 1, .strict = 1};
 	char *path;
 	int r;
 
-	if (cd_opts.state_dir)
-		path = resolve_given(cd_opts.state_dir, err);
+	if (srv_opts.state_dir)
+		path = resolve_given(srv_opts.state_dir, err);
 	else
 		path = default_path(&w, err);
 	if (!path)
@@ -212,7 +213,7 @@ int cd_statedir_setup(struct cordon_error *err)
 		free(path);
 		return r;
 	}
-	free(cd_opts.state_dir);
-	cd_opts.state_dir = path;
+	free(srv_opts.state_dir);
+	srv_opts.state_dir = path;
 	return 0;
 }

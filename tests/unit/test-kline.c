@@ -18,9 +18,9 @@
 static const char *type_of(const char *line, int *ret)
 {
 	static char buf[256];
-	struct cd_kline k;
+	struct srv_kline k;
 
-	*ret = cd_kline_check(line, strlen(line), &k);
+	*ret = srv_kline_check(line, strlen(line), &k);
 	if (*ret < 0 || !k.type)
 		return NULL;
 	snprintf(buf, sizeof(buf), "%.*s", (int)k.type_len, k.type);
@@ -87,9 +87,9 @@ static void test_table(void)
 	}
 	{ /* a NUL inside is a control byte, not an end */
 		static const char nul[] = "{\"a\":\"x\0y\"}";
-		struct cd_kline k;
+		struct srv_kline k;
 
-		is_int(cd_kline_check(nul, sizeof(nul) - 1, &k), -EINVAL, "a raw NUL in a string");
+		is_int(srv_kline_check(nul, sizeof(nul) - 1, &k), -EINVAL, "a raw NUL in a string");
 	}
 }
 
@@ -98,7 +98,7 @@ static void test_depth(void)
 	char buf[512];
 	int r, n;
 
-	for (int depth = CD_KLINE_MAX_DEPTH; depth <= CD_KLINE_MAX_DEPTH + 1; depth++) {
+	for (int depth = SRV_KLINE_MAX_DEPTH; depth <= SRV_KLINE_MAX_DEPTH + 1; depth++) {
 		n = snprintf(buf, sizeof(buf), "{\"a\":");
 		for (int i = 1; i < depth; i++)
 			buf[n++] = '[';
@@ -108,8 +108,8 @@ static void test_depth(void)
 		buf[n++] = '}';
 		buf[n] = '\0';
 		type_of(buf, &r);
-		is_int(r, depth <= CD_KLINE_MAX_DEPTH ? 0 : -EINVAL, "nested %d deep: %s", depth,
-		       depth <= CD_KLINE_MAX_DEPTH ? "taken" : "refused");
+		is_int(r, depth <= SRV_KLINE_MAX_DEPTH ? 0 : -EINVAL, "nested %d deep: %s", depth,
+		       depth <= SRV_KLINE_MAX_DEPTH ? "taken" : "refused");
 	}
 }
 
@@ -118,7 +118,7 @@ static void test_depth(void)
  * refuses: kline must refuse all json-c refuses, and may refuse more. */
 static int jsonc_check(const char *s, size_t len, char *ret, size_t size)
 {
-	json_tokener *tok = json_tokener_new_ex(CD_KLINE_MAX_DEPTH + 1);
+	json_tokener *tok = json_tokener_new_ex(SRV_KLINE_MAX_DEPTH + 1);
 	json_object *j, *t;
 	int r;
 
@@ -180,8 +180,8 @@ static void test_differential(void)
 
 	for (int i = 0; i < 200000; i++) {
 		size_t n = mutate(seeds[i % 3], buf, sizeof(buf), &rnd, 1 + i % 3);
-		struct cd_kline k;
-		int a = cd_kline_check(buf, n, &k), b = jsonc_check(buf, n, want, sizeof(want));
+		struct srv_kline k;
+		int a = srv_kline_check(buf, n, &k), b = jsonc_check(buf, n, want, sizeof(want));
 
 		total++;
 		valid += a == 0;
@@ -205,12 +205,12 @@ static void test_long(void)
 {
 	size_t n = 32u << 20;
 	char *s = malloc(n + 1);
-	struct cd_kline k;
+	struct srv_kline k;
 
 	strcpy(s, "{\"type\":\"result\",\"png\":\"");
 	memset(s + strlen(s), 'A', n - strlen(s) - 2);
 	memcpy(s + n - 2, "\"}", 3);
-	ok(cd_kline_check(s, n, &k) == 0 && k.type_len == 6 && memcmp(k.type, "result", 6) == 0,
+	ok(srv_kline_check(s, n, &k) == 0 && k.type_len == 6 && memcmp(k.type, "result", 6) == 0,
 	   "a 32 MiB line: checked in place");
 	free(s);
 }

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbconfig.c - the config every sandbox is made from: the server's options alone (limits,
+ * --allow-net, the workdir given), never anything of a request. Runs in the session maker
+ * (creator.c), which gets those options from the server at its start. */
+#include <errno.h>
+
+#include "opts.h"
+#include "sbconfig.h"
+#include "util.h"
+
+/* The server's options alone: the same for every sandbox, so that one can be made ahead (pool.c);
+ * what differs per sandbox goes with each command (control.c's sandbox_env). */
+int srv_sbconfig_make(const char *workdir, struct cordon_config **ret, struct cordon_error *err)
+{
+	struct cordon_config *c = cordon_config_new();
+	int r;
+
+	if (!c)
+		return cd_fail(err, ENOMEM, "config", "out of memory");
+	r = cordon_config_set_workdir(c, workdir, err);
+	if (r >= 0)
+		r = cordon_config_set_workdir_target(c, "/home/user", err);
+	if (r >= 0 && srv_opts.memory)
+		r = cordon_config_set_memory(c, srv_opts.memory, err);
+	if (r >= 0 && srv_opts.pids)
+		r = cordon_config_set_pids(c, srv_opts.pids, err);
+	if (r >= 0 && srv_opts.millicpus)
+		r = cordon_config_set_cpus(c, srv_opts.millicpus, err);
+	for (char **a = srv_opts.allow_net; r >= 0 && a && *a; a++)
+		r = cordon_config_allow_net(c, *a, err);
+	/* unprivileged, every sandbox runs as the server's uid: one tenant must not take the
+	 * inotify instances (and the like) of all */
+	if (r >= 0 && srv_opts.user_share > 1)
+		r = cordon_config_set_user_share(c, srv_opts.user_share, err);
+	/* what E2B's sandboxes have: code may look for it */
+	if (r >= 0)
+		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
+	if (r < 0) {
+		cordon_config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
