@@ -35,6 +35,7 @@
 #include "cares.h"
 #include "sandbox.h"
 #include "cow.h"
+#include "protect_run.h"
 #include "sysinfo.h"
 #include "timing.h"
 #include "workdir.h"
@@ -275,6 +276,8 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 				sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
 	cd_timing("mount plan");
+	if (r >= 0)
+		r = cd_protect_run_plan(sb, err);
 	if (r >= 0)
 		r = cd_cow_prepare(sb, err);
 	cd_timing("protected paths planned");
@@ -873,7 +876,9 @@ void cd_sandbox_end(struct cd_sandbox *sb)
 {
 	cgroup_end(sb);
 	cd_timing("cgroup ended");
-	cd_cow_end(sb); /* every process of the sandbox is gone: its layer no longer changes */
+	/* every process of the sandbox is gone: its layer, its workdir no longer change */
+	cd_cow_end(sb);
+	cd_protect_run_sweep(sb);
 	cd_timing("layer saved, protected paths swept");
 	if (sb->proxy) {
 		sb->res->has_proxy = 1;
