@@ -114,7 +114,7 @@ static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN 
 	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct cd_layer meta = { .workdir = sb->wd.path, .workdir_dev = sb->wd.st.st_dev,
 				 .workdir_ino = sb->wd.st.st_ino, .created = sb->cow.started,
-				 .protect = sb->plan.guards.globs };
+				 .protect = sb->plan.protect.globs };
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);

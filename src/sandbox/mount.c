@@ -733,15 +733,15 @@ static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
  * workdir as the overlay's top lower layer: it exists inside, and is covered like any other. */
 static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_error *err)
 {
-	const struct cd_guard_plan *gp = &ctx->plan->guards;
+	const struct cd_protect_plan *gp = &ctx->plan->protect;
 
 	for (size_t i = 0; i < gp->n; i++) {
-		const struct cd_guard *g = &gp->g[i];
+		const struct cd_protect_path *g = &gp->paths[i];
 		_cleanup_close_ int cur = -1;
 		_cleanup_free_ char *rel = NULL;
 		char *name, *save = NULL, *next;
 
-		if (g->state != CD_GUARD_ABSENT || !g->placeholder)
+		if (g->state != CD_PROTECT_ABSENT || !g->placeholder)
 			continue; /* (most of the default set: nothing duplicated for them) */
 		cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
 		rel = strdup(g->rel);
@@ -765,10 +765,10 @@ static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_erro
 	return 0;
 }
 
-static bool need_placeholders(const struct cd_guard_plan *gp)
+static bool need_placeholders(const struct cd_protect_plan *gp)
 {
 	for (size_t i = 0; i < gp->n; i++)
-		if (gp->g[i].state == CD_GUARD_ABSENT && gp->g[i].placeholder)
+		if (gp->paths[i].state == CD_PROTECT_ABSENT && gp->paths[i].placeholder)
 			return true;
 	return false;
 }
@@ -916,7 +916,7 @@ static int cow_layers(struct mount_ctx *ctx, struct cd_mnt *m, int st[3], int *r
 		r = layer_dirs(st[1], st[0], &upper, &work, err);
 	if (r >= 0)
 		r = hand_over_upper(ctx, upper, err);
-	if (r >= 0 && need_placeholders(&ctx->plan->guards)) {
+	if (r >= 0 && need_placeholders(&ctx->plan->protect)) {
 		r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &skel, err);
 		if (r >= 0)
 			r = stage(ctx, 2, skel, &st[2], err);
@@ -986,15 +986,15 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	return attach(m, t, rel, err);
 }
 
-static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_error *err)
+static int guard(struct mount_ctx *ctx, const struct cd_protect_path *g, struct cordon_error *err)
 {
 	_cleanup_close_ int t = -1, m = -1;
 	struct stat st;
 	int r;
 
-	if (g->state == CD_GUARD_BLOCKED || (g->state == CD_GUARD_ABSENT && !ctx->plan->cow))
+	if (g->state == CD_PROTECT_BLOCKED || (g->state == CD_PROTECT_ABSENT && !ctx->plan->cow))
 		return 0; /* nothing to mount on: swept after the run (protect.h) */
-	if (g->state == CD_GUARD_ABSENT && !g->placeholder)
+	if (g->state == CD_PROTECT_ABSENT && !g->placeholder)
 		return 0; /* refused at apply (--cow) or swept (direct) */
 	r = open_in_workdir(ctx, g->rel, &t);
 	if (r < 0)
@@ -1016,7 +1016,7 @@ static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_
 /* Pins outermost first, then the protected paths, outermost first: a later mount goes on top. */
 static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
 {
-	const struct cd_guard_plan *gp = &ctx->plan->guards;
+	const struct cd_protect_plan *gp = &ctx->plan->protect;
 	int r = 0;
 
 	for (size_t d = 0; r >= 0 && d < PATH_MAX / 2; d++) {
@@ -1034,9 +1034,9 @@ static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
 		bool more = false;
 
 		for (size_t i = 0; r >= 0 && i < gp->n; i++)
-			if (depth(gp->g[i].rel) == d)
-				r = guard(ctx, &gp->g[i], err);
-			else if (depth(gp->g[i].rel) > d)
+			if (depth(gp->paths[i].rel) == d)
+				r = guard(ctx, &gp->paths[i], err);
+			else if (depth(gp->paths[i].rel) > d)
 				more = true;
 		if (!more)
 			break;

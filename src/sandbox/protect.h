@@ -23,15 +23,15 @@
 #include "config.h"
 #include "protect_glob.h"
 
-enum cd_guard_state {
-	CD_GUARD_EXISTS,  /* the path is there (a directory, a file) */
-	CD_GUARD_ABSENT,  /* it, or a directory above it, is missing */
-	CD_GUARD_BLOCKED, /* a symlink stands in its path: nothing to mount on; swept after */
+enum cd_protect_state {
+	CD_PROTECT_EXISTS,  /* the path is there (a directory, a file) */
+	CD_PROTECT_ABSENT,  /* it, or a directory above it, is missing */
+	CD_PROTECT_BLOCKED, /* a symlink stands in its path: nothing to mount on; swept after */
 };
 
 struct cd_idxcache;
 
-struct cd_guard {
+struct cd_protect_path {
 	char *rel;    /* relative to the workdir, normalized */
 	char *glob;   /* the rule it came from (borrowed from the config or the default set) */
 	bool deny;    /* hidden rather than read-only */
@@ -40,7 +40,7 @@ struct cd_guard {
 	bool placeholder; /* with --cow, a read-only directory holds its place (else: refused at
 			   * apply only: git reads .git/commondir whatever it is, and dies on a
 			   * directory) */
-	enum cd_guard_state state;
+	enum cd_protect_state state;
 	size_t exist_len; /* ABSENT, BLOCKED: rel[0..exist_len) were directories (pinned) */
 	dev_t link_dev;   /* BLOCKED: the symlink that stood in the path (the user's: kept) */
 	ino_t link_ino;
@@ -71,7 +71,7 @@ struct cd_guard_rule {
 	char *glob;
 	bool deny;
 	bool create;         /* refuse or drop: guarded while it does not exist too */
-	bool no_placeholder; /* drop: nothing holds its place (see struct cd_guard) */
+	bool no_placeholder; /* drop: nothing holds its place (see struct cd_protect_path) */
 	unsigned line, col;  /* where the list says it */
 };
 
@@ -81,8 +81,8 @@ struct cd_guard_list {
 	char *source; /* the file it was read from, or "built-in:default.list" */
 };
 
-struct cd_guard_plan {
-	struct cd_guard *g;
+struct cd_protect_plan {
+	struct cd_protect_path *paths;
 	size_t n;
 	char **pins;    /* relative paths bound onto themselves, outermost first */
 	char **globs;   /* every rule in force (for the layer's manifest), NULL-ended */
@@ -98,16 +98,16 @@ struct cd_guard_plan {
  * against the workdir, then, with the default set, what git runs from it (protect_git.c)
  * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for the paths a git
  * config or a .git file names). Bad globs were refused by the setter; a glob that matches more
- * than CD_GUARD_MAX paths fails here. */
-#define CD_GUARD_MAX 4096
-int cd_guard_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
-			struct cd_guard_plan *ret, struct cordon_error *err);
+ * than CD_PROTECT_MAX paths fails here. */
+#define CD_PROTECT_MAX 4096
+int cd_protect_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
+			  struct cd_protect_plan *ret, struct cordon_error *err);
 /* The same, git's indexes read through cache (idxcache.h; borrowed by the plan, for its sweep,
- * until cd_guard_plan_done) */
-int cd_guard_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
-			       const char *workdir_path, struct cd_idxcache *cache,
-			       struct cd_guard_plan *ret, struct cordon_error *err);
-void cd_guard_plan_done(struct cd_guard_plan *p);
+ * until cd_protect_plan_done) */
+int cd_protect_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
+				 const char *workdir_path, struct cd_idxcache *cache,
+				 struct cd_protect_plan *ret, struct cordon_error *err);
+void cd_protect_plan_done(struct cd_protect_plan *p);
 
 /* The default set, as data: protected-paths/default.list (its README says the format). Parse
  * one (pure): 0, or -EINVAL with "name:line:col: why". A pattern (*, ?, [...]) cannot refuse
@@ -138,5 +138,5 @@ enum cd_guard_why {
 };
 typedef void (*cd_guard_notice_fn)(void *data, enum cd_guard_why why, const char *rel,
 				   const char *glob, const char *aside);
-int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
+int cd_guard_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
 		   cd_guard_notice_fn notice, void *data);

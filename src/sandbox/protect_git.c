@@ -46,7 +46,7 @@ struct fileid {
 };
 
 struct gitplan {
-	struct cd_guard_plan *p;
+	struct cd_protect_plan *p;
 	int wfd;
 	const char *wpath;
 	struct stat wst;
@@ -846,7 +846,7 @@ static int plan_links(struct gitplan *g, const struct repo *rp, unsigned depth)
 	return 0;
 }
 
-int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
+int cd_guard_git_plan(struct cd_protect_plan *p, int workdir_fd, const char *workdir_path,
 		      struct cordon_error *err)
 {
 	struct gitplan g = { .p = p, .wfd = workdir_fd, .wpath = workdir_path, .err = err };
@@ -881,7 +881,7 @@ int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workd
 	return r;
 }
 
-void cd_guard_repos_free(struct cd_guard_plan *p)
+void cd_guard_repos_free(struct cd_protect_plan *p)
 {
 	for (size_t i = 0; i < p->n_repos; i++)
 		repo_done(&p->repos[i]);
@@ -1040,7 +1040,7 @@ static int sweep_repo(const struct cd_guard_repo *rec, int wfd, struct cd_idxcac
 	return r < 0 ? r : moved;
 }
 
-int cd_guard_git_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
+int cd_guard_git_sweep(const struct cd_protect_plan *p, int workdir_fd, cd_guard_notice_fn notice,
 		       void *data)
 {
 	int moved = 0, first = 0;
@@ -1100,7 +1100,7 @@ static int layer_index(const struct cd_guard_repo *rec, int upper_fd, int wfd, c
 	return r;
 }
 
-int cd_guard_git_layer(const struct cd_guard_plan *p, const struct cd_layer *l, int upper_fd,
+int cd_guard_git_layer(const struct cd_protect_plan *p, const struct cd_layer *l, int upper_fd,
 		       int workdir_fd, char ***globs, struct cordon_error *err)
 {
 	int r = 0;

@@ -29,10 +29,10 @@ struct cd_layer;
 /* One literal path guarded by a rule of cordon's making: g ("dir/" for a directory); create:
  * guarded while missing too (swept, or refused at apply); placeholder: with --cow a read-only
  * directory holds its place. A path below a directory already read-only is left to it. */
-int cd_guard_literal(struct cd_guard_plan *p, int workdir_fd, const char *g, bool create,
+int cd_guard_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, bool create,
 		     bool placeholder, struct cordon_error *err);
 /* Is rel below a directory the plan makes read-only or hides? */
-bool cd_guard_covered(const struct cd_guard_plan *p, const char *rel);
+bool cd_guard_covered(const struct cd_protect_plan *p, const char *rel);
 /* A regular file of the workdir, whole (malloc'd, NUL-ended), no symlink followed, never a
  * FIFO's open: -ENOENT when missing or not regular, -EFBIG over max bytes */
 int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len);
@@ -43,12 +43,12 @@ int cd_guard_join(const char *base, const char *rel, char *out, size_t size);
 int cd_guard_move_aside(int parent, const char *name, char *aside, size_t size);
 
 /* protect_git.c */
-int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
+int cd_guard_git_plan(struct cd_protect_plan *p, int workdir_fd, const char *workdir_path,
 		      struct cordon_error *err);
-int cd_guard_git_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
+int cd_guard_git_sweep(const struct cd_protect_plan *p, int workdir_fd, cd_guard_notice_fn notice,
 		       void *data);
-void cd_guard_repos_free(struct cd_guard_plan *p);
+void cd_guard_repos_free(struct cd_protect_plan *p);
 /* A --cow layer being saved (its changes sorted, upper_fd: the upper directory they are in):
  * the globs it must carry besides the plan's, appended to *globs. 0 or -errno (err filled). */
-int cd_guard_git_layer(const struct cd_guard_plan *p, const struct cd_layer *l, int upper_fd,
+int cd_guard_git_layer(const struct cd_protect_plan *p, const struct cd_layer *l, int upper_fd,
 		       int workdir_fd, char ***globs, struct cordon_error *err);

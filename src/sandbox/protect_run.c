@@ -36,21 +36,21 @@ int cd_protect_run_plan(struct cd_sandbox *sb, struct cordon_error *err)
 	if (dir < 0)
 		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
 	cd_idxcache_init(&sb->cow.idxcache, &sb->wd, &sb->marks);
-	r = cd_guard_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->cow.idxcache,
-				       &sb->plan.guards, err);
+	r = cd_protect_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->cow.idxcache,
+					 &sb->plan.protect, err);
 	sb->cow.idxcache.marks = NULL; /* they go once the run is prepared: the directory is open */
 	sb->cow.idxcache.tried = true; /* or never */
 	if (r < 0)
 		return r;
 	log_idxcache(sb);
-	for (size_t i = 0; i < sb->plan.guards.n; i++) {
-		const struct cd_guard *g = &sb->plan.guards.g[i];
+	for (size_t i = 0; i < sb->plan.protect.n; i++) {
+		const struct cd_protect_path *g = &sb->plan.protect.paths[i];
 		static const char *const states[] = { "there", "not there", "behind a symlink" };
 
 		cd_log_line(&c->log, "protect: %-7s %s (%s; %s)", g->deny ? "deny" : "ro", g->rel,
 			    g->glob, states[g->state]);
 	}
-	if (sb->plan.guards.git_hooks)
+	if (sb->plan.protect.git_hooks)
 		return cd_mount_plan_add_hide(&sb->plan, CD_GIT_TEMPLATE_HOOKS, err);
 	return 0;
 }
@@ -98,7 +98,7 @@ void cd_protect_run_sweep(struct cd_sandbox *sb)
 	dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return;
-	n = cd_guard_sweep(&sb->plan.guards, dir, sb->wd.st.st_uid, notice_removed, sb);
+	n = cd_guard_sweep(&sb->plan.protect, dir, sb->wd.st.st_uid, notice_removed, sb);
 	if (n > 0)
 		sb->res->protect_removed = (uint64_t)n;
 }
@@ -113,5 +113,5 @@ int cd_protect_run_layer_git(void *data, const struct cd_layer *l, int upper_fd,
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_guard_git_layer(&sb->plan.guards, l, upper_fd, lower, globs, err);
+	return cd_guard_git_layer(&sb->plan.protect, l, upper_fd, lower, globs, err);
 }

@@ -12,7 +12,7 @@
 
 struct cd_layer;
 
-/* The plan (sb->plan.guards), git's indexes read through the run's cache (idxcache.h). */
+/* The plan (sb->plan.protect), git's indexes read through the run's cache (idxcache.h). */
 int cd_protect_run_plan(struct cd_sandbox *sb, struct cordon_error *err);
 /* Every process of the sandbox is gone: with a direct workdir, remove or move aside what it made
  * at a protected path, each told as a notice and an audit event (nothing to do with --cow). */

@@ -41,24 +41,24 @@ static void mk(const char *rel, const char *text)
 	}
 }
 
-static const struct cd_guard *find(const struct cd_guard_plan *p, const char *rel)
+static const struct cd_protect_path *find(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->g[i].rel, rel) == 0)
-			return &p->g[i];
+		if (strcmp(p->paths[i].rel, rel) == 0)
+			return &p->paths[i];
 	return NULL;
 }
 
 /* Whether any guard's path contains s: a path resolved wrongly has no one name to look for. */
-static bool names(const struct cd_guard_plan *p, const char *s)
+static bool names(const struct cd_protect_plan *p, const char *s)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strstr(p->g[i].rel, s))
+		if (strstr(p->paths[i].rel, s))
 			return true;
 	return false;
 }
 
-static bool pinned(const struct cd_guard_plan *p, const char *rel)
+static bool pinned(const struct cd_protect_plan *p, const char *rel)
 {
 	for (char **s = p->pins; s && *s; s++)
 		if (strcmp(*s, rel) == 0)
@@ -246,8 +246,8 @@ static void test_plan(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 	int fd, r;
 
 	strcpy(top, "/tmp/test-protect.XXXXXX");
@@ -275,42 +275,43 @@ static void test_plan(void)
 	cordon_config_protect(c, "conf/*.yml", 0, &err);
 	cordon_config_protect(c, "secret.txt", 1, &err);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	r = cd_guard_plan_build(&c->protect, fd, top, &p, &err);
+	r = cd_protect_plan_build(&c->protect, fd, top, &p, &err);
 	ok(r == 0, "plan built: %s", err.msg);
 	if (r < 0)
 		return;
 	g = find(&p, ".git/hooks");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir && !g->deny, ".git/hooks: there, read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && !g->deny,
+	   ".git/hooks: there, read-only");
 	ok(p.git_hooks, "git's template hooks to hide");
 	g = find(&p, ".git/config");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->dir, ".git/config: there");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir, ".git/config: there");
 	ok(pinned(&p, ".git"), ".git pinned");
 	g = find(&p, ".env");
-	ok(g && g->deny && g->state == CD_GUARD_EXISTS, ".env: hidden");
+	ok(g && g->deny && g->state == CD_PROTECT_EXISTS, ".env: hidden");
 	g = find(&p, ".claude");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create, ".claude: missing, guarded from creation");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create, ".claude: missing, guarded from creation");
 	g = find(&p, ".vscode");
-	ok(g && g->state == CD_GUARD_BLOCKED, ".vscode: a symlink stands there");
+	ok(g && g->state == CD_PROTECT_BLOCKED, ".vscode: a symlink stands there");
 	ok(find(&p, "conf/a.yml") && find(&p, "conf/b.yml"), "the glob's two matches");
 	ok(pinned(&p, "conf"), "... their directory pinned");
 	g = find(&p, "secret.txt");
-	ok(g && g->deny && g->state == CD_GUARD_ABSENT && g->create, "a literal --deny: guarded though missing");
+	ok(g && g->deny && g->state == CD_PROTECT_ABSENT && g->create, "a literal --deny: guarded though missing");
 	g = find(&p, ".gitlab-ci.yml");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
 	r = rule_of(&p.defaults, "Jenkinsfile");
 	ok(r >= 0 && !p.defaults.r[r].create && !find(&p, "Jenkinsfile"),
 	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing guarded");
 	g = find(&p, "user.code-workspace");
-	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
+	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
 	   "*.code-workspace: the one there, read-only");
 	g = find(&p, "link.code-workspace");
-	ok(g && g->state == CD_GUARD_BLOCKED,
+	ok(g && g->state == CD_PROTECT_BLOCKED,
 	   "... a symlink matching it: kept as the user's (not mounted on)");
 	g = find(&p, ".mcp.json");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
 	   ".mcp.json (drop): missing, guarded, no placeholder");
 	g = find(&p, ".gemini");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && g->placeholder && g->dir,
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && g->placeholder && g->dir,
 	   ".gemini/ (refuse): missing, a placeholder directory holds its place");
 
 	/* the sweep: what a run made at guarded paths goes; a symlink is not followed */
@@ -347,7 +348,7 @@ static void test_plan(void)
 	ok(faccessat(fd, ".git/config", F_OK, 0) == 0 && faccessat(fd, ".env", F_OK, 0) == 0,
 	   "... what existed before stays");
 	ok(access("/etc/passwd", F_OK) == 0, "... nothing behind the .vscode symlink touched");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	close(fd);
 	cordon_config_free(c);
 }
@@ -387,8 +388,8 @@ static void test_plan_every_entry(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p0, p1;
-	const struct cd_guard *g;
+	struct cd_protect_plan p0, p1;
+	const struct cd_protect_path *g;
 	size_t bad0 = 0, bad1 = 0, n = 0;
 	char rel[4096];
 	int fd0, fd1;
@@ -397,7 +398,7 @@ static void test_plan_every_entry(void)
 	if (!mkdtemp(top) || !c)
 		return (void)ok(false, "mkdtemp");
 	fd0 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(&c->protect, fd0, top, &p0, &err) == 0,
+	if (!ok(cd_protect_plan_build(&c->protect, fd0, top, &p0, &err) == 0,
 		"every entry: an empty workdir's "
 		"plan: %s",
 		err.msg))
@@ -415,7 +416,7 @@ static void test_plan_every_entry(void)
 		mk_path(rel);
 	}
 	fd1 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(&c->protect, fd1, top, &p1, &err) == 0,
+	if (!ok(cd_protect_plan_build(&c->protect, fd1, top, &p1, &err) == 0,
 		"every entry: a workdir holding "
 		"each one's plan: %s",
 		err.msg))
@@ -429,7 +430,7 @@ static void test_plan_every_entry(void)
 
 		expand_glob(r->glob, rel, sizeof(rel));
 		g = literal ? find(&p0, rel) : NULL;
-		if (literal && (r->create ? !(g && g->state == CD_GUARD_ABSENT && g->create &&
+		if (literal && (r->create ? !(g && g->state == CD_PROTECT_ABSENT && g->create &&
 					      g->deny == r->deny &&
 					      g->placeholder == !r->no_placeholder)
 					  : g != NULL)) {
@@ -438,7 +439,8 @@ static void test_plan_every_entry(void)
 			bad0++;
 		}
 		g = find(&p1, rel);
-		if (!(g && g->state == CD_GUARD_EXISTS && g->deny == r->deny && g->dir == want_dir)) {
+		if (!(g && g->state == CD_PROTECT_EXISTS && g->deny == r->deny &&
+		      g->dir == want_dir)) {
 			ok(false, "%s (line %u), there: %s, as the list says", r->glob, r->line,
 			   r->deny ? "hidden" : "read-only");
 			bad1++;
@@ -448,8 +450,8 @@ static void test_plan_every_entry(void)
 	is_uint(bad0, 0, "each of the %zu entries missing: guarded from creation (refuse: with a "
 		"placeholder, drop: without), or not at all, as it says", n);
 	is_uint(bad1, 0, "each of the %zu entries there: read-only or hidden, as it says", n);
-	cd_guard_plan_done(&p0);
-	cd_guard_plan_done(&p1);
+	cd_protect_plan_done(&p0);
+	cd_protect_plan_done(&p1);
 	close(fd0);
 	close(fd1);
 	cordon_config_free(c);
@@ -459,7 +461,7 @@ static void test_worktree(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char text[4200];
 	int fd;
 
@@ -476,20 +478,21 @@ static void test_worktree(void)
 	snprintf(text, sizeof(text), "gitdir: %s/main/.git/worktrees/wt\n", top);
 	mk(".git", text);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s", err.msg);
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s",
+	   err.msg);
 	ok(find(&p, "main/.git/worktrees/wt/hooks"),
 	   "a linked worktree's git directory inside the workdir: its hooks guarded (missing)");
 	ok(find(&p, "main/.git/hooks") && find(&p, "main/.git/config"),
 	   "... and its repository's (commondir): hooks and config");
 	ok(pinned(&p, ".git"), "the .git file is pinned (a directory cannot replace it)");
 	{
-		const struct cd_guard *g = find(&p, ".git/hooks");
+		const struct cd_protect_path *g = find(&p, ".git/hooks");
 
-		ok(g && g->state == CD_GUARD_ABSENT && !g->placeholder,
+		ok(g && g->state == CD_PROTECT_ABSENT && !g->placeholder,
 		   ".git/hooks below the .git file: guarded, but no placeholder (it would hide the "
 		   "file from a --cow view, and git with it)");
 	}
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	close(fd);
 	cordon_config_free(c);
 }
@@ -576,8 +579,8 @@ static void test_plan_gitconfig(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 	int fd;
 
 	strcpy(top, "/tmp/test-protect.XXXXXX");
@@ -591,30 +594,30 @@ static void test_plan_gitconfig(void)
 	mk(".githooks", NULL);
 	mk(".githooks/pre-commit", "#!/bin/sh\n");
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "plan with a git config: %s",
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0, "plan with a git config: %s",
 	   err.msg);
 	g = find(&p, ".githooks");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir && g->create,
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && g->create,
 	   "core.hooksPath .githooks: guarded as .git/hooks is");
 	g = find(&p, "shared.gitconfig");
-	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
+	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
 	   "include.path ../shared.gitconfig (from .git): guarded, dropped if made anew");
 	g = find(&p, "absent.gitconfig");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
 	   "an include that is not there (git skips it): guarded from being made");
 	g = find(&p, "more/nested.gitconfig");
-	ok(g && g->state == CD_GUARD_ABSENT, "an include of an include, relative to its file");
+	ok(g && g->state == CD_PROTECT_ABSENT, "an include of an include, relative to its file");
 	ok(!names(&p, "home.gitconfig") && !names(&p, "outside.gitconfig"),
 	   "paths outside the workdir (~, elsewhere): not the workdir's, by no spelling");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	{
 		struct cordon_config *c2 = cordon_config_new();
 
 		cordon_config_set_default_protect(c2, 0, &err);
-		ok(cd_guard_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
+		ok(cd_protect_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
 		       !find(&p, ".githooks"),
 		   "--no-default-protect: the config's paths are not guarded either");
-		cd_guard_plan_done(&p);
+		cd_protect_plan_done(&p);
 		cordon_config_free(c2);
 	}
 	close(fd);
@@ -628,7 +631,7 @@ static void test_plan_gitconfig_reading(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char path[4096], *big = malloc(100 << 10);
 	int fd, r;
 
@@ -641,22 +644,22 @@ static void test_plan_gitconfig_reading(void)
 	strcpy(big + (90 << 10), "[core]\n\thooksPath = .late-hooks\n");
 	mk(".git/config", big);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
 	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	snprintf(path, sizeof(path), "%s/.git/config", top);
 	unlink(path);
 	if (!ok(mkfifo(path, 0644) == 0, "a FIFO at .git/config"))
 		goto out;
 	alarm(60); /* (not a timing: without the fix, open() never returns) */
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0,
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0,
 	   "a FIFO at .git/config: not read, the plan goes on (%s)", err.msg);
 	alarm(0);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	unlink(path);
 	r = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (r >= 0 && ftruncate(r, (16 << 20) + 1) == 0) {
-		ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == -EFBIG &&
+		ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == -EFBIG &&
 			   strstr(err.msg, ".git/config: over 16 MiB"),
 		   "a config over 16 MiB: the run is refused, saying why (%s)", err.msg);
 	} else {
