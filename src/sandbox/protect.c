@@ -356,7 +356,7 @@ static int plan_rule(struct cd_protect_plan *p, const struct rule *rule, int wor
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	if (!has_wildcard(glob))
 		return plan_literal(&x, workdir_fd, glob, want_dir);
-	/* the list allows this for one name at the top only (cd_guard_list_parse) */
+	/* the list allows this for one name at the top only (cd_protect_list_parse) */
 	if (rule->create && x.n_comps == 1 && cd_strv_push(&p->new_globs, glob) < 0)
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	first = p->n;
@@ -491,9 +491,9 @@ int cd_protect_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !o->no_defaults)
-		r = cd_guard_list_load(NULL, &p.defaults, err);
+		r = cd_protect_list_load(NULL, &p.defaults, err);
 	for (size_t i = 0; r >= 0 && i < p.defaults.n; i++) {
-		const struct cd_guard_rule *d = &p.defaults.r[i];
+		const struct cd_protect_rule *d = &p.defaults.r[i];
 		const struct rule rule = { d->glob, d->deny, d->create, d->no_placeholder };
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
@@ -521,7 +521,7 @@ void cd_protect_plan_done(struct cd_protect_plan *p)
 	cd_strv_free(p->pins);
 	cd_strv_free(p->globs);
 	cd_strv_free(p->new_globs);
-	cd_guard_list_done(&p->defaults);
+	cd_protect_list_done(&p->defaults);
 	cd_guard_repos_free(p);
 	*p = (struct cd_protect_plan){ 0 };
 }

@@ -67,7 +67,7 @@ struct cd_guard_repo {
 };
 
 /* One entry of the default set (protected-paths/default.list). */
-struct cd_guard_rule {
+struct cd_protect_rule {
 	char *glob;
 	bool deny;
 	bool create;         /* refuse or drop: guarded while it does not exist too */
@@ -75,8 +75,8 @@ struct cd_guard_rule {
 	unsigned line, col;  /* where the list says it */
 };
 
-struct cd_guard_list {
-	struct cd_guard_rule *r;
+struct cd_protect_list {
+	struct cd_protect_rule *r;
 	size_t n;
 	char *source; /* the file it was read from, or "built-in:default.list" */
 };
@@ -88,13 +88,13 @@ struct cd_protect_plan {
 	char **globs;   /* every rule in force (for the layer's manifest), NULL-ended */
 	char **new_globs; /* patterns (one name, at the top) whose new matches are swept */
 	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
-	struct cd_guard_list defaults; /* the default set in force: the guards' globs point in */
+	struct cd_protect_list defaults; /* the default set in force: the guards' globs point in */
 	struct cd_guard_repo *repos;   /* with the default set: git's repositories (above) */
 	size_t n_repos;
 	struct cd_idxcache *idxcache;  /* borrowed (NULL: none): git indexes' readings kept */
 };
 
-/* The rules of c (its own, then the default set unless turned off: cd_guard_list_load(NULL))
+/* The rules of c (its own, then the default set unless turned off: cd_protect_list_load(NULL))
  * against the workdir, then, with the default set, what git runs from it (protect_git.c)
  * (workdir_fd: the supervisor's descriptor; workdir_path: its host path, for the paths a git
  * config or a .git file names). Bad globs were refused by the setter; a glob that matches more
@@ -112,14 +112,14 @@ void cd_protect_plan_done(struct cd_protect_plan *p);
 /* The default set, as data: protected-paths/default.list (its README says the format). Parse
  * one (pure): 0, or -EINVAL with "name:line:col: why". A pattern (*, ?, [...]) cannot refuse
  * (a placeholder needs a name), and drops new matches only as one name at the top. */
-int cd_guard_list_parse(const char *text, size_t len, const char *name,
-			struct cd_guard_list *ret, struct cordon_error *err);
-/* The list in force: dir/default.list (dir NULL: the installed directory, cd_guard_list_dir())
+int cd_protect_list_parse(const char *text, size_t len, const char *name,
+			  struct cd_protect_list *ret, struct cordon_error *err);
+/* The list in force: dir/default.list (dir NULL: the installed directory, cd_protect_list_dir())
  * where it exists, else the one compiled into the binary. A copy that is there but unreadable,
  * malformed, or writable by another user than root or the caller fails. */
-int cd_guard_list_load(const char *dir, struct cd_guard_list *ret, struct cordon_error *err);
-void cd_guard_list_done(struct cd_guard_list *l);
-const char *cd_guard_list_dir(void);
+int cd_protect_list_load(const char *dir, struct cd_protect_list *ret, struct cordon_error *err);
+void cd_protect_list_done(struct cd_protect_list *l);
+const char *cd_protect_list_dir(void);
 
 /* After a run with a direct workdir: remove what the sandbox made at a guarded path that did not
  * exist (or stood behind a symlink) when it started, and the new matches of a pattern that

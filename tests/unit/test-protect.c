@@ -90,7 +90,7 @@ static void test_globs(void)
 	   "** spans any number of directories, none included");
 }
 
-static int rule_of(const struct cd_guard_list *l, const char *glob)
+static int rule_of(const struct cd_protect_list *l, const char *glob)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->r[i].glob, glob) == 0)
@@ -102,11 +102,11 @@ static int rule_of(const struct cd_guard_list *l, const char *glob)
 static void bad_list(const char *text, const char *want)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l;
-	int r = cd_guard_list_parse(text, strlen(text), "t.list", &l, &err);
+	struct cd_protect_list l;
+	int r = cd_protect_list_parse(text, strlen(text), "t.list", &l, &err);
 
 	if (r >= 0)
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 	ok(r == -EINVAL && strcmp(err.step, "protect-list") == 0, "refused: %s", want);
 	is_str(err.msg, want, "... says where and why");
 }
@@ -121,9 +121,9 @@ static void test_list_parse(void)
 				   "protect a#b\n"
 				   "protect Jenkinsfile";
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l;
+	struct cd_protect_list l;
 
-	ok(cd_guard_list_parse(good, strlen(good), "t.list", &l, &err) == 0, "a list parses: %s",
+	ok(cd_protect_list_parse(good, strlen(good), "t.list", &l, &err) == 0, "a list parses: %s",
 	   err.msg);
 	is_uint(l.n, 5, "... five entries");
 	ok(l.n == 5 && strcmp(l.r[0].glob, ".git/hooks/") == 0 && !l.r[0].deny &&
@@ -135,7 +135,7 @@ static void test_list_parse(void)
 	ok(l.n == 5 && strcmp(l.r[4].glob, "Jenkinsfile") == 0 && !l.r[4].create,
 	   "... the last line without a newline");
 	is_str(l.source, "t.list", "... its source");
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 
 	bad_list("protects .x\n", "t.list:1:1: unknown kind \"protects\" (protect or deny)");
 	bad_list("\n  deny\n", "t.list:2:7: deny needs a path");
@@ -157,9 +157,9 @@ static void test_list_parse(void)
 		static const char nul[] = "protect a\nprotect b\0c\n";
 
 		struct cordon_error e2 = { 0 };
-		struct cd_guard_list l2;
+		struct cd_protect_list l2;
 
-		ok(cd_guard_list_parse(nul, sizeof(nul) - 1, "t.list", &l2, &e2) == -EINVAL,
+		ok(cd_protect_list_parse(nul, sizeof(nul) - 1, "t.list", &l2, &e2) == -EINVAL,
 		   "a NUL byte: refused");
 		is_str(e2.msg, "t.list:2:10: a NUL byte", "... where it is");
 	}
@@ -183,19 +183,19 @@ static void test_list_load(void)
 {
 	char dir[] = "/tmp/test-protect-list.XXXXXX";
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l, src;
+	struct cd_protect_list l, src;
 	int r;
 
 	if (!mkdtemp(dir))
 		return (void)ok(false, "mkdtemp");
-	ok(cd_guard_list_load(dir, &l, &err) == 0, "no installed list: loaded: %s", err.msg);
+	ok(cd_protect_list_load(dir, &l, &err) == 0, "no installed list: loaded: %s", err.msg);
 	is_str(l.source, "built-in:default.list", "... the binary's own");
 	ok(l.n >= 60 && rule_of(&l, ".git/hooks/") >= 0 && rule_of(&l, ".vscode/") >= 0 &&
 	   rule_of(&l, ".gemini/") >= 0 && rule_of(&l, ".git/objects/info/alternates") >= 0,
 	   "... the default set (%zu entries)", l.n);
 	/* the binary's copy is the source tree's list, entry for entry */
 	memset(&err, 0, sizeof(err));
-	r = cd_guard_list_load(CORDON_TEST_POLICY_DIR "/../protected-paths", &src, &err);
+	r = cd_protect_list_load(CORDON_TEST_POLICY_DIR "/../protected-paths", &src, &err);
 	ok(r == 0 && src.n == l.n, "the source tree's default.list loads alike (%zu): %s",
 	   r == 0 ? src.n : 0, err.msg);
 	for (size_t i = 0; r == 0 && i < src.n && i < l.n; i++)
@@ -203,36 +203,36 @@ static void test_list_load(void)
 		    src.r[i].no_placeholder != l.r[i].no_placeholder || src.r[i].deny != l.r[i].deny)
 			ok(false, "entry %zu differs: %s / %s", i, src.r[i].glob, l.r[i].glob);
 	if (r == 0)
-		cd_guard_list_done(&src);
-	cd_guard_list_done(&l);
+		cd_protect_list_done(&src);
+	cd_protect_list_done(&l);
 
 	write_file(dir, "default.list", "protect mine/\n", 0644);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == 0 && l.n == 1 &&
+	ok(cd_protect_list_load(dir, &l, &err) == 0 && l.n == 1 &&
 	   strcmp(l.r[0].glob, "mine/") == 0, "an installed list wins: %s", err.msg);
 	like_str(l.source, "/default.list", "... its source is the file");
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 
 	write_file(dir, "default.list", "protect mine/\n", 0646);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == -EPERM, "one another user may write: refused");
+	ok(cd_protect_list_load(dir, &l, &err) == -EPERM, "one another user may write: refused");
 	like_str(err.msg, "another user may write it", "... %s", err.msg);
 
 	write_file(dir, "default.list", "protect mine/ now\n", 0644);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == -EINVAL, "a malformed installed list: refused, "
+	ok(cd_protect_list_load(dir, &l, &err) == -EINVAL, "a malformed installed list: refused, "
 	   "not replaced by the built-in one");
 	like_str(err.msg, "/default.list:1:15: unknown \"now\"", "... %s", err.msg);
 
 	write_file(dir, "default.list", "", 0000);
 	memset(&err, 0, sizeof(err));
-	r = cd_guard_list_load(dir, &l, &err);
+	r = cd_protect_list_load(dir, &l, &err);
 	if (geteuid() == 0)
 		skip("root reads a mode 000 file", "an unreadable installed list fails");
 	else
 		ok(r == -EACCES, "an unreadable installed list fails (%d): %s", r, err.msg);
 	if (r == 0)
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 	{
 		char p[4096];
 
@@ -424,7 +424,7 @@ static void test_plan_every_entry(void)
 	ok(p0.defaults.n == p1.defaults.n && p0.defaults.n >= 40, "the default set (%zu entries)",
 	   p0.defaults.n);
 	for (size_t i = 0; i < p0.defaults.n && i < p1.defaults.n; i++) {
-		const struct cd_guard_rule *r = &p0.defaults.r[i];
+		const struct cd_protect_rule *r = &p0.defaults.r[i];
 		bool literal = !strpbrk(r->glob, "*?[");
 		bool want_dir = r->glob[strlen(r->glob) - 1] == '/';
 
