@@ -378,7 +378,7 @@ static int plan_rule(struct cd_protect_plan *p, const struct rule *rule, int wor
 
 /* base/rel ("" base: the workdir) as a normalized path relative to the workdir, ".." taken
  * lexically: -EXDEV when it leaves the workdir. */
-int cd_guard_join(const char *base, const char *rel, char *out, size_t size)
+int cd_protect_join(const char *base, const char *rel, char *out, size_t size)
 {
 	char buf[2 * PATH_MAX + 2];
 	size_t len = 0;
@@ -407,7 +407,7 @@ int cd_guard_join(const char *base, const char *rel, char *out, size_t size)
 	return len ? 0 : -EXDEV;
 }
 
-bool cd_guard_covered(const struct cd_protect_plan *p, const char *rel)
+bool cd_protect_covered(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cd_protect_path *g = &p->paths[i];
@@ -420,15 +420,15 @@ bool cd_guard_covered(const struct cd_protect_plan *p, const char *rel)
 	return false;
 }
 
-int cd_guard_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, bool create,
-		     bool placeholder, struct cordon_error *err)
+int cd_protect_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, bool create,
+		       bool placeholder, struct cordon_error *err)
 {
 	struct rule rule = { .glob = NULL, .deny = false, .create = create,
 			     .no_placeholder = !placeholder };
 
 	size_t len = strlen(g) - (g[0] && g[strlen(g) - 1] == '/');
 
-	if (cd_protect_glob_check(g, NULL) < 0 || has_wildcard(g) || cd_guard_covered(p, g))
+	if (cd_protect_glob_check(g, NULL) < 0 || has_wildcard(g) || cd_protect_covered(p, g))
 		return 0;
 	for (size_t i = 0; i < p->n; i++)
 		if (strlen(p->paths[i].rel) == len && strncmp(p->paths[i].rel, g, len) == 0)
@@ -441,7 +441,7 @@ int cd_guard_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, b
 }
 
 /* O_NONBLOCK: a FIFO a run left there must not hold the next run's supervisor in open() */
-int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
+int cd_protect_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -499,7 +499,7 @@ int cd_protect_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !o->no_defaults)
-		r = cd_guard_git_plan(&p, workdir_fd, workdir_path, err);
+		r = cd_protect_git_plan(&p, workdir_fd, workdir_path, err);
 	names_done(&top);
 	if (r < 0) {
 		cd_protect_plan_done(&p);
@@ -522,7 +522,7 @@ void cd_protect_plan_done(struct cd_protect_plan *p)
 	cd_strv_free(p->globs);
 	cd_strv_free(p->new_globs);
 	cd_protect_list_done(&p->defaults);
-	cd_guard_repos_free(p);
+	cd_protect_repos_free(p);
 	*p = (struct cd_protect_plan){ 0 };
 }
 
@@ -575,7 +575,7 @@ static bool all_owned(int d, uid_t owner, unsigned depth)
 /* A tree holding what the sandbox could not have removed (as root, a file of an owner not
  * mapped inside, moved in with its directory) is moved aside rather than removed: out of the
  * protected path, nothing lost. */
-int cd_guard_move_aside(int parent, const char *name, char *aside, size_t size)
+int cd_protect_move_aside(int parent, const char *name, char *aside, size_t size)
 {
 	for (unsigned i = 0; i < 100; i++) {
 		snprintf(aside, size, "%s.cordon-moved-aside%s%.0u", name, i ? "." : "", i);
@@ -597,14 +597,14 @@ static int remove_at(int parent, const char *name, uid_t owner, char *aside, siz
 	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (st.st_uid != owner)
-		return cd_guard_move_aside(parent, name, aside, size);
+		return cd_protect_move_aside(parent, name, aside, size);
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(parent, name, 0) < 0 ? -errno : 1;
 	d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0)
 		return -errno;
 	if (!all_owned(d, owner, 0))
-		return cd_guard_move_aside(parent, name, aside, size);
+		return cd_protect_move_aside(parent, name, aside, size);
 	(void)cd_rmtree_contents(d);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 1;
 }
@@ -732,7 +732,7 @@ int cd_guard_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
 	if (r < 0 && !first)
 		first = r;
 	names_done(&top);
-	r = cd_guard_git_sweep(p, workdir_fd, notice, data);
+	r = cd_protect_git_sweep(p, workdir_fd, notice, data);
 	if (r > 0)
 		removed += r;
 	else if (r < 0 && !first)

@@ -50,8 +50,8 @@ struct cd_protect_path {
  * workdir's own, and its submodules' and nested repositories' found through the indexes (their
  * gitlinks) and .gitmodules. After a direct run, an index that changed is read again, and a
  * repository the sandbox put where git would now enter one is moved aside; with --cow, the save
- * refuses it (cd_guard_git_layer). */
-struct cd_guard_repo {
+ * refuses it (cd_protect_git_layer). */
+struct cd_protect_repo {
 	char *top;      /* its worktree's top, relative to the workdir ("": the workdir) */
 	char *index;    /* its index, relative to the workdir */
 	char *gitdir;   /* its git directory (where a split index's shared index is) */
@@ -89,7 +89,7 @@ struct cd_protect_plan {
 	char **new_globs; /* patterns (one name, at the top) whose new matches are swept */
 	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
 	struct cd_protect_list defaults; /* the default set in force: the guards' globs point in */
-	struct cd_guard_repo *repos;   /* with the default set: git's repositories (above) */
+	struct cd_protect_repo *repos;   /* with the default set: git's repositories (above) */
 	size_t n_repos;
 	struct cd_idxcache *idxcache;  /* borrowed (NULL: none): git indexes' readings kept */
 };
@@ -127,7 +127,7 @@ const char *cd_protect_list_dir(void);
  * workdir's: whom the sandbox's files belong to on the host) is removed; a tree holding anything
  * else (as root, files of an owner the sandbox could not remove, moved in with their directory)
  * is renamed aside, NAME.cordon-moved-aside, out of the protected path. Then git's repositories
- * (cd_guard_git_sweep): a .git the sandbox put where git would enter a submodule, and an index
+ * (cd_protect_git_sweep): a .git the sandbox put where git would enter a submodule, and an index
  * cordon cannot read, are renamed aside, never removed. Each is told to notice() (aside: the new
  * path, or NULL when removed; why: what it was). Returns how many paths were removed or moved,
  * or -errno. */

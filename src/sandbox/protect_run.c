@@ -113,5 +113,5 @@ int cd_protect_run_layer_git(void *data, const struct cd_layer *l, int upper_fd,
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_guard_git_layer(&sb->plan.protect, l, upper_fd, lower, globs, err);
+	return cd_protect_git_layer(&sb->plan.protect, l, upper_fd, lower, globs, err);
 }

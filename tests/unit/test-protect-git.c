@@ -178,7 +178,7 @@ static void test_submodules(void)
 	struct cordon_error err = { 0 };
 	struct cd_protect_plan p;
 	const struct cd_protect_path *g;
-	const struct cd_guard_repo *top_repo = NULL;
+	const struct cd_protect_repo *top_repo = NULL;
 	struct told t;
 	int n;
 
@@ -450,7 +450,7 @@ static void test_layer(void)
 	write_index("upper/.git/index", grown, 2);
 	ufd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	wfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ok(cd_guard_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "the layer's globs (%s)",
+	ok(cd_protect_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "the layer's globs (%s)",
 	   err.msg);
 	ok(listed(globs, "a/b/.git"), "a .git the run made below the top: refused");
 	ok(listed(globs, "n/.git"), "the .git of a gitlink the layer's index adds: refused");
@@ -460,7 +460,7 @@ static void test_layer(void)
 	globs = NULL;
 	ch[2].path = "a[1]/.git";
 	ch[3].path = "a[1]/.git/config";
-	ok(cd_guard_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "again (%s)", err.msg);
+	ok(cd_protect_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "again (%s)", err.msg);
 	ok(globs && strcmp(globs[0], "a\\[1]/.git") == 0 &&
 		   cd_protect_glob_match(globs[0], "a[1]/.git/config") &&
 		   !cd_protect_glob_match(globs[0], "a1/.git/config"),
