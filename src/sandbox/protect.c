@@ -676,7 +676,7 @@ static bool planned(const struct cd_protect_plan *p, const char *rel)
  * must not be met again) that match a pattern dropping new matches: what the plan has was there
  * at the start (mounted over, or a symlink sweep_one looks after); the rest the run made. */
 static int sweep_new(const struct cd_protect_plan *p, const struct names *top, int workdir_fd,
-		     uid_t owner, cd_guard_notice_fn notice, void *data, int *removed)
+		     uid_t owner, cd_protect_notice_fn notice, void *data, int *removed)
 {
 	int first = 0;
 
@@ -697,7 +697,7 @@ static int sweep_new(const struct cd_protect_plan *p, const struct names *top, i
 		if (r > 0) {
 			(*removed)++;
 			if (notice)
-				notice(data, CD_GUARD_SWEPT, *n, *glob, r == 2 ? aside : NULL);
+				notice(data, CD_PROTECT_SWEPT, *n, *glob, r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}
@@ -705,8 +705,8 @@ static int sweep_new(const struct cd_protect_plan *p, const struct names *top, i
 	return first;
 }
 
-int cd_guard_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
-		   cd_guard_notice_fn notice, void *data)
+int cd_protect_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
+		     cd_protect_notice_fn notice, void *data)
 {
 	struct names top = { 0 };
 	int removed = 0, first = names_read(&top, workdir_fd), r;
@@ -723,7 +723,8 @@ int cd_guard_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
 		if (r > 0) {
 			removed++;
 			if (notice)
-				notice(data, CD_GUARD_SWEPT, g->rel, g->glob, r == 2 ? aside : NULL);
+				notice(data, CD_PROTECT_SWEPT, g->rel, g->glob,
+				       r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}

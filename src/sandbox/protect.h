@@ -11,7 +11,7 @@
  *    layer of cordon's own, made read-only or masked like an existing one, so that it cannot be
  *    created; with a direct workdir there is no place for a mount point that would not be in the
  *    user's directory, so the supervisor looks after the run and removes what was made there
- *    (cd_guard_sweep).
+ *    (cd_protect_sweep).
  */
 #pragma once
 
@@ -131,12 +131,12 @@ const char *cd_protect_list_dir(void);
  * cordon cannot read, are renamed aside, never removed. Each is told to notice() (aside: the new
  * path, or NULL when removed; why: what it was). Returns how many paths were removed or moved,
  * or -errno. */
-enum cd_guard_why {
-	CD_GUARD_SWEPT,     /* made at a protected path (glob: the rule) */
-	CD_GUARD_SUBMODULE, /* a repository where the index has a gitlink: git would enter it */
-	CD_GUARD_INDEX,     /* an index cordon cannot read: it could name such submodules */
+enum cd_protect_why {
+	CD_PROTECT_SWEPT,     /* made at a protected path (glob: the rule) */
+	CD_PROTECT_SUBMODULE, /* a repository where the index has a gitlink: git would enter it */
+	CD_PROTECT_INDEX,     /* an index cordon cannot read: it could name such submodules */
 };
-typedef void (*cd_guard_notice_fn)(void *data, enum cd_guard_why why, const char *rel,
-				   const char *glob, const char *aside);
-int cd_guard_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
-		   cd_guard_notice_fn notice, void *data);
+typedef void (*cd_protect_notice_fn)(void *data, enum cd_protect_why why, const char *rel,
+				     const char *glob, const char *aside);
+int cd_protect_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
+		     cd_protect_notice_fn notice, void *data);

@@ -909,8 +909,8 @@ static int open_parent(int wfd, const char *rel, const char **ret_name)
 }
 
 /* rel moved aside (whatever it is: a repository is kept for the user to review), told */
-static int aside(int wfd, enum cd_guard_why why, const char *rel, cd_guard_notice_fn notice,
-		 void *data)
+static int aside(int wfd, enum cd_protect_why why, const char *rel,
+		 cd_protect_notice_fn notice, void *data)
 {
 	char name_aside[PATH_MAX + 64], full[2 * PATH_MAX + 64];
 	const char *name;
@@ -940,7 +940,7 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 /* Below a sparse directory (git keeps no gitlink in one, but a sandbox's index may: then they
  * are in objects, not read here): every .git, moved aside. -E2BIG past the walk's budget. */
 static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budget,
-		       cd_guard_notice_fn notice, void *data)
+		       cd_protect_notice_fn notice, void *data)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -964,7 +964,7 @@ static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budge
 		if (snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name) >= (int)sizeof(sub))
 			return -E2BIG;
 		if (strcmp(e->d_name, ".git") == 0)
-			r = aside(wfd, CD_GUARD_SUBMODULE, sub, notice, data);
+			r = aside(wfd, CD_PROTECT_SUBMODULE, sub, notice, data);
 		else if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN)
 			r = sparse_walk(wfd, sub, depth + 1, budget, notice, data);
 		else
@@ -981,7 +981,7 @@ static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budge
  * the same tick leaves them as they were), or 1 when it cannot be read (then moved aside: git
  * enters no submodule without it). The reading is stored in the cache (never taken from it). */
 static int index_after(const struct cd_protect_repo *rec, int wfd, struct cd_idxcache *cache,
-		       struct cd_gitindex *x, cd_guard_notice_fn notice, void *data)
+		       struct cd_gitindex *x, cd_protect_notice_fn notice, void *data)
 {
 	struct idx_read how = { .cache = cache, .mode = CD_IDXCACHE_STORE };
 	const char *name;
@@ -1004,14 +1004,14 @@ static int index_after(const struct cd_protect_repo *rec, int wfd, struct cd_idx
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return aside(wfd, CD_GUARD_INDEX, rec->index, notice, data);
+		return aside(wfd, CD_PROTECT_INDEX, rec->index, notice, data);
 	return 0;
 }
 
 /* One repository after a direct run: the .git of each gitlink that was not there at the start,
  * and each .git below a sparse directory, moved aside. How many were moved, or -errno. */
 static int sweep_repo(const struct cd_protect_repo *rec, int wfd, struct cd_idxcache *cache,
-		      cd_guard_notice_fn notice, void *data)
+		      cd_protect_notice_fn notice, void *data)
 {
 	struct cd_gitindex x = { .paths = rec->links, .dirs = rec->sparse };
 	char path[PATH_MAX + 8];
@@ -1024,7 +1024,7 @@ static int sweep_repo(const struct cd_protect_repo *rec, int wfd, struct cd_idxc
 		if (has(rec->present, *l) || cd_protect_join(rec->top, *l, path, PATH_MAX) < 0)
 			continue; /* there at the start, read-only; or outside */
 		strcat(path, "/.git");
-		r = aside(wfd, CD_GUARD_SUBMODULE, path, notice, data);
+		r = aside(wfd, CD_PROTECT_SUBMODULE, path, notice, data);
 		moved += r > 0;
 	}
 	for (char **d = x.dirs; r >= 0 && d && *d; d++)
@@ -1032,7 +1032,7 @@ static int sweep_repo(const struct cd_protect_repo *rec, int wfd, struct cd_idxc
 		    (r = sparse_walk(wfd, path, 0, &budget, notice, data)) > 0)
 			moved += r;
 	if (r == -E2BIG) { /* too much to look at: git enters no submodule without its index */
-		r = aside(wfd, CD_GUARD_INDEX, rec->index, notice, data);
+		r = aside(wfd, CD_PROTECT_INDEX, rec->index, notice, data);
 		moved += r > 0;
 	}
 	if (x.paths != rec->links || x.dirs != rec->sparse) /* read anew */
@@ -1040,8 +1040,8 @@ static int sweep_repo(const struct cd_protect_repo *rec, int wfd, struct cd_idxc
 	return r < 0 ? r : moved;
 }
 
-int cd_protect_git_sweep(const struct cd_protect_plan *p, int workdir_fd, cd_guard_notice_fn notice,
-			 void *data)
+int cd_protect_git_sweep(const struct cd_protect_plan *p, int workdir_fd,
+			 cd_protect_notice_fn notice, void *data)
 {
 	int moved = 0, first = 0;
 

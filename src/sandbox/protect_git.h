@@ -45,8 +45,8 @@ int cd_protect_move_aside(int parent, const char *name, char *aside, size_t size
 /* protect_git.c */
 int cd_protect_git_plan(struct cd_protect_plan *p, int workdir_fd, const char *workdir_path,
 			struct cordon_error *err);
-int cd_protect_git_sweep(const struct cd_protect_plan *p, int workdir_fd, cd_guard_notice_fn notice,
-			 void *data);
+int cd_protect_git_sweep(const struct cd_protect_plan *p, int workdir_fd,
+			 cd_protect_notice_fn notice, void *data);
 void cd_protect_repos_free(struct cd_protect_plan *p);
 /* A --cow layer being saved (its changes sorted, upper_fd: the upper directory they are in):
  * the globs it must carry besides the plan's, appended to *globs. 0 or -errno (err filled). */

@@ -55,18 +55,18 @@ int cd_protect_run_plan(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
-static void notice_removed(void *data, enum cd_guard_why why, const char *rel, const char *glob,
+static void notice_removed(void *data, enum cd_protect_why why, const char *rel, const char *glob,
 			   const char *aside)
 {
 	struct cd_sandbox *sb = data;
 
-	if (why == CD_GUARD_SUBMODULE)
+	if (why == CD_PROTECT_SUBMODULE)
 		cd_log_notice(&sb->c->log,
 			      "protect: moved %s aside to %s: git would enter it as a submodule, "
 			      "which the run made or added to the index (git status would run what "
 			      "its config says); review it before you rename it back",
 			      rel, aside);
-	else if (why == CD_GUARD_INDEX)
+	else if (why == CD_PROTECT_INDEX)
 		cd_log_notice(&sb->c->log,
 			      "protect: moved %s aside to %s: the sandbox left an index cordon "
 			      "cannot read, which could make git enter submodules of its making; "
@@ -83,8 +83,8 @@ static void notice_removed(void *data, enum cd_guard_why why, const char *rel, c
 			      "path (%s)",
 			      rel, glob);
 	cd_event_protect(&sb->rec.audit, rel,
-			 why == CD_GUARD_SWEPT ? glob
-			 : why == CD_GUARD_INDEX ? "(a git index)" : "(a git submodule)",
+			 why == CD_PROTECT_SWEPT ? glob
+			 : why == CD_PROTECT_INDEX ? "(a git index)" : "(a git submodule)",
 			 aside ? "moved-aside" : "removed");
 }
 
@@ -98,7 +98,7 @@ void cd_protect_run_sweep(struct cd_sandbox *sb)
 	dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return;
-	n = cd_guard_sweep(&sb->plan.protect, dir, sb->wd.st.st_uid, notice_removed, sb);
+	n = cd_protect_sweep(&sb->plan.protect, dir, sb->wd.st.st_uid, notice_removed, sb);
 	if (n > 0)
 		sb->res->protect_removed = (uint64_t)n;
 }

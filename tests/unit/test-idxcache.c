@@ -395,7 +395,7 @@ static int sweep(const struct cd_protect_plan *p)
 {
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
-	r = cd_guard_sweep(p, fd, getuid(), NULL, NULL);
+	r = cd_protect_sweep(p, fd, getuid(), NULL, NULL);
 	close(fd);
 	return r;
 }

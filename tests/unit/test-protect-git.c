@@ -118,7 +118,7 @@ struct told {
 	char rel[8][256], aside[8][256];
 };
 
-static void notice(void *data, enum cd_guard_why why, const char *rel, const char *glob,
+static void notice(void *data, enum cd_protect_why why, const char *rel, const char *glob,
 		   const char *aside)
 {
 	struct told *t = data;
@@ -148,7 +148,7 @@ static int sweep(const struct cd_protect_plan *p, struct told *t)
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
 	memset(t, 0, sizeof(*t));
-	r = cd_guard_sweep(p, fd, getuid(), notice, t);
+	r = cd_protect_sweep(p, fd, getuid(), notice, t);
 	close(fd);
 	return r;
 }
@@ -233,7 +233,7 @@ static void test_submodules(void)
 	n = sweep(&p, &t);
 	ok(n == 1 && !there("x/y/.git") && there("x/y/.git.cordon-moved-aside/config"),
 	   "a .git made at a gitlink that had none: moved aside, kept (%d)", n);
-	ok(t.n == 1 && t.why[0] == CD_GUARD_SUBMODULE && strcmp(t.rel[0], "x/y/.git") == 0 &&
+	ok(t.n == 1 && t.why[0] == CD_PROTECT_SUBMODULE && strcmp(t.rel[0], "x/y/.git") == 0 &&
 		   strcmp(t.aside[0], "x/y/.git.cordon-moved-aside") == 0,
 	   "... and told: %s -> %s", t.rel[0], t.aside[0]);
 	{
@@ -252,7 +252,7 @@ static void test_submodules(void)
 	mk(".git/index", "not an index\n");
 	n = sweep(&p, &t);
 	ok(n == 1 && !there(".git/index") && there(".git/index.cordon-moved-aside") &&
-		   t.why[0] == CD_GUARD_INDEX,
+		   t.why[0] == CD_PROTECT_INDEX,
 	   "an index cordon cannot read: moved aside (git enters no submodule without it)");
 	cd_protect_plan_done(&p);
 }

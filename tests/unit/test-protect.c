@@ -330,7 +330,7 @@ static void test_plan(void)
 	mk("evil.code-workspace", "{}\n");
 	mk(".lefthook", NULL);
 	mk(".lefthook/pre-commit", "#!/bin/sh\n");
-	r = cd_guard_sweep(&p, fd, getuid(), NULL, NULL);
+	r = cd_protect_sweep(&p, fd, getuid(), NULL, NULL);
 	ok(r == 6, "sweep removed 6 paths (%d)", r);
 	ok(faccessat(fd, "evil.code-workspace", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
 	   faccessat(fd, ".lefthook", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
