@@ -118,9 +118,9 @@ static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN 
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_layer_save_guarded(sb->cow.store_fd, sb->cow.layer_fd, lower, &meta,
-				     sb->c->protect.no_defaults ? NULL : cd_protect_run_layer_git,
-				     sb, live, id, err);
+	return cd_layer_save_protected(sb->cow.store_fd, sb->cow.layer_fd, lower, &meta,
+				       sb->c->protect.no_defaults ? NULL : cd_protect_run_layer_git,
+				       sb, live, id, err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)

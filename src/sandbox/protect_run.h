@@ -17,7 +17,7 @@ int cd_protect_run_plan(struct cd_sandbox *sb, struct cordon_error *err);
 /* Every process of the sandbox is gone: with a direct workdir, remove or move aside what it made
  * at a protected path, each told as a notice and an audit event (nothing to do with --cow). */
 void cd_protect_run_sweep(struct cd_sandbox *sb);
-/* A cd_layer_guard_fn (data: the sandbox): the globs a --cow layer must carry for the git
+/* A cd_layer_protect_fn (data: the sandbox): the globs a --cow layer must carry for the git
  * repositories it made or registered (protect_git.h), appended to *globs. */
 int cd_protect_run_layer_git(void *data, const struct cd_layer *l, int upper_fd, char ***globs,
 			     struct cordon_error *err);
