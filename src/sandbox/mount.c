@@ -16,7 +16,7 @@
  *           at the host. /proc is locked down as it is placed (masks, read-only parts). The
  *           workdir (place_workdir) is, with --cow, an overlay of its tree and a tmpfs of its
  *           own, whose upper directory is handed to the supervisor (sync 2's CD_MSG_LAYER);
- *           right after it, the protected paths (place_guards): pins, then read-only clones or
+ *           right after it, the protected paths (place_protect): pins, then read-only clones or
  *           masks;
  *  phase 4  the tmpfs mounts meant to be read-only and the root itself become read-only
  *           (make_read_only); then /sys, a fresh sysfs of pid 1's network namespace (or the
@@ -977,7 +977,7 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	int r = open_in_workdir(ctx, rel, &t);
 
 	if (r == -ENOENT || r == -ELOOP || r == -ENOTDIR)
-		return 0; /* changed since the plan: the guard below it is checked on its own */
+		return 0; /* changed since the plan: the path below it is checked on its own */
 	if (r < 0)
 		return cd_fail_errno(err, -r, "protect", "%s", rel);
 	m = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
@@ -986,7 +986,8 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	return attach(m, t, rel, err);
 }
 
-static int guard(struct mount_ctx *ctx, const struct cd_protect_path *g, struct cordon_error *err)
+static int protect_path(struct mount_ctx *ctx, const struct cd_protect_path *g,
+			struct cordon_error *err)
 {
 	_cleanup_close_ int t = -1, m = -1;
 	struct stat st;
@@ -1014,7 +1015,7 @@ static int guard(struct mount_ctx *ctx, const struct cd_protect_path *g, struct 
 }
 
 /* Pins outermost first, then the protected paths, outermost first: a later mount goes on top. */
-static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
+static int place_protect(struct mount_ctx *ctx, struct cordon_error *err)
 {
 	const struct cd_protect_plan *gp = &ctx->plan->protect;
 	int r = 0;
@@ -1035,7 +1036,7 @@ static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
 
 		for (size_t i = 0; r >= 0 && i < gp->n; i++)
 			if (depth(gp->paths[i].rel) == d)
-				r = guard(ctx, &gp->paths[i], err);
+				r = protect_path(ctx, &gp->paths[i], err);
 			else if (depth(gp->paths[i].rel) > d)
 				more = true;
 		if (!more)
@@ -1065,7 +1066,7 @@ static int place_workdir(struct mount_ctx *ctx, struct cd_mnt *m, int t,
 		    (stx.stx_mask & STATX_MNT_ID))
 			ctx->workdir_mnt_id = stx.stx_mnt_id;
 	}
-	return r < 0 ? r : place_guards(ctx, err);
+	return r < 0 ? r : place_protect(ctx, err);
 }
 
 static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)

@@ -89,7 +89,7 @@ static void names_done(struct names *nm)
 	*nm = (struct names){ 0 };
 }
 
-static int add_guard(struct expand *x, const char *rel, bool dir, enum cd_protect_state state)
+static int add_path(struct expand *x, const char *rel, bool dir, enum cd_protect_state state)
 {
 	struct cd_protect_plan *p = x->p;
 	struct cd_protect_path *ng;
@@ -144,8 +144,8 @@ static int join(char *buf, size_t size, const char *prefix, const char *name)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* The guard for a literal path, and pins for what stands above it (prefix_len bytes of rel: the
- * existing directories, and a file in the way) once there is something to guard. */
+/* A literal path protected, and pins for what stands above it (prefix_len bytes of rel: the
+ * existing directories, and a file in the way) once there is something to protect. */
 static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, bool dir,
 			  enum cd_protect_state state, const struct stat *link, bool under_file)
 {
@@ -153,7 +153,7 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 	int r;
 
 	if (state != CD_PROTECT_EXISTS && !x->rule->create)
-		return 0; /* not there, and only guarded where it is */
+		return 0; /* not there, and only protected where it is */
 	for (size_t i = 1; i <= prefix_len; i++) {
 		if (i != prefix_len && rel[i] != '/')
 			continue;
@@ -163,7 +163,7 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 		if (r < 0)
 			return r;
 	}
-	r = add_guard(x, rel, dir, state);
+	r = add_path(x, rel, dir, state);
 	if (r >= 0 && strcmp(x->p->paths[x->p->n - 1].rel, rel) == 0) {
 		struct cd_protect_path *g = &x->p->paths[x->p->n - 1];
 
@@ -231,7 +231,7 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
  * leaves it (BLOCKED: nothing is mounted on it) */
 static int add_link(struct expand *x, const char *rel, const struct stat *st)
 {
-	int r = add_guard(x, rel, false, CD_PROTECT_BLOCKED);
+	int r = add_path(x, rel, false, CD_PROTECT_BLOCKED);
 
 	if (r >= 0 && strcmp(x->p->paths[x->p->n - 1].rel, rel) == 0) {
 		x->p->paths[x->p->n - 1].link_dev = st->st_dev;
@@ -282,7 +282,7 @@ static int expand_name(struct expand *x, int dirfd, const char *prefix, size_t i
 		 * matches keeps this one (the user's) unless it is replaced */
 		return x->rule->create && !star2 && i + 1 == x->n_comps ? add_link(x, rel, &st) : 0;
 	if (!S_ISDIR(st.st_mode))
-		return !star2 && i + 1 == x->n_comps ? add_guard(x, rel, false, CD_PROTECT_EXISTS)
+		return !star2 && i + 1 == x->n_comps ? add_path(x, rel, false, CD_PROTECT_EXISTS)
 						     : 0;
 	{
 		_cleanup_close_ int sub = open_dir_at(dirfd, name);
@@ -305,7 +305,7 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 
 		if (!*prefix || fstat(dirfd, &st) < 0)
 			return 0;
-		return add_guard(x, prefix, S_ISDIR(st.st_mode), CD_PROTECT_EXISTS);
+		return add_path(x, prefix, S_ISDIR(st.st_mode), CD_PROTECT_EXISTS);
 	}
 	if (++x->visited > 100000)
 		return cd_fail(x->err, E2BIG, "protect",
@@ -618,7 +618,7 @@ static void prefix_aside(char *aside, size_t size, const char *rel, size_t len)
 	snprintf(aside, size, "%.*s%s", (int)len, rel, name);
 }
 
-/* What a run made at one guarded path: walked from the directories that were there, one name
+/* What a run made at one protected path: walked from the directories that were there, one name
  * at a time; a directory the run made is entered (a new repository's .git stays), anything
  * else standing in the path (a symlink, a file) goes, as does whatever is at the path itself.
  * The user's own symlink that stood there from the start stays. */

@@ -2,7 +2,7 @@
 /*
  * protect.h - protected paths inside the workdir (--protect, --deny, the default set): which
  * paths they are when the run starts, looked up by the supervisor through the workdir's
- * descriptor (protect.c), and what pid 1 mounts for them (mount.c, guard mounts):
+ * descriptor (protect.c), and what pid 1 mounts for them (mount.c: protect mounts):
  *  - a path that exists: a read-only clone of it (protect) or an empty mask (deny) over it;
  *  - the directories above it (and a file standing where a directory of the path would be, as
  *    a linked worktree's .git): each bound onto itself, so that none can be renamed, removed or
@@ -36,7 +36,7 @@ struct cd_protect_path {
 	char *glob;   /* the rule it came from (borrowed from the config or the default set) */
 	bool deny;    /* hidden rather than read-only */
 	bool dir;     /* a directory (as found, or as the rule says for a placeholder) */
-	bool create;  /* a literal path guarded against being created too */
+	bool create;  /* a literal path protected against being created too */
 	bool placeholder; /* with --cow, a read-only directory holds its place (else: refused at
 			   * apply only: git reads .git/commondir whatever it is, and dies on a
 			   * directory) */
@@ -70,7 +70,7 @@ struct cd_protect_repo {
 struct cd_protect_rule {
 	char *glob;
 	bool deny;
-	bool create;         /* refuse or drop: guarded while it does not exist too */
+	bool create;         /* refuse or drop: protected while it does not exist too */
 	bool no_placeholder; /* drop: nothing holds its place (see struct cd_protect_path) */
 	unsigned line, col;  /* where the list says it */
 };
@@ -87,11 +87,11 @@ struct cd_protect_plan {
 	char **pins;    /* relative paths bound onto themselves, outermost first */
 	char **globs;   /* every rule in force (for the layer's manifest), NULL-ended */
 	char **new_globs; /* patterns (one name, at the top) whose new matches are swept */
-	bool git_hooks; /* .git/hooks is guarded: git's template hooks are hidden inside */
-	struct cd_protect_list defaults; /* the default set in force: the guards' globs point in */
+	bool git_hooks; /* .git/hooks is protected: git's template hooks are hidden inside */
+	struct cd_protect_list defaults; /* the default set in force: the paths' globs point in */
 	struct cd_protect_repo *repos;   /* with the default set: git's repositories (above) */
 	size_t n_repos;
-	struct cd_idxcache *idxcache;  /* borrowed (NULL: none): git indexes' readings kept */
+	struct cd_idxcache *idxcache;    /* borrowed (NULL: none): git indexes' readings kept */
 };
 
 /* The rules of c (its own, then the default set unless turned off: cd_protect_list_load(NULL))
@@ -121,7 +121,7 @@ int cd_protect_list_load(const char *dir, struct cd_protect_list *ret, struct co
 void cd_protect_list_done(struct cd_protect_list *l);
 const char *cd_protect_list_dir(void);
 
-/* After a run with a direct workdir: remove what the sandbox made at a guarded path that did not
+/* After a run with a direct workdir: remove what the sandbox made at a protected path that did not
  * exist (or stood behind a symlink) when it started, and the new matches of a pattern that
  * drops them, through descriptors, never following a symlink. Only what is owned by owner (the
  * workdir's: whom the sandbox's files belong to on the host) is removed; a tree holding anything

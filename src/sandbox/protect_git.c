@@ -54,7 +54,7 @@ struct gitplan {
 	struct fileid *read;   /* the config files read */
 	size_t n_read;
 	char **included;       /* the include files followed, as found */
-	unsigned named;        /* paths the configs named, guarded */
+	unsigned named;        /* paths the configs named, protected */
 	unsigned repos;        /* repositories planned */
 	struct cordon_error *err;
 };
@@ -305,7 +305,7 @@ static const char *const hook_names[] = {
 	"p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change",
 };
 
-/* core.hooksPath: a directory of hooks, relative to the worktree's top: guarded as .git/hooks
+/* core.hooksPath: a directory of hooks, relative to the worktree's top: protected as .git/hooks
  * (the workdir itself: each hook's name) */
 static int plan_hooks(struct gitplan *g, const char *top, const char *v)
 {
@@ -328,7 +328,7 @@ static int plan_hooks(struct gitplan *g, const char *top, const char *v)
 }
 
 /* include.path: more config, relative to the including file's directory, read where it is and
- * guarded from being made; each distinct file counts once */
+ * protected from being made; each distinct file counts once */
 static int plan_include(struct gitplan *g, const char *file, const char *top, const char *v,
 			unsigned depth, size_t *hash_len)
 {
@@ -359,9 +359,9 @@ static int plan_include(struct gitplan *g, const char *file, const char *top, co
 	return r;
 }
 
-/* A word of a command line names a file: one with a "/" (or "~") wherever it is (guarded from
+/* A word of a command line names a file: one with a "/" (or "~") wherever it is (protected from
  * being made too); a bare name (a program git looks up in PATH, or an argument) where it is a
- * file of the worktree's top. A directory is not guarded (a tool's working directory). */
+ * file of the worktree's top. A directory is not protected (a tool's working directory). */
 static int plan_word(struct gitplan *g, const char *top, const char *w)
 {
 	char at[2][PATH_MAX];
@@ -486,9 +486,9 @@ struct repo {
 	size_t hash_len;
 };
 
-/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": guarded from
- * creation though not a directory), "info/attributes" (guarded where it exists) */
-static int guard_names(struct gitplan *g, const char *dir, const char *const *names, size_t n)
+/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": protected from
+ * creation though not a directory), "info/attributes" (protected where it exists) */
+static int protect_names(struct gitplan *g, const char *dir, const char *const *names, size_t n)
 {
 	if (outside(dir))
 		return 0; /* read-only in the sandbox like the rest of the host */
@@ -565,9 +565,9 @@ static int plan_repo(struct gitplan *g, struct repo *rp, unsigned depth)
 	if (!read_named(g, rp->gitdir, file, "", rp->common, sizeof(rp->common)))
 		snprintf(rp->common, sizeof(rp->common), "%s", rp->gitdir);
 	rp->hash_len = 20;
-	r = guard_names(g, rp->gitdir, own, CD_ELEMENTSOF(own));
+	r = protect_names(g, rp->gitdir, own, CD_ELEMENTSOF(own));
 	if (r >= 0)
-		r = guard_names(g, rp->common, common, CD_ELEMENTSOF(common));
+		r = protect_names(g, rp->common, common, CD_ELEMENTSOF(common));
 	for (size_t i = 0; r >= 0 && i < CD_ELEMENTSOF(configs); i++) {
 		place_file(configs[i][0], configs[i][1], file, sizeof(file));
 		r = plan_config_file(g, file, rp->top, 0, &rp->hash_len);

@@ -26,8 +26,8 @@
 struct cd_layer;
 
 /* protect.c */
-/* One literal path guarded by a rule of cordon's making: g ("dir/" for a directory); create:
- * guarded while missing too (swept, or refused at apply); placeholder: with --cow a read-only
+/* One literal path protected by a rule of cordon's making: g ("dir/" for a directory); create:
+ * protected while missing too (swept, or refused at apply); placeholder: with --cow a read-only
  * directory holds its place. A path below a directory already read-only is left to it. */
 int cd_protect_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, bool create,
 		       bool placeholder, struct cordon_error *err);

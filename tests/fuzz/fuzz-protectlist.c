@@ -116,7 +116,7 @@ static void check_entry(const char *d, size_t n, const struct cd_protect_rule *r
 	if (!gl || strpbrk(r->glob, " \t\r\n") || cd_protect_glob_check(r->glob, &err) < 0)
 		broken("line %u: a path the rules refuse: \"%s\" (%s)", r->line, r->glob, err.msg);
 	if (r->no_placeholder && !r->create)
-		broken("line %u: drop, but not guarded from being made", r->line);
+		broken("line %u: drop, but not protected from being made", r->line);
 	if (wild && r->create && !r->no_placeholder)
 		broken("line %u: the pattern \"%s\" refuses", r->line, r->glob);
 	if (wild && r->no_placeholder && strchr(r->glob, '/'))

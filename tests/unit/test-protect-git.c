@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-protect-git.c - what git runs from the workdir (protect_git.h), on workdirs made here:
- * a .git file guarded read-only; submodules and nested repositories found through the index's
- * gitlinks and .gitmodules, their .git files and configs guarded, their indexes recorded; after
+ * a .git file protected read-only; submodules and nested repositories found through the index's
+ * gitlinks and .gitmodules, their .git files and configs protected, their indexes recorded; after
  * a direct run, a .git put at a gitlink (or below a sparse directory) and an index cordon
  * cannot read moved aside; a --cow layer's new .git below the top and the gitlinks its index
  * adds made globs; what configs name: includes read once each, to git's depth, within a
@@ -165,7 +165,7 @@ static void test_gitfile(void)
 	ok(plan(&p, &err) == 0, "a workdir whose .git is a file: %s", err.msg);
 	g = find(&p, ".git");
 	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir && !g->deny,
-	   "the .git file is guarded read-only (it says where git takes config and hooks from)");
+	   "the .git file is protected read-only (it says where git takes config and hooks from)");
 	ok(listed(p.globs, ".git"), "... and a --cow layer changing it is refused (its glob)");
 	cd_protect_plan_done(&p);
 }
@@ -207,7 +207,7 @@ static void test_submodules(void)
 	   "... its git directory below .git/modules, read-only with it: no mount of its own");
 	g = find(&p, "sub/sub-hooks");
 	ok(g && g->state == CD_PROTECT_ABSENT && g->create && g->dir,
-	   "... what its config names, relative to its worktree: guarded (core.hooksPath)");
+	   "... what its config names, relative to its worktree: protected (core.hooksPath)");
 	g = find(&p, "emb/.git/config");
 	ok(g && g->state == CD_PROTECT_EXISTS,
 	   "a nested repository's (a gitlink) config: read-only");
@@ -338,7 +338,7 @@ static void test_includes(void)
 	}
 	mk(".git/config", "[include]\n\tpath = c1\n");
 	ok(plan(&p, &err) == 0 && find(&p, ".git/c9") && find(&p, ".git/c10"),
-	   "a chain of includes 10 deep (git's depth): the last file guarded too");
+	   "a chain of includes 10 deep (git's depth): the last file protected too");
 	cd_protect_plan_done(&p);
 	text[0] = '\0';
 	strcat(text, "[include]\n");
@@ -370,9 +370,9 @@ static void test_spellings(void)
 	mk("sub", NULL);
 	setenv("HOME", top, 1);
 	ok(plan(&p, &err) == 0, "a config naming the workdir by other names: %s", err.msg);
-	ok(find(&p, "tilde-hooks") != NULL, "\"~/tilde-hooks\" with HOME the workdir: guarded");
+	ok(find(&p, "tilde-hooks") != NULL, "\"~/tilde-hooks\" with HOME the workdir: protected");
 	ok(find(&p, "via-alias.inc") != NULL,
-	   "an include through a symlink to the workdir: guarded (by device and inode)");
+	   "an include through a symlink to the workdir: protected (by device and inode)");
 	ok(find(&p, "alias-hooks") != NULL, "... with \"..\" in it, as the host resolves it");
 	cd_protect_plan_done(&p);
 	if (home)
@@ -406,9 +406,9 @@ static void test_commands(void)
 	   "core.fsmonitor ./tools/fsmon.sh: read-only");
 	g = find(&p, "scripts/t.sh");
 	ok(g && g->state == CD_PROTECT_ABSENT && g->create,
-	   "alias.t \"!sh scripts/t.sh\": the script, missing, guarded from being made");
+	   "alias.t \"!sh scripts/t.sh\": the script, missing, protected from being made");
 	ok(find(&p, "cfg/a") && find(&p, "ed"),
-	   "an option's value (--conf=./cfg/a), git's -c core.editor=./ed: guarded");
+	   "an option's value (--conf=./cfg/a), git's -c core.editor=./ed: protected");
 	ok(find(&p, "conv.py") != NULL, "diff.x.textconv conv.py, a file of the top: read-only");
 	ok(find(&p, "less") != NULL && !find(&p, "-R"),
 	   "core.pager \"less -R\": a file named less at the top too; an option, not");
@@ -418,7 +418,7 @@ static void test_commands(void)
 	mk("pre-commit", "#!/bin/sh\n");
 	ok(plan(&p, &err) == 0 && find(&p, "pre-commit") && find(&p, "pre-push") &&
 		   find(&p, "pre-commit")->state == CD_PROTECT_EXISTS,
-	   "core.hooksPath \".\" (the workdir itself): each hook's name guarded (%s)", err.msg);
+	   "core.hooksPath \".\" (the workdir itself): each hook's name protected (%s)", err.msg);
 	cd_protect_plan_done(&p);
 }
 

@@ -3,9 +3,9 @@
  * test-protect.c - protected paths (protect.h): the globs a user may give, what a glob covers,
  * the default list's format (protected-paths/default.list: parsed, loaded, refused), and what
  * the plan finds in a workdir: there, missing, behind a symlink or a file; the directories
- * above pinned; a linked worktree's git directory inside the workdir guarded; what a git config
+ * above pinned; a linked worktree's git directory inside the workdir protected; what a git config
  * names (read as git reads it, whole, never from a FIFO); and the sweep
- * removing what a run made at a guarded path (or as a new match of a pattern), through no
+ * removing what a run made at a protected path (or as a new match of a pattern), through no
  * symlink. TAP.
  */
 #include <errno.h>
@@ -49,7 +49,7 @@ static const struct cd_protect_path *find(const struct cd_protect_plan *p, const
 	return NULL;
 }
 
-/* Whether any guard's path contains s: a path resolved wrongly has no one name to look for. */
+/* Whether any protected path contains s: a path resolved wrongly has no one name to look for. */
 static bool names(const struct cd_protect_plan *p, const char *s)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -128,7 +128,7 @@ static void test_list_parse(void)
 	is_uint(l.n, 5, "... five entries");
 	ok(l.n == 5 && strcmp(l.r[0].glob, ".git/hooks/") == 0 && !l.r[0].deny &&
 	   l.r[0].create && !l.r[0].no_placeholder && l.r[0].line == 3,
-	   "... refuse: guarded when missing, with a placeholder (line 3, CRLF)");
+	   "... refuse: protected when missing, with a placeholder (line 3, CRLF)");
 	ok(l.n == 5 && l.r[1].deny && !l.r[1].create, "... deny, only where it exists");
 	ok(l.n == 5 && l.r[2].create && l.r[2].no_placeholder, "... drop: no placeholder");
 	ok(l.n == 5 && strcmp(l.r[3].glob, "a#b") == 0, "... a '#' inside a word is the word's");
@@ -289,18 +289,20 @@ static void test_plan(void)
 	g = find(&p, ".env");
 	ok(g && g->deny && g->state == CD_PROTECT_EXISTS, ".env: hidden");
 	g = find(&p, ".claude");
-	ok(g && g->state == CD_PROTECT_ABSENT && g->create, ".claude: missing, guarded from creation");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create,
+	   ".claude: missing, protected from creation");
 	g = find(&p, ".vscode");
 	ok(g && g->state == CD_PROTECT_BLOCKED, ".vscode: a symlink stands there");
 	ok(find(&p, "conf/a.yml") && find(&p, "conf/b.yml"), "the glob's two matches");
 	ok(pinned(&p, "conf"), "... their directory pinned");
 	g = find(&p, "secret.txt");
-	ok(g && g->deny && g->state == CD_PROTECT_ABSENT && g->create, "a literal --deny: guarded though missing");
+	ok(g && g->deny && g->state == CD_PROTECT_ABSENT && g->create,
+	   "a literal --deny: protected though missing");
 	g = find(&p, ".gitlab-ci.yml");
 	ok(g && g->state == CD_PROTECT_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
 	r = rule_of(&p.defaults, "Jenkinsfile");
 	ok(r >= 0 && !p.defaults.r[r].create && !find(&p, "Jenkinsfile"),
-	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing guarded");
+	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing protected");
 	g = find(&p, "user.code-workspace");
 	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
 	   "*.code-workspace: the one there, read-only");
@@ -309,12 +311,12 @@ static void test_plan(void)
 	   "... a symlink matching it: kept as the user's (not mounted on)");
 	g = find(&p, ".mcp.json");
 	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
-	   ".mcp.json (drop): missing, guarded, no placeholder");
+	   ".mcp.json (drop): missing, protected, no placeholder");
 	g = find(&p, ".gemini");
 	ok(g && g->state == CD_PROTECT_ABSENT && g->create && g->placeholder && g->dir,
 	   ".gemini/ (refuse): missing, a placeholder directory holds its place");
 
-	/* the sweep: what a run made at guarded paths goes; a symlink is not followed */
+	/* the sweep: what a run made at protected paths goes; a symlink is not followed */
 	mk(".claude", NULL);
 	mk(".claude/settings.json", "{}\n");
 	mk("secret.txt", "x\n");
@@ -381,9 +383,10 @@ static void expand_glob(const char *glob, char *out, size_t size)
 }
 
 /* Every entry of the default set, as the plan takes it: in a workdir without it, a rule that
- * refuses or drops guards it missing (a placeholder or none, as it says), an exists-only one
- * guards nothing; in a workdir holding every entry, each is guarded read-only or hidden, as it
- * says. The checks come from the list, so that each entry's kind is checked, however it changes. */
+ * refuses or drops protects it while missing (a placeholder or none, as it says), an exists-only
+ * one protects nothing; in a workdir holding every entry, each is protected read-only or hidden,
+ * as it says. The checks come from the list, so that each entry's kind is checked, however it
+ * changes. */
 static void test_plan_every_entry(void)
 {
 	struct cordon_config *c = cordon_config_new();
@@ -435,7 +438,7 @@ static void test_plan_every_entry(void)
 					      g->placeholder == !r->no_placeholder)
 					  : g != NULL)) {
 			ok(false, "%s (line %u), missing: %s", r->glob, r->line,
-			   r->create ? "guarded as the list says" : "nothing guarded");
+			   r->create ? "protected as the list says" : "nothing protected");
 			bad0++;
 		}
 		g = find(&p1, rel);
@@ -447,7 +450,7 @@ static void test_plan_every_entry(void)
 		}
 		n++;
 	}
-	is_uint(bad0, 0, "each of the %zu entries missing: guarded from creation (refuse: with a "
+	is_uint(bad0, 0, "each of the %zu entries missing: protected from creation (refuse: with a "
 		"placeholder, drop: without), or not at all, as it says", n);
 	is_uint(bad1, 0, "each of the %zu entries there: read-only or hidden, as it says", n);
 	cd_protect_plan_done(&p0);
@@ -481,7 +484,7 @@ static void test_worktree(void)
 	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s",
 	   err.msg);
 	ok(find(&p, "main/.git/worktrees/wt/hooks"),
-	   "a linked worktree's git directory inside the workdir: its hooks guarded (missing)");
+	   "a linked worktree's git directory inside the workdir: its hooks protected (missing)");
 	ok(find(&p, "main/.git/hooks") && find(&p, "main/.git/config"),
 	   "... and its repository's (commondir): hooks and config");
 	ok(pinned(&p, ".git"), "the .git file is pinned (a directory cannot replace it)");
@@ -489,8 +492,8 @@ static void test_worktree(void)
 		const struct cd_protect_path *g = find(&p, ".git/hooks");
 
 		ok(g && g->state == CD_PROTECT_ABSENT && !g->placeholder,
-		   ".git/hooks below the .git file: guarded, but no placeholder (it would hide the "
-		   "file from a --cow view, and git with it)");
+		   ".git/hooks below the .git file: protected, but no placeholder (it would hide "
+		   "the file from a --cow view, and git with it)");
 	}
 	cd_protect_plan_done(&p);
 	close(fd);
@@ -598,13 +601,13 @@ static void test_plan_gitconfig(void)
 	   err.msg);
 	g = find(&p, ".githooks");
 	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && g->create,
-	   "core.hooksPath .githooks: guarded as .git/hooks is");
+	   "core.hooksPath .githooks: protected as .git/hooks is");
 	g = find(&p, "shared.gitconfig");
 	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
-	   "include.path ../shared.gitconfig (from .git): guarded, dropped if made anew");
+	   "include.path ../shared.gitconfig (from .git): protected, dropped if made anew");
 	g = find(&p, "absent.gitconfig");
 	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
-	   "an include that is not there (git skips it): guarded from being made");
+	   "an include that is not there (git skips it): protected from being made");
 	g = find(&p, "more/nested.gitconfig");
 	ok(g && g->state == CD_PROTECT_ABSENT, "an include of an include, relative to its file");
 	ok(!names(&p, "home.gitconfig") && !names(&p, "outside.gitconfig"),
@@ -616,7 +619,7 @@ static void test_plan_gitconfig(void)
 		cordon_config_set_default_protect(c2, 0, &err);
 		ok(cd_protect_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
 		       !find(&p, ".githooks"),
-		   "--no-default-protect: the config's paths are not guarded either");
+		   "--no-default-protect: the config's paths are not protected either");
 		cd_protect_plan_done(&p);
 		cordon_config_free(c2);
 	}
@@ -625,7 +628,7 @@ static void test_plan_gitconfig(void)
 }
 
 /* How the plan reads a config: whole (it cut at 64 KiB: core.hooksPath past it was not
- * guarded), never from a FIFO (a run left one at .git/config: every later run hung in open()),
+ * protected), never from a FIFO (a run left one at .git/config: every later run hung in open()),
  * and a run refused past 16 MiB rather than read in part */
 static void test_plan_gitconfig_reading(void)
 {
@@ -645,7 +648,7 @@ static void test_plan_gitconfig_reading(void)
 	mk(".git/config", big);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
 	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
-	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
+	   "core.hooksPath 90 KiB into .git/config: protected (%s)", err.msg);
 	cd_protect_plan_done(&p);
 	snprintf(path, sizeof(path), "%s/.git/config", top);
 	unlink(path);
