@@ -442,7 +442,7 @@ static int no_cgroup(const struct cd_limits_opts *lim, const char *why, struct c
 		return cd_fail(err, EOPNOTSUPP, "cgroup", "required, but %s", why);
 	for (size_t i = 0; i < CD_CG_N; i++)
 		if (lim->cgroup[i].set && lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
-			return cd_fail(err, EOPNOTSUPP, cd_limits[i].info.name,
+			return cd_fail(err, EOPNOTSUPP, cd_limit_table[i].info.name,
 				       "cannot apply the limit: %s%s", why,
 				       lim->cgroup_mode == CORDON_CGROUP_OFF
 					       ? ""
@@ -588,7 +588,7 @@ void cd_cgroup_log(const struct cd_cgroup *cg, const struct cd_log *log)
 
 	for (size_t i = 0; cg->path && i < CD_CG_N; i++)
 		n += (size_t)snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, "%s%s %s",
-				      i ? ", " : "", cd_limits[i].info.file,
+				      i ? ", " : "", cd_limit_table[i].info.file,
 				      cg->applied[i] ? cg->applied[i] : "-");
 	if (cg->path)
 		cd_log_line(log, "cgroup: %s: %s%s", cg->path, line,
