@@ -190,12 +190,12 @@ static int command_setup(const struct init *in, char *path, size_t size, int err
 	r = own_group(in, err);
 	if (r < 0)
 		return r;
-	r = cd_limits_apply(in->s.rlimits, err);
+	r = cd_rlimits_apply(in->s.rlimits, err);
 	if (r < 0)
 		return r;
 	/* sync 3: what the command gets, read back for the report (pid 1 is suspended in vfork:
 	 * the socket is ours alone); exec keeps them */
-	r = cd_limits_send(in->sock, err);
+	r = cd_rlimits_send(in->sock, err);
 	if (r < 0)
 		return r;
 	if (chdir(in->s.chdir) < 0)

@@ -244,7 +244,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	const struct cordon_config *c = sb->c;
 	int r;
 
-	r = cd_limits_check(c->limits.rlimits, err);
+	r = cd_rlimits_check(c->limits.rlimits, err);
 	if (r < 0)
 		return r;
 	/* what pid 1 becomes: found now, so that a missing one stops the run before it starts */
