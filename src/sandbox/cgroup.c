@@ -673,8 +673,7 @@ static void remove_when_empty(const char *path)
 /* Ours no more: drop the fd (and with it our lock) and the path. */
 static void forget(struct cd_cgroup *cg)
 {
-	cd_closep(&cg->fd);
-	cg->fd = -1;
+	cg->fd = cd_safe_close(cg->fd);
 	free(CD_TAKE_PTR(cg->path));
 }
 

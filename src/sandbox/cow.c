@@ -173,8 +173,8 @@ void cd_cow_end(struct cd_sandbox *sb)
 		return; /* a direct workdir: its protected paths are swept (protect_run.h) */
 	if (sb->cow.layer_fd >= 0)
 		save(sb);
-	cd_closep(&sb->cow.layer_fd);
-	sb->cow.layer_fd = -1; /* the layer's tmpfs goes with the last reference */
+	/* the layer's tmpfs goes with the last reference */
+	sb->cow.layer_fd = cd_safe_close(sb->cow.layer_fd);
 }
 
 void cd_cow_done(struct cd_sandbox *sb)

@@ -893,8 +893,7 @@ static int unstage(struct mount_ctx *ctx, size_t i, int *fd, struct cordon_error
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
 	if (umount2(path, MNT_DETACH) < 0)
 		return mount_fail(err, errno, "detach", staging[i]);
-	cd_closep(fd);
-	*fd = -1;
+	*fd = cd_safe_close(*fd);
 	if (unlinkat(ctx->root, staging[i], AT_REMOVEDIR) < 0)
 		return cd_fail_errno(err, errno, "cow", "remove %s", staging[i]);
 	return 0;

@@ -757,8 +757,7 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 		if (r == -EAGAIN)
 			return;
 		if (r <= 0) {
-			cd_closep(&sb->pid1.sock);
-			sb->pid1.sock = -1;
+			sb->pid1.sock = cd_safe_close(sb->pid1.sock);
 			return;
 		}
 		on_message(sb, &m);
@@ -781,7 +780,7 @@ void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NP
 	if (p[CD_SANDBOX_POLL_LISTENER].revents & POLLIN)
 		cd_execlog_handle(sb->rec.listener, &sb->rec.audit, &sb->rec.execlog);
 	else if (p[CD_SANDBOX_POLL_LISTENER].revents) /* every filtered process is gone */
-		cd_closep(&sb->rec.listener), sb->rec.listener = -1;
+		sb->rec.listener = cd_safe_close(sb->rec.listener);
 	if (p[CD_SANDBOX_POLL_PROXY].revents && sb->proxy)
 		cd_proxy_run(sb->proxy);
 }
