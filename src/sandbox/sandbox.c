@@ -486,7 +486,7 @@ static int make_workdir_tree(struct cd_sandbox *sb, struct cordon_error *err)
 }
 
 /* Made before pid 1 unless it maps through pid 1's own user namespace: pid 1, just cloned,
- * waited for a CPU while the supervisor made it (1-2 ms). */
+ * waited for a CPU while the supervisor made it (bench/startup.md, item 7). */
 static bool tree_after_clone(const struct cd_sandbox *sb)
 {
 	return sb->id.idmap_workdir && cd_userns_idmap_is_own(&sb->id);
