@@ -475,7 +475,7 @@ int main(void)
 	if (r >= 0)
 		r = read_spec(&in, &err);
 	if (r >= 0) {
-		cd_timing_enable(in.s.timing);
+		cd_timing_to_stderr(in.s.timing);
 		cd_timing("pid 1: cordon-init");
 		r = start(&in, &err);
 	}
