@@ -298,7 +298,10 @@ CORDON_PUBLIC int cordon_config_set_report_fd(struct cordon_config *c, int fd,
  * caller's memory (CLONE_VM) and keeps a 40 KiB mapping of it. Off by default. */
 CORDON_PUBLIC void cordon_config_set_fast_exit(struct cordon_config *c, int on);
 
-/* Verbose tracing of what is set up, step by step. fn may be NULL (off, the default). */
+/* Verbose tracing of what is set up, step by step. fn may be NULL (off, the default). With
+ * CORDON_TIMING set in the environment, fn also gets one line per step of a run, each starting
+ * "cordon-timing " (bench/phases reads them); the sandbox's own processes (its pid 1, the
+ * command's before its exec) write theirs on the command's stderr. */
 CORDON_PUBLIC void cordon_config_set_log(struct cordon_config *c, cordon_log_fn fn,
 					 void *userdata);
 /* Notices: what the user should see even without tracing, one line each (no newline), while the

@@ -401,7 +401,7 @@ struct cordon_config *cordon_config_new(void)
 	c->net.idle_ns = CD_DEFAULT_NET_IDLE;
 	c->net.max_conns = CD_DEFAULT_NET_CONNS;
 	for (size_t i = 0; i < CD_CG_N; i++) {
-		uint64_t v = cd_limits[i].default_value;
+		uint64_t v = cd_limit_table[i].default_value;
 
 		c->limits.cgroup[i] = (struct cd_rlimit){ .soft = v, .hard = v };
 	}

@@ -25,9 +25,18 @@ static void write_records(struct cd_sandbox *sb, const struct cd_command *cmd, i
 	*ret_report = cd_report_write(&info, &sb->rec.report, sb->c->outputs.report_fd, report_err);
 }
 
+/* The caller's own sink, put back once the run is over (it may time steps of its own) */
+static void timing_sink_restore(struct cd_timing_sink *outer)
+{
+	(void)cd_timing_sink_swap(*outer);
+}
+
 int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 	   struct cordon_result *res, struct cordon_error *err)
 {
+	/* the run's steps are timed to its log callback (timing.h), not written by the library */
+	_cleanup_(timing_sink_restore) struct cd_timing_sink outer =
+		cd_timing_sink_swap((struct cd_timing_sink){ c->log.fn, c->log.data });
 	/* the sandbox goes first (declared last): pid 1 is killed before the signals unblock */
 	_cleanup_(cd_command_done) struct cd_command cmd = CD_COMMAND_INIT(c, res, cd_now_ns());
 	_cleanup_(cd_sandbox_done) struct cd_sandbox sb = CD_SANDBOX_INIT(c, res);

@@ -45,8 +45,7 @@ int cd_audit_open_fd(int fd, const char *name, struct cd_audit *a, struct cordon
 
 void cd_audit_close(struct cd_audit *a)
 {
-	cd_closep(&a->fd);
-	a->fd = -1;
+	a->fd = cd_safe_close(a->fd);
 	free(a->loss);
 	a->loss = NULL;
 }

@@ -70,8 +70,7 @@ static void restore_dir(int *pathfd, const struct stat *st, bool opened)
 {
 	if (opened && *pathfd >= 0)
 		chmod_pinned(*pathfd, st->st_mode & 07777);
-	cd_closep(pathfd);
-	*pathfd = -1;
+	*pathfd = cd_safe_close(*pathfd);
 }
 
 static int open_dir_at(int dirfd, const char *name)

@@ -56,13 +56,21 @@ static inline void cd_closedirp(DIR **d)
 		closedir(*d);
 }
 
-static inline void cd_closep(int *fd)
+/* Close fd if it is one (>= 0), errno kept; returns -1: `fd = cd_safe_close(fd);` closes and
+ * resets in one statement (systemd's safe_close). */
+static inline int cd_safe_close(int fd)
 {
-	if (*fd >= 0) {
+	if (fd >= 0) {
 		int saved = errno;
-		close(*fd);
+		close(fd);
 		errno = saved;
 	}
+	return -1;
+}
+
+static inline void cd_closep(int *fd)
+{
+	(void)cd_safe_close(*fd);
 }
 
 /* Fill *err (if not already filled: the first error wins) and return -code, or -EINVAL when code

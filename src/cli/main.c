@@ -605,10 +605,29 @@ static void say_error(const char *what, const char *msg)
 		say("%s", mapped);
 }
 
-static void log_line(void *userdata, const char *line)
+/* Notices: one line each, as every line of ours */
+static void notice_line(void *userdata, const char *line)
 {
 	(void)userdata;
 	say("%s", line);
+}
+
+/* The library's log: -v's lines, and CORDON_TIMING's (timing.h), which go on stderr as they are
+ * (bench/phases reads them), in one write: pid 1's and the command's own are written meanwhile */
+static void log_line(void *userdata, const char *line)
+{
+	const struct cli *cli = userdata;
+	char buf[256];
+	int n;
+
+	if (strncmp(line, CD_TIMING_PREFIX, strlen(CD_TIMING_PREFIX)) != 0) {
+		if (cli->verbose)
+			say("%s", line);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%s\n", line);
+	if (n > 0 && (size_t)n < sizeof(buf) && write(2, buf, (size_t)n) < 0)
+		return; /* stderr gone: nowhere to say so */
 }
 
 /* getopt_long's tables, built from opts[] */
@@ -800,6 +819,7 @@ int main(int argc, char **argv)
 	struct cordon_error err = { 0 };
 	int r;
 
+	cd_timing_sink_swap((struct cd_timing_sink){ log_line, &cli }); /* our own steps too */
 	cd_timing("main");
 	build_opts();
 	if (argc > 1 && strcmp(argv[1], "serve") == 0)
@@ -817,10 +837,10 @@ int main(int argc, char **argv)
 	parse_args(&cli, argc, argv);
 	if (cordon_config_set_command(cli.c, (const char *const *)argv + optind, &err) < 0)
 		die("command", err.msg);
-	if (cli.verbose)
-		cordon_config_set_log(cli.c, log_line, NULL);
+	if (cli.verbose || cd_timing_on())
+		cordon_config_set_log(cli.c, log_line, &cli);
 	if (!cli.quiet)
-		cordon_config_set_notice(cli.c, log_line, NULL);
+		cordon_config_set_notice(cli.c, notice_line, NULL);
 	cordon_config_set_fast_exit(cli.c, 1); /* we exit right after */
 	cd_timing("options parsed");
 	r = cordon_run(cli.c, &res, &err);

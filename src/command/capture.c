@@ -128,8 +128,7 @@ int cd_capture_fd(const struct cd_capture *cap, int i)
 void cd_capture_started(struct cd_capture *cap)
 {
 	for (int i = 0; cap->on && i < 2; i++) {
-		cd_closep(&cap->s[i].wr);
-		cap->s[i].wr = -1;
+		cap->s[i].wr = cd_safe_close(cap->s[i].wr);
 	}
 }
 
@@ -198,8 +197,7 @@ static void fill(uint64_t cap_max, struct cd_capture_stream *s)
 			return;
 		/* (a pseudo-terminal whose every writer is gone says EIO: the end, as EOF) */
 		if (n <= 0) {
-			cd_closep(&s->rd);
-			s->rd = -1;
+			s->rd = cd_safe_close(s->rd);
 			return;
 		}
 		keep(cap_max, s, (size_t)n);

@@ -234,7 +234,7 @@ static void on_message(void *data, const struct cd_msg *m)
 		suspend(cmd, cmd->sb, m->value);
 		break;
 	case CD_MSG_RLIMITS:
-		cd_limits_got(&cmd->status.rlimits_got, m);
+		cd_rlimits_received(&cmd->status.rlimits_got, m);
 		break;
 	case CD_MSG_TIMEOUT:
 		timed_out(cmd, cmd->sb, m->value);

@@ -88,6 +88,5 @@ void cd_terminal_restore(struct cd_terminal *t)
 	if (target && target != cur)
 		tcsetpgrp(t->fd, target);
 	ttou(false, &old);
-	cd_closep(&t->fd);
-	t->fd = -1;
+	t->fd = cd_safe_close(t->fd);
 }

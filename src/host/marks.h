@@ -16,9 +16,9 @@
  * when a bucket is full, which are gone), in one of 256 buckets by a hash of the mark. A lookup
  * is one fstatat (an entry that cannot be looked up counts as there), an addition one
  * symlinkat: a run costs the same with 10 or 65,536 entries (the list of earlier versions was
- * one file, read whole at every run: 40 ms per lookup at 17,000 entries). Such a file, still
- * there, is read and moved into the directory, under its writers' lock. Root's directories are
- * made 0755 whatever the umask: every user's runs read them.
+ * one file, read whole at every run, whose cost grew with every workdir: bench/startup.md,
+ * item 1). Such a file, still there, is read and moved into the directory, under its writers'
+ * lock. Root's directories are made 0755 whatever the umask: every user's runs read them.
  */
 #pragma once
 

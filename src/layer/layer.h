@@ -160,14 +160,14 @@ int cd_layer_store_open(const char *dir, const struct cd_output_ctx *ctx, int *r
  * any such change is an error. */
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
 		  bool live, char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
-/* The same, with guard called once the changes are known (sorted), before the manifest is
- * written: it may add globs to *protect, which apply then refuses (cow.c: a git repository the
- * run made below the top, or registered as a submodule: protect_git.h). 0, or -errno with err
- * filled: nothing kept. */
-typedef int (*cd_layer_guard_fn)(void *data, const struct cd_layer *l, int upper_fd,
-				 char ***protect, struct cordon_error *err);
-int cd_layer_save_guarded(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
-			  cd_layer_guard_fn guard, void *data, bool live,
+/* The same, with protect_fn called once the changes are known (sorted), before the manifest is
+ * written: it may add globs to *protect, which apply then refuses (protect_run.c: a git
+ * repository the run made below the top, or registered as a submodule: protect_git.h). 0, or
+ * -errno with err filled: nothing kept. */
+typedef int (*cd_layer_protect_fn)(void *data, const struct cd_layer *l, int upper_fd,
+				   char ***protect, struct cordon_error *err);
+int cd_layer_save_protected(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
+			    cd_layer_protect_fn protect_fn, void *data, bool live,
 			  char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err);
 
 /* Load a stored layer, once it is checked to be cordon's own: the store still ours and 0700;

@@ -98,8 +98,8 @@ struct save {
 	size_t cap;
 	char *base_dir; /* the base/ directory last made, and its fd */
 	int base_dir_fd;
-	cd_layer_guard_fn guard; /* more protected globs, once the changes are known */
-	void *guard_data;
+	cd_layer_protect_fn protect_fn; /* more protected globs, once the changes are known */
+	void *protect_data;
 	struct cordon_error *err;
 };
 
@@ -1301,8 +1301,8 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd,
 	if (r < 0)
 		return r;
 	cd_layer_sort(s->l->changes, s->l->n_changes);
-	if (s->guard) {
-		r = s->guard(s->guard_data, s->l, upper_fd, &s->l->protect, s->err);
+	if (s->protect_fn) {
+		r = s->protect_fn(s->protect_data, s->l, upper_fd, &s->l->protect, s->err);
 		if (r < 0)
 			return r;
 	}
@@ -1312,16 +1312,17 @@ static int save_into(struct save *s, int tmp_fd, int upper_fd, int lower_fd,
 int cd_layer_save(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
 		  bool live, char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err)
 {
-	return cd_layer_save_guarded(store_fd, upper_fd, lower_fd, meta, NULL, NULL, live, ret_id,
-				     err);
+	return cd_layer_save_protected(store_fd, upper_fd, lower_fd, meta, NULL, NULL, live, ret_id,
+				       err);
 }
 
-int cd_layer_save_guarded(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
-			  cd_layer_guard_fn guard, void *data, bool live,
+int cd_layer_save_protected(int store_fd, int upper_fd, int lower_fd, const struct cd_layer *meta,
+			    cd_layer_protect_fn protect_fn, void *data, bool live,
 			  char ret_id[CD_LAYER_ID_LEN + 1], struct cordon_error *err)
 {
 	struct save s = { .tree_fd = -1, .base_fd = -1, .base_dir_fd = -1, .upper_fd = -1,
-			  .live = live, .guard = guard, .guard_data = data, .err = err };
+			  .live = live, .protect_fn = protect_fn, .protect_data = data,
+			  .err = err };
 	_cleanup_close_ int tmp_fd = -1;
 	char id[CD_LAYER_ID_LEN + 1], tmp[CD_LAYER_ID_LEN + 8];
 	struct cd_layer_key key;

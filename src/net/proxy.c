@@ -232,13 +232,6 @@ static void say(const struct conn *c, const void *buf, size_t n)
 	send(c->cfd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static void conn_close(struct conn *c)
 {
 	struct cd_proxy *p = c->p;
@@ -247,11 +240,11 @@ static void conn_close(struct conn *c)
 	log_conn(c);
 	p->st.bytes_up += c->up.bytes;
 	p->st.bytes_down += c->down.bytes;
-	close_fd(&c->cfd); /* close() takes them out of the epoll set */
-	close_fd(&c->sfd);
+	c->cfd = cd_safe_close(c->cfd); /* close() takes them out of the epoll set */
+	c->sfd = cd_safe_close(c->sfd);
 	for (int i = 0; i < 2; i++) {
-		close_fd(&c->up.pipe[i]);
-		close_fd(&c->down.pipe[i]);
+		c->up.pipe[i] = cd_safe_close(c->up.pipe[i]);
+		c->down.pipe[i] = cd_safe_close(c->down.pipe[i]);
 	}
 	free(CD_TAKE_PTR(c->out));
 	if (c->prev)
@@ -345,7 +338,7 @@ static void refuse(struct conn *c, int status, const char *fmt, ...)
 		say(c, msg, (size_t)n);
 	}
 	shutdown(c->cfd, SHUT_WR);
-	close_fd(&c->sfd);
+	c->sfd = cd_safe_close(c->sfd);
 	c->st = ST_LINGER;
 	c->t_active = cd_now_ns();
 	set_mask(p, c->cfd, &c->cev, &c->cmask, EPOLLIN);
@@ -521,7 +514,7 @@ static void connect_next(struct conn *c)
 							: sizeof(struct sockaddr_in6);
 		struct epoll_event e = { .events = EPOLLOUT, .data.ptr = &c->sev };
 
-		close_fd(&c->sfd);
+		c->sfd = cd_safe_close(c->sfd);
 		cd_addr_str((struct sockaddr *)a, c->address, sizeof(c->address));
 		c->sfd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (c->sfd < 0 || (connect(c->sfd, (struct sockaddr *)a, len) < 0 &&
@@ -1088,9 +1081,9 @@ void cd_proxy_free(struct cd_proxy *p, struct cordon_proxy_counts *stats)
 	for (size_t i = 0; i < p->n_noticed; i++)
 		free(p->noticed[i]);
 	free(p->noticed);
-	close_fd(&p->lfd);
-	close_fd(&p->tfd);
-	close_fd(&p->epfd);
+	p->lfd = cd_safe_close(p->lfd);
+	p->tfd = cd_safe_close(p->tfd);
+	p->epfd = cd_safe_close(p->epfd);
 	if (stats)
 		*stats = p->st;
 	sigemptyset(&pipe_set);

@@ -72,7 +72,7 @@ static bool format_cpu(const struct cd_limit_def *d, const struct cd_rlimit *v, 
 		    .option = opt, .metavar = meta, .help = hlp },                                 \
 	  .index = res, .hard_plus_one = plus_one }
 
-const struct cd_limit_def cd_limits[] = {
+const struct cd_limit_def cd_limit_table[] = {
 	/* the cgroup rows (cgroup_limits.def), first, in the order of enum cd_cgroup_limit */
 #define CD_CGROUP_LIMIT(id, ...) CGROUP(CD_CG_##id, __VA_ARGS__),
 #include "cgroup_limits.def"
@@ -99,17 +99,17 @@ const struct cd_limit_def cd_limits[] = {
 	RLIMIT(RLIMIT_STACK, "stack", CORDON_UNIT_BYTES),
 };
 
-const size_t cd_limits_n = CD_ELEMENTSOF(cd_limits);
+const size_t cd_limit_table_n = CD_ELEMENTSOF(cd_limit_table);
 
-_Static_assert(CD_ELEMENTSOF(cd_limits) == CD_CG_N + RLIM_NLIMITS,
+_Static_assert(CD_ELEMENTSOF(cd_limit_table) == CD_CG_N + RLIM_NLIMITS,
 	       "every cgroup limit and every RLIMIT_* has one row");
 
 const struct cd_limit_def *cd_limit_find(const char *name)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < cd_limits_n; i++) {
-		const struct cd_limit_def *d = &cd_limits[i];
+	for (size_t i = 0; i < cd_limit_table_n; i++) {
+		const struct cd_limit_def *d = &cd_limit_table[i];
 		const char *n = name;
 
 		if (d->info.kind == CORDON_LIMIT_RLIMIT && strncasecmp(n, "rlimit_", 7) == 0)
@@ -122,15 +122,15 @@ const struct cd_limit_def *cd_limit_find(const char *name)
 
 const struct cd_limit_def *cd_limit_of_rlimit(int resource)
 {
-	for (size_t i = CD_CG_N; i < cd_limits_n; i++)
-		if (cd_limits[i].index == resource)
-			return &cd_limits[i];
+	for (size_t i = CD_CG_N; i < cd_limit_table_n; i++)
+		if (cd_limit_table[i].index == resource)
+			return &cd_limit_table[i];
 	return NULL;
 }
 
 const struct cd_limit_def *cd_limit_of_cgroup(enum cd_cgroup_limit i)
 {
-	return i < CD_CG_N ? &cd_limits[i] : NULL;
+	return i < CD_CG_N ? &cd_limit_table[i] : NULL;
 }
 
 static int by_name(const void *a, const void *b)
@@ -145,8 +145,8 @@ const char *cd_limit_rlimit_names(void)
 
 	if (names[0])
 		return names;
-	for (size_t i = CD_CG_N; i < cd_limits_n; i++)
-		v[i - CD_CG_N] = cd_limits[i].info.name;
+	for (size_t i = CD_CG_N; i < cd_limit_table_n; i++)
+		v[i - CD_CG_N] = cd_limit_table[i].info.name;
 	qsort(v, RLIM_NLIMITS, sizeof(v[0]), by_name);
 	for (size_t i = 0, n = 0; i < RLIM_NLIMITS; i++)
 		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "", v[i]);
@@ -188,7 +188,7 @@ bool cd_limit_parse_cgroup(const struct cd_limit_def *d, const char *text, uint6
 
 const struct cordon_limit_info *cordon_limit_info(size_t i)
 {
-	return i < cd_limits_n ? &cd_limits[i].info : NULL;
+	return i < cd_limit_table_n ? &cd_limit_table[i].info : NULL;
 }
 
 const char *cd_rlimit_name(int resource)

@@ -41,8 +41,11 @@ struct cd_limit_def {
 	bool hard_plus_one;
 };
 
-extern const struct cd_limit_def cd_limits[];
-extern const size_t cd_limits_n;
+/* The table: its cgroup rows (enum cd_cgroup_limit), then one row per RLIMIT_*. The cd_limit_*
+ * functions below look one row up; the command's rlimits are set and read back by rlimits.h
+ * (cd_rlimits_*). */
+extern const struct cd_limit_def cd_limit_table[];
+extern const size_t cd_limit_table_n;
 
 /* The row named name (case-insensitive; "rlimit_nofile" and "nofile" alike for rlimits), or
  * NULL. */

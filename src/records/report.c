@@ -192,7 +192,7 @@ static void render_cgroup(struct cd_json *j, const struct cd_report_info *in)
 	cd_json_kv_string(j, "mode", modes[in->c->limits.cgroup_mode]);
 	kv_string_or_null(j, "path", cg ? cg->path_reported : NULL);
 	for (size_t i = 0; i < CD_CG_N; i++)
-		render_limit(j, &cd_limits[i], cg ? cg->applied[i] : NULL);
+		render_limit(j, &cd_limit_table[i], cg ? cg->applied[i] : NULL);
 	cd_json_kv_bool(j, "oom_group", cg && cg->oom_group);
 	render_strv(j, "missing", cg ? cg->missing : NULL);
 	render_strv(j, "fallbacks", cg ? cg->fallbacks : NULL);

@@ -127,7 +127,8 @@ static char *cgroup2_mount_listed(void)
 }
 
 /* The cgroup2 mount: /sys/fs/cgroup on unified hosts, /sys/fs/cgroup/unified on hybrid ones;
- * elsewhere, the one mountinfo names (reading it costs 30 us and more with every mount). */
+ * elsewhere, the one mountinfo names (reading it costs more with every mount: bench/startup.md,
+ * item 23). */
 static char *cgroup2_mount(void)
 {
 	static const char *const usual[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
@@ -442,7 +443,7 @@ static int no_cgroup(const struct cd_limits_opts *lim, const char *why, struct c
 		return cd_fail(err, EOPNOTSUPP, "cgroup", "required, but %s", why);
 	for (size_t i = 0; i < CD_CG_N; i++)
 		if (lim->cgroup[i].set && lim->cgroup_mode != CORDON_CGROUP_BEST_EFFORT)
-			return cd_fail(err, EOPNOTSUPP, cd_limits[i].info.name,
+			return cd_fail(err, EOPNOTSUPP, cd_limit_table[i].info.name,
 				       "cannot apply the limit: %s%s", why,
 				       lim->cgroup_mode == CORDON_CGROUP_OFF
 					       ? ""
@@ -511,7 +512,7 @@ static int open_cgroup(struct cd_cgroup *cg, struct cordon_error *err)
 }
 
 /* Does the parent offer none of the controllers cordon's limits use? Then a cgroup would limit
- * nothing: making, watching and removing it cost 1.2 ms of every run on a hybrid host. */
+ * nothing, and making, watching and removing it cost every run (bench/startup.md, item 4). */
 static bool no_controllers(const char *parent)
 {
 	char buf[512];
@@ -588,7 +589,7 @@ void cd_cgroup_log(const struct cd_cgroup *cg, const struct cd_log *log)
 
 	for (size_t i = 0; cg->path && i < CD_CG_N; i++)
 		n += (size_t)snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, "%s%s %s",
-				      i ? ", " : "", cd_limits[i].info.file,
+				      i ? ", " : "", cd_limit_table[i].info.file,
 				      cg->applied[i] ? cg->applied[i] : "-");
 	if (cg->path)
 		cd_log_line(log, "cgroup: %s: %s%s", cg->path, line,
@@ -673,8 +674,7 @@ static void remove_when_empty(const char *path)
 /* Ours no more: drop the fd (and with it our lock) and the path. */
 static void forget(struct cd_cgroup *cg)
 {
-	cd_closep(&cg->fd);
-	cg->fd = -1;
+	cg->fd = cd_safe_close(cg->fd);
 	free(CD_TAKE_PTR(cg->path));
 }
 
@@ -688,12 +688,13 @@ void cd_cgroup_remove(struct cd_cgroup *cg)
 }
 
 /* The detached remover: a child that waits for the cgroup to empty (pid 1 may still be taking
- * its namespaces down: 2 ms here), removes it and exits, so that the caller need not wait. It
- * shares our memory (CLONE_VM: a fork's copy of our page tables cost 0.6 ms of every run, and
- * its faults more) and so runs on raw system calls only (rawsys.h), on a mapping of its own that
- * holds all it reads and that we never unmap: the caller may exit, or go on, while it runs. It
- * keeps the cgroup's fd (and so the lock that tells other cordons' clean-up the cgroup is in
- * use) and nothing else of ours. Where it cannot share (valgrind, no raw system calls), a fork.
+ * its namespaces down), removes it and exits, so that the caller need not wait. It shares our
+ * memory (CLONE_VM: a fork's copy of our page tables, and its faults, cost every run:
+ * bench/startup.md, item 22) and so runs on raw system calls only (rawsys.h), on a mapping of
+ * its own that holds all it reads and that we never unmap: the caller may exit, or go on, while
+ * it runs. It keeps the cgroup's fd (and so the lock that tells other cordons' clean-up the
+ * cgroup is in use) and nothing else of ours. Where it cannot share (valgrind, no raw system
+ * calls), a fork.
  * The mapping: a guard page, the stack, then what it reads (above the stack's top). */
 #define REMOVER_GUARD  4096
 #define REMOVER_STACK  (32 * 1024)

@@ -138,8 +138,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (r >= 0 && proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */
 		r = cd_msg_send(a->sock, CD_MSG_PROXY, 0, NULL, proxy_fd);
-		cd_closep(&proxy_fd);
-		proxy_fd = -1;
+		proxy_fd = cd_safe_close(proxy_fd);
 		if (r < 0)
 			return cd_fail_errno(err, -r, "net", "hand the proxy's socket to the supervisor");
 	}

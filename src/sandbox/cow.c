@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cow.c - the supervisor's side of protected paths and of the copy-on-write workdir (cow.h).
+ * cow.c - the supervisor's side of the copy-on-write workdir (cow.h).
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -13,11 +13,7 @@
 #include "layer.h"
 #include "mac.h"
 #include "output.h"
-#include "protect_git.h"
-
-/* git's template hooks: hidden where .git/hooks is protected, so that `git init` inside copies
- * none into a .git/hooks it cannot write (and fails) */
-#define CD_GIT_TEMPLATE_HOOKS "/usr/share/git-core/templates/hooks"
+#include "protect_run.h"
 
 static int check_cow_from(struct cd_sandbox *sb, struct cordon_error *err)
 {
@@ -60,48 +56,11 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 	return r;
 }
 
-/* -v: what the git index cache did at the start (idxcache.h) */
-static void log_idxcache(const struct cd_sandbox *sb)
-{
-	const struct cd_idxcache *x = &sb->cow.idxcache;
-
-	if (x->why[0])
-		cd_log_line(&sb->c->log, "protect: git index cache: not used: %s", x->why);
-	else if (x->hits || x->misses)
-		cd_log_line(&sb->c->log,
-			      "protect: git index cache: %u from the cache, %u read (%u kept)",
-			      x->hits, x->misses, x->stored);
-}
-
 int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
-	_cleanup_close_ int dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 
-	if (dir < 0)
-		return cd_fail_errno(err, errno, "workdir", "%s", sb->wd.path);
-	cd_idxcache_init(&sb->cow.idxcache, &sb->wd, &sb->marks);
-	r = cd_guard_plan_build_cached(&c->protect, dir, sb->wd.path, &sb->cow.idxcache,
-				       &sb->plan.guards, err);
-	sb->cow.idxcache.marks =
-	    NULL; /* they go once the run is prepared: the directory is open now */
-	sb->cow.idxcache.tried = true; /* or never */
-	if (r < 0)
-		return r;
-	log_idxcache(sb);
-	for (size_t i = 0; i < sb->plan.guards.n; i++) {
-		const struct cd_guard *g = &sb->plan.guards.g[i];
-		static const char *const states[] = { "there", "not there", "behind a symlink" };
-
-		cd_log_line(&c->log, "protect: %-7s %s (%s; %s)", g->deny ? "deny" : "ro", g->rel,
-			      g->glob, states[g->state]);
-	}
-	if (sb->plan.guards.git_hooks) {
-		r = cd_mount_plan_add_hide(&sb->plan, CD_GIT_TEMPLATE_HOOKS, err);
-		if (r < 0)
-			return r;
-	}
 	sb->plan.cow = c->cow.on;
 	sb->plan.cow_size = c->cow.size;
 	sb->cow.started = (int64_t)time(NULL);
@@ -149,77 +108,19 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
 }
 
-static void notice_removed(void *data, enum cd_guard_why why, const char *rel, const char *glob,
-			   const char *aside)
-{
-	struct cd_sandbox *sb = data;
-
-	if (why == CD_GUARD_SUBMODULE)
-		cd_log_notice(&sb->c->log, "protect: moved %s aside to %s: git would enter it as a "
-					"submodule, which the run made or added to the index (git "
-					"status would run what its config says); review it before you "
-					"rename it back",
-				 rel, aside);
-	else if (why == CD_GUARD_INDEX)
-		cd_log_notice(&sb->c->log,
-			      "protect: moved %s aside to %s: the sandbox left an index "
-			      "cordon cannot read, which could make git enter submodules "
-			      "of its making; review it before you rename it back",
-			      rel, aside);
-	else if (aside)
-		cd_log_notice(&sb->c->log,
-			      "protect: moved %s aside to %s: the sandbox made it at a "
-			      "protected path (%s), and it holds files of another owner",
-			      rel, aside, glob);
-	else
-		cd_log_notice(&sb->c->log,
-			      "protect: removed %s, which the sandbox made at a protected "
-			      "path (%s)",
-			      rel, glob);
-	cd_event_protect(&sb->rec.audit, rel,
-			 why == CD_GUARD_SWEPT ? glob
-			 : why == CD_GUARD_INDEX ? "(a git index)" : "(a git submodule)",
-			 aside ? "moved-aside" : "removed");
-}
-
-static void sweep(struct cd_sandbox *sb)
-{
-	_cleanup_close_ int dir = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int n;
-
-	if (dir < 0)
-		return;
-	n = cd_guard_sweep(&sb->plan.guards, dir, sb->wd.st.st_uid, notice_removed, sb);
-	if (n > 0)
-		sb->res->protect_removed = (uint64_t)n;
-}
-
-/* A layer's git repositories (protect_git.h): a .git the run made below the top, the .git of
- * a submodule it registered, refused by apply like the protected paths */
-static int guard_git(void *data, const struct cd_layer *l, int upper_fd, char ***protect,
-		     struct cordon_error *err)
-{
-	struct cd_sandbox *sb = data;
-	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (lower < 0)
-		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_guard_git_layer(&sb->plan.guards, l, upper_fd, lower, protect, err);
-}
-
 static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN + 1],
 		      struct cordon_error *err)
 {
 	_cleanup_close_ int lower = openat(sb->wd.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct cd_layer meta = { .workdir = sb->wd.path, .workdir_dev = sb->wd.st.st_dev,
 				 .workdir_ino = sb->wd.st.st_ino, .created = sb->cow.started,
-				 .protect = sb->plan.guards.globs };
+				 .protect = sb->plan.protect.globs };
 
 	if (lower < 0)
 		return cd_fail_errno(err, errno, "cow", "open the workdir %s", sb->wd.path);
-	return cd_layer_save_guarded(sb->cow.store_fd, sb->cow.layer_fd, lower, &meta,
-				     sb->c->protect.no_defaults ? NULL : guard_git, sb, live, id,
-				     err);
+	return cd_layer_save_protected(sb->cow.store_fd, sb->cow.layer_fd, lower, &meta,
+				       sb->c->protect.no_defaults ? NULL : cd_protect_run_layer_git,
+				       sb, live, id, err);
 }
 
 int cd_cow_checkpoint(struct cd_sandbox *sb, char ret_id[17], struct cordon_error *err)
@@ -268,14 +169,12 @@ static void save(struct cd_sandbox *sb)
 
 void cd_cow_end(struct cd_sandbox *sb)
 {
-	if (!sb->c->cow.on) {
-		sweep(sb);
-		return;
-	}
+	if (!sb->c->cow.on)
+		return; /* a direct workdir: its protected paths are swept (protect_run.h) */
 	if (sb->cow.layer_fd >= 0)
 		save(sb);
-	cd_closep(&sb->cow.layer_fd);
-	sb->cow.layer_fd = -1; /* the layer's tmpfs goes with the last reference */
+	/* the layer's tmpfs goes with the last reference */
+	sb->cow.layer_fd = cd_safe_close(sb->cow.layer_fd);
 }
 
 void cd_cow_done(struct cd_sandbox *sb)

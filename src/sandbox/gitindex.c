@@ -2,10 +2,10 @@
 /*
  * gitindex.c - a git index's gitlinks (gitindex.h): a reader of git's index format, pure. Runs
  * in the supervisor, when a run's protected paths are planned and after a direct run
- * (protect_git.c), and when a --cow run's layer is saved (cow.c). The index is the sandbox's to
- * write: every length is checked against the file. It is read through a window of 64 KiB (an
- * index of 100,000 paths is 7 MiB: a buffer of that size costs a fresh process 3.5 ms of page
- * faults at every run, the window 0.4 ms).
+ * (protect_git.c), and when a --cow run's layer is saved (protect_run.c). The index is the
+ * sandbox's to write: every length is checked against the file. It is read through a window of
+ * 64 KiB: a buffer the size of a large index (megabytes) costs a fresh process its page faults
+ * at every run, the window a fraction of them (bench/startup.md, "A large git index").
  *
  * It reads as git's read-cache.c does (do_read_index, create_from_disk), over the file as git
  * maps it (zeros after its end, to its last page's: gitindex.h): an entry's size from

@@ -304,6 +304,5 @@ void cd_idrange_release(struct cd_id_lease *l, bool gone)
 	if (gone && unlink(path) < 0 && ftruncate(l->fd, 0) < 0) {
 		/* left as it is: the next taker finds pid 1 gone and takes it anyway */
 	}
-	cd_closep(&l->fd);
-	l->fd = -1;
+	l->fd = cd_safe_close(l->fd);
 }

@@ -2,9 +2,9 @@
 /*
  * idxcache.h - what a git index told cordon, kept for the next run (idxcache.c). Supervisor
  * side: the run's protected paths read every index of the workdir's repositories at the start
- * (protect_git.c, gitindex.h); an index of 100,000 paths costs 1.8 ms to read. An index that
- * has not changed since cordon last read it is not read again: its reading is taken from
- * STATE/gitindex.d (STATE: cd_marks_state_dir()), one file per index.
+ * (protect_git.c, gitindex.h), and a large one costs milliseconds to read (bench/startup.md, "A
+ * large git index"). An index that has not changed since cordon last read it is not read again:
+ * its reading is taken from STATE/gitindex.d (STATE: cd_marks_state_dir()), one file per index.
  *
  * An entry is trusted only when all of these hold, and the index is read otherwise:
  *  - the index's device, inode, size, mtime and ctime (in nanoseconds) are the entry's. A change

@@ -190,12 +190,12 @@ static int command_setup(const struct init *in, char *path, size_t size, int err
 	r = own_group(in, err);
 	if (r < 0)
 		return r;
-	r = cd_limits_apply(in->s.rlimits, err);
+	r = cd_rlimits_apply(in->s.rlimits, err);
 	if (r < 0)
 		return r;
 	/* sync 3: what the command gets, read back for the report (pid 1 is suspended in vfork:
 	 * the socket is ours alone); exec keeps them */
-	r = cd_limits_send(in->sock, err);
+	r = cd_rlimits_send(in->sock, err);
 	if (r < 0)
 		return r;
 	if (chdir(in->s.chdir) < 0)
@@ -475,7 +475,7 @@ int main(void)
 	if (r >= 0)
 		r = read_spec(&in, &err);
 	if (r >= 0) {
-		cd_timing_enable(in.s.timing);
+		cd_timing_to_stderr(in.s.timing);
 		cd_timing("pid 1: cordon-init");
 		r = start(&in, &err);
 	}

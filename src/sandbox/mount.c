@@ -16,7 +16,7 @@
  *           at the host. /proc is locked down as it is placed (masks, read-only parts). The
  *           workdir (place_workdir) is, with --cow, an overlay of its tree and a tmpfs of its
  *           own, whose upper directory is handed to the supervisor (sync 2's CD_MSG_LAYER);
- *           right after it, the protected paths (place_guards): pins, then read-only clones or
+ *           right after it, the protected paths (place_protect): pins, then read-only clones or
  *           masks;
  *  phase 4  the tmpfs mounts meant to be read-only and the root itself become read-only
  *           (make_read_only); then /sys, a fresh sysfs of pid 1's network namespace (or the
@@ -733,15 +733,15 @@ static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
  * workdir as the overlay's top lower layer: it exists inside, and is covered like any other. */
 static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_error *err)
 {
-	const struct cd_guard_plan *gp = &ctx->plan->guards;
+	const struct cd_protect_plan *gp = &ctx->plan->protect;
 
 	for (size_t i = 0; i < gp->n; i++) {
-		const struct cd_guard *g = &gp->g[i];
+		const struct cd_protect_path *g = &gp->paths[i];
 		_cleanup_close_ int cur = -1;
 		_cleanup_free_ char *rel = NULL;
 		char *name, *save = NULL, *next;
 
-		if (g->state != CD_GUARD_ABSENT || !g->placeholder)
+		if (g->state != CD_PROTECT_ABSENT || !g->placeholder)
 			continue; /* (most of the default set: nothing duplicated for them) */
 		cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
 		rel = strdup(g->rel);
@@ -765,10 +765,10 @@ static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_erro
 	return 0;
 }
 
-static bool need_placeholders(const struct cd_guard_plan *gp)
+static bool need_placeholders(const struct cd_protect_plan *gp)
 {
 	for (size_t i = 0; i < gp->n; i++)
-		if (gp->g[i].state == CD_GUARD_ABSENT && gp->g[i].placeholder)
+		if (gp->paths[i].state == CD_PROTECT_ABSENT && gp->paths[i].placeholder)
 			return true;
 	return false;
 }
@@ -893,8 +893,7 @@ static int unstage(struct mount_ctx *ctx, size_t i, int *fd, struct cordon_error
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
 	if (umount2(path, MNT_DETACH) < 0)
 		return mount_fail(err, errno, "detach", staging[i]);
-	cd_closep(fd);
-	*fd = -1;
+	*fd = cd_safe_close(*fd);
 	if (unlinkat(ctx->root, staging[i], AT_REMOVEDIR) < 0)
 		return cd_fail_errno(err, errno, "cow", "remove %s", staging[i]);
 	return 0;
@@ -916,7 +915,7 @@ static int cow_layers(struct mount_ctx *ctx, struct cd_mnt *m, int st[3], int *r
 		r = layer_dirs(st[1], st[0], &upper, &work, err);
 	if (r >= 0)
 		r = hand_over_upper(ctx, upper, err);
-	if (r >= 0 && need_placeholders(&ctx->plan->guards)) {
+	if (r >= 0 && need_placeholders(&ctx->plan->protect)) {
 		r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &skel, err);
 		if (r >= 0)
 			r = stage(ctx, 2, skel, &st[2], err);
@@ -977,7 +976,7 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	int r = open_in_workdir(ctx, rel, &t);
 
 	if (r == -ENOENT || r == -ELOOP || r == -ENOTDIR)
-		return 0; /* changed since the plan: the guard below it is checked on its own */
+		return 0; /* changed since the plan: the path below it is checked on its own */
 	if (r < 0)
 		return cd_fail_errno(err, -r, "protect", "%s", rel);
 	m = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
@@ -986,15 +985,16 @@ static int pin(struct mount_ctx *ctx, const char *rel, struct cordon_error *err)
 	return attach(m, t, rel, err);
 }
 
-static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_error *err)
+static int protect_path(struct mount_ctx *ctx, const struct cd_protect_path *g,
+			struct cordon_error *err)
 {
 	_cleanup_close_ int t = -1, m = -1;
 	struct stat st;
 	int r;
 
-	if (g->state == CD_GUARD_BLOCKED || (g->state == CD_GUARD_ABSENT && !ctx->plan->cow))
+	if (g->state == CD_PROTECT_BLOCKED || (g->state == CD_PROTECT_ABSENT && !ctx->plan->cow))
 		return 0; /* nothing to mount on: swept after the run (protect.h) */
-	if (g->state == CD_GUARD_ABSENT && !g->placeholder)
+	if (g->state == CD_PROTECT_ABSENT && !g->placeholder)
 		return 0; /* refused at apply (--cow) or swept (direct) */
 	r = open_in_workdir(ctx, g->rel, &t);
 	if (r < 0)
@@ -1014,9 +1014,9 @@ static int guard(struct mount_ctx *ctx, const struct cd_guard *g, struct cordon_
 }
 
 /* Pins outermost first, then the protected paths, outermost first: a later mount goes on top. */
-static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
+static int place_protect(struct mount_ctx *ctx, struct cordon_error *err)
 {
-	const struct cd_guard_plan *gp = &ctx->plan->guards;
+	const struct cd_protect_plan *gp = &ctx->plan->protect;
 	int r = 0;
 
 	for (size_t d = 0; r >= 0 && d < PATH_MAX / 2; d++) {
@@ -1034,9 +1034,9 @@ static int place_guards(struct mount_ctx *ctx, struct cordon_error *err)
 		bool more = false;
 
 		for (size_t i = 0; r >= 0 && i < gp->n; i++)
-			if (depth(gp->g[i].rel) == d)
-				r = guard(ctx, &gp->g[i], err);
-			else if (depth(gp->g[i].rel) > d)
+			if (depth(gp->paths[i].rel) == d)
+				r = protect_path(ctx, &gp->paths[i], err);
+			else if (depth(gp->paths[i].rel) > d)
 				more = true;
 		if (!more)
 			break;
@@ -1065,7 +1065,7 @@ static int place_workdir(struct mount_ctx *ctx, struct cd_mnt *m, int t,
 		    (stx.stx_mask & STATX_MNT_ID))
 			ctx->workdir_mnt_id = stx.stx_mnt_id;
 	}
-	return r < 0 ? r : place_guards(ctx, err);
+	return r < 0 ? r : place_protect(ctx, err);
 }
 
 static int place(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_error *err)

@@ -52,7 +52,7 @@ struct cd_mount_plan {
 	gid_t gid;
 	uint64_t tmp_size;
 	bool fresh_sysfs; /* own network namespace: a sysfs of our own can be mounted */
-	struct cd_guard_plan guards; /* protected paths in the workdir */
+	struct cd_protect_plan protect; /* protected paths in the workdir */
 	bool cow;                    /* the workdir is an overlay: its upper on a tmpfs of cow_size */
 	uint64_t cow_size;
 	int sync_sock;               /* child: where the layer's upper goes (cow), and the go-on */

@@ -538,7 +538,7 @@ int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cord
 
 void cd_mount_plan_done(struct cd_mount_plan *p)
 {
-	cd_guard_plan_done(&p->guards);
+	cd_protect_plan_done(&p->protect);
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->m[i].src);
 		free(p->m[i].dst);

@@ -33,7 +33,7 @@ struct names {
 };
 
 struct expand {
-	struct cd_guard_plan *p;
+	struct cd_protect_plan *p;
 	const struct rule *rule;
 	char **comps; /* the glob's components */
 	size_t n_comps;
@@ -89,34 +89,34 @@ static void names_done(struct names *nm)
 	*nm = (struct names){ 0 };
 }
 
-static int add_guard(struct expand *x, const char *rel, bool dir, enum cd_guard_state state)
+static int add_path(struct expand *x, const char *rel, bool dir, enum cd_protect_state state)
 {
-	struct cd_guard_plan *p = x->p;
-	struct cd_guard *ng;
+	struct cd_protect_plan *p = x->p;
+	struct cd_protect_path *ng;
 
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->g[i].rel, rel) == 0)
+		if (strcmp(p->paths[i].rel, rel) == 0)
 			return 0; /* the first rule wins: the user's come before the defaults */
-	if (p->n >= CD_GUARD_MAX)
+	if (p->n >= CD_PROTECT_MAX)
 		return cd_fail(x->err, E2BIG, "protect",
 			       "\"%s\": more than %d protected paths; protect their directory",
-			       x->rule->glob, CD_GUARD_MAX);
-	ng = realloc(p->g, (p->n + 1) * sizeof(*ng));
+			       x->rule->glob, CD_PROTECT_MAX);
+	ng = realloc(p->paths, (p->n + 1) * sizeof(*ng));
 	if (!ng)
 		return cd_fail(x->err, ENOMEM, "protect", "out of memory");
-	p->g = ng;
-	p->g[p->n] = (struct cd_guard){ .rel = strdup(rel), .glob = (char *)x->rule->glob,
-					.deny = x->rule->deny, .dir = dir,
-					.create = x->rule->create,
-					.placeholder = x->rule->create && !x->rule->no_placeholder,
-					.state = state };
-	if (!p->g[p->n].rel)
+	p->paths = ng;
+	p->paths[p->n] = (struct cd_protect_path){
+		.rel = strdup(rel), .glob = (char *)x->rule->glob, .deny = x->rule->deny,
+		.dir = dir, .create = x->rule->create,
+		.placeholder = x->rule->create && !x->rule->no_placeholder, .state = state
+	};
+	if (!p->paths[p->n].rel)
 		return cd_fail(x->err, ENOMEM, "protect", "out of memory");
 	p->n++;
 	return 0;
 }
 
-static int add_pin(struct cd_guard_plan *p, const char *rel, struct cordon_error *err)
+static int add_pin(struct cd_protect_plan *p, const char *rel, struct cordon_error *err)
 {
 	for (char **s = p->pins; s && *s; s++)
 		if (strcmp(*s, rel) == 0)
@@ -144,16 +144,16 @@ static int join(char *buf, size_t size, const char *prefix, const char *name)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* The guard for a literal path, and pins for what stands above it (prefix_len bytes of rel: the
- * existing directories, and a file in the way) once there is something to guard. */
+/* A literal path protected, and pins for what stands above it (prefix_len bytes of rel: the
+ * existing directories, and a file in the way) once there is something to protect. */
 static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, bool dir,
-			  enum cd_guard_state state, const struct stat *link, bool under_file)
+			  enum cd_protect_state state, const struct stat *link, bool under_file)
 {
 	char buf[PATH_MAX];
 	int r;
 
-	if (state != CD_GUARD_EXISTS && !x->rule->create)
-		return 0; /* not there, and only guarded where it is */
+	if (state != CD_PROTECT_EXISTS && !x->rule->create)
+		return 0; /* not there, and only protected where it is */
 	for (size_t i = 1; i <= prefix_len; i++) {
 		if (i != prefix_len && rel[i] != '/')
 			continue;
@@ -163,9 +163,9 @@ static int commit_literal(struct expand *x, const char *rel, size_t prefix_len, 
 		if (r < 0)
 			return r;
 	}
-	r = add_guard(x, rel, dir, state);
-	if (r >= 0 && strcmp(x->p->g[x->p->n - 1].rel, rel) == 0) {
-		struct cd_guard *g = &x->p->g[x->p->n - 1];
+	r = add_path(x, rel, dir, state);
+	if (r >= 0 && strcmp(x->p->paths[x->p->n - 1].rel, rel) == 0) {
+		struct cd_protect_path *g = &x->p->paths[x->p->n - 1];
 
 		g->exist_len = prefix_len;
 		/* a file stands where a directory of the path would be (a linked worktree's .git):
@@ -194,30 +194,31 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
 		int r;
 
 		if (cur < 0 && errno == EACCES) /* a directory closed to us (mode 000): swept */
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL,
+			return commit_literal(x, rel, pinned, want_dir, CD_PROTECT_BLOCKED, NULL,
 					      false);
 		if (cur < 0)
 			return cd_fail_errno(x->err, errno, "protect", "%s", rel);
 		r = i == 0 && names_lack(x->top, rel) ? -ENOENT : stat_at(cur, x->comps[i], &st);
 		if (r == -ENOENT)
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_ABSENT, NULL,
+			return commit_literal(x, rel, pinned, want_dir, CD_PROTECT_ABSENT, NULL,
 					      false);
 		if (r == -EACCES)
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, NULL,
+			return commit_literal(x, rel, pinned, want_dir, CD_PROTECT_BLOCKED, NULL,
 					      false);
 		if (r < 0)
 			return cd_fail_errno(x->err, -r, "protect", "%s", rel);
 		if (S_ISLNK(st.st_mode))
-			return commit_literal(x, rel, pinned, want_dir, CD_GUARD_BLOCKED, &st,
+			return commit_literal(x, rel, pinned, want_dir, CD_PROTECT_BLOCKED, &st,
 					      false);
 		if (last)
-			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode), CD_GUARD_EXISTS,
-					      NULL, false);
+			return commit_literal(x, rel, pinned, S_ISDIR(st.st_mode),
+					      CD_PROTECT_EXISTS, NULL, false);
 		/* a file where a directory would be (a worktree's .git) is kept in place too */
 		if (!S_ISDIR(st.st_mode))
 			return commit_literal(x, rel, S_ISREG(st.st_mode) ? off + strlen(x->comps[i])
 									  : pinned,
-					      want_dir, CD_GUARD_ABSENT, NULL, S_ISREG(st.st_mode));
+					      want_dir, CD_PROTECT_ABSENT, NULL,
+					      S_ISREG(st.st_mode));
 		pinned = off + strlen(x->comps[i]);
 		r = open_dir_at(cur, x->comps[i]);
 		cd_closep(&below); /* keeps errno, which the loop's top reads */
@@ -230,11 +231,11 @@ static int plan_literal(struct expand *x, int workdir_fd, const char *rel, bool 
  * leaves it (BLOCKED: nothing is mounted on it) */
 static int add_link(struct expand *x, const char *rel, const struct stat *st)
 {
-	int r = add_guard(x, rel, false, CD_GUARD_BLOCKED);
+	int r = add_path(x, rel, false, CD_PROTECT_BLOCKED);
 
-	if (r >= 0 && strcmp(x->p->g[x->p->n - 1].rel, rel) == 0) {
-		x->p->g[x->p->n - 1].link_dev = st->st_dev;
-		x->p->g[x->p->n - 1].link_ino = st->st_ino;
+	if (r >= 0 && strcmp(x->p->paths[x->p->n - 1].rel, rel) == 0) {
+		x->p->paths[x->p->n - 1].link_dev = st->st_dev;
+		x->p->paths[x->p->n - 1].link_ino = st->st_ino;
 	}
 	return r;
 }
@@ -281,7 +282,7 @@ static int expand_name(struct expand *x, int dirfd, const char *prefix, size_t i
 		 * matches keeps this one (the user's) unless it is replaced */
 		return x->rule->create && !star2 && i + 1 == x->n_comps ? add_link(x, rel, &st) : 0;
 	if (!S_ISDIR(st.st_mode))
-		return !star2 && i + 1 == x->n_comps ? add_guard(x, rel, false, CD_GUARD_EXISTS)
+		return !star2 && i + 1 == x->n_comps ? add_path(x, rel, false, CD_PROTECT_EXISTS)
 						     : 0;
 	{
 		_cleanup_close_ int sub = open_dir_at(dirfd, name);
@@ -304,7 +305,7 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 
 		if (!*prefix || fstat(dirfd, &st) < 0)
 			return 0;
-		return add_guard(x, prefix, S_ISDIR(st.st_mode), CD_GUARD_EXISTS);
+		return add_path(x, prefix, S_ISDIR(st.st_mode), CD_PROTECT_EXISTS);
 	}
 	if (++x->visited > 100000)
 		return cd_fail(x->err, E2BIG, "protect",
@@ -333,7 +334,7 @@ static int expand_at(struct expand *x, int dirfd, const char *prefix, size_t i)
 	return 0;
 }
 
-static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workdir_fd,
+static int plan_rule(struct cd_protect_plan *p, const struct rule *rule, int workdir_fd,
 		     struct names *top, struct cordon_error *err)
 {
 	_cleanup_free_ char *glob = strdup(rule->glob);
@@ -355,7 +356,7 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	if (!has_wildcard(glob))
 		return plan_literal(&x, workdir_fd, glob, want_dir);
-	/* the list allows this for one name at the top only (cd_guard_list_parse) */
+	/* the list allows this for one name at the top only (cd_protect_list_parse) */
 	if (rule->create && x.n_comps == 1 && cd_strv_push(&p->new_globs, glob) < 0)
 		return cd_fail(err, ENOMEM, "protect", "out of memory");
 	first = p->n;
@@ -364,7 +365,7 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 		return r;
 	/* the directories above each of its matches stay where they are too */
 	for (size_t i = first; i < p->n; i++) {
-		char *s = p->g[i].rel;
+		char *s = p->paths[i].rel;
 
 		for (char *slash = strchr(s, '/'); slash && r >= 0; slash = strchr(slash + 1, '/')) {
 			*slash = '\0';
@@ -377,7 +378,7 @@ static int plan_rule(struct cd_guard_plan *p, const struct rule *rule, int workd
 
 /* base/rel ("" base: the workdir) as a normalized path relative to the workdir, ".." taken
  * lexically: -EXDEV when it leaves the workdir. */
-int cd_guard_join(const char *base, const char *rel, char *out, size_t size)
+int cd_protect_join(const char *base, const char *rel, char *out, size_t size)
 {
 	char buf[2 * PATH_MAX + 2];
 	size_t len = 0;
@@ -406,31 +407,31 @@ int cd_guard_join(const char *base, const char *rel, char *out, size_t size)
 	return len ? 0 : -EXDEV;
 }
 
-bool cd_guard_covered(const struct cd_guard_plan *p, const char *rel)
+bool cd_protect_covered(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		const struct cd_guard *g = &p->g[i];
+		const struct cd_protect_path *g = &p->paths[i];
 		size_t n = strlen(g->rel);
 
-		if (g->state == CD_GUARD_EXISTS && g->dir && strncmp(rel, g->rel, n) == 0 &&
+		if (g->state == CD_PROTECT_EXISTS && g->dir && strncmp(rel, g->rel, n) == 0 &&
 		    rel[n] == '/')
 			return true;
 	}
 	return false;
 }
 
-int cd_guard_literal(struct cd_guard_plan *p, int workdir_fd, const char *g, bool create,
-		     bool placeholder, struct cordon_error *err)
+int cd_protect_literal(struct cd_protect_plan *p, int workdir_fd, const char *g, bool create,
+		       bool placeholder, struct cordon_error *err)
 {
 	struct rule rule = { .glob = NULL, .deny = false, .create = create,
 			     .no_placeholder = !placeholder };
 
 	size_t len = strlen(g) - (g[0] && g[strlen(g) - 1] == '/');
 
-	if (cd_protect_glob_check(g, NULL) < 0 || has_wildcard(g) || cd_guard_covered(p, g))
+	if (cd_protect_glob_check(g, NULL) < 0 || has_wildcard(g) || cd_protect_covered(p, g))
 		return 0;
 	for (size_t i = 0; i < p->n; i++)
-		if (strlen(p->g[i].rel) == len && strncmp(p->g[i].rel, g, len) == 0)
+		if (strlen(p->paths[i].rel) == len && strncmp(p->paths[i].rel, g, len) == 0)
 			return 0; /* planned already (the first rule wins) */
 	/* the rule's text must outlive the plan: keep it in the plan's list */
 	if (cd_strv_push(&p->globs, g) < 0)
@@ -440,7 +441,7 @@ int cd_guard_literal(struct cd_guard_plan *p, int workdir_fd, const char *g, boo
 }
 
 /* O_NONBLOCK: a FIFO a run left there must not hold the next run's supervisor in open() */
-int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
+int cd_protect_read(int workdir_fd, const char *rel, size_t max, char **ret, size_t *ret_len)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -469,17 +470,17 @@ int cd_guard_read(int workdir_fd, const char *rel, size_t max, char **ret, size_
 	return 0;
 }
 
-int cd_guard_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
-			struct cd_guard_plan *ret, struct cordon_error *err)
+int cd_protect_plan_build(const struct cd_protect_opts *o, int workdir_fd, const char *workdir_path,
+			  struct cd_protect_plan *ret, struct cordon_error *err)
 {
-	return cd_guard_plan_build_cached(o, workdir_fd, workdir_path, NULL, ret, err);
+	return cd_protect_plan_build_cached(o, workdir_fd, workdir_path, NULL, ret, err);
 }
 
-int cd_guard_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
-			       const char *workdir_path, struct cd_idxcache *cache,
-			       struct cd_guard_plan *ret, struct cordon_error *err)
+int cd_protect_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
+				 const char *workdir_path, struct cd_idxcache *cache,
+				 struct cd_protect_plan *ret, struct cordon_error *err)
 {
-	struct cd_guard_plan p = { .idxcache = cache };
+	struct cd_protect_plan p = { .idxcache = cache };
 	struct names top = { 0 };
 	int r = names_read(&top, workdir_fd);
 
@@ -490,39 +491,39 @@ int cd_guard_plan_build_cached(const struct cd_protect_opts *o, int workdir_fd,
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !o->no_defaults)
-		r = cd_guard_list_load(NULL, &p.defaults, err);
+		r = cd_protect_list_load(NULL, &p.defaults, err);
 	for (size_t i = 0; r >= 0 && i < p.defaults.n; i++) {
-		const struct cd_guard_rule *d = &p.defaults.r[i];
+		const struct cd_protect_rule *d = &p.defaults.r[i];
 		const struct rule rule = { d->glob, d->deny, d->create, d->no_placeholder };
 
 		r = plan_rule(&p, &rule, workdir_fd, &top, err);
 	}
 	if (r >= 0 && !o->no_defaults)
-		r = cd_guard_git_plan(&p, workdir_fd, workdir_path, err);
+		r = cd_protect_git_plan(&p, workdir_fd, workdir_path, err);
 	names_done(&top);
 	if (r < 0) {
-		cd_guard_plan_done(&p);
+		cd_protect_plan_done(&p);
 		return r == -ENOMEM && !err->msg[0] ? cd_fail(err, ENOMEM, "protect", "out of memory")
 						    : r;
 	}
 	for (size_t i = 0; i < p.n; i++)
-		if (strcmp(p.g[i].rel, ".git/hooks") == 0)
+		if (strcmp(p.paths[i].rel, ".git/hooks") == 0)
 			p.git_hooks = true;
 	*ret = p;
 	return 0;
 }
 
-void cd_guard_plan_done(struct cd_guard_plan *p)
+void cd_protect_plan_done(struct cd_protect_plan *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		free(p->g[i].rel);
-	free(p->g);
+		free(p->paths[i].rel);
+	free(p->paths);
 	cd_strv_free(p->pins);
 	cd_strv_free(p->globs);
 	cd_strv_free(p->new_globs);
-	cd_guard_list_done(&p->defaults);
-	cd_guard_repos_free(p);
-	*p = (struct cd_guard_plan){ 0 };
+	cd_protect_list_done(&p->defaults);
+	cd_protect_repos_free(p);
+	*p = (struct cd_protect_plan){ 0 };
 }
 
 /* rel[0..len), len > 0, opened beneath the workdir, no symlink followed (directories that were
@@ -574,7 +575,7 @@ static bool all_owned(int d, uid_t owner, unsigned depth)
 /* A tree holding what the sandbox could not have removed (as root, a file of an owner not
  * mapped inside, moved in with its directory) is moved aside rather than removed: out of the
  * protected path, nothing lost. */
-int cd_guard_move_aside(int parent, const char *name, char *aside, size_t size)
+int cd_protect_move_aside(int parent, const char *name, char *aside, size_t size)
 {
 	for (unsigned i = 0; i < 100; i++) {
 		snprintf(aside, size, "%s.cordon-moved-aside%s%.0u", name, i ? "." : "", i);
@@ -596,14 +597,14 @@ static int remove_at(int parent, const char *name, uid_t owner, char *aside, siz
 	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (st.st_uid != owner)
-		return cd_guard_move_aside(parent, name, aside, size);
+		return cd_protect_move_aside(parent, name, aside, size);
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(parent, name, 0) < 0 ? -errno : 1;
 	d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0)
 		return -errno;
 	if (!all_owned(d, owner, 0))
-		return cd_guard_move_aside(parent, name, aside, size);
+		return cd_protect_move_aside(parent, name, aside, size);
 	(void)cd_rmtree_contents(d);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 1;
 }
@@ -617,11 +618,11 @@ static void prefix_aside(char *aside, size_t size, const char *rel, size_t len)
 	snprintf(aside, size, "%.*s%s", (int)len, rel, name);
 }
 
-/* What a run made at one guarded path: walked from the directories that were there, one name
+/* What a run made at one protected path: walked from the directories that were there, one name
  * at a time; a directory the run made is entered (a new repository's .git stays), anything
  * else standing in the path (a symlink, a file) goes, as does whatever is at the path itself.
  * The user's own symlink that stood there from the start stays. */
-static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char *aside,
+static int sweep_one(const struct cd_protect_path *g, int workdir_fd, uid_t owner, char *aside,
 		     size_t size)
 {
 	/* the directory reached, ours once below the workdir (which is not ours to close) */
@@ -663,10 +664,10 @@ static int sweep_one(const struct cd_guard *g, int workdir_fd, uid_t owner, char
 	return 0;
 }
 
-static bool planned(const struct cd_guard_plan *p, const char *rel)
+static bool planned(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->g[i].rel, rel) == 0)
+		if (strcmp(p->paths[i].rel, rel) == 0)
 			return true;
 	return false;
 }
@@ -674,8 +675,8 @@ static bool planned(const struct cd_guard_plan *p, const char *rel)
 /* The names at the top of the workdir (listed before anything is removed: a name moved aside
  * must not be met again) that match a pattern dropping new matches: what the plan has was there
  * at the start (mounted over, or a symlink sweep_one looks after); the rest the run made. */
-static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int workdir_fd,
-		     uid_t owner, cd_guard_notice_fn notice, void *data, int *removed)
+static int sweep_new(const struct cd_protect_plan *p, const struct names *top, int workdir_fd,
+		     uid_t owner, cd_protect_notice_fn notice, void *data, int *removed)
 {
 	int first = 0;
 
@@ -696,7 +697,7 @@ static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int
 		if (r > 0) {
 			(*removed)++;
 			if (notice)
-				notice(data, CD_GUARD_SWEPT, *n, *glob, r == 2 ? aside : NULL);
+				notice(data, CD_PROTECT_SWEPT, *n, *glob, r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}
@@ -704,17 +705,17 @@ static int sweep_new(const struct cd_guard_plan *p, const struct names *top, int
 	return first;
 }
 
-int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
-		   cd_guard_notice_fn notice, void *data)
+int cd_protect_sweep(const struct cd_protect_plan *p, int workdir_fd, uid_t owner,
+		     cd_protect_notice_fn notice, void *data)
 {
 	struct names top = { 0 };
 	int removed = 0, first = names_read(&top, workdir_fd), r;
 
 	for (size_t i = 0; i < p->n; i++) {
-		const struct cd_guard *g = &p->g[i];
+		const struct cd_protect_path *g = &p->paths[i];
 		char aside[PATH_MAX + 64] = "";
 
-		if (g->state == CD_GUARD_EXISTS || !g->create)
+		if (g->state == CD_PROTECT_EXISTS || !g->create)
 			continue;
 		if (!g->exist_len && names_lack(&top, g->rel))
 			continue; /* nothing there, nothing made on the way */
@@ -722,7 +723,8 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 		if (r > 0) {
 			removed++;
 			if (notice)
-				notice(data, CD_GUARD_SWEPT, g->rel, g->glob, r == 2 ? aside : NULL);
+				notice(data, CD_PROTECT_SWEPT, g->rel, g->glob,
+				       r == 2 ? aside : NULL);
 		} else if (r < 0 && !first) {
 			first = r;
 		}
@@ -731,7 +733,7 @@ int cd_guard_sweep(const struct cd_guard_plan *p, int workdir_fd, uid_t owner,
 	if (r < 0 && !first)
 		first = r;
 	names_done(&top);
-	r = cd_guard_git_sweep(p, workdir_fd, notice, data);
+	r = cd_protect_git_sweep(p, workdir_fd, notice, data);
 	if (r > 0)
 		removed += r;
 	else if (r < 0 && !first)

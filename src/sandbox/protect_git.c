@@ -46,7 +46,7 @@ struct fileid {
 };
 
 struct gitplan {
-	struct cd_guard_plan *p;
+	struct cd_protect_plan *p;
 	int wfd;
 	const char *wpath;
 	struct stat wst;
@@ -54,7 +54,7 @@ struct gitplan {
 	struct fileid *read;   /* the config files read */
 	size_t n_read;
 	char **included;       /* the include files followed, as found */
-	unsigned named;        /* paths the configs named, guarded */
+	unsigned named;        /* paths the configs named, protected */
 	unsigned repos;        /* repositories planned */
 	struct cordon_error *err;
 };
@@ -81,7 +81,7 @@ static int place_join(const struct gitplan *g, const char *place, const char *na
 	int n;
 
 	if (!outside(place)) {
-		int r = cd_guard_join(place, name, out, size);
+		int r = cd_protect_join(place, name, out, size);
 
 		if (r != -EXDEV)
 			return r;
@@ -144,7 +144,7 @@ static int place_read(const struct gitplan *g, const char *file, size_t max, cha
 		      size_t *ret_len)
 {
 	return outside(file) ? read_host(g->wfd, file, max, ret, ret_len)
-			     : cd_guard_read(g->wfd, file, max, ret, ret_len);
+			     : cd_protect_read(g->wfd, file, max, ret, ret_len);
 }
 
 /* ---- where a path a repository names is: host paths compared by device and inode ---- */
@@ -198,7 +198,7 @@ static int rel_of(int d, int k, const char *rest, char *out, size_t size)
 		tail = "";
 	if (snprintf(joined, sizeof(joined), "%s/%s", tail, rest) >= (int)sizeof(joined))
 		return -ENAMETOOLONG;
-	n = cd_guard_join("", joined, out, size);
+	n = cd_protect_join("", joined, out, size);
 	if (n == -EXDEV && strspn(joined, "/.") == strlen(joined)) {
 		out[0] = '\0'; /* the workdir itself */
 		return 1;
@@ -305,7 +305,7 @@ static const char *const hook_names[] = {
 	"p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change",
 };
 
-/* core.hooksPath: a directory of hooks, relative to the worktree's top: guarded as .git/hooks
+/* core.hooksPath: a directory of hooks, relative to the worktree's top: protected as .git/hooks
  * (the workdir itself: each hook's name) */
 static int plan_hooks(struct gitplan *g, const char *top, const char *v)
 {
@@ -317,18 +317,18 @@ static int plan_hooks(struct gitplan *g, const char *top, const char *v)
 			continue;
 		r = named(g, at[i][0] ? at[i] : ".");
 		for (size_t k = 0; r >= 0 && !at[i][0] && k < CD_ELEMENTSOF(hook_names); k++)
-			r = cd_guard_literal(g->p, g->wfd, hook_names[k], true, false, g->err);
+			r = cd_protect_literal(g->p, g->wfd, hook_names[k], true, false, g->err);
 		if (r < 0 || !at[i][0])
 			continue;
 		scopy(dir, sizeof(dir) - 1, at[i]);
 		strcat(dir, "/");
-		r = cd_guard_literal(g->p, g->wfd, dir, true, true, g->err);
+		r = cd_protect_literal(g->p, g->wfd, dir, true, true, g->err);
 	}
 	return r;
 }
 
 /* include.path: more config, relative to the including file's directory, read where it is and
- * guarded from being made; each distinct file counts once */
+ * protected from being made; each distinct file counts once */
 static int plan_include(struct gitplan *g, const char *file, const char *top, const char *v,
 			unsigned depth, size_t *hash_len)
 {
@@ -352,16 +352,16 @@ static int plan_include(struct gitplan *g, const char *file, const char *top, co
 		if (cd_strv_push(&g->included, at[i]) < 0)
 			return cd_fail(g->err, ENOMEM, "protect", "out of memory");
 		if (!outside(at[i]) && at[i][0])
-			r = cd_guard_literal(g->p, g->wfd, at[i], true, false, g->err);
+			r = cd_protect_literal(g->p, g->wfd, at[i], true, false, g->err);
 		if (r >= 0)
 			r = plan_config_file(g, at[i], top, depth + 1, hash_len);
 	}
 	return r;
 }
 
-/* A word of a command line names a file: one with a "/" (or "~") wherever it is (guarded from
+/* A word of a command line names a file: one with a "/" (or "~") wherever it is (protected from
  * being made too); a bare name (a program git looks up in PATH, or an argument) where it is a
- * file of the worktree's top. A directory is not guarded (a tool's working directory). */
+ * file of the worktree's top. A directory is not protected (a tool's working directory). */
 static int plan_word(struct gitplan *g, const char *top, const char *w)
 {
 	char at[2][PATH_MAX];
@@ -382,7 +382,7 @@ static int plan_word(struct gitplan *g, const char *top, const char *w)
 			continue;
 		r = named(g, at[i]);
 		if (r >= 0)
-			r = cd_guard_literal(g->p, g->wfd, at[i], true, false, g->err);
+			r = cd_protect_literal(g->p, g->wfd, at[i], true, false, g->err);
 	}
 	return r;
 }
@@ -486,9 +486,9 @@ struct repo {
 	size_t hash_len;
 };
 
-/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": guarded from
- * creation though not a directory), "info/attributes" (guarded where it exists) */
-static int guard_names(struct gitplan *g, const char *dir, const char *const *names, size_t n)
+/* names: "hooks/" (a trailing "/": a directory), "+commondir" (a leading "+": protected from
+ * creation though not a directory), "info/attributes" (protected where it exists) */
+static int protect_names(struct gitplan *g, const char *dir, const char *const *names, size_t n)
 {
 	if (outside(dir))
 		return 0; /* read-only in the sandbox like the rest of the host */
@@ -500,7 +500,7 @@ static int guard_names(struct gitplan *g, const char *dir, const char *const *na
 		if (snprintf(p, sizeof(p), "%s%s%s", dir, dir[0] ? "/" : "", names[i] + plus) >=
 		    (int)sizeof(p))
 			continue;
-		r = cd_guard_literal(g->p, g->wfd, p, plus || slash, !plus, g->err);
+		r = cd_protect_literal(g->p, g->wfd, p, plus || slash, !plus, g->err);
 		if (r < 0)
 			return r;
 	}
@@ -565,9 +565,9 @@ static int plan_repo(struct gitplan *g, struct repo *rp, unsigned depth)
 	if (!read_named(g, rp->gitdir, file, "", rp->common, sizeof(rp->common)))
 		snprintf(rp->common, sizeof(rp->common), "%s", rp->gitdir);
 	rp->hash_len = 20;
-	r = guard_names(g, rp->gitdir, own, CD_ELEMENTSOF(own));
+	r = protect_names(g, rp->gitdir, own, CD_ELEMENTSOF(own));
 	if (r >= 0)
-		r = guard_names(g, rp->common, common, CD_ELEMENTSOF(common));
+		r = protect_names(g, rp->common, common, CD_ELEMENTSOF(common));
 	for (size_t i = 0; r >= 0 && i < CD_ELEMENTSOF(configs); i++) {
 		place_file(configs[i][0], configs[i][1], file, sizeof(file));
 		r = plan_config_file(g, file, rp->top, 0, &rp->hash_len);
@@ -603,7 +603,7 @@ static int plan_nested(struct gitplan *g, const char *top, unsigned depth, bool 
 	}
 	if (!S_ISREG(st.st_mode))
 		return 0;
-	r = cd_guard_literal(g->p, g->wfd, dotgit, false, false, g->err); /* read-only */
+	r = cd_protect_literal(g->p, g->wfd, dotgit, false, false, g->err); /* read-only */
 	place_dir(dotgit, dir, sizeof(dir));
 	if (r < 0 || !read_named(g, dir, dotgit, "gitdir: ", rp->gitdir, sizeof(rp->gitdir)))
 		return r;
@@ -743,7 +743,7 @@ static int strv_take(char ***to, char **from, size_t n)
 
 /* The repository's record (its index at the start: gitlinks, sparse directories) and the paths
  * to look at: the gitlinks and .gitmodules's */
-static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_repo *rec,
+static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_protect_repo *rec,
 		      char ***ret)
 {
 	_cleanup_(cd_gitconfig_done) struct cd_gitconfig mods = { 0 };
@@ -784,7 +784,7 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 	sort_unique(rec->links);
 	sort_unique(rec->sparse);
 	place_file(rp->top, ".gitmodules", gm, sizeof(gm));
-	if (r >= 0 && cd_guard_read(g->wfd, gm, GITCONFIG_MAX, &text, &len) == 0 &&
+	if (r >= 0 && cd_protect_read(g->wfd, gm, GITCONFIG_MAX, &text, &len) == 0 &&
 	    cd_gitconfig_read(text, len, &mods) < 0)
 		r = -ENOMEM;
 	for (char **l = rec->links; r >= 0 && l && *l; l++)
@@ -802,7 +802,7 @@ static int repo_links(struct gitplan *g, const struct repo *rp, struct cd_guard_
 	return 0;
 }
 
-static void repo_done(struct cd_guard_repo *r)
+static void repo_done(struct cd_protect_repo *r)
 {
 	free(r->top);
 	free(r->index);
@@ -810,23 +810,23 @@ static void repo_done(struct cd_guard_repo *r)
 	cd_strv_free(r->links);
 	cd_strv_free(r->present);
 	cd_strv_free(r->sparse);
-	*r = (struct cd_guard_repo){ 0 };
+	*r = (struct cd_protect_repo){ 0 };
 }
 
 /* The repositories a repository enters: planned in turn; and it recorded where its index is the
  * sandbox's to write */
 static int plan_links(struct gitplan *g, const struct repo *rp, unsigned depth)
 {
-	_cleanup_(repo_done) struct cd_guard_repo rec = { 0 };
+	_cleanup_(repo_done) struct cd_protect_repo rec = { 0 };
 	_cleanup_strv_ char **paths = NULL;
-	struct cd_guard_repo *v;
+	struct cd_protect_repo *v;
 	char path[PATH_MAX];
 	int r = repo_links(g, rp, &rec, &paths);
 
 	for (char **s = paths; r >= 0 && s && *s; s++) {
 		bool there = false;
 
-		if (cd_guard_join(rp->top, *s, path, sizeof(path)) < 0)
+		if (cd_protect_join(rp->top, *s, path, sizeof(path)) < 0)
 			continue; /* outside the workdir: read-only there */
 		r = plan_nested(g, path, depth + 1, &there);
 		if (r >= 0 && there && cd_strv_push(&rec.present, *s) < 0)
@@ -835,19 +835,19 @@ static int plan_links(struct gitplan *g, const struct repo *rp, unsigned depth)
 	if (r < 0)
 		return r;
 	sort_unique(rec.present);
-	if (outside(rec.index) || cd_guard_covered(g->p, rec.index))
+	if (outside(rec.index) || cd_protect_covered(g->p, rec.index))
 		return 0; /* the sandbox cannot change the index */
 	v = realloc(g->p->repos, (g->p->n_repos + 1) * sizeof(*v));
 	if (!v)
 		return cd_fail(g->err, ENOMEM, "protect", "out of memory");
 	g->p->repos = v;
 	g->p->repos[g->p->n_repos++] = rec;
-	rec = (struct cd_guard_repo){ 0 };
+	rec = (struct cd_protect_repo){ 0 };
 	return 0;
 }
 
-int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workdir_path,
-		      struct cordon_error *err)
+int cd_protect_git_plan(struct cd_protect_plan *p, int workdir_fd, const char *workdir_path,
+			struct cordon_error *err)
 {
 	struct gitplan g = { .p = p, .wfd = workdir_fd, .wpath = workdir_path, .err = err };
 	_cleanup_free_ struct repo *rp = calloc(1, sizeof(*rp));
@@ -869,7 +869,7 @@ int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workd
 	} else if (S_ISREG(st.st_mode)) {
 		/* a linked worktree's or a submodule's .git file: it names the git directory, so it
 		 * is read-only like a config (pinned, it cannot be replaced either) */
-		r = cd_guard_literal(p, workdir_fd, ".git", false, false, err);
+		r = cd_protect_literal(p, workdir_fd, ".git", false, false, err);
 		if (r >= 0 &&
 		    read_named(&g, "", ".git", "gitdir: ", rp->gitdir, sizeof(rp->gitdir)))
 			r = plan_repo(&g, rp, 0);
@@ -881,7 +881,7 @@ int cd_guard_git_plan(struct cd_guard_plan *p, int workdir_fd, const char *workd
 	return r;
 }
 
-void cd_guard_repos_free(struct cd_guard_plan *p)
+void cd_protect_repos_free(struct cd_protect_plan *p)
 {
 	for (size_t i = 0; i < p->n_repos; i++)
 		repo_done(&p->repos[i]);
@@ -909,8 +909,8 @@ static int open_parent(int wfd, const char *rel, const char **ret_name)
 }
 
 /* rel moved aside (whatever it is: a repository is kept for the user to review), told */
-static int aside(int wfd, enum cd_guard_why why, const char *rel, cd_guard_notice_fn notice,
-		 void *data)
+static int aside(int wfd, enum cd_protect_why why, const char *rel,
+		 cd_protect_notice_fn notice, void *data)
 {
 	char name_aside[PATH_MAX + 64], full[2 * PATH_MAX + 64];
 	const char *name;
@@ -920,7 +920,7 @@ static int aside(int wfd, enum cd_guard_why why, const char *rel, cd_guard_notic
 
 	if (dir < 0 || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0; /* not there, or behind a symlink git does not follow to it */
-	r = cd_guard_move_aside(dir, name, name_aside, sizeof(name_aside));
+	r = cd_protect_move_aside(dir, name, name_aside, sizeof(name_aside));
 	if (r < 0)
 		return r;
 	snprintf(full, sizeof(full), "%.*s%s", (int)(name - rel), rel, name_aside);
@@ -940,7 +940,7 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 /* Below a sparse directory (git keeps no gitlink in one, but a sandbox's index may: then they
  * are in objects, not read here): every .git, moved aside. -E2BIG past the walk's budget. */
 static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budget,
-		       cd_guard_notice_fn notice, void *data)
+		       cd_protect_notice_fn notice, void *data)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -964,7 +964,7 @@ static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budge
 		if (snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name) >= (int)sizeof(sub))
 			return -E2BIG;
 		if (strcmp(e->d_name, ".git") == 0)
-			r = aside(wfd, CD_GUARD_SUBMODULE, sub, notice, data);
+			r = aside(wfd, CD_PROTECT_SUBMODULE, sub, notice, data);
 		else if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN)
 			r = sparse_walk(wfd, sub, depth + 1, budget, notice, data);
 		else
@@ -980,8 +980,8 @@ static int sparse_walk(int wfd, const char *rel, unsigned depth, unsigned *budge
  * changed, or if its stamps at the start were too close to that reading to tell: a change in
  * the same tick leaves them as they were), or 1 when it cannot be read (then moved aside: git
  * enters no submodule without it). The reading is stored in the cache (never taken from it). */
-static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_idxcache *cache,
-		       struct cd_gitindex *x, cd_guard_notice_fn notice, void *data)
+static int index_after(const struct cd_protect_repo *rec, int wfd, struct cd_idxcache *cache,
+		       struct cd_gitindex *x, cd_protect_notice_fn notice, void *data)
 {
 	struct idx_read how = { .cache = cache, .mode = CD_IDXCACHE_STORE };
 	const char *name;
@@ -1004,14 +1004,14 @@ static int index_after(const struct cd_guard_repo *rec, int wfd, struct cd_idxca
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return aside(wfd, CD_GUARD_INDEX, rec->index, notice, data);
+		return aside(wfd, CD_PROTECT_INDEX, rec->index, notice, data);
 	return 0;
 }
 
 /* One repository after a direct run: the .git of each gitlink that was not there at the start,
  * and each .git below a sparse directory, moved aside. How many were moved, or -errno. */
-static int sweep_repo(const struct cd_guard_repo *rec, int wfd, struct cd_idxcache *cache,
-		      cd_guard_notice_fn notice, void *data)
+static int sweep_repo(const struct cd_protect_repo *rec, int wfd, struct cd_idxcache *cache,
+		      cd_protect_notice_fn notice, void *data)
 {
 	struct cd_gitindex x = { .paths = rec->links, .dirs = rec->sparse };
 	char path[PATH_MAX + 8];
@@ -1021,18 +1021,18 @@ static int sweep_repo(const struct cd_guard_repo *rec, int wfd, struct cd_idxcac
 	if (moved != 0)
 		return moved; /* the index moved aside (or it could not be) */
 	for (char **l = x.paths; r >= 0 && l && *l; l++) {
-		if (has(rec->present, *l) || cd_guard_join(rec->top, *l, path, PATH_MAX) < 0)
+		if (has(rec->present, *l) || cd_protect_join(rec->top, *l, path, PATH_MAX) < 0)
 			continue; /* there at the start, read-only; or outside */
 		strcat(path, "/.git");
-		r = aside(wfd, CD_GUARD_SUBMODULE, path, notice, data);
+		r = aside(wfd, CD_PROTECT_SUBMODULE, path, notice, data);
 		moved += r > 0;
 	}
 	for (char **d = x.dirs; r >= 0 && d && *d; d++)
-		if (cd_guard_join(rec->top, *d, path, PATH_MAX) == 0 &&
+		if (cd_protect_join(rec->top, *d, path, PATH_MAX) == 0 &&
 		    (r = sparse_walk(wfd, path, 0, &budget, notice, data)) > 0)
 			moved += r;
 	if (r == -E2BIG) { /* too much to look at: git enters no submodule without its index */
-		r = aside(wfd, CD_GUARD_INDEX, rec->index, notice, data);
+		r = aside(wfd, CD_PROTECT_INDEX, rec->index, notice, data);
 		moved += r > 0;
 	}
 	if (x.paths != rec->links || x.dirs != rec->sparse) /* read anew */
@@ -1040,8 +1040,8 @@ static int sweep_repo(const struct cd_guard_repo *rec, int wfd, struct cd_idxcac
 	return r < 0 ? r : moved;
 }
 
-int cd_guard_git_sweep(const struct cd_guard_plan *p, int workdir_fd, cd_guard_notice_fn notice,
-		       void *data)
+int cd_protect_git_sweep(const struct cd_protect_plan *p, int workdir_fd,
+			 cd_protect_notice_fn notice, void *data)
 {
 	int moved = 0, first = 0;
 
@@ -1077,7 +1077,7 @@ static int push_glob(char ***globs, const char *path)
 }
 
 /* A repository whose index the layer changes: the .git of each gitlink it adds */
-static int layer_index(const struct cd_guard_repo *rec, int upper_fd, int wfd, char ***globs)
+static int layer_index(const struct cd_protect_repo *rec, int upper_fd, int wfd, char ***globs)
 {
 	struct cd_gitindex x = { 0 };
 	char path[PATH_MAX + 8];
@@ -1091,7 +1091,7 @@ static int layer_index(const struct cd_guard_repo *rec, int upper_fd, int wfd, c
 		/* a gitlink of the start: its .git there then (read-only), or a new .git below the
 		 * top (refused on its own) */
 		if (has(rec->links, x.paths[i]) || has(rec->present, x.paths[i]) ||
-		    cd_guard_join(rec->top, x.paths[i], path, PATH_MAX) < 0)
+		    cd_protect_join(rec->top, x.paths[i], path, PATH_MAX) < 0)
 			continue;
 		strcat(path, "/.git");
 		r = push_glob(globs, path);
@@ -1100,8 +1100,8 @@ static int layer_index(const struct cd_guard_repo *rec, int upper_fd, int wfd, c
 	return r;
 }
 
-int cd_guard_git_layer(const struct cd_guard_plan *p, const struct cd_layer *l, int upper_fd,
-		       int workdir_fd, char ***globs, struct cordon_error *err)
+int cd_protect_git_layer(const struct cd_protect_plan *p, const struct cd_layer *l, int upper_fd,
+			 int workdir_fd, char ***globs, struct cordon_error *err)
 {
 	int r = 0;
 

@@ -29,18 +29,18 @@ struct word {
 	unsigned col;
 };
 
-const char *cd_guard_list_dir(void)
+const char *cd_protect_list_dir(void)
 {
 	return CORDON_PROTECT_DIR;
 }
 
-void cd_guard_list_done(struct cd_guard_list *l)
+void cd_protect_list_done(struct cd_protect_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		free(l->r[i].glob);
 	free(l->r);
 	free(l->source);
-	*l = (struct cd_guard_list){ 0 };
+	*l = (struct cd_protect_list){ 0 };
 }
 
 _printf_(5, 6) static int lerr(struct cordon_error *err, const char *name, unsigned line,
@@ -82,7 +82,7 @@ static size_t split_words(const char *s, size_t len, struct word w[4])
 
 /* The entry of one line's words, checked: 0, or -EINVAL with file:line:col. */
 static int parse_entry(const struct word *w, size_t n, const char *name, unsigned line,
-		       struct cd_guard_rule *ret, struct cordon_error *err)
+		       struct cd_protect_rule *ret, struct cordon_error *err)
 {
 	struct cordon_error gerr = { 0 };
 	char path[PATH_MAX];
@@ -105,7 +105,7 @@ static int parse_entry(const struct word *w, size_t n, const char *name, unsigne
 	if (cd_protect_glob_check(path, &gerr) < 0)
 		return lerr(err, name, line, w[1].col, "%s", gerr.msg);
 	wild = strpbrk(path, "*?[") != NULL;
-	*ret = (struct cd_guard_rule){ .deny = word_is(&w[0], "deny"), .line = line,
+	*ret = (struct cd_protect_rule){ .deny = word_is(&w[0], "deny"), .line = line,
 				       .col = w[1].col };
 	if (n == 3 && !word_is(&w[2], "refuse") && !word_is(&w[2], "drop"))
 		return lerr(err, name, line, w[2].col,
@@ -127,17 +127,17 @@ static int parse_entry(const struct word *w, size_t n, const char *name, unsigne
 
 static int cmp_rule(const void *a, const void *b)
 {
-	const struct cd_guard_rule *x = *(const struct cd_guard_rule *const *)a;
-	const struct cd_guard_rule *y = *(const struct cd_guard_rule *const *)b;
+	const struct cd_protect_rule *x = *(const struct cd_protect_rule *const *)a;
+	const struct cd_protect_rule *y = *(const struct cd_protect_rule *const *)b;
 	int c = strcmp(x->glob, y->glob);
 
 	return c ? c : x->line < y->line ? -1 : x->line > y->line;
 }
 
 /* A path listed twice: the second place, naming the first (sorted: n log n, not n squared) */
-static int check_twice(const struct cd_guard_list *l, const char *name, struct cordon_error *err)
+static int check_twice(const struct cd_protect_list *l, const char *name, struct cordon_error *err)
 {
-	_cleanup_free_ const struct cd_guard_rule **v = calloc(l->n ? l->n : 1, sizeof(*v));
+	_cleanup_free_ const struct cd_protect_rule **v = calloc(l->n ? l->n : 1, sizeof(*v));
 
 	if (!v)
 		return cd_fail(err, ENOMEM, "protected-paths", "out of memory");
@@ -152,10 +152,10 @@ static int check_twice(const struct cd_guard_list *l, const char *name, struct c
 	return 0;
 }
 
-int cd_guard_list_parse(const char *text, size_t len, const char *name,
-			struct cd_guard_list *ret, struct cordon_error *err)
+int cd_protect_list_parse(const char *text, size_t len, const char *name,
+			  struct cd_protect_list *ret, struct cordon_error *err)
 {
-	struct cd_guard_list l = { 0 };
+	struct cd_protect_list l = { 0 };
 	const char *nul = memchr(text, '\0', len);
 	size_t lines = 1;
 	unsigned line = 1;
@@ -180,7 +180,7 @@ int cd_guard_list_parse(const char *text, size_t len, const char *name,
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		struct word w[4];
 		size_t n = split_words(p, ll, w);
-		struct cd_guard_rule rule;
+		struct cd_protect_rule rule;
 
 		if (n > 0 && l.n >= LIST_MAX_RULES)
 			r = lerr(err, name, line, w[0].col, "more than %d entries", LIST_MAX_RULES);
@@ -197,7 +197,7 @@ int cd_guard_list_parse(const char *text, size_t len, const char *name,
 	if (r >= 0 && !l.source)
 		r = cd_fail(err, ENOMEM, "protected-paths", "out of memory");
 	if (r < 0) {
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 		return r;
 	}
 	*ret = l;
@@ -254,7 +254,7 @@ static int read_list(const char *path, bool trusted, char **ret, size_t *ret_len
 	return 0;
 }
 
-int cd_guard_list_load(const char *dir, struct cd_guard_list *ret, struct cordon_error *err)
+int cd_protect_list_load(const char *dir, struct cd_protect_list *ret, struct cordon_error *err)
 {
 	_cleanup_free_ char *path = cd_strdup_printf("%s/%s", dir ? dir : CORDON_PROTECT_DIR,
 						     LIST_NAME);
@@ -269,16 +269,16 @@ int cd_guard_list_load(const char *dir, struct cd_guard_list *ret, struct cordon
 	 * be read or parsed fails the run rather than protecting less than it says. */
 	r = read_list(path, true, &text, &len, err);
 	if (r == -ENOENT)
-		return cd_guard_list_parse(cd_protect_default_list, cd_protect_default_list_len,
-					   "built-in:" LIST_NAME, ret, err);
+		return cd_protect_list_parse(cd_protect_default_list, cd_protect_default_list_len,
+					     "built-in:" LIST_NAME, ret, err);
 	if (r < 0)
 		return r;
-	return cd_guard_list_parse(text, len, path, ret, err);
+	return cd_protect_list_parse(text, len, path, ret, err);
 }
 
 int cordon_protect_describe(const char *path, char **ret_text, struct cordon_error *err)
 {
-	struct cd_guard_list l = { 0 };
+	struct cd_protect_list l = { 0 };
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0, size = 0;
 	FILE *f;
@@ -287,16 +287,16 @@ int cordon_protect_describe(const char *path, char **ret_text, struct cordon_err
 	if (path) {
 		r = read_list(path, false, &text, &len, err);
 		if (r >= 0)
-			r = cd_guard_list_parse(text, len, path, &l, err);
+			r = cd_protect_list_parse(text, len, path, &l, err);
 	} else {
-		r = cd_guard_list_load(NULL, &l, err);
+		r = cd_protect_list_load(NULL, &l, err);
 	}
 	if (r < 0)
 		return r;
 	free(CD_TAKE_PTR(text));
 	f = open_memstream(&text, &size);
 	if (!f) {
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 		return cd_fail(err, ENOMEM, "protected-paths", "out of memory");
 	}
 	fprintf(f, "# %s: %zu entries\n", l.source, l.n);
@@ -309,7 +309,7 @@ int cordon_protect_describe(const char *path, char **ret_text, struct cordon_err
 		else
 			fprintf(f, "%-8s %s\n", kind, l.r[i].glob);
 	}
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 	if (fclose(f) != 0)
 		return cd_fail(err, ENOMEM, "protected-paths", "out of memory");
 	*ret_text = CD_TAKE_PTR(text);

@@ -13,7 +13,7 @@ static void format_limit(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
-int cd_limits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
+int cd_rlimits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
 {
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
 		struct rlimit cur;
@@ -32,7 +32,7 @@ int cd_limits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error
 	return 0;
 }
 
-int cd_limits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
+int cd_rlimits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err)
 {
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
 		struct rlimit lim = { rl[i].soft, rl[i].hard };
@@ -43,7 +43,7 @@ int cd_limits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error
 	return 0;
 }
 
-int cd_limits_send(int sock, struct cordon_error *err)
+int cd_rlimits_send(int sock, struct cordon_error *err)
 {
 	struct cd_msg m = { .type = CD_MSG_RLIMITS };
 	int r;
@@ -63,7 +63,7 @@ int cd_limits_send(int sock, struct cordon_error *err)
 	return 0;
 }
 
-void cd_limits_got(struct cd_rlimits_got *got, const struct cd_msg *m)
+void cd_rlimits_received(struct cd_rlimits_got *got, const struct cd_msg *m)
 {
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		got->r[i] = (struct rlimit){ m->rlim[i][0], m->rlim[i][1] };

@@ -7,13 +7,13 @@
 
 /* supervisor: refuse, before start, a limit above the caller's own hard limit (nothing in the
  * sandbox could raise it) */
-int cd_limits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err);
+int cd_rlimits_check(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err);
 
 /* child, in the command's process just before exec */
-int cd_limits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err);
+int cd_rlimits_apply(const struct cd_rlimit rl[RLIM_NLIMITS], struct cordon_error *err);
 
 /* What the command got: every rlimit as getrlimit() reads it in the command's process after
- * cd_limits_apply(), before the seccomp filter and exec (which keeps them): the configured ones,
+ * cd_rlimits_apply(), before the seccomp filter and exec (which keeps them): the configured ones,
  * the caller's inherited, and the fallbacks alike. */
 struct cd_rlimits_got {
 	bool valid; /* false: the command's process never got that far */
@@ -21,6 +21,6 @@ struct cd_rlimits_got {
 };
 
 /* command's process (sync 3): send them to the supervisor, one RLIMITS message on sock */
-int cd_limits_send(int sock, struct cordon_error *err);
+int cd_rlimits_send(int sock, struct cordon_error *err);
 /* supervisor: keep what an RLIMITS message says */
-void cd_limits_got(struct cd_rlimits_got *got, const struct cd_msg *m);
+void cd_rlimits_received(struct cd_rlimits_got *got, const struct cd_msg *m);

@@ -35,6 +35,7 @@
 #include "cares.h"
 #include "sandbox.h"
 #include "cow.h"
+#include "protect_run.h"
 #include "sysinfo.h"
 #include "timing.h"
 #include "workdir.h"
@@ -243,7 +244,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	const struct cordon_config *c = sb->c;
 	int r;
 
-	r = cd_limits_check(c->limits.rlimits, err);
+	r = cd_rlimits_check(c->limits.rlimits, err);
 	if (r < 0)
 		return r;
 	/* what pid 1 becomes: found now, so that a missing one stops the run before it starts */
@@ -275,6 +276,8 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 				sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
 	cd_timing("mount plan");
+	if (r >= 0)
+		r = cd_protect_run_plan(sb, err);
 	if (r >= 0)
 		r = cd_cow_prepare(sb, err);
 	cd_timing("protected paths planned");
@@ -415,6 +418,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	if (pid == 0) {
 		struct cd_child_args args = *args_template;
 
+		cd_timing_to_stderr(cd_timing_on()); /* not the caller's callback: timing.h */
 		cd_timing("pid 1 born");
 
 		close(sv[0]);
@@ -483,7 +487,7 @@ static int make_workdir_tree(struct cd_sandbox *sb, struct cordon_error *err)
 }
 
 /* Made before pid 1 unless it maps through pid 1's own user namespace: pid 1, just cloned,
- * waited for a CPU while the supervisor made it (1-2 ms). */
+ * waited for a CPU while the supervisor made it (bench/startup.md, item 7). */
 static bool tree_after_clone(const struct cd_sandbox *sb)
 {
 	return sb->id.idmap_workdir && cd_userns_idmap_is_own(&sb->id);
@@ -757,8 +761,7 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 		if (r == -EAGAIN)
 			return;
 		if (r <= 0) {
-			cd_closep(&sb->pid1.sock);
-			sb->pid1.sock = -1;
+			sb->pid1.sock = cd_safe_close(sb->pid1.sock);
 			return;
 		}
 		on_message(sb, &m);
@@ -781,7 +784,7 @@ void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NP
 	if (p[CD_SANDBOX_POLL_LISTENER].revents & POLLIN)
 		cd_execlog_handle(sb->rec.listener, &sb->rec.audit, &sb->rec.execlog);
 	else if (p[CD_SANDBOX_POLL_LISTENER].revents) /* every filtered process is gone */
-		cd_closep(&sb->rec.listener), sb->rec.listener = -1;
+		sb->rec.listener = cd_safe_close(sb->rec.listener);
 	if (p[CD_SANDBOX_POLL_PROXY].revents && sb->proxy)
 		cd_proxy_run(sb->proxy);
 }
@@ -876,7 +879,9 @@ void cd_sandbox_end(struct cd_sandbox *sb)
 {
 	cgroup_end(sb);
 	cd_timing("cgroup ended");
-	cd_cow_end(sb); /* every process of the sandbox is gone: its layer no longer changes */
+	/* every process of the sandbox is gone: its layer, its workdir no longer change */
+	cd_cow_end(sb);
+	cd_protect_run_sweep(sb);
 	cd_timing("layer saved, protected paths swept");
 	if (sb->proxy) {
 		sb->res->has_proxy = 1;

@@ -132,8 +132,8 @@ static int root_identity(const struct stat *st, struct cd_identity *id, struct c
 }
 
 /* The account of uid as the sandbox sees it: in /etc/passwd, the file bound inside. NSS only for
- * the caller's own uid (a directory service's account): its modules are slow to load (systemd's
- * took 1.5 ms of each run here) and reach nothing from inside anyway. */
+ * the caller's own uid (a directory service's account): its modules are slow to load (systemd's:
+ * bench/startup.md, item 3) and reach nothing from inside anyway. */
 static int lookup_account(uid_t uid, char **ret_name, char **ret_home)
 {
 	_cleanup_free_ char *home = NULL;
@@ -278,7 +278,8 @@ int cd_userns_write_maps(pid_t child, const struct cd_identity *id, struct cordo
 
 /* The idmap's holder: a process in a new user namespace that waits for EOF on a pipe, then
  * exits. It shares our memory (CLONE_VM): making it copies no page table and its exit frees
- * none (a fork of the supervisor ran 1.7 ms on the other core just when pid 1 needed it).
+ * none (a fork of the supervisor ran on the other core just when pid 1 needed it:
+ * bench/startup.md, item 2).
  * Under valgrind, which knows no CLONE_VM with CLONE_NEWUSER, or without raw system calls
  * (rawsys.h), a fork. */
 #define HOLDER_STACK (64 * 1024)

@@ -2,8 +2,8 @@
 /*
  * precompiled.h - the shipped policies' programs, compiled when cordon is built (precompile.c
  * writes the table into the binary), so that a run of the default policy compiles nothing:
- * libseccomp's compile of the baseline and default.policy took 1.1 ms of every run, on the CPU
- * pid 1 needed for its mounts.
+ * libseccomp's compile of the baseline and default.policy was a large part of every run, on the
+ * CPU pid 1 needed for its mounts (bench/startup.md, item 5).
  *
  * An entry is found by its key (cd_filter_key): a SHA-256 of the parsed policy's rules, the
  * compile's options, libseccomp's version, GNU build id and API level, and the architecture.

@@ -164,8 +164,7 @@ static int up_finish(struct upload *up)
 
 	if (!up->u)
 		return 0;
-	close(up->fd);
-	up->fd = -1;
+	up->fd = cd_safe_close(up->fd);
 	k = cordon_upload_finish(up->u, &bytes, &err);
 	up->u = NULL;
 	if (k < 0)

@@ -105,11 +105,8 @@ static void kernel_stop(struct srv_ctx *c)
 		c->kernel = NULL;
 	}
 	pthread_mutex_unlock(&c->kernel_lock);
-	if (c->req_fd >= 0)
-		close(c->req_fd);
-	if (c->ev_fd >= 0)
-		close(c->ev_fd);
-	c->req_fd = c->ev_fd = -1;
+	c->req_fd = cd_safe_close(c->req_fd);
+	c->ev_fd = cd_safe_close(c->ev_fd);
 	buf_free(c); /* an exited kernel keeps no buffer */
 }
 

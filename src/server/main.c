@@ -2,9 +2,9 @@
 /*
  * main.c - cordon-serve, the program `cordon serve` runs (src/cli/main.c execs it). A program of
  * its own so that the cordon command, which wraps every command an agent runs, does not load
- * libmicrohttpd and the TLS stack it brings (ten libraries, 0.5-1 ms of every start). The server
- * also execs it as the process that makes its sessions (`--session-maker`, creator.c). Runs in
- * both: the server's process and the session maker's.
+ * libmicrohttpd and the TLS stack it brings (ten libraries, loaded at every start:
+ * bench/startup.md, item 6). The server also execs it as the process that makes its sessions
+ * (`--session-maker`, creator.c). Runs in both: the server's process and the session maker's.
  */
 #include <string.h>
 

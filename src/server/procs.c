@@ -221,8 +221,7 @@ static bool drain(struct srv_proc *p, int *fd, const char *stream, char *buf)
 	}
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return true;
-	close(*fd);
-	*fd = -1; /* EOF, or EIO: a terminal whose last slave closed */
+	*fd = cd_safe_close(*fd); /* EOF, or EIO: a terminal whose last slave closed */
 	return false;
 }
 
@@ -267,9 +266,7 @@ static void pump_done(struct srv_proc *p)
 	if (p->err_fd >= 0)
 		close(p->err_fd);
 	pthread_mutex_lock(&p->in_lock);
-	if (p->pty_fd >= 0)
-		close(p->pty_fd);
-	p->pty_fd = -1;
+	p->pty_fd = cd_safe_close(p->pty_fd);
 	pthread_mutex_unlock(&p->in_lock);
 	p->sb = NULL;
 	srv_sandbox_unref(sb);
@@ -742,9 +739,7 @@ int srv_proc_close_stdin(struct srv_proc *p, int dying_fd, struct cordon_error *
 		return r == -EPIPE ? 0 : r; /* it ended: its input is closed */
 	}
 	pthread_mutex_lock(&p->in_lock); /* a write under way holds a copy: EOF comes after it */
-	if (p->in_fd >= 0)
-		close(p->in_fd);
-	p->in_fd = -1;
+	p->in_fd = cd_safe_close(p->in_fd);
 	pthread_mutex_unlock(&p->in_lock);
 	return 0;
 }

@@ -26,6 +26,7 @@
 
 #include "cordon.h"
 #include "proto.h"
+#include "util.h"
 
 #define MAX_CHANNELS 4096
 
@@ -256,8 +257,7 @@ static void on_command_channel(size_t i)
 	int r = cd_sp_recv(chans[i].fd, &m, 0);
 
 	if (r <= 0) { /* the caller forgot it: it runs on, unwatched */
-		close(chans[i].fd);
-		chans[i].fd = -1;
+		chans[i].fd = cd_safe_close(chans[i].fd);
 		return;
 	}
 	if (m.h.type == CD_SP_SIGNAL && m.h.value > 0 && m.h.value < NSIG)

@@ -282,8 +282,7 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 	if (!s)
 		return 0;
 	cd_holder_send(s->holder, &m, MSG_DONTWAIT);
-	cd_closep(&s->ctl); /* the agent sees the end too */
-	s->ctl = -1;
+	s->ctl = cd_safe_close(s->ctl); /* the agent sees the end too */
 	if (s->ended) { /* a checkpoint's answer was the end */
 		m = s->end;
 		r = 1;

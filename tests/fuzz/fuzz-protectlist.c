@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fuzz-protectlist.c - libFuzzer target for the parser of the protected-paths list,
- * cd_guard_list_parse (src/sandbox/protect_list.c: protected-paths/default.list, or an
+ * cd_protect_list_parse (src/sandbox/protect_list.c: protected-paths/default.list, or an
  * administrator's copy, read by the supervisor at every run). Each input is a list. Besides the
  * sanitizers, it abort()s when a promise breaks:
  *  - a refusal without "fuzz.list:LINE:COL: why", or with a line or column not in the input;
@@ -101,7 +101,7 @@ static size_t entry_lines(const char *d, size_t n, unsigned *lines, size_t max)
 	return k;
 }
 
-static void check_entry(const char *d, size_t n, const struct cd_guard_rule *r)
+static void check_entry(const char *d, size_t n, const struct cd_protect_rule *r)
 {
 	struct cordon_error err = { 0 };
 	size_t gl = strlen(r->glob), ll;
@@ -116,7 +116,7 @@ static void check_entry(const char *d, size_t n, const struct cd_guard_rule *r)
 	if (!gl || strpbrk(r->glob, " \t\r\n") || cd_protect_glob_check(r->glob, &err) < 0)
 		broken("line %u: a path the rules refuse: \"%s\" (%s)", r->line, r->glob, err.msg);
 	if (r->no_placeholder && !r->create)
-		broken("line %u: drop, but not guarded from being made", r->line);
+		broken("line %u: drop, but not protected from being made", r->line);
 	if (wild && r->create && !r->no_placeholder)
 		broken("line %u: the pattern \"%s\" refuses", r->line, r->glob);
 	if (wild && r->no_placeholder && strchr(r->glob, '/'))
@@ -128,7 +128,7 @@ static int cmp_glob(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void check_list(const char *d, size_t n, const struct cd_guard_list *l)
+static void check_list(const char *d, size_t n, const struct cd_protect_list *l)
 {
 	unsigned *lines = calloc(l->n + 1, sizeof(*lines));
 	char **globs = calloc(l->n + 1, sizeof(*globs));
@@ -156,11 +156,11 @@ static void check_list(const char *d, size_t n, const struct cd_guard_list *l)
 }
 
 /* cordon_protect_describe() reads a file: the list goes through a memfd of its own */
-static void check_described(const char *d, size_t n, const struct cd_guard_list *l)
+static void check_described(const char *d, size_t n, const struct cd_protect_list *l)
 {
 	static int fd = -1;
 	struct cordon_error err = { 0 };
-	struct cd_guard_list back = { 0 };
+	struct cd_protect_list back = { 0 };
 	char path[64], *text = NULL;
 
 	if (fd < 0 && (fd = memfd_create("fuzz.list", MFD_CLOEXEC)) < 0)
@@ -170,37 +170,37 @@ static void check_described(const char *d, size_t n, const struct cd_guard_list 
 		abort();
 	if (cordon_protect_describe(path, &text, &err) < 0)
 		broken("the list parses, but cordon_protect_describe() fails: %s", err.msg);
-	if (cd_guard_list_parse(text, strlen(text), "described", &back, &err) < 0)
+	if (cd_protect_list_parse(text, strlen(text), "described", &back, &err) < 0)
 		broken("what cordon_protect_describe() writes does not parse: %s", err.msg);
 	if (back.n != l->n)
 		broken("described: %zu entries, not %zu", back.n, l->n);
 	for (size_t i = 0; i < l->n; i++) {
-		const struct cd_guard_rule *a = &l->r[i], *b = &back.r[i];
+		const struct cd_protect_rule *a = &l->r[i], *b = &back.r[i];
 
 		if (strcmp(a->glob, b->glob) != 0 || a->deny != b->deny || a->create != b->create ||
 		    a->no_placeholder != b->no_placeholder)
 			broken("described: entry %zu (\"%s\", line %u) comes back otherwise", i + 1,
 			       a->glob, a->line);
 	}
-	cd_guard_list_done(&back);
+	cd_protect_list_done(&back);
 	free(text);
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l = { 0 };
+	struct cd_protect_list l = { 0 };
 	const char *d = (const char *)data;
 
 	if (size > FUZZ_MAX_INPUT)
 		return 0;
-	if (cd_guard_list_parse(d, size, "fuzz.list", &l, &err) < 0) {
+	if (cd_protect_list_parse(d, size, "fuzz.list", &l, &err) < 0) {
 		check_refusal(d, size, &err);
 		return 0;
 	}
 	check_list(d, size, &l);
 	check_described(d, size, &l);
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 	return 0;
 }
 

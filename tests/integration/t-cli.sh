@@ -92,4 +92,23 @@ is "--timeout 0 means no timeout; -q and short options work" "$rc:$out" "0:ran"
 cordon_bare --workdir="$w" --net=none -- /bin/sh -c 'echo ran'
 is "--opt=value form" "$rc:$out" "0:ran"
 
+# CORDON_TIMING=1 (bench/phases reads it): a line per step on stderr as it is, from every
+# process of the run: the CLI, the supervisor (through the library's log callback), pid 1,
+# cordon-init and the command before its exec; with -v the log's lines besides; without it none
+timing_line='^cordon-timing [0-9][0-9]* [0-9][0-9]* [0-9][0-9]* .'
+CORDON_TIMING=1 cordon_bare --workdir "$w" -- /bin/true
+is "CORDON_TIMING=1: runs" "$rc" 0
+is "... every line on stderr a timing line: microseconds, pid, page faults, step" \
+	"$(grep -vc "$timing_line" <<<"$err")" 0
+for step in "main" "options parsed" "sandbox opened (workdir, outputs)" "protected paths planned" \
+	"cloned" "pid 1 born" "pid 1: mounts made" "pid 1: cordon-init" "command: set up" \
+	"EXIT received" "sandbox ended" "run returned"; do
+	is "... the step \"$step\"" "$(sed -n 's/^cordon-timing [0-9]* [0-9]* [0-9]* //p' <<<"$err" |
+		grep -cFx -- "$step")" 1
+done
+CORDON_TIMING=1 cordon_bare -v --workdir "$w" -- /bin/true
+like_glob "... with -v, the log's lines too" "$err" "*cordon-timing *cordon: sandbox: ended, exit code 0*"
+cordon_bare -v --workdir "$w" -- /bin/true
+is "without CORDON_TIMING: no timing line, even with -v" "$(grep -c '^cordon-timing' <<<"$err")" 0
+
 done_testing

@@ -316,7 +316,7 @@ if [ -n "$cow_works" ]; then
 	is "(control) --cow without the defaults: applied, git status ran it" "$(status_in "$w")" ran
 fi
 
-# a repository of the user's below the top, not a submodule (not guarded: a known limit) that the
+# a repository of the user's below the top, not a submodule (not protected: a known limit) that the
 # sandbox changes and then adds to the index
 nested() {
 	local w

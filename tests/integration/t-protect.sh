@@ -246,7 +246,7 @@ cordon -w "$b/feat" --no-default-protect -- sh -c 'echo ran'
 is "(control) ... it does with --no-default-protect" "$rc:$out" "0:ran"
 rm -rf "$b"
 
-# Then the one plan_gitdir guards (protect.c): the workdir is the worktree, the main repository
+# Then the one plan_gitdir protects (protect.c): the workdir is the worktree, the main repository
 # inside it; the worktree's git directory's hooks/ (uncreatable), config and info/attributes are
 # protected as .git's are.
 b=$(mkwork)

@@ -379,23 +379,23 @@ static void test_read_racy(void)
 	close(fd);
 }
 
-static int plan(struct cd_guard_plan *p)
+static int plan(struct cd_protect_plan *p)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
-	r = cd_guard_plan_build(&c->protect, fd, top, p, &err);
+	r = cd_protect_plan_build(&c->protect, fd, top, p, &err);
 	close(fd);
 	cordon_config_free(c);
 	return r;
 }
 
-static int sweep(const struct cd_guard_plan *p)
+static int sweep(const struct cd_protect_plan *p)
 {
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
-	r = cd_guard_sweep(p, fd, getuid(), NULL, NULL);
+	r = cd_protect_sweep(p, fd, getuid(), NULL, NULL);
 	close(fd);
 	return r;
 }
@@ -405,7 +405,7 @@ static int sweep(const struct cd_guard_plan *p)
  * does leave it; here the stat the start recorded is made the index's afterwards) */
 static void test_sweep_racy(bool racy)
 {
-	struct cd_guard_plan p = { 0 };
+	struct cd_protect_plan p = { 0 };
 	struct stat now;
 
 	write_index(0100644, "subm");
@@ -424,7 +424,7 @@ static void test_sweep_racy(bool racy)
 	else
 		ok(there("subm/.git"), "(control) not racy: the sweep trusts the stat, which did "
 		   "not move (what the racy rule is for)");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	unlink(at("subm/.git"));
 	unlink(at("subm/.git.cordon-moved-aside"));
 }

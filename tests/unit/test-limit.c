@@ -29,26 +29,32 @@ static void test_rows(void)
 
 	while (cordon_limit_info(n))
 		n++;
-	is_uint(n, cd_limits_n, "cordon_limit_info enumerates every row");
-	is_uint(cd_limits_n, CD_CG_N + RLIM_NLIMITS, "one row per cgroup limit and per RLIMIT_*");
-	for (size_t i = 0; i < CD_CG_N; i++)
-		ok(cd_limits[i].index == (int)i && cd_limits[i].info.kind == CORDON_LIMIT_CGROUP &&
-			   cd_limits[i].format && cd_limits[i].info.file && cd_limits[i].controller &&
-			   cd_limits[i].report_key,
+	is_uint(n, cd_limit_table_n, "cordon_limit_info enumerates every row");
+	is_uint(cd_limit_table_n, CD_CG_N + RLIM_NLIMITS,
+		"one row per cgroup limit and per RLIMIT_*");
+	for (size_t i = 0; i < CD_CG_N; i++) {
+		const struct cd_limit_def *d = &cd_limit_table[i];
+
+		ok(d->index == (int)i && d->info.kind == CORDON_LIMIT_CGROUP && d->format &&
+			   d->info.file && d->controller && d->report_key,
 		   "cgroup row %zu (%s): in enum order, with a file, controller, format, report key",
-		   i, cd_limits[i].info.name);
+		   i, d->info.name);
+	}
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		every_rlimit &= cd_limit_of_rlimit(r) && cd_limit_of_rlimit(r)->index == r &&
 				cd_limit_of_rlimit(r)->info.resource == r;
 	ok(every_rlimit, "every RLIMIT_* has its row");
-	for (size_t i = 0; i < cd_limits_n; i++) {
-		with_option += cd_limits[i].info.option != NULL;
-		ok(!cd_limits[i].info.option || (cd_limits[i].info.help && cd_limits[i].info.metavar),
-		   "row %s: an option has help and a metavar", cd_limits[i].info.name);
-		for (size_t j = i + 1; j < cd_limits_n; j++) {
-			names_unique &= strcmp(cd_limits[i].info.name, cd_limits[j].info.name) != 0;
-			options_unique &= !cd_limits[i].info.option || !cd_limits[j].info.option ||
-					  strcmp(cd_limits[i].info.option, cd_limits[j].info.option);
+	for (size_t i = 0; i < cd_limit_table_n; i++) {
+		const struct cordon_limit_info *a = &cd_limit_table[i].info;
+
+		with_option += a->option != NULL;
+		ok(!a->option || (a->help && a->metavar),
+		   "row %s: an option has help and a metavar", a->name);
+		for (size_t j = i + 1; j < cd_limit_table_n; j++) {
+			const struct cordon_limit_info *b = &cd_limit_table[j].info;
+
+			names_unique &= strcmp(a->name, b->name) != 0;
+			options_unique &= !a->option || !b->option || strcmp(a->option, b->option);
 		}
 	}
 	ok(names_unique, "names are unique");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-protect-git.c - what git runs from the workdir (protect_git.h), on workdirs made here:
- * a .git file guarded read-only; submodules and nested repositories found through the index's
- * gitlinks and .gitmodules, their .git files and configs guarded, their indexes recorded; after
+ * a .git file protected read-only; submodules and nested repositories found through the index's
+ * gitlinks and .gitmodules, their .git files and configs protected, their indexes recorded; after
  * a direct run, a .git put at a gitlink (or below a sparse directory) and an index cordon
  * cannot read moved aside; a --cow layer's new .git below the top and the gitlinks its index
  * adds made globs; what configs name: includes read once each, to git's depth, within a
@@ -51,11 +51,11 @@ static bool there(const char *rel)
 	return lstat(p, &st) == 0;
 }
 
-static const struct cd_guard *find(const struct cd_guard_plan *p, const char *rel)
+static const struct cd_protect_path *find(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->g[i].rel, rel) == 0)
-			return &p->g[i];
+		if (strcmp(p->paths[i].rel, rel) == 0)
+			return &p->paths[i];
 	return NULL;
 }
 
@@ -118,7 +118,7 @@ struct told {
 	char rel[8][256], aside[8][256];
 };
 
-static void notice(void *data, enum cd_guard_why why, const char *rel, const char *glob,
+static void notice(void *data, enum cd_protect_why why, const char *rel, const char *glob,
 		   const char *aside)
 {
 	struct told *t = data;
@@ -132,23 +132,23 @@ static void notice(void *data, enum cd_guard_why why, const char *rel, const cha
 	t->n++;
 }
 
-static int plan(struct cd_guard_plan *p, struct cordon_error *err)
+static int plan(struct cd_protect_plan *p, struct cordon_error *err)
 {
 	struct cordon_config *c = cordon_config_new();
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
-	r = cd_guard_plan_build(&c->protect, fd, top, p, err);
+	r = cd_protect_plan_build(&c->protect, fd, top, p, err);
 	close(fd);
 	cordon_config_free(c);
 	return r;
 }
 
-static int sweep(const struct cd_guard_plan *p, struct told *t)
+static int sweep(const struct cd_protect_plan *p, struct told *t)
 {
 	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
 	memset(t, 0, sizeof(*t));
-	r = cd_guard_sweep(p, fd, getuid(), notice, t);
+	r = cd_protect_sweep(p, fd, getuid(), notice, t);
 	close(fd);
 	return r;
 }
@@ -157,17 +157,17 @@ static int sweep(const struct cd_guard_plan *p, struct told *t)
 static void test_gitfile(void)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 
 	fresh();
 	mk(".git", "gitdir: /nonexistent/main/.git/worktrees/wt\n");
 	ok(plan(&p, &err) == 0, "a workdir whose .git is a file: %s", err.msg);
 	g = find(&p, ".git");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->dir && !g->deny,
-	   "the .git file is guarded read-only (it says where git takes config and hooks from)");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir && !g->deny,
+	   "the .git file is protected read-only (it says where git takes config and hooks from)");
 	ok(listed(p.globs, ".git"), "... and a --cow layer changing it is refused (its glob)");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 }
 
 /* F1 2, 3: submodules and nested repositories */
@@ -176,9 +176,9 @@ static void test_submodules(void)
 	static const char *const index[] = { "100644 a", "160000 emb", "160000 sub",
 					     "160000 x/y" };
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
-	const struct cd_guard_repo *top_repo = NULL;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
+	const struct cd_protect_repo *top_repo = NULL;
 	struct told t;
 	int n;
 
@@ -201,19 +201,20 @@ static void test_submodules(void)
 	mk(".gitmodules", "[submodule \"s\"]\n\tpath = sub\n[submodule \"w\"]\n\tpath = later\n");
 	ok(plan(&p, &err) == 0, "a repository with submodules: %s", err.msg);
 	g = find(&p, "sub/.git");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->dir, "a submodule's .git file: read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir, "a submodule's .git file: read-only");
 	g = find(&p, ".git/modules");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir && !find(&p, ".git/modules/sub/config"),
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && !find(&p, ".git/modules/sub/config"),
 	   "... its git directory below .git/modules, read-only with it: no mount of its own");
 	g = find(&p, "sub/sub-hooks");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && g->dir,
-	   "... what its config names, relative to its worktree: guarded (core.hooksPath)");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && g->dir,
+	   "... what its config names, relative to its worktree: protected (core.hooksPath)");
 	g = find(&p, "emb/.git/config");
-	ok(g && g->state == CD_GUARD_EXISTS, "a nested repository's (a gitlink) config: read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS,
+	   "a nested repository's (a gitlink) config: read-only");
 	g = find(&p, "emb/.git/hooks");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir, "... its hooks: read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir, "... its hooks: read-only");
 	g = find(&p, "tools/fsmon");
-	ok(g && g->state == CD_GUARD_EXISTS,
+	ok(g && g->state == CD_PROTECT_EXISTS,
 	   "... the program its core.fsmonitor names (../tools/fsmon from emb): read-only");
 	for (size_t i = 0; i < p.n_repos; i++)
 		if (!p.repos[i].top[0])
@@ -232,7 +233,7 @@ static void test_submodules(void)
 	n = sweep(&p, &t);
 	ok(n == 1 && !there("x/y/.git") && there("x/y/.git.cordon-moved-aside/config"),
 	   "a .git made at a gitlink that had none: moved aside, kept (%d)", n);
-	ok(t.n == 1 && t.why[0] == CD_GUARD_SUBMODULE && strcmp(t.rel[0], "x/y/.git") == 0 &&
+	ok(t.n == 1 && t.why[0] == CD_PROTECT_SUBMODULE && strcmp(t.rel[0], "x/y/.git") == 0 &&
 		   strcmp(t.aside[0], "x/y/.git.cordon-moved-aside") == 0,
 	   "... and told: %s -> %s", t.rel[0], t.aside[0]);
 	{
@@ -251,9 +252,9 @@ static void test_submodules(void)
 	mk(".git/index", "not an index\n");
 	n = sweep(&p, &t);
 	ok(n == 1 && !there(".git/index") && there(".git/index.cordon-moved-aside") &&
-		   t.why[0] == CD_GUARD_INDEX,
+		   t.why[0] == CD_PROTECT_INDEX,
 	   "an index cordon cannot read: moved aside (git enters no submodule without it)");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 }
 
 /* A sparse index: gitlinks can hide in a sparse directory's tree; after the run, every .git
@@ -262,7 +263,7 @@ static void test_sparse(void)
 {
 	static const char *const index[] = { "040000 out/deep/", "100644 in/f" };
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	struct told t;
 
 	fresh();
@@ -277,7 +278,7 @@ static void test_sparse(void)
 	ok(sweep(&p, &t) == 1 && !there("out/deep/x/.git") &&
 		   there("out/deep/x/.git.cordon-moved-aside"),
 	   "a .git below a sparse directory: moved aside");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 }
 
 /* Every file the plan reads, a FIFO: never opened to block */
@@ -285,7 +286,7 @@ static void test_fifos(void)
 {
 	static const char *const index[] = { "160000 sub" };
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char path[4096];
 
 	fresh();
@@ -299,13 +300,13 @@ static void test_fifos(void)
 	alarm(60); /* not a timing: an open() of a FIFO never returns */
 	ok(plan(&p, &err) == 0, "a FIFO at sub/.git and at .gitmodules: the plan goes on (%s)",
 	   err.msg);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	snprintf(path, sizeof(path), "%s/.git/index", top);
 	unlink(path);
 	mkfifo(path, 0644);
 	ok(plan(&p, &err) == 0, "a FIFO at .git/index: the plan goes on (%s)", err.msg);
 	alarm(0);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 }
 
 /* F2 b: includes read once each (a config including a file N times that includes itself N
@@ -313,7 +314,7 @@ static void test_fifos(void)
 static void test_includes(void)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char text[8192] = "[include]\n";
 
 	fresh();
@@ -327,7 +328,7 @@ static void test_includes(void)
 	   "a config including a file 40 times that includes itself 40 times: read once (%s)",
 	   err.msg);
 	alarm(0);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	for (int i = 1; i <= 9; i++) {
 		char name[32], body[64];
 
@@ -337,8 +338,8 @@ static void test_includes(void)
 	}
 	mk(".git/config", "[include]\n\tpath = c1\n");
 	ok(plan(&p, &err) == 0 && find(&p, ".git/c9") && find(&p, ".git/c10"),
-	   "a chain of includes 10 deep (git's depth): the last file guarded too");
-	cd_guard_plan_done(&p);
+	   "a chain of includes 10 deep (git's depth): the last file protected too");
+	cd_protect_plan_done(&p);
 	text[0] = '\0';
 	strcat(text, "[include]\n");
 	for (int i = 0; i < 70; i++)
@@ -353,7 +354,7 @@ static void test_includes(void)
 static void test_spellings(void)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char text[4096], alias[128], *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
 
 	fresh();
@@ -369,11 +370,11 @@ static void test_spellings(void)
 	mk("sub", NULL);
 	setenv("HOME", top, 1);
 	ok(plan(&p, &err) == 0, "a config naming the workdir by other names: %s", err.msg);
-	ok(find(&p, "tilde-hooks") != NULL, "\"~/tilde-hooks\" with HOME the workdir: guarded");
+	ok(find(&p, "tilde-hooks") != NULL, "\"~/tilde-hooks\" with HOME the workdir: protected");
 	ok(find(&p, "via-alias.inc") != NULL,
-	   "an include through a symlink to the workdir: guarded (by device and inode)");
+	   "an include through a symlink to the workdir: protected (by device and inode)");
 	ok(find(&p, "alias-hooks") != NULL, "... with \"..\" in it, as the host resolves it");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	if (home)
 		setenv("HOME", home, 1);
 	else
@@ -386,8 +387,8 @@ static void test_spellings(void)
 static void test_commands(void)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 
 	fresh();
 	mk(".git", NULL);
@@ -401,24 +402,24 @@ static void test_commands(void)
 	mk("less", "");
 	ok(plan(&p, &err) == 0, "a config naming programs: %s", err.msg);
 	g = find(&p, "tools/fsmon.sh");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->dir,
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir,
 	   "core.fsmonitor ./tools/fsmon.sh: read-only");
 	g = find(&p, "scripts/t.sh");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create,
-	   "alias.t \"!sh scripts/t.sh\": the script, missing, guarded from being made");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create,
+	   "alias.t \"!sh scripts/t.sh\": the script, missing, protected from being made");
 	ok(find(&p, "cfg/a") && find(&p, "ed"),
-	   "an option's value (--conf=./cfg/a), git's -c core.editor=./ed: guarded");
+	   "an option's value (--conf=./cfg/a), git's -c core.editor=./ed: protected");
 	ok(find(&p, "conv.py") != NULL, "diff.x.textconv conv.py, a file of the top: read-only");
 	ok(find(&p, "less") != NULL && !find(&p, "-R"),
 	   "core.pager \"less -R\": a file named less at the top too; an option, not");
 	ok(!find(&p, "tools"), "a directory named (filter.f.clean tools/): not made read-only");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	mk(".git/config", "[core]\n\thooksPath = .\n");
 	mk("pre-commit", "#!/bin/sh\n");
 	ok(plan(&p, &err) == 0 && find(&p, "pre-commit") && find(&p, "pre-push") &&
-		   find(&p, "pre-commit")->state == CD_GUARD_EXISTS,
-	   "core.hooksPath \".\" (the workdir itself): each hook's name guarded (%s)", err.msg);
-	cd_guard_plan_done(&p);
+		   find(&p, "pre-commit")->state == CD_PROTECT_EXISTS,
+	   "core.hooksPath \".\" (the workdir itself): each hook's name protected (%s)", err.msg);
+	cd_protect_plan_done(&p);
 }
 
 /* --cow: what a layer must carry besides the plan's globs */
@@ -427,7 +428,7 @@ static void test_layer(void)
 	static const char *const index[] = { "160000 sub" };
 	static const char *const grown[] = { "160000 n", "160000 sub" };
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	struct cd_layer_change ch[5] = {
 		{ .op = CD_LAYER_MODIFY, .path = ".git/index" },
 		{ .op = CD_LAYER_ADD, .path = ".git/objects/ab/cd" },
@@ -449,7 +450,7 @@ static void test_layer(void)
 	write_index("upper/.git/index", grown, 2);
 	ufd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	wfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ok(cd_guard_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "the layer's globs (%s)",
+	ok(cd_protect_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "the layer's globs (%s)",
 	   err.msg);
 	ok(listed(globs, "a/b/.git"), "a .git the run made below the top: refused");
 	ok(listed(globs, "n/.git"), "the .git of a gitlink the layer's index adds: refused");
@@ -459,7 +460,7 @@ static void test_layer(void)
 	globs = NULL;
 	ch[2].path = "a[1]/.git";
 	ch[3].path = "a[1]/.git/config";
-	ok(cd_guard_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "again (%s)", err.msg);
+	ok(cd_protect_git_layer(&p, &l, ufd, wfd, &globs, &err) == 0, "again (%s)", err.msg);
 	ok(globs && strcmp(globs[0], "a\\[1]/.git") == 0 &&
 		   cd_protect_glob_match(globs[0], "a[1]/.git/config") &&
 		   !cd_protect_glob_match(globs[0], "a1/.git/config"),
@@ -467,7 +468,7 @@ static void test_layer(void)
 	cd_strv_free(globs);
 	close(ufd);
 	close(wfd);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 }
 
 int main(void)

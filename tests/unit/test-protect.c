@@ -3,9 +3,9 @@
  * test-protect.c - protected paths (protect.h): the globs a user may give, what a glob covers,
  * the default list's format (protected-paths/default.list: parsed, loaded, refused), and what
  * the plan finds in a workdir: there, missing, behind a symlink or a file; the directories
- * above pinned; a linked worktree's git directory inside the workdir guarded; what a git config
+ * above pinned; a linked worktree's git directory inside the workdir protected; what a git config
  * names (read as git reads it, whole, never from a FIFO); and the sweep
- * removing what a run made at a guarded path (or as a new match of a pattern), through no
+ * removing what a run made at a protected path (or as a new match of a pattern), through no
  * symlink. TAP.
  */
 #include <errno.h>
@@ -41,24 +41,24 @@ static void mk(const char *rel, const char *text)
 	}
 }
 
-static const struct cd_guard *find(const struct cd_guard_plan *p, const char *rel)
+static const struct cd_protect_path *find(const struct cd_protect_plan *p, const char *rel)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->g[i].rel, rel) == 0)
-			return &p->g[i];
+		if (strcmp(p->paths[i].rel, rel) == 0)
+			return &p->paths[i];
 	return NULL;
 }
 
-/* Whether any guard's path contains s: a path resolved wrongly has no one name to look for. */
-static bool names(const struct cd_guard_plan *p, const char *s)
+/* Whether any protected path contains s: a path resolved wrongly has no one name to look for. */
+static bool names(const struct cd_protect_plan *p, const char *s)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (strstr(p->g[i].rel, s))
+		if (strstr(p->paths[i].rel, s))
 			return true;
 	return false;
 }
 
-static bool pinned(const struct cd_guard_plan *p, const char *rel)
+static bool pinned(const struct cd_protect_plan *p, const char *rel)
 {
 	for (char **s = p->pins; s && *s; s++)
 		if (strcmp(*s, rel) == 0)
@@ -90,7 +90,7 @@ static void test_globs(void)
 	   "** spans any number of directories, none included");
 }
 
-static int rule_of(const struct cd_guard_list *l, const char *glob)
+static int rule_of(const struct cd_protect_list *l, const char *glob)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->r[i].glob, glob) == 0)
@@ -102,11 +102,11 @@ static int rule_of(const struct cd_guard_list *l, const char *glob)
 static void bad_list(const char *text, const char *want)
 {
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l;
-	int r = cd_guard_list_parse(text, strlen(text), "t.list", &l, &err);
+	struct cd_protect_list l;
+	int r = cd_protect_list_parse(text, strlen(text), "t.list", &l, &err);
 
 	if (r >= 0)
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 	ok(r == -EINVAL && strcmp(err.step, "protect-list") == 0, "refused: %s", want);
 	is_str(err.msg, want, "... says where and why");
 }
@@ -121,21 +121,21 @@ static void test_list_parse(void)
 				   "protect a#b\n"
 				   "protect Jenkinsfile";
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l;
+	struct cd_protect_list l;
 
-	ok(cd_guard_list_parse(good, strlen(good), "t.list", &l, &err) == 0, "a list parses: %s",
+	ok(cd_protect_list_parse(good, strlen(good), "t.list", &l, &err) == 0, "a list parses: %s",
 	   err.msg);
 	is_uint(l.n, 5, "... five entries");
 	ok(l.n == 5 && strcmp(l.r[0].glob, ".git/hooks/") == 0 && !l.r[0].deny &&
 	   l.r[0].create && !l.r[0].no_placeholder && l.r[0].line == 3,
-	   "... refuse: guarded when missing, with a placeholder (line 3, CRLF)");
+	   "... refuse: protected when missing, with a placeholder (line 3, CRLF)");
 	ok(l.n == 5 && l.r[1].deny && !l.r[1].create, "... deny, only where it exists");
 	ok(l.n == 5 && l.r[2].create && l.r[2].no_placeholder, "... drop: no placeholder");
 	ok(l.n == 5 && strcmp(l.r[3].glob, "a#b") == 0, "... a '#' inside a word is the word's");
 	ok(l.n == 5 && strcmp(l.r[4].glob, "Jenkinsfile") == 0 && !l.r[4].create,
 	   "... the last line without a newline");
 	is_str(l.source, "t.list", "... its source");
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 
 	bad_list("protects .x\n", "t.list:1:1: unknown kind \"protects\" (protect or deny)");
 	bad_list("\n  deny\n", "t.list:2:7: deny needs a path");
@@ -157,9 +157,9 @@ static void test_list_parse(void)
 		static const char nul[] = "protect a\nprotect b\0c\n";
 
 		struct cordon_error e2 = { 0 };
-		struct cd_guard_list l2;
+		struct cd_protect_list l2;
 
-		ok(cd_guard_list_parse(nul, sizeof(nul) - 1, "t.list", &l2, &e2) == -EINVAL,
+		ok(cd_protect_list_parse(nul, sizeof(nul) - 1, "t.list", &l2, &e2) == -EINVAL,
 		   "a NUL byte: refused");
 		is_str(e2.msg, "t.list:2:10: a NUL byte", "... where it is");
 	}
@@ -183,19 +183,19 @@ static void test_list_load(void)
 {
 	char dir[] = "/tmp/test-protect-list.XXXXXX";
 	struct cordon_error err = { 0 };
-	struct cd_guard_list l, src;
+	struct cd_protect_list l, src;
 	int r;
 
 	if (!mkdtemp(dir))
 		return (void)ok(false, "mkdtemp");
-	ok(cd_guard_list_load(dir, &l, &err) == 0, "no installed list: loaded: %s", err.msg);
+	ok(cd_protect_list_load(dir, &l, &err) == 0, "no installed list: loaded: %s", err.msg);
 	is_str(l.source, "built-in:default.list", "... the binary's own");
 	ok(l.n >= 60 && rule_of(&l, ".git/hooks/") >= 0 && rule_of(&l, ".vscode/") >= 0 &&
 	   rule_of(&l, ".gemini/") >= 0 && rule_of(&l, ".git/objects/info/alternates") >= 0,
 	   "... the default set (%zu entries)", l.n);
 	/* the binary's copy is the source tree's list, entry for entry */
 	memset(&err, 0, sizeof(err));
-	r = cd_guard_list_load(CORDON_TEST_POLICY_DIR "/../protected-paths", &src, &err);
+	r = cd_protect_list_load(CORDON_TEST_POLICY_DIR "/../protected-paths", &src, &err);
 	ok(r == 0 && src.n == l.n, "the source tree's default.list loads alike (%zu): %s",
 	   r == 0 ? src.n : 0, err.msg);
 	for (size_t i = 0; r == 0 && i < src.n && i < l.n; i++)
@@ -203,36 +203,36 @@ static void test_list_load(void)
 		    src.r[i].no_placeholder != l.r[i].no_placeholder || src.r[i].deny != l.r[i].deny)
 			ok(false, "entry %zu differs: %s / %s", i, src.r[i].glob, l.r[i].glob);
 	if (r == 0)
-		cd_guard_list_done(&src);
-	cd_guard_list_done(&l);
+		cd_protect_list_done(&src);
+	cd_protect_list_done(&l);
 
 	write_file(dir, "default.list", "protect mine/\n", 0644);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == 0 && l.n == 1 &&
+	ok(cd_protect_list_load(dir, &l, &err) == 0 && l.n == 1 &&
 	   strcmp(l.r[0].glob, "mine/") == 0, "an installed list wins: %s", err.msg);
 	like_str(l.source, "/default.list", "... its source is the file");
-	cd_guard_list_done(&l);
+	cd_protect_list_done(&l);
 
 	write_file(dir, "default.list", "protect mine/\n", 0646);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == -EPERM, "one another user may write: refused");
+	ok(cd_protect_list_load(dir, &l, &err) == -EPERM, "one another user may write: refused");
 	like_str(err.msg, "another user may write it", "... %s", err.msg);
 
 	write_file(dir, "default.list", "protect mine/ now\n", 0644);
 	memset(&err, 0, sizeof(err));
-	ok(cd_guard_list_load(dir, &l, &err) == -EINVAL, "a malformed installed list: refused, "
+	ok(cd_protect_list_load(dir, &l, &err) == -EINVAL, "a malformed installed list: refused, "
 	   "not replaced by the built-in one");
 	like_str(err.msg, "/default.list:1:15: unknown \"now\"", "... %s", err.msg);
 
 	write_file(dir, "default.list", "", 0000);
 	memset(&err, 0, sizeof(err));
-	r = cd_guard_list_load(dir, &l, &err);
+	r = cd_protect_list_load(dir, &l, &err);
 	if (geteuid() == 0)
 		skip("root reads a mode 000 file", "an unreadable installed list fails");
 	else
 		ok(r == -EACCES, "an unreadable installed list fails (%d): %s", r, err.msg);
 	if (r == 0)
-		cd_guard_list_done(&l);
+		cd_protect_list_done(&l);
 	{
 		char p[4096];
 
@@ -246,8 +246,8 @@ static void test_plan(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 	int fd, r;
 
 	strcpy(top, "/tmp/test-protect.XXXXXX");
@@ -275,45 +275,48 @@ static void test_plan(void)
 	cordon_config_protect(c, "conf/*.yml", 0, &err);
 	cordon_config_protect(c, "secret.txt", 1, &err);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	r = cd_guard_plan_build(&c->protect, fd, top, &p, &err);
+	r = cd_protect_plan_build(&c->protect, fd, top, &p, &err);
 	ok(r == 0, "plan built: %s", err.msg);
 	if (r < 0)
 		return;
 	g = find(&p, ".git/hooks");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir && !g->deny, ".git/hooks: there, read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && !g->deny,
+	   ".git/hooks: there, read-only");
 	ok(p.git_hooks, "git's template hooks to hide");
 	g = find(&p, ".git/config");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->dir, ".git/config: there");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->dir, ".git/config: there");
 	ok(pinned(&p, ".git"), ".git pinned");
 	g = find(&p, ".env");
-	ok(g && g->deny && g->state == CD_GUARD_EXISTS, ".env: hidden");
+	ok(g && g->deny && g->state == CD_PROTECT_EXISTS, ".env: hidden");
 	g = find(&p, ".claude");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create, ".claude: missing, guarded from creation");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create,
+	   ".claude: missing, protected from creation");
 	g = find(&p, ".vscode");
-	ok(g && g->state == CD_GUARD_BLOCKED, ".vscode: a symlink stands there");
+	ok(g && g->state == CD_PROTECT_BLOCKED, ".vscode: a symlink stands there");
 	ok(find(&p, "conf/a.yml") && find(&p, "conf/b.yml"), "the glob's two matches");
 	ok(pinned(&p, "conf"), "... their directory pinned");
 	g = find(&p, "secret.txt");
-	ok(g && g->deny && g->state == CD_GUARD_ABSENT && g->create, "a literal --deny: guarded though missing");
+	ok(g && g->deny && g->state == CD_PROTECT_ABSENT && g->create,
+	   "a literal --deny: protected though missing");
 	g = find(&p, ".gitlab-ci.yml");
-	ok(g && g->state == CD_GUARD_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
+	ok(g && g->state == CD_PROTECT_EXISTS && !g->create, ".gitlab-ci.yml: there, read-only");
 	r = rule_of(&p.defaults, "Jenkinsfile");
 	ok(r >= 0 && !p.defaults.r[r].create && !find(&p, "Jenkinsfile"),
-	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing guarded");
+	   "Jenkinsfile, an exists-only rule of the list, missing here: nothing protected");
 	g = find(&p, "user.code-workspace");
-	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
+	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
 	   "*.code-workspace: the one there, read-only");
 	g = find(&p, "link.code-workspace");
-	ok(g && g->state == CD_GUARD_BLOCKED,
+	ok(g && g->state == CD_PROTECT_BLOCKED,
 	   "... a symlink matching it: kept as the user's (not mounted on)");
 	g = find(&p, ".mcp.json");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
-	   ".mcp.json (drop): missing, guarded, no placeholder");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
+	   ".mcp.json (drop): missing, protected, no placeholder");
 	g = find(&p, ".gemini");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && g->placeholder && g->dir,
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && g->placeholder && g->dir,
 	   ".gemini/ (refuse): missing, a placeholder directory holds its place");
 
-	/* the sweep: what a run made at guarded paths goes; a symlink is not followed */
+	/* the sweep: what a run made at protected paths goes; a symlink is not followed */
 	mk(".claude", NULL);
 	mk(".claude/settings.json", "{}\n");
 	mk("secret.txt", "x\n");
@@ -329,7 +332,7 @@ static void test_plan(void)
 	mk("evil.code-workspace", "{}\n");
 	mk(".lefthook", NULL);
 	mk(".lefthook/pre-commit", "#!/bin/sh\n");
-	r = cd_guard_sweep(&p, fd, getuid(), NULL, NULL);
+	r = cd_protect_sweep(&p, fd, getuid(), NULL, NULL);
 	ok(r == 6, "sweep removed 6 paths (%d)", r);
 	ok(faccessat(fd, "evil.code-workspace", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
 	   faccessat(fd, ".lefthook", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
@@ -347,7 +350,7 @@ static void test_plan(void)
 	ok(faccessat(fd, ".git/config", F_OK, 0) == 0 && faccessat(fd, ".env", F_OK, 0) == 0,
 	   "... what existed before stays");
 	ok(access("/etc/passwd", F_OK) == 0, "... nothing behind the .vscode symlink touched");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	close(fd);
 	cordon_config_free(c);
 }
@@ -380,15 +383,16 @@ static void expand_glob(const char *glob, char *out, size_t size)
 }
 
 /* Every entry of the default set, as the plan takes it: in a workdir without it, a rule that
- * refuses or drops guards it missing (a placeholder or none, as it says), an exists-only one
- * guards nothing; in a workdir holding every entry, each is guarded read-only or hidden, as it
- * says. The checks come from the list, so that each entry's kind is checked, however it changes. */
+ * refuses or drops protects it while missing (a placeholder or none, as it says), an exists-only
+ * one protects nothing; in a workdir holding every entry, each is protected read-only or hidden,
+ * as it says. The checks come from the list, so that each entry's kind is checked, however it
+ * changes. */
 static void test_plan_every_entry(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p0, p1;
-	const struct cd_guard *g;
+	struct cd_protect_plan p0, p1;
+	const struct cd_protect_path *g;
 	size_t bad0 = 0, bad1 = 0, n = 0;
 	char rel[4096];
 	int fd0, fd1;
@@ -397,7 +401,7 @@ static void test_plan_every_entry(void)
 	if (!mkdtemp(top) || !c)
 		return (void)ok(false, "mkdtemp");
 	fd0 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(&c->protect, fd0, top, &p0, &err) == 0,
+	if (!ok(cd_protect_plan_build(&c->protect, fd0, top, &p0, &err) == 0,
 		"every entry: an empty workdir's "
 		"plan: %s",
 		err.msg))
@@ -415,7 +419,7 @@ static void test_plan_every_entry(void)
 		mk_path(rel);
 	}
 	fd1 = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!ok(cd_guard_plan_build(&c->protect, fd1, top, &p1, &err) == 0,
+	if (!ok(cd_protect_plan_build(&c->protect, fd1, top, &p1, &err) == 0,
 		"every entry: a workdir holding "
 		"each one's plan: %s",
 		err.msg))
@@ -423,33 +427,34 @@ static void test_plan_every_entry(void)
 	ok(p0.defaults.n == p1.defaults.n && p0.defaults.n >= 40, "the default set (%zu entries)",
 	   p0.defaults.n);
 	for (size_t i = 0; i < p0.defaults.n && i < p1.defaults.n; i++) {
-		const struct cd_guard_rule *r = &p0.defaults.r[i];
+		const struct cd_protect_rule *r = &p0.defaults.r[i];
 		bool literal = !strpbrk(r->glob, "*?[");
 		bool want_dir = r->glob[strlen(r->glob) - 1] == '/';
 
 		expand_glob(r->glob, rel, sizeof(rel));
 		g = literal ? find(&p0, rel) : NULL;
-		if (literal && (r->create ? !(g && g->state == CD_GUARD_ABSENT && g->create &&
+		if (literal && (r->create ? !(g && g->state == CD_PROTECT_ABSENT && g->create &&
 					      g->deny == r->deny &&
 					      g->placeholder == !r->no_placeholder)
 					  : g != NULL)) {
 			ok(false, "%s (line %u), missing: %s", r->glob, r->line,
-			   r->create ? "guarded as the list says" : "nothing guarded");
+			   r->create ? "protected as the list says" : "nothing protected");
 			bad0++;
 		}
 		g = find(&p1, rel);
-		if (!(g && g->state == CD_GUARD_EXISTS && g->deny == r->deny && g->dir == want_dir)) {
+		if (!(g && g->state == CD_PROTECT_EXISTS && g->deny == r->deny &&
+		      g->dir == want_dir)) {
 			ok(false, "%s (line %u), there: %s, as the list says", r->glob, r->line,
 			   r->deny ? "hidden" : "read-only");
 			bad1++;
 		}
 		n++;
 	}
-	is_uint(bad0, 0, "each of the %zu entries missing: guarded from creation (refuse: with a "
+	is_uint(bad0, 0, "each of the %zu entries missing: protected from creation (refuse: with a "
 		"placeholder, drop: without), or not at all, as it says", n);
 	is_uint(bad1, 0, "each of the %zu entries there: read-only or hidden, as it says", n);
-	cd_guard_plan_done(&p0);
-	cd_guard_plan_done(&p1);
+	cd_protect_plan_done(&p0);
+	cd_protect_plan_done(&p1);
 	close(fd0);
 	close(fd1);
 	cordon_config_free(c);
@@ -459,7 +464,7 @@ static void test_worktree(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char text[4200];
 	int fd;
 
@@ -476,20 +481,21 @@ static void test_worktree(void)
 	snprintf(text, sizeof(text), "gitdir: %s/main/.git/worktrees/wt\n", top);
 	mk(".git", text);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s", err.msg);
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0, "worktree plan: %s",
+	   err.msg);
 	ok(find(&p, "main/.git/worktrees/wt/hooks"),
-	   "a linked worktree's git directory inside the workdir: its hooks guarded (missing)");
+	   "a linked worktree's git directory inside the workdir: its hooks protected (missing)");
 	ok(find(&p, "main/.git/hooks") && find(&p, "main/.git/config"),
 	   "... and its repository's (commondir): hooks and config");
 	ok(pinned(&p, ".git"), "the .git file is pinned (a directory cannot replace it)");
 	{
-		const struct cd_guard *g = find(&p, ".git/hooks");
+		const struct cd_protect_path *g = find(&p, ".git/hooks");
 
-		ok(g && g->state == CD_GUARD_ABSENT && !g->placeholder,
-		   ".git/hooks below the .git file: guarded, but no placeholder (it would hide the "
-		   "file from a --cow view, and git with it)");
+		ok(g && g->state == CD_PROTECT_ABSENT && !g->placeholder,
+		   ".git/hooks below the .git file: protected, but no placeholder (it would hide "
+		   "the file from a --cow view, and git with it)");
 	}
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	close(fd);
 	cordon_config_free(c);
 }
@@ -576,8 +582,8 @@ static void test_plan_gitconfig(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
-	const struct cd_guard *g;
+	struct cd_protect_plan p;
+	const struct cd_protect_path *g;
 	int fd;
 
 	strcpy(top, "/tmp/test-protect.XXXXXX");
@@ -591,30 +597,30 @@ static void test_plan_gitconfig(void)
 	mk(".githooks", NULL);
 	mk(".githooks/pre-commit", "#!/bin/sh\n");
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0, "plan with a git config: %s",
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0, "plan with a git config: %s",
 	   err.msg);
 	g = find(&p, ".githooks");
-	ok(g && g->state == CD_GUARD_EXISTS && g->dir && g->create,
-	   "core.hooksPath .githooks: guarded as .git/hooks is");
+	ok(g && g->state == CD_PROTECT_EXISTS && g->dir && g->create,
+	   "core.hooksPath .githooks: protected as .git/hooks is");
 	g = find(&p, "shared.gitconfig");
-	ok(g && g->state == CD_GUARD_EXISTS && g->create && !g->placeholder,
-	   "include.path ../shared.gitconfig (from .git): guarded, dropped if made anew");
+	ok(g && g->state == CD_PROTECT_EXISTS && g->create && !g->placeholder,
+	   "include.path ../shared.gitconfig (from .git): protected, dropped if made anew");
 	g = find(&p, "absent.gitconfig");
-	ok(g && g->state == CD_GUARD_ABSENT && g->create && !g->placeholder,
-	   "an include that is not there (git skips it): guarded from being made");
+	ok(g && g->state == CD_PROTECT_ABSENT && g->create && !g->placeholder,
+	   "an include that is not there (git skips it): protected from being made");
 	g = find(&p, "more/nested.gitconfig");
-	ok(g && g->state == CD_GUARD_ABSENT, "an include of an include, relative to its file");
+	ok(g && g->state == CD_PROTECT_ABSENT, "an include of an include, relative to its file");
 	ok(!names(&p, "home.gitconfig") && !names(&p, "outside.gitconfig"),
 	   "paths outside the workdir (~, elsewhere): not the workdir's, by no spelling");
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	{
 		struct cordon_config *c2 = cordon_config_new();
 
 		cordon_config_set_default_protect(c2, 0, &err);
-		ok(cd_guard_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
+		ok(cd_protect_plan_build(&c2->protect, fd, top, &p, &err) == 0 &&
 		       !find(&p, ".githooks"),
-		   "--no-default-protect: the config's paths are not guarded either");
-		cd_guard_plan_done(&p);
+		   "--no-default-protect: the config's paths are not protected either");
+		cd_protect_plan_done(&p);
 		cordon_config_free(c2);
 	}
 	close(fd);
@@ -622,13 +628,13 @@ static void test_plan_gitconfig(void)
 }
 
 /* How the plan reads a config: whole (it cut at 64 KiB: core.hooksPath past it was not
- * guarded), never from a FIFO (a run left one at .git/config: every later run hung in open()),
+ * protected), never from a FIFO (a run left one at .git/config: every later run hung in open()),
  * and a run refused past 16 MiB rather than read in part */
 static void test_plan_gitconfig_reading(void)
 {
 	struct cordon_config *c = cordon_config_new();
 	struct cordon_error err = { 0 };
-	struct cd_guard_plan p;
+	struct cd_protect_plan p;
 	char path[4096], *big = malloc(100 << 10);
 	int fd, r;
 
@@ -641,22 +647,22 @@ static void test_plan_gitconfig_reading(void)
 	strcpy(big + (90 << 10), "[core]\n\thooksPath = .late-hooks\n");
 	mk(".git/config", big);
 	fd = open(top, O_RDONLY | O_DIRECTORY);
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
-	   "core.hooksPath 90 KiB into .git/config: guarded (%s)", err.msg);
-	cd_guard_plan_done(&p);
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0 && find(&p, ".late-hooks"),
+	   "core.hooksPath 90 KiB into .git/config: protected (%s)", err.msg);
+	cd_protect_plan_done(&p);
 	snprintf(path, sizeof(path), "%s/.git/config", top);
 	unlink(path);
 	if (!ok(mkfifo(path, 0644) == 0, "a FIFO at .git/config"))
 		goto out;
 	alarm(60); /* (not a timing: without the fix, open() never returns) */
-	ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == 0,
+	ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == 0,
 	   "a FIFO at .git/config: not read, the plan goes on (%s)", err.msg);
 	alarm(0);
-	cd_guard_plan_done(&p);
+	cd_protect_plan_done(&p);
 	unlink(path);
 	r = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (r >= 0 && ftruncate(r, (16 << 20) + 1) == 0) {
-		ok(cd_guard_plan_build(&c->protect, fd, top, &p, &err) == -EFBIG &&
+		ok(cd_protect_plan_build(&c->protect, fd, top, &p, &err) == -EFBIG &&
 			   strstr(err.msg, ".git/config: over 16 MiB"),
 		   "a config over 16 MiB: the run is refused, saying why (%s)", err.msg);
 	} else {
