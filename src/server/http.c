@@ -32,7 +32,7 @@ struct srv_http {
 	bool answered; /* a response was queued already (an early error) */
 	bool too_big;  /* the body passed its limit (SRV_JSON_BODY_MAX, --max-upload): dropped, then
 			* 413 */
-	bool no_body;  /* answered without credentials (/health): it takes no body */
+	bool no_body;  /* the router said it takes none (what anyone may ask: /health) */
 	bool close;    /* the connection is not kept for another request */
 	void *req;     /* the router's */
 };

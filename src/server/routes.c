@@ -41,6 +41,7 @@ static void host_route(struct srv_req *r, const char **ret_id, unsigned *ret_por
 	*ret_port = port;
 }
 
+/* envd's two answers of its own, with no service behind them */
 static enum MHD_Result envd_health(struct srv_req *r)
 {
 	return srv_http_text(r->http, 204, NULL, "", 0);
