@@ -4,8 +4,10 @@
 # (envd's Connect JSON, /files, the code interpreter's port, routed by header or by Host) refuses
 # a missing, empty, wrong or one-byte-off access token and another sandbox's; signed /files URLs
 # are refused when forged (another path, operation, user or token, an expiration passed, changed
-# or dropped, a signature changed in one character). Each refusal has its control beside it (the
-# right credential works), so that a server refusing everything fails here too.
+# or dropped, a signature changed in one character); every route of the router's table
+# (routes.c) refuses a request without credentials but the two /health answers that take none.
+# Each refusal has its control beside it (the right credential works), so that a server refusing
+# everything fails here too.
 . "$TAP_LIB"
 
 command -v python3 >/dev/null && command -v curl >/dev/null || {
@@ -221,6 +223,36 @@ is "a write signature of another path: refused" \
 	"$(q=$(signed /home/user/other write user "$toka"); up "${q/other/secret}" forged)" 404
 is "an expired write signature: refused" "$(up "$(signed $p write user "$toka" $((now - 10)))" forged)" 404
 is "... and A's file is untouched by them" "$(files "$ida" -H "X-Access-Token: $toka")" "200 via-url"
+
+# --- every route of the router's table (src/server/routes.c), without credentials: 401, but for
+# the two that take none (GET /health of the control plane and of envd: checked above); so that a
+# route added to the table without its check fails here
+table_routes() {
+	python3 -c 'import re, sys
+src = open(sys.argv[1]).read()
+rows = re.findall(r"\{PLANE_(\w+),\s*\"(\w+)\",\s*\"([^\"]*)\",\s*(NULL|\"[^\"]*\"),\s*(NULL|&\w+)", src)
+for plane, method, prefix, suffix, form in rows:
+    path = prefix
+    if suffix != "NULL":
+        path += (sys.argv[2] if form == "&sandbox_id" else "c1") + suffix.strip("\"")
+    print(plane, method, path)' "$(dirname "$TAP_LIB")/../../src/server/routes.c" "$1"
+}
+n_routes=0
+while read -r plane method path; do
+	case $plane in
+	CONTROL) where=() ;;
+	ENVD) where=(-H "E2b-Sandbox-Id: $ida" -H "E2b-Sandbox-Port: 49983") ;;
+	*) where=(-H "E2b-Sandbox-Id: $ida" -H "E2b-Sandbox-Port: 49999") ;;
+	esac
+	[ "$method $path" = "GET /health" ] && [ "$plane" != INTERP ] && continue
+	n_routes=$((n_routes + 1))
+	data=()
+	case $method in POST | PUT) data=(-H 'Content-Type: application/json' -d '{}') ;; esac
+	is "no credentials: $plane $method $path: 401" \
+		"$(code -X "$method" "${where[@]}" "${data[@]}" "$url$path")" 401
+done < <(table_routes "$ida")
+is "routes.c's table read: more than 40 routes that take credentials" \
+	"$([ "$n_routes" -gt 40 ] && echo yes || echo "$n_routes")" yes
 
 for id in "$ida" "$idb"; do curl -s -o /dev/null -X DELETE -H "X-API-Key: $key" "$url/sandboxes/$id"; done
 kill -TERM "$server"
