@@ -55,34 +55,47 @@ void cd_event_limit(const struct cd_audit *a, const char *limit, const char *act
 	cd_audit_end(a, &j);
 }
 
-static void file_event(enum cd_change what, const struct cd_fentry *e, void *data)
+void cd_event_file(const struct cd_audit *a, const struct cd_file_event *f)
 {
-	static const char *const names[] = { "created", "modified", "deleted" };
-	const struct cd_audit *a = data;
 	bool lossy = false;
 	struct cd_json j;
 
 	cd_audit_begin(a, &j, "file");
-	cd_json_kv_string(&j, "change", names[what]);
+	cd_json_kv_string(&j, "change", f->change);
 	cd_json_key(&j, "path");
-	cd_audit_string(&j, e->path, strlen(e->path), &lossy);
-	cd_json_kv_string(&j, "type", cd_fentry_type(e->mode));
-	cd_json_kv_uint(&j, "size", e->size);
-	cd_json_kv_uint(&j, "mode", e->mode & 07777);
+	cd_audit_string(&j, f->path, strlen(f->path), &lossy);
+	cd_json_kv_string(&j, "type", f->type);
+	cd_json_kv_uint(&j, "size", f->size);
+	cd_json_kv_uint(&j, "mode", f->mode & 07777);
 	cd_json_key(&j, "sha256");
-	if (e->hashed && what != CD_DELETED)
-		cd_json_string(&j, e->sha256);
+	if (f->sha256)
+		cd_json_string(&j, f->sha256);
 	else
 		cd_json_null(&j);
-	if (e->link) {
+	if (f->target) {
 		cd_json_key(&j, "target");
-		cd_audit_string(&j, e->link, strlen(e->link), &lossy);
+		cd_audit_string(&j, f->target, strlen(f->target), &lossy);
 	}
 	if (lossy) {
 		cd_json_key(&j, "path_hex");
-		cd_audit_hex(&j, e->path, strlen(e->path));
+		cd_audit_hex(&j, f->path, strlen(f->path));
 	}
 	cd_audit_end(a, &j);
+}
+
+static void file_event(enum cd_change what, const struct cd_fentry *e, void *data)
+{
+	static const char *const names[] = { "created", "modified", "deleted" };
+
+	cd_event_file(data, &(struct cd_file_event){
+				    .change = names[what],
+				    .path = e->path,
+				    .type = cd_fentry_type(e->mode),
+				    .size = e->size,
+				    .mode = e->mode,
+				    .sha256 = e->hashed && what != CD_DELETED ? e->sha256 : NULL,
+				    .target = e->link,
+			    });
 }
 
 void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,

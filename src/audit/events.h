@@ -20,6 +20,18 @@ void cd_event_signal(const struct cd_audit *a, int sig, int from_pid);
 /* "limit": a bound that fired and what was done; count 0 is left out. */
 void cd_event_limit(const struct cd_audit *a, const char *limit, const char *action,
 		    uint64_t count);
+/* "file": one change of the workdir, however it was found (a walk's snapshots, a layer's
+ * manifest): sha256 NULL for none, target NULL for no symlink. */
+struct cd_file_event {
+	const char *change; /* "created", "modified", "deleted" */
+	const char *path;
+	const char *type;
+	uint64_t size;
+	mode_t mode;
+	const char *sha256;
+	const char *target;
+};
+void cd_event_file(const struct cd_audit *a, const struct cd_file_event *f);
 /* "file": one per change of the workdir between two snapshots. */
 void cd_event_files(const struct cd_audit *a, const struct cd_snapshot *before,
 		    const struct cd_snapshot *after);

@@ -3,7 +3,7 @@
  * from its layer's manifest (no walk). Runs in the supervisor. */
 #include <string.h>
 
-#include "audit.h"
+#include "events.h"
 #include "layer.h"
 
 static const char *layer_type(enum cd_layer_type t)
@@ -15,34 +15,23 @@ static void layer_event(const struct cd_audit *a, const struct cd_layer_change *
 {
 	static const char hex[] = "0123456789abcdef";
 	const struct cd_layer_state *st = ch->op == CD_LAYER_DELETE ? &ch->base : &ch->now;
-	bool lossy = false;
 	char sha[65];
-	struct cd_json j;
 
 	for (size_t i = 0; i < 32; i++) {
 		sha[2 * i] = hex[st->sha256[i] >> 4];
 		sha[2 * i + 1] = hex[st->sha256[i] & 15];
 	}
 	sha[64] = '\0';
-	cd_audit_begin(a, &j, "file");
-	cd_json_kv_string(&j, "change", ch->op == CD_LAYER_ADD      ? "created"
-					: ch->op == CD_LAYER_MODIFY ? "modified"
-								    : "deleted");
-	cd_json_key(&j, "path");
-	cd_audit_string(&j, ch->path, strlen(ch->path), &lossy);
-	cd_json_kv_string(&j, "type", layer_type(st->type));
-	cd_json_kv_uint(&j, "size", st->size);
-	cd_json_kv_uint(&j, "mode", st->mode & 07777);
-	cd_json_key(&j, "sha256");
-	if (ch->op != CD_LAYER_DELETE && st->type != CD_LT_DIR)
-		cd_json_string(&j, sha);
-	else
-		cd_json_null(&j);
-	if (lossy) {
-		cd_json_key(&j, "path_hex");
-		cd_audit_hex(&j, ch->path, strlen(ch->path));
-	}
-	cd_audit_end(a, &j);
+	cd_event_file(a, &(struct cd_file_event){
+				 .change = ch->op == CD_LAYER_ADD      ? "created"
+					   : ch->op == CD_LAYER_MODIFY ? "modified"
+								       : "deleted",
+				 .path = ch->path,
+				 .type = layer_type(st->type),
+				 .size = st->size,
+				 .mode = st->mode,
+				 .sha256 = ch->op != CD_LAYER_DELETE && st->type != CD_LT_DIR ? sha : NULL,
+			 });
 }
 
 void cd_layer_audit_files(const struct cd_audit *a, const struct cd_layer *l)
