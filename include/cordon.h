@@ -280,6 +280,13 @@ CORDON_PUBLIC int cordon_config_set_uid(struct cordon_config *c, uid_t uid,
 					struct cordon_error *err);
 CORDON_PUBLIC int cordon_config_set_gid(struct cordon_config *c, gid_t gid,
 					struct cordon_error *err);
+/* The account of the inside uid and gid: its name (USER, LOGNAME, whoami, id; also the group's)
+ * and its home (HOME). Its lines replace, in the sandbox's /etc/passwd and /etc/group, those the
+ * root has for that uid, gid or name (default: the root's account for the uid, or one named
+ * "cordon": README "Identity"). A home that is the workdir target makes HOME the workdir itself
+ * (nothing is made or seeded in it); any other is a fresh tmpfs, as HOME always is. Copies. */
+CORDON_PUBLIC int cordon_config_set_account(struct cordon_config *c, const char *name,
+					    const char *home, struct cordon_error *err);
 
 /* Write the JSON report to a file (created when the run starts, outside the workdir, under a
  * temporary name renamed into place at the end: README "Outputs") or to an open fd (borrowed

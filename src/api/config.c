@@ -434,6 +434,8 @@ void cordon_config_free(struct cordon_config *c)
 	cd_strv_free(c->command.env);
 	cd_strv_free(c->command.pass_env);
 	free(c->identity.hostname);
+	free(c->identity.account_name);
+	free(c->identity.account_home);
 	free(c->command.git_identity[0]);
 	free(c->command.git_identity[1]);
 	free(c->outputs.report_path);
@@ -826,6 +828,39 @@ int cordon_config_set_gid(struct cordon_config *c, gid_t gid, struct cordon_erro
 		return cd_fail(err, 0, "gid", "%u is not a valid gid", gid);
 	c->identity.gid = gid;
 	c->identity.gid_set = true;
+	return 0;
+}
+
+/* A user name as useradd takes it (a-z 0-9 _ -, not first a digit or -), at most 32 */
+static bool account_name_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 32 || name[0] == '-' || isdigit((unsigned char)name[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)name[i]) && !isdigit((unsigned char)name[i]) &&
+		    name[i] != '_' && name[i] != '-')
+			return false;
+	return true;
+}
+
+int cordon_config_set_account(struct cordon_config *c, const char *name, const char *home,
+			      struct cordon_error *err)
+{
+	_cleanup_free_ char *h = NULL;
+
+	if (!account_name_ok(name))
+		return cd_fail(err, 0, "account", "\"%s\" is not a user name (1-32 of a-z 0-9 _ -)",
+			       name ? name : "");
+	h = home ? cd_path_normalize(home) : NULL;
+	if (!h || strcmp(h, "/") == 0 || strpbrk(h, ":\n"))
+		return cd_fail(err, 0, "account", "\"%s\" is not a home (an absolute path, no ':')",
+			       home ? home : "");
+	if (set_string(&c->identity.account_name, name, "account", err) < 0)
+		return -ENOMEM;
+	free(c->identity.account_home);
+	c->identity.account_home = CD_TAKE_PTR(h);
 	return 0;
 }
 

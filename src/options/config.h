@@ -119,6 +119,8 @@ struct cd_identity_opts {
 	bool uid_set;
 	bool gid_set;
 	char *hostname;
+	char *account_name; /* cordon_config_set_account(): the inside ids' account, replacing */
+	char *account_home; /* the root's for them; NULL: none set */
 };
 
 /* The seccomp policy (src/seccomp). */

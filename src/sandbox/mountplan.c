@@ -216,8 +216,10 @@ static int plan_user(struct cd_mount_plan *p, const struct cd_fs_opts *fs, const
 	struct cd_mnt *m;
 	int r;
 
-	/* a --tmpfs on HOME is HOME itself, of that size */
-	r = home_given(fs, id) ? 0 : add_tmpfs(p, id->home, fs->home_size, 0700, false, err);
+	/* a --tmpfs on HOME is HOME itself, of that size; a HOME that is the workdir is that */
+	r = home_given(fs, id) || id->home_is_workdir
+		    ? 0
+		    : add_tmpfs(p, id->home, fs->home_size, 0700, false, err);
 	if (r < 0)
 		return r;
 	r = add(p, CD_MNT_WORKDIR, workdir, workdir_target, &m, err);
@@ -394,7 +396,9 @@ static int plan_gitconfig(struct cd_mount_plan *p, const struct cd_identity *id,
 
 	if (!dst)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
-	if (user_mount_over(p, dst, true))
+	/* a HOME that is the workdir is the caller's files: nothing of cordon's goes there (its
+	 * repositories are the sandbox's own there anyway: the workdir's owner is its uid) */
+	if (id->home_is_workdir || user_mount_over(p, dst, true))
 		return 0; /* the caller's own .gitconfig, or HOME, bound in: that wins */
 	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
 	if (r < 0)
@@ -408,6 +412,87 @@ static int plan_gitconfig(struct cd_mount_plan *p, const struct cd_identity *id,
 	return 0;
 }
 
+/* Is this line's first field name, or its third id? */
+static bool line_is(const char *line, size_t len, const char *name, unsigned id)
+{
+	size_t n = strlen(name);
+	const char *f = memchr(line, ':', len), *end = line + len;
+
+	if (f && (size_t)(f - line) == n && strncmp(line, name, n) == 0)
+		return true;
+	f = f ? memchr(f + 1, ':', (size_t)(end - f - 1)) : NULL;
+	if (!f || ++f >= end || *f < '0' || *f > '9')
+		return false;
+	return strtoul(f, NULL, 10) == id && f + strspn(f, "0123456789") < end &&
+	       f[strspn(f, "0123456789")] == ':';
+}
+
+/* The root's file without its lines for name or id, with line added, over the original
+ * (read-only): a given account is the only one of its name and id inside. A root without the
+ * file, or with one cordon does not read (not a regular file, past CD_ACCOUNT_FILE_MAX), gets
+ * the account's line alone: the sandbox's name must be right, others' may go. */
+static int replace_line(struct cd_mount_plan *p, const char *root, const char *rel,
+			const char *line, const char *name, unsigned id, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL, *dst = cd_strdup_printf("/%s", rel);
+	size_t len = 0, out = 0;
+	struct cd_mnt *m;
+	int r;
+
+	if (!dst)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	if (user_mount_over(p, dst, false))
+		return 0; /* hidden or bound by an option: that wins */
+	r = read_root_file(root, rel, &text, &len, err);
+	if (r >= 0)
+		r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
+	if (r < 0)
+		return r;
+	m->content = malloc(len + strlen(line) + 2);
+	if (!m->content)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(text + i, "\n");
+
+		if (!line_is(text + i, n, name, id)) {
+			memcpy(m->content + out, text + i, n);
+			out += n;
+			m->content[out++] = '\n';
+		}
+		i += n + (i + n < len);
+	}
+	out += (size_t)sprintf(m->content + out, "%s\n", line);
+	m->content_len = out;
+	m->ro = true;
+	return 0;
+}
+
+/* The login shell of a given account: bash where the root has it, as E2B's user has */
+static const char *account_shell(const char *root)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1;
+
+	fd = rootfd < 0 ? -1 : (int)syscall(SYS_openat2, rootfd, "bin/bash", &how, sizeof(how));
+	return fd >= 0 ? "/bin/bash" : "/bin/sh";
+}
+
+/* cordon_config_set_account(): that account, the only one of its name and ids */
+static int plan_given_account(struct cd_mount_plan *p, const char *root,
+			      const struct cd_identity *id, struct cordon_error *err)
+{
+	_cleanup_free_ char *pw = cd_strdup_printf("%s:x:%u:%u::%s:%s", id->user, id->inside_uid,
+						   id->inside_gid, id->home, account_shell(root));
+	_cleanup_free_ char *gr = cd_strdup_printf("%s:x:%u:", id->user, id->inside_gid);
+	int r;
+
+	if (!pw || !gr)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	r = replace_line(p, root, "etc/passwd", pw, id->user, id->inside_uid, err);
+	return r < 0 ? r : replace_line(p, root, "etc/group", gr, id->user, id->inside_gid, err);
+}
+
 /* tools look the user up (whoami, id, python's pwd, node's os.userInfo()): an inside uid or gid
  * without an account gets one, named CD_SANDBOX_USER */
 static int plan_account(struct cd_mount_plan *p, const char *root, const struct cd_identity *id,
@@ -419,6 +504,8 @@ static int plan_account(struct cd_mount_plan *p, const char *root, const struct 
 	_cleanup_free_ char *gr = cd_strdup_printf("%s:x:%u:", id->user, id->inside_gid);
 	int r;
 
+	if (id->account)
+		return plan_given_account(p, root, id, err);
 	if (!pw || !gr)
 		return cd_fail(err, ENOMEM, "identity", "out of memory");
 	r = add_line(p, root, "etc/passwd", pw, id_known, &id->inside_uid, err);

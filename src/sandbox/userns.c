@@ -152,6 +152,33 @@ static int lookup_account(uid_t uid, char **ret_name, char **ret_home)
 	return r;
 }
 
+/* Where HOME may not be: it must neither cover nor sit inside the workdir (but be it, for an
+ * account given), nor be a directory cordon manages. */
+static bool home_clashes(const char *home, const char *workdir_target)
+{
+	return strcmp(home, "/") == 0 || cd_path_startswith(home, workdir_target) ||
+	       cd_path_startswith(home, "/proc") || cd_path_startswith(home, "/sys") ||
+	       cd_path_startswith(home, "/dev") || cd_path_startswith(home, "/tmp");
+}
+
+/* The caller's account (cordon_config_set_account): its name and home, whatever the root says */
+static int given_account(const struct cd_identity_opts *who, struct cd_identity *id,
+			 const char *workdir_target, struct cordon_error *err)
+{
+	id->account = true;
+	id->home_is_workdir = strcmp(who->account_home, workdir_target) == 0;
+	if (!id->home_is_workdir && home_clashes(who->account_home, workdir_target))
+		return cd_fail(err, 0, "account",
+			       "home %s: not below the workdir target (%s) nor in /proc, /sys, "
+			       "/dev or /tmp; it may be the workdir target itself",
+			       who->account_home, workdir_target);
+	id->user = strdup(who->account_name);
+	id->home = strdup(who->account_home);
+	if (!id->user || !id->home)
+		return cd_fail(err, ENOMEM, "identity", "out of memory");
+	return 0;
+}
+
 static int pick_home(struct cd_identity *id, const char *workdir_target, struct cordon_error *err)
 {
 	_cleanup_free_ char *home = NULL;
@@ -167,11 +194,8 @@ static int pick_home(struct cd_identity *id, const char *workdir_target, struct 
 		home = cd_strdup_printf("/home/%s", id->user ? id->user : "user");
 	if (!id->user || !home)
 		return cd_fail(err, ENOMEM, "identity", "out of memory");
-	/* HOME is an empty tmpfs: it must neither cover nor sit inside the workdir, nor be a
-	 * directory cordon manages. */
-	if (strcmp(home, "/") == 0 || cd_path_startswith(home, workdir_target) ||
-	    cd_path_startswith(home, "/proc") || cd_path_startswith(home, "/sys") ||
-	    cd_path_startswith(home, "/dev") || cd_path_startswith(home, "/tmp")) {
+	/* HOME is an empty tmpfs: where it may not be, /tmp/home */
+	if (home_clashes(home, workdir_target)) {
 		free(home);
 		home = strdup("/tmp/home");
 		if (!home)
@@ -202,7 +226,8 @@ int cd_identity_resolve(const struct cd_identity_opts *who, const struct stat *w
 		id.inside_uid = who->uid;
 	if (who->gid_set)
 		id.inside_gid = who->gid;
-	r = pick_home(&id, workdir_target, err);
+	r = who->account_name ? given_account(who, &id, workdir_target, err)
+			      : pick_home(&id, workdir_target, err);
 	if (r < 0) {
 		cd_identity_done(&id, true);
 		return r;

@@ -24,8 +24,11 @@ struct cd_identity {
 	struct cd_id_lease lease;
 	bool setgroups_allowed; /* root caller: the child clears its supplementary groups */
 	bool named;             /* the inside uid has no account: one is added inside */
+	bool account;           /* the caller's account (cordon_config_set_account): its lines
+				 * replace the root's for the inside ids and name */
+	bool home_is_workdir;   /* that account's home is the workdir target: no tmpfs */
 	char *user;             /* USER and LOGNAME */
-	char *home;             /* HOME: a fresh tmpfs */
+	char *home;             /* HOME: a fresh tmpfs, or the workdir (home_is_workdir) */
 	/* the holder of the idmap's user namespace, reaped by cd_identity_done (it exits on its
 	 * own once the maps are written: nobody waits for it meanwhile) */
 	bool holding;

@@ -651,6 +651,17 @@ static void test_command_and_scalars(void)
 	is_int(cordon_config_set_uid(c, 0, fresh_err()), 0, "uid 0");
 	ok(c->identity.uid_set && c->identity.uid == 0 && !c->identity.gid_set,
 	   "uid 0 stored, gid still unset");
+	refused(cordon_config_set_account(c, "Root", "/home/x", fresh_err()), 0, "account",
+		"\"Root\" is not a user name (1-32 of a-z 0-9 _ -)", "account: upper case");
+	refused(cordon_config_set_account(c, "a:b", "/home/x", fresh_err()), 0, "account",
+		"\"a:b\" is not a user name (1-32 of a-z 0-9 _ -)", "account: a colon");
+	refused(cordon_config_set_account(c, "user", "home", fresh_err()), 0, "account",
+		"\"home\" is not a home (an absolute path, no ':')", "account: relative home");
+	refused(cordon_config_set_account(c, "user", "/a:b", fresh_err()), 0, "account",
+		"\"/a:b\" is not a home (an absolute path, no ':')", "account: a colon in home");
+	is_int(cordon_config_set_account(c, "user", "/home//user/", fresh_err()), 0, "account");
+	ok(strcmp(c->identity.account_name, "user") == 0 &&
+	   strcmp(c->identity.account_home, "/home/user") == 0, "account stored, home normalized");
 
 	/* the first error wins: a second failure does not overwrite it */
 	fresh_err();

@@ -147,6 +147,72 @@ static void plan_home_tmpfs(void)
 }
 
 
+/* The content of the plan's file on dst, or "" */
+static const char *file_on(const struct cd_mount_plan *p, const char *dst)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->m[i].kind == CD_MNT_FILE && strcmp(p->m[i].dst, dst) == 0)
+			return p->m[i].content;
+	return "";
+}
+
+/* cordon_config_set_account(): the account replaces the root's lines for its name and ids (the
+ * host's uid 1000 is someone else's here, and a "user" may exist with another id); its home the
+ * workdir target: no tmpfs there, nothing seeded */
+static void plan_given_account(void)
+{
+	static char user[] = "user", home[] = "/w";
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = { 0 };
+	char root[PATH_MAX + 16], path[PATH_MAX + 32];
+	FILE *f;
+	bool tmpfs = false;
+
+	snprintf(root, sizeof(root), "%s/root", scratch);
+	snprintf(path, sizeof(path), "%s/etc", root);
+	if (mkdir(root, 0755) < 0 || mkdir(path, 0755) < 0) {
+		ok(false, "plan with a given account: mkdir %s: %s", path, strerror(errno));
+		cordon_config_free(c);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/etc/passwd", root);
+	f = fopen(path, "we");
+	fputs("root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\n"
+	      "user:x:1234:1234::/home/user:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/etc/group", root);
+	f = fopen(path, "we");
+	fputs("root:x:0:\nann:x:1000:\nusers:x:100:ann\n", f);
+	fclose(f);
+	c->fs.rootfs = strdup(root);
+	id.inside_uid = id.inside_gid = 1000;
+	id.user = user;
+	id.home = home;
+	id.account = id.home_is_workdir = true;
+	is_int(cd_mount_plan_build(&c->fs, c->identity.hostname, true, dir_a, &dir_st, "/w", &id,
+				   NULL, &p, fresh_err()),
+	       0, "plan with a given account: accepted");
+	is_str(file_on(&p, "/etc/passwd"),
+	       "root:x:0:0::/root:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n"
+	       "user:x:1000:1000::/w:/bin/sh\n",
+	       "... /etc/passwd: the root's lines for uid 1000 and for \"user\" replaced");
+	is_str(file_on(&p, "/etc/group"), "root:x:0:\nusers:x:100:ann\nuser:x:1000:\n",
+	       "... /etc/group: the root's line for gid 1000 replaced");
+	for (size_t i = 0; i < p.n; i++)
+		tmpfs |= p.m[i].kind == CD_MNT_TMPFS && strcmp(p.m[i].dst, "/w") == 0;
+	ok(!tmpfs && !*file_on(&p, "/w/.gitconfig"), "... no tmpfs nor .gitconfig on the workdir");
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+	snprintf(path, sizeof(path), "%s/etc/passwd", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/etc/group", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/etc", root);
+	rmdir(path);
+	rmdir(root);
+}
+
 static void conf_nothing(struct cordon_config *c)
 {
 	(void)c;
@@ -293,6 +359,7 @@ int main(void)
 	}
 	test_plan_conflicts();
 	test_plan_order();
+	plan_given_account();
 	rmdir(dir_a);
 	rmdir(scratch);
 	return done_testing();
