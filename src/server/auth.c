@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* auth.c - API keys (the control plane), per-sandbox access tokens (the data plane), random
- * ids. Runs in the server. Secrets are compared in constant time. */
+ * ids, whom an envd request acts as. Runs in the server. Secrets are compared in constant time. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,4 +99,45 @@ int srv_auth_signature(const char *path, const char *op, const char *user, const
 	snprintf(ret, 64, "v1_%s", b64);
 	free(b64);
 	return 0;
+}
+
+static enum srv_auth_user user_of(const char *n, size_t len, char *name, size_t size)
+{
+	snprintf(name, size, "%.*s", (int)len, n);
+	if (len == strlen(SRV_SANDBOX_USER) && strncmp(n, SRV_SANDBOX_USER, len) == 0)
+		return SRV_USER_SANDBOX;
+	if (len == 4 && strncmp(n, "root", 4) == 0)
+		return SRV_USER_ROOT;
+	return SRV_USER_UNKNOWN;
+}
+
+/* "Basic base64(NAME:PASSWORD)", as Go's Request.BasicAuth() reads it (envd's): the scheme in
+ * any case; anything else is no user named. */
+static enum srv_auth_user basic_user(const char *h, char *name, size_t size)
+{
+	_cleanup_free_ uint8_t *raw = NULL;
+	size_t len = 0;
+	const char *colon;
+
+	if (strncasecmp(h, "Basic ", 6) != 0)
+		return SRV_USER_SANDBOX;
+	h += 6;
+	if (srv_b64_decode(h, strlen(h), &raw, &len) < 0 || !raw ||
+	    !(colon = memchr(raw, ':', len))) {
+		snprintf(name, size, "(not base64 of NAME:)");
+		return SRV_USER_UNKNOWN;
+	}
+	return user_of((const char *)raw, (size_t)(colon - (const char *)raw), name, size);
+}
+
+enum srv_auth_user srv_auth_user(const char *authorization, const char *query_user, char *name,
+				 size_t size)
+{
+	enum srv_auth_user u = SRV_USER_SANDBOX;
+
+	if (authorization)
+		u = basic_user(authorization, name, size);
+	if (u == SRV_USER_SANDBOX && query_user)
+		u = user_of(query_user, strlen(query_user), name, size);
+	return u;
 }

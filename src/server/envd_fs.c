@@ -11,6 +11,7 @@
 
 #include "connect.h"
 #include "envd_fs.h"
+#include "opts.h"
 #include "registry.h"
 #include "req.h"
 #include "rpc.h"
@@ -36,6 +37,18 @@ static void permissions(uint32_t mode, enum cordon_file_type type, char out[11])
 	out[10] = '\0';
 }
 
+/* An owner or group as envd names it: the sandbox's accounts by name ("user" for the user and
+ * its group: sbconfig.c), any other id by number */
+static const char *id_name(unsigned id, char *buf, size_t size)
+{
+	if (id == 0)
+		return "root";
+	if (id == SRV_SANDBOX_UID)
+		return SRV_SANDBOX_USER;
+	snprintf(buf, size, "%u", id);
+	return buf;
+}
+
 static json_object *entry_json(const struct cordon_file_info *f)
 {
 	static const char *const types[] = {"FILE_TYPE_UNSPECIFIED", "FILE_TYPE_FILE",
@@ -55,10 +68,8 @@ static json_object *entry_json(const struct cordon_file_info *f)
 	json_object_object_add(j, "mode", json_object_new_int64(f->mode & 07777));
 	permissions(f->mode, f->type, perm);
 	json_object_object_add(j, "permissions", json_object_new_string(perm));
-	snprintf(n, sizeof(n), "%u", f->uid);
-	json_object_object_add(j, "owner", json_object_new_string(f->uid == 0 ? "root" : n));
-	snprintf(n, sizeof(n), "%u", f->gid);
-	json_object_object_add(j, "group", json_object_new_string(f->gid == 0 ? "root" : n));
+	json_object_object_add(j, "owner", json_object_new_string(id_name(f->uid, n, sizeof(n))));
+	json_object_object_add(j, "group", json_object_new_string(id_name(f->gid, n, sizeof(n))));
 	gmtime_r(&secs, &tm);
 	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
@@ -147,10 +158,8 @@ static void out_entry(struct out *o, const struct cordon_file_info *f, bool comm
 	out_put(o, mode, strlen(mode));
 	permissions(f->mode, f->type, perm);
 	out_str(o, "permissions", perm, true);
-	snprintf(owner, sizeof(owner), "%u", f->uid);
-	out_str(o, "owner", f->uid == 0 ? "root" : owner, true);
-	snprintf(group, sizeof(group), "%u", f->gid);
-	out_str(o, "group", f->gid == 0 ? "root" : group, true);
+	out_str(o, "owner", id_name(f->uid, owner, sizeof(owner)), true);
+	out_str(o, "group", id_name(f->gid, group, sizeof(group)), true);
 	gmtime_r(&secs, &tm);
 	snprintf(t, sizeof(t), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,

@@ -7,6 +7,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* E2B's sandbox user, every sandbox's (sbconfig.c), whose name the envd requests may give
+ * (auth.c) and files are listed with (envd_fs.c): uid and gid 1000, a group of its name, HOME
+ * /home/user */
+#define SRV_SANDBOX_USER "user"
+#define SRV_SANDBOX_UID	 1000u
+
 struct srv_options {
 	char *listen_host;
 	unsigned listen_port;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "connect.h"
 #include "conns.h"
 #include "control.h"
 #include "envd_fs.h"
@@ -21,6 +22,7 @@
 #include "registry.h"
 #include "req.h"
 #include "routes.h"
+#include "rpc.h"
 #include "util.h"
 
 #define SRV_ENVD_PORT	49983
@@ -218,6 +220,73 @@ static bool sandbox_tenant_ok(struct srv_req *r)
 	return tenant_ok(r, tenant);
 }
 
+/* A request refused for the user it names (envd_user_check): answered once its body is in (an
+ * answer before it would cut the upload short: the client sees a broken pipe, not why) */
+struct user_refusal {
+	enum srv_auth_user user;
+	char name[64];
+};
+
+static int drop_body(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+/* in the shape of the request's protocol: a Connect stream, a unary Connect call, plain HTTP */
+static enum MHD_Result refuse_user(struct srv_req *r)
+{
+	const struct user_refusal *u = r->state;
+	const char *ctype = srv_http_header(r->http, "Content-Type");
+	bool files = strcmp(r->url, "/files") == 0;
+	bool stream = ctype && strncmp(ctype, "application/connect+", 20) == 0;
+	const char *code = u->user == SRV_USER_ROOT ? "permission_denied" : "unauthenticated";
+	char msg[512];
+
+	if (u->user == SRV_USER_ROOT)
+		snprintf(msg, sizeof(msg),
+			 "user \"root\" is refused: cordon serve runs every command and file "
+			 "operation as \"%s\" (uid %u), never as another uid: a uid 0 would need a "
+			 "second id mapped into the sandbox and a privileged process inside to switch "
+			 "to it, which no sandbox is given (docs/e2b.md, \"Commands run as the "
+			 "sandbox's user\")",
+			 SRV_SANDBOX_USER, SRV_SANDBOX_UID);
+	else /* envd's own words (its authn middleware), and what there is instead */
+		snprintf(msg, sizeof(msg), "invalid username: '%s' (the sandbox's user is \"%s\")",
+			 u->name, SRV_SANDBOX_USER);
+	if (files)
+		return srv_http_error(r->http, srv_connect_http_status(code), "%s", msg);
+	if (stream)
+		return srv_rpc_stream_error(r, code, "%s", msg);
+	return srv_rpc_error(r, code, "%s", msg);
+}
+
+/* envd acts as the user a request names (auth.c): the sandbox's; any other is refused, by
+ * refuse_user once the body is in. False: r's handler is that. */
+static bool envd_user_check(struct srv_req *r)
+{
+	struct user_refusal u = { .user = SRV_USER_SANDBOX };
+	bool files = strcmp(r->url, "/files") == 0;
+
+	u.user = srv_auth_user(srv_http_header(r->http, "Authorization"),
+			       files ? srv_http_query(r->http, "username") : NULL, u.name,
+			       sizeof(u.name));
+	if (u.user == SRV_USER_SANDBOX)
+		return true;
+	r->state = malloc(sizeof(u));
+	if (r->state) {
+		memcpy(r->state, &u, sizeof(u));
+		r->state_free = free;
+		r->handler = refuse_user;
+		srv_http_body_to(r->http, drop_body, NULL);
+	} else {
+		srv_http_error(r->http, 500, "out of memory");
+	}
+	return false;
+}
+
 /* A signed /files URL of sb's (r->sb, a reference): envd's /files, without a token. */
 static enum MHD_Result route_signed(struct srv_req *r)
 {
@@ -225,6 +294,8 @@ static enum MHD_Result route_signed(struct srv_req *r)
 	if (!sandbox_tenant_ok(r))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
+	if (!envd_user_check(r))
+		return MHD_YES;
 	r->handler = handler_of(r, PLANE_ENVD);
 	return r->handler || srv_http_answered(r->http)
 		   ? MHD_YES
@@ -287,6 +358,8 @@ static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned
 	if (!anonymous && !sandbox_tenant_ok(r))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
+	if (plane == PLANE_ENVD && !anonymous && !envd_user_check(r))
+		return MHD_YES;
 	r->handler = handler_of(r, plane);
 	if (!r->handler && !srv_http_answered(r->http))
 		return srv_http_error(r->http, 404, "no such endpoint: %s %s", r->method, r->url);

@@ -32,6 +32,14 @@ int srv_sbconfig_make(const char *workdir, struct cordon_config **ret, struct co
 	 * inotify instances (and the like) of all */
 	if (r >= 0 && srv_opts.user_share > 1)
 		r = cordon_config_set_user_share(c, srv_opts.user_share, err);
+	/* E2B's identity, whatever host id it maps to: "user", uid and gid 1000, its HOME the
+	 * workdir (docs/e2b.md, "Commands run as the sandbox's user") */
+	if (r >= 0)
+		r = cordon_config_set_uid(c, SRV_SANDBOX_UID, err);
+	if (r >= 0)
+		r = cordon_config_set_gid(c, SRV_SANDBOX_UID, err);
+	if (r >= 0)
+		r = cordon_config_set_account(c, SRV_SANDBOX_USER, "/home/user", err);
 	/* what E2B's sandboxes have: code may look for it */
 	if (r >= 0)
 		r = cordon_config_set_env(c, "E2B_SANDBOX", "true", err);
