@@ -448,7 +448,8 @@ static int replace_line(struct cd_mount_plan *p, const char *root, const char *r
 		r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
 	if (r < 0)
 		return r;
-	m->content = malloc(len + strlen(line) + 2);
+	/* each line kept, the last one's newline added; the account's line, its newline, NUL */
+	m->content = malloc(len + 1 + strlen(line) + 2);
 	if (!m->content)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	for (size_t i = 0; i < len;) {
