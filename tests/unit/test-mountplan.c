@@ -183,7 +183,7 @@ static void plan_given_account(void)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/etc/group", root);
 	f = fopen(path, "we");
-	fputs("root:x:0:\nann:x:1000:\nusers:x:100:ann\n", f);
+	fputs("root:x:0:\nusers:x:100:ann", f); /* nothing to drop, no last newline */
 	fclose(f);
 	c->fs.rootfs = strdup(root);
 	id.inside_uid = id.inside_gid = 1000;
@@ -198,7 +198,7 @@ static void plan_given_account(void)
 	       "user:x:1000:1000::/w:/bin/sh\n",
 	       "... /etc/passwd: the root's lines for uid 1000 and for \"user\" replaced");
 	is_str(file_on(&p, "/etc/group"), "root:x:0:\nusers:x:100:ann\nuser:x:1000:\n",
-	       "... /etc/group: the root's line for gid 1000 replaced");
+	       "... /etc/group: the account's line added, the last line's newline too");
 	for (size_t i = 0; i < p.n; i++)
 		tmpfs |= p.m[i].kind == CD_MNT_TMPFS && strcmp(p.m[i].dst, "/w") == 0;
 	ok(!tmpfs && !*file_on(&p, "/w/.gitconfig"), "... no tmpfs nor .gitconfig on the workdir");
