@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* files.c - envd's /files: GET downloads a file (read inside, streamed out), POST uploads one
- * or more (multipart/form-data as the SDK sends by default, or application/octet-stream),
- * each written inside by the library through a pipe. Sizes are bounded (--max-upload); file
- * contents are data only. Runs in the server (connection threads). */
+ * or more (multipart/form-data as the SDK sends by default, or application/octet-stream,
+ * either gzip-encoded or not), each written inside by the library through a pipe. Sizes are
+ * bounded (--max-upload, decompressed); file contents are data only. A refusal says the cause
+ * inside (the agent's errno) with envd's status. Runs in the server (connection threads). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "files.h"
 #include "http.h"
@@ -18,6 +20,9 @@
 #include "req.h"
 #include "util.h"
 
+/* envd's statuses, which the SDK turns into its classes: 404 FileNotFoundError, 400
+ * InvalidArgumentError, 507 NotEnoughSpaceError; a refusal of the sandbox's permissions is 403
+ * (envd: 500), a SandboxError either way that names the cause. */
 static unsigned status_of(int code)
 {
 	switch (code) {
@@ -25,14 +30,17 @@ static unsigned status_of(int code)
 		return 404;
 	case EACCES:
 	case EPERM:
+	case EROFS:
 		return 403;
 	case ENOSPC:
 	case EDQUOT:
+	case EFBIG:
 		return 507;
 	case EISDIR:
 	case ENOTDIR:
 	case EINVAL:
 	case ENAMETOOLONG:
+	case ELOOP:
 		return 400;
 	default:
 		return 500;
@@ -40,10 +48,30 @@ static unsigned status_of(int code)
 }
 
 /* --- download --- */
+/* A file read inside, sent as it is or gzip-encoded as it goes (Accept-Encoding: gzip, as the
+ * SDK's `gzip: true` asks; level 1: the cheapest, the server's CPU is shared). */
+#define DOWNLOAD_IN (64 * 1024)
 struct download {
 	int fd;
 	uint64_t left;
+	z_stream *z; /* gzip: the deflater, and in its input */
+	bool z_end;
+	char *in;
 };
+
+static ssize_t read_some(struct download *d, char *buf, size_t max)
+{
+	ssize_t n;
+
+	if (max > d->left)
+		max = (size_t)d->left;
+	do
+		n = read(d->fd, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		d->left -= (uint64_t)n;
+	return n;
+}
 
 static ssize_t download_read(void *arg, uint64_t pos, char *buf, size_t max)
 {
@@ -53,15 +81,41 @@ static ssize_t download_read(void *arg, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	if (d->left == 0)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (max > d->left)
-		max = (size_t)d->left;
-	do
-		n = read(d->fd, buf, max);
-	while (n < 0 && errno == EINTR);
+	n = read_some(d, buf, max);
 	if (n <= 0) /* shrunk meanwhile: the length promised cannot be kept */
 		return MHD_CONTENT_READER_END_WITH_ERROR;
-	d->left -= (uint64_t)n;
 	return n;
+}
+
+static ssize_t download_gzip(void *arg, uint64_t pos, char *buf, size_t max)
+{
+	struct download *d = arg;
+	z_stream *z = d->z;
+
+	(void)pos;
+	if (d->z_end)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	z->next_out = (Bytef *)buf;
+	z->avail_out = (uInt)max;
+	while (z->avail_out == max && !d->z_end) {
+		int k;
+
+		if (z->avail_in == 0 && d->left > 0) {
+			ssize_t n = read_some(d, d->in, DOWNLOAD_IN);
+
+			if (n <= 0) /* shrunk meanwhile: cut, the gzip trailer missing says so */
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			z->next_in = (Bytef *)d->in;
+			z->avail_in = (uInt)n;
+		}
+		k = deflate(z, d->left == 0 && z->avail_in == 0 ? Z_FINISH : Z_NO_FLUSH);
+		if (k == Z_STREAM_ERROR)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		d->z_end = k == Z_STREAM_END;
+	}
+	if (z->avail_out == max) /* the end, nothing more */
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return (ssize_t)(max - z->avail_out);
 }
 
 static void download_free(void *arg)
@@ -69,13 +123,54 @@ static void download_free(void *arg)
 	struct download *d = arg;
 
 	close(d->fd);
+	if (d->z) {
+		deflateEnd(d->z);
+		free(d->z);
+	}
+	free(d->in);
 	free(d);
+}
+
+/* Accept-Encoding names gzip, not with q=0 (as envd: "*" is taken as identity). */
+static bool accepts_gzip(const char *ae)
+{
+	while (ae && *ae) {
+		size_t len;
+		const char *q;
+
+		ae += strspn(ae, " \t,");
+		len = strcspn(ae, ",");
+		if (strcspn(ae, " \t;,") == 4 && strncasecmp(ae, "gzip", 4) == 0) {
+			q = memchr(ae, ';', len);
+			if (q)
+				q += 1 + strspn(q + 1, " \t");
+			return !q || strncasecmp(q, "q=", 2) != 0 || strtod(q + 2, NULL) > 0;
+		}
+		ae += len;
+	}
+	return false;
+}
+
+static int download_deflater(struct download *d)
+{
+	d->z = calloc(1, sizeof(*d->z));
+	d->in = malloc(DOWNLOAD_IN);
+	if (!d->z || !d->in)
+		return -ENOMEM;
+	/* 16 + MAX_WBITS: gzip's header and trailer */
+	if (deflateInit2(d->z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(d->z);
+		d->z = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 enum MHD_Result srv_files_get(struct srv_req *r)
 {
 	struct cordon_error err = {0};
 	const char *path = srv_http_query(r->http, "path");
+	bool gzip = accepts_gzip(srv_http_header(r->http, "Accept-Encoding"));
 	struct download *d;
 	struct stat st;
 	int fd;
@@ -95,6 +190,13 @@ enum MHD_Result srv_files_get(struct srv_req *r)
 	}
 	d->fd = fd;
 	d->left = (uint64_t)st.st_size;
+	if (gzip && download_deflater(d) < 0) {
+		download_free(d);
+		return srv_http_error(r->http, 500, "out of memory");
+	}
+	if (gzip)
+		return srv_http_stream_encoded(r->http, 200, "application/octet-stream", "gzip",
+					       MHD_SIZE_UNKNOWN, download_gzip, download_free, d);
 	return srv_http_stream(r->http, 200, "application/octet-stream", d->left, download_read,
 			       download_free, d);
 }
@@ -120,7 +222,18 @@ struct upload {
 	json_object *done;   /* the written files' entries */
 	unsigned status;     /* an error: its HTTP status */
 	uint64_t dropped;    /* bytes read and dropped since, up to SRV_DRAIN_MAX */
+	struct gunzip *gz;   /* Content-Encoding: gzip */
+	uint64_t plain;	     /* bytes of the body decompressed so far */
 	char msg[600];
+};
+
+/* A gzip body, inflated as it comes into out (never the whole body in memory); members one
+ * after the other, as gzip(1) and envd take them. */
+#define GUNZIP_OUT (64 * 1024)
+struct gunzip {
+	z_stream z;
+	bool ended; /* a member ended, and no other began */
+	char out[GUNZIP_OUT];
 };
 
 static int up_fail(struct upload *up, unsigned status, const char *msg, const char *detail)
@@ -215,6 +328,21 @@ static int write_bounded(int fd, const char *data, size_t len, int dying_fd)
 	return 0;
 }
 
+/* The writer inside stopped reading: it failed (the open, a write: no space, a read-only
+ * place...) and closed its end, so the pipe says EPIPE whatever the cause. Its answer, which
+ * the library reads, says why. */
+static int up_broken(struct upload *up, int k)
+{
+	struct cordon_error err = {0};
+
+	up->fd = cd_safe_close(up->fd);
+	k = cordon_upload_finish(up->u, NULL, &err) < 0 ? -err.code : k;
+	up->u = NULL;
+	if (k != -EPIPE && err.code)
+		return up_fail(up, status_of(err.code), err.msg, NULL);
+	return up_fail(up, 500, "writing the file inside", strerror(-k));
+}
+
 static int up_write(struct upload *up, const char *data, size_t len)
 {
 	int k;
@@ -223,6 +351,8 @@ static int up_write(struct upload *up, const char *data, size_t len)
 		return -EIO;
 	up->part_bytes += len;
 	k = write_bounded(up->fd, data, len, up->r->sb->dying_fd);
+	if (k == -EPIPE)
+		return up_broken(up, k);
 	if (k < 0)
 		return up_fail(up, k == -ETIMEDOUT ? 504 : 500, "writing the file inside",
 			       strerror(-k));
@@ -279,13 +409,70 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 	return size == 0 || up_write(up, data, size) == 0 ? MHD_YES : MHD_NO;
 }
 
+/* The body as sent, decompressed: to the multipart reader or the file. */
+static void upload_plain(struct upload *up, const char *data, size_t len)
+{
+	up->plain += len;
+	if (up->plain > srv_opts.max_upload) { /* a gzip bomb stops here */
+		up_fail(up, 413, "the upload is larger than --max-upload once decompressed", NULL);
+		return;
+	}
+	if (up->pp) {
+		MHD_post_process(up->pp, data, len);
+		return;
+	}
+	if (!up->u && !up->status)
+		up_open(up, srv_http_query(up->r->http, "path"));
+	up_write(up, data, len);
+}
+
+static void gunzip_fail(struct upload *up, const char *why)
+{
+	up_fail(up, 400, "the body is not valid gzip", why ? why : "corrupt data");
+}
+
+/* Inflate a chunk of the body; what comes out goes on as the body. */
+static void gunzip_chunk(struct upload *up, const char *data, size_t len)
+{
+	struct gunzip *g = up->gz;
+
+	g->z.next_in = (Bytef *)data;
+	g->z.avail_in = (uInt)len;
+	while (!up->status && (g->z.avail_in > 0 || g->z.avail_out == 0)) {
+		int k;
+
+		if (g->ended) { /* another member follows, or nothing yet */
+			if (g->z.avail_in == 0)
+				break;
+			inflateReset(&g->z);
+			g->ended = false;
+		}
+		g->z.next_out = (Bytef *)g->out;
+		g->z.avail_out = GUNZIP_OUT;
+		k = inflate(&g->z, Z_NO_FLUSH);
+		if (k != Z_OK && k != Z_STREAM_END && k != Z_BUF_ERROR)
+			return gunzip_fail(up, g->z.msg);
+		if (GUNZIP_OUT - g->z.avail_out > 0)
+			upload_plain(up, g->out, GUNZIP_OUT - g->z.avail_out);
+		g->ended = k == Z_STREAM_END;
+		if (k == Z_BUF_ERROR)
+			break; /* all taken: more input needed */
+	}
+}
+
 static int upload_body(void *ctx, const char *data, size_t len)
 {
 	struct upload *up = ctx;
 
-	if (data && up->status) { /* answered at the end; a client that goes on past this is cut */
+	/* Answered at the end: a refusal inside (the file's place, the disk) comes while the body
+	 * does, and a client still sending would take a close for a reset and lose the answer. A
+	 * body within --max-upload is read to its end (no more than its acceptance would cost);
+	 * past it, SRV_DRAIN_MAX more at most, then the connection is cut. */
+	if (data && up->status) {
 		up->dropped += len;
-		return up->dropped > SRV_DRAIN_MAX ? -E2BIG : 0;
+		return up->dropped > SRV_DRAIN_MAX && up->total + up->dropped > srv_opts.max_upload
+			       ? -E2BIG
+			       : 0;
 	}
 	up->total += len;
 	if (data && up->total > srv_opts.max_upload) {
@@ -293,13 +480,14 @@ static int upload_body(void *ctx, const char *data, size_t len)
 		return 0;
 	}
 	if (data) {
-		if (up->pp)
-			return MHD_post_process(up->pp, data, len) == MHD_YES || up->status ? 0 : 0;
-		if (!up->u && !up->status)
-			up_open(up, srv_http_query(up->r->http, "path"));
-		up_write(up, data, len);
+		if (up->gz)
+			gunzip_chunk(up, data, len);
+		else
+			upload_plain(up, data, len);
 		return 0;
 	}
+	if (up->gz && !up->gz->ended && !up->status) /* the end, in the middle of a member */
+		gunzip_fail(up, "the body ends before the gzip stream does");
 	if (up->pp) { /* the end */
 		MHD_destroy_post_processor(up->pp);
 		up->pp = NULL;
@@ -316,6 +504,10 @@ static void upload_free(void *arg)
 
 	if (up->pp)
 		MHD_destroy_post_processor(up->pp);
+	if (up->gz) {
+		inflateEnd(&up->gz->z);
+		free(up->gz);
+	}
 	if (up->u) { /* the client went away mid-upload */
 		close(up->fd);
 		cordon_upload_finish(up->u, NULL, NULL);
@@ -326,14 +518,31 @@ static void upload_free(void *arg)
 	free(up);
 }
 
+static int gunzip_new(struct upload *up)
+{
+	up->gz = calloc(1, sizeof(*up->gz));
+	if (!up->gz)
+		return -ENOMEM;
+	/* 16 + MAX_WBITS: a gzip header and trailer (its CRC and length checked), not zlib's */
+	if (inflateInit2(&up->gz->z, 16 + MAX_WBITS) != Z_OK) {
+		free(up->gz);
+		up->gz = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 enum MHD_Result srv_files_post_begin(struct srv_req *r)
 {
 	const char *ct = srv_http_header(r->http, "Content-Type");
 	const char *ce = srv_http_header(r->http, "Content-Encoding");
 	struct upload *up;
 
-	if (ce && strcasecmp(ce, "identity") != 0)
-		return srv_http_error(r->http, 415, "Content-Encoding %s is not supported", ce);
+	bool gzip = ce && strcasecmp(ce, "gzip") == 0;
+
+	if (ce && !gzip && strcasecmp(ce, "identity") != 0)
+		return srv_http_error(r->http, 415,
+				      "Content-Encoding %s is not supported (gzip or identity)", ce);
 	up = calloc(1, sizeof(*up));
 	if (!up)
 		return srv_http_error(r->http, 500, "out of memory");
@@ -342,6 +551,8 @@ enum MHD_Result srv_files_post_begin(struct srv_req *r)
 	up->done = json_object_new_array();
 	r->state = up;
 	r->state_free = upload_free;
+	if (gzip && gunzip_new(up) < 0)
+		return srv_http_error(r->http, 500, "out of memory");
 	srv_http_body_to(r->http, upload_body, up);
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
 		up->pp = srv_http_post_processor(r->http, 64 * 1024, on_part, up);

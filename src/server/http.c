@@ -192,6 +192,14 @@ enum MHD_Result srv_http_stream(struct srv_http *h, unsigned status, const char 
 				uint64_t size, MHD_ContentReaderCallback read,
 				MHD_ContentReaderFreeCallback free_st, void *st)
 {
+	return srv_http_stream_encoded(h, status, ctype, NULL, size, read, free_st, st);
+}
+
+enum MHD_Result srv_http_stream_encoded(struct srv_http *h, unsigned status, const char *ctype,
+					const char *encoding, uint64_t size,
+					MHD_ContentReaderCallback read,
+					MHD_ContentReaderFreeCallback free_st, void *st)
+{
 	struct MHD_Response *resp =
 	    MHD_create_response_from_callback(size, 32 * 1024, read, st, free_st);
 
@@ -201,6 +209,10 @@ enum MHD_Result srv_http_stream(struct srv_http *h, unsigned status, const char 
 	}
 	MHD_add_response_header(resp, "Content-Type", ctype);
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	if (encoding) {
+		MHD_add_response_header(resp, "Content-Encoding", encoding);
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	}
 	return queue(h, status, resp);
 }
 

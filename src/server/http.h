@@ -72,6 +72,11 @@ enum MHD_Result srv_http_error(struct srv_http *h, unsigned status, const char *
 enum MHD_Result srv_http_stream(struct srv_http *h, unsigned status, const char *ctype,
 				uint64_t size, MHD_ContentReaderCallback read,
 				MHD_ContentReaderFreeCallback free_st, void *st);
+/* The same, its body in that Content-Encoding (size: MHD_SIZE_UNKNOWN for one made as it goes) */
+enum MHD_Result srv_http_stream_encoded(struct srv_http *h, unsigned status, const char *ctype,
+					const char *encoding, uint64_t size,
+					MHD_ContentReaderCallback read,
+					MHD_ContentReaderFreeCallback free_st, void *st);
 /* The connection's socket, for the streams to notice a client that went away. */
 int srv_http_conn_fd(struct srv_http *h);
 bool srv_http_peer_gone(int fd);
