@@ -87,8 +87,11 @@ await test('gzip uploads and downloads', async () => {
   const r = await fetch(`${env.sandbox}/files?path=/home/user/gz-${MiB}`, { headers: { ...h, 'Accept-Encoding': 'gzip' } })
   eq(r.headers.get('content-encoding'), 'gzip', 'a download asked with Accept-Encoding: gzip is gzip-encoded')
   await r.arrayBuffer()
-  const r2 = await fetch(`${env.sandbox}/files?path=/home/user/gz-${MiB}`, { headers: { ...h, 'Accept-Encoding': 'identity' } })
-  ok(r2.headers.get('content-encoding') === null && (await r2.arrayBuffer()).byteLength === MiB, 'asked with identity: not encoded, all of it')
+  for (const [ae, want] of [['identity', null], ['gzip;q=0', null], ['deflate, gzip;q=0.5', 'gzip'], ['GZIP', 'gzip'], ['gzipx', null], ['*', null]]) {
+    const r2 = await fetch(`${env.sandbox}/files?path=/home/user/gz-${MiB}`, { headers: { ...h, 'Accept-Encoding': ae } })
+    const got = r2.headers.get('content-encoding')
+    ok(got === want && (await r2.arrayBuffer()).byteLength === MiB, `asked with ${ae}: ${want || 'not encoded'}, all of it`, got)
+  }
 }, { timeout: 300_000 })
 
 await test('gzip bodies by hand', async () => {
