@@ -229,9 +229,14 @@ static void list_turn_end(struct srv_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
+/* A full disk is envd's `internal`, not `resource_exhausted`: the SDK makes that a
+ * RateLimitError ("try again later"), which a full disk is not. */
 static enum MHD_Result fail(struct srv_req *r, const struct cordon_error *err)
 {
-	return srv_rpc_error(r, srv_connect_code_of_errno(err->code), "%s", err->msg);
+	bool full = err->code == ENOSPC || err->code == EDQUOT;
+
+	return srv_rpc_error(r, full ? "internal" : srv_connect_code_of_errno(err->code), "%s",
+			     err->msg);
 }
 
 /* The request's string field key (non-empty); NULL with an error answered. req is freed then. */

@@ -70,6 +70,18 @@ await test('the other file calls say why', async () => {
   await check('list of a missing directory: FileNotFoundError', () => sbx.files.list('/home/user/none'), FileNotFoundError, /No such file/)
   await check('list of a file: InvalidArgumentError', () => sbx.files.list('/home/user/afile'), InvalidArgumentError, /Not a directory/)
   await check('getInfo of a missing file: FileNotFoundError', () => sbx.files.getInfo('/home/user/none'), FileNotFoundError, /No such file/)
+  // /dev/shm's inodes (one a KiB of its size) all taken: a file or directory made there is ENOSPC
+  const shm = await sbx.commands.run(`python3 -c "
+import os
+i = 0
+while True:
+    try: os.mkdir('/dev/shm/d%d' % i)
+    except OSError as e: print(e.strerror); break
+    i += 1"`, { timeoutMs: 300_000 })
+  ok(/No space left/.test(shm.stdout), "/dev/shm's inodes are all taken", shm.stdout)
+  await check('write with no inode left: NotEnoughSpaceError', () => sbx.files.write('/dev/shm/f', 'x'), NotEnoughSpaceError, /507: .*No space left on device|No space left on device/)
+  await check('makeDir with no inode left: the cause, no RateLimitError', () => sbx.files.makeDir('/dev/shm/new'),
+    SandboxError, /^(?![\s\S]*Rate limit)[\s\S]*No space left on device/)
 }, { timeout: 300_000 })
 
 await test('gzip uploads and downloads', async () => {
