@@ -52,7 +52,7 @@ static unsigned status_of(int code)
  * Node's fetch sends on every request: level 1, the cheapest; a file whose first MiB does not
  * shrink by a tenth is sent on in stored blocks, gzip's framing alone: compressing random or
  * compressed data cost 5 times the plain download's time). */
-#define DOWNLOAD_IN (64 * 1024)
+#define DOWNLOAD_IN    (64 * 1024)
 #define DOWNLOAD_PROBE (1u << 20)
 struct download {
 	int fd;
@@ -490,8 +490,8 @@ static int upload_body(void *ctx, const char *data, size_t len)
 	if (data && up->status) {
 		up->dropped += len;
 		return up->dropped > SRV_DRAIN_MAX && up->total + up->dropped > srv_opts.max_upload
-			       ? -E2BIG
-			       : 0;
+			   ? -E2BIG
+			   : 0;
 	}
 	up->total += len;
 	if (data && up->total > srv_opts.max_upload) {
@@ -560,8 +560,8 @@ enum MHD_Result srv_files_post_begin(struct srv_req *r)
 	bool gzip = ce && strcasecmp(ce, "gzip") == 0;
 
 	if (ce && !gzip && strcasecmp(ce, "identity") != 0)
-		return srv_http_error(r->http, 415,
-				      "Content-Encoding %s is not supported (gzip or identity)", ce);
+		return srv_http_error(
+		    r->http, 415, "Content-Encoding %s is not supported (gzip or identity)", ce);
 	up = calloc(1, sizeof(*up));
 	if (!up)
 		return srv_http_error(r->http, 500, "out of memory");
