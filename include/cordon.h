@@ -493,6 +493,10 @@ struct cordon_process;
 /* Remove the workdir (the directory and all it holds) when the session ends: for a fresh
  * directory per session. Removed without following any symlink, after every process is gone. */
 #define CORDON_SESSION_REMOVE_WORKDIR 0x1u
+/* A session to freeze (cordon_session_freeze): it gets a cgroup of its own wherever one can be
+ * made, even where the cgroup offers none of the controllers cordon's limits use (a cgroup
+ * whose only use is cgroup.freeze). Where none can be made it runs all the same, unfreezable. */
+#define CORDON_SESSION_FREEZABLE 0x2u
 
 /* Make a session from c (c may be freed or reused afterwards). Returns once the sandbox is
  * ready for commands; a setup failure is returned like cordon_run()'s. */
@@ -637,6 +641,16 @@ CORDON_PUBLIC int cordon_session_destroy(struct cordon_session *s, struct cordon
  * layer of its layer store (ret_id: its id), while it runs on. */
 CORDON_PUBLIC int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
 					    struct cordon_error *err);
+/* Freeze (frozen 1) or thaw (0) every process of the session, pid 1 and cordon's agent too, with
+ * the cgroup v2 freezer: they stop where they are, keep their memory, and go on when thawed.
+ * Returns once cgroup.events says so (at most a few seconds: then -ETIMEDOUT, and a freeze is
+ * undone). A frozen session's calls that need its agent (exec, the file operations) wait for it
+ * until their bounds (cordon_session_set_bounds); cordon_session_kill() and destroy work frozen
+ * or not. -EOPNOTSUPP when the session has no cgroup of its own (err says why: see
+ * CORDON_SESSION_FREEZABLE) or the kernel has no freezer (before Linux 5.2). Freezing a frozen
+ * session, or thawing a thawed one, does nothing. */
+CORDON_PUBLIC int cordon_session_freeze(struct cordon_session *s, int frozen,
+					struct cordon_error *err);
 /* A new session (config c, which must name the same workdir and layer store) that starts from
  * src's changes so far: src's checkpoint, used as the new session's starting layer and then
  * removed. The two go on apart: neither sees the other's later changes. */

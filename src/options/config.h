@@ -110,6 +110,8 @@ struct cd_limits_opts {
 	enum cordon_cgroup_mode cgroup_mode;
 	char *cgroup_parent;
 	unsigned user_share; /* 0 or 1: the caller's per-user budgets undivided */
+	bool freezer; /* a session to freeze: a cgroup where one can be made, even without a
+		       * controller (CORDON_SESSION_FREEZABLE) */
 };
 
 /* Who the command is inside (src/sandbox/userns.c). */

@@ -560,7 +560,10 @@ static int place(const struct cd_limits_opts *lim, const char *id, struct cd_cgr
 	if (lim->cgroup_mode == CORDON_CGROUP_OFF)
 		return no_cgroup(lim, "the cgroup mode is off", cg, err);
 	r = choose_parent(lim, &cg->parent, &why);
-	if (r >= 0 && lim->cgroup_mode != CORDON_CGROUP_REQUIRED && no_controllers(cg->parent))
+	/* a session to freeze needs a cgroup of its own for cgroup.freeze, which needs no
+	 * controller */
+	if (r >= 0 && lim->cgroup_mode != CORDON_CGROUP_REQUIRED && !lim->freezer &&
+	    no_controllers(cg->parent))
 		return pointless(lim, cg, err);
 	if (r >= 0) {
 		clean_stale(cg->parent);
@@ -627,6 +630,70 @@ void cd_cgroup_kill(const struct cd_cgroup *cg)
 	while (f && fgets(line, sizeof(line), f))
 		kill((pid_t)atoi(line), SIGKILL);
 	write_text(cg->path, "cgroup.freeze", "0");
+}
+
+/* cgroup.events' "frozen" is want: 1, 0 if not yet, -errno */
+static int frozen_is(int events_fd, bool want)
+{
+	char buf[256], *at;
+	ssize_t n = pread(events_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	at = strstr(buf, "frozen ");
+	if (!at)
+		return -EOPNOTSUPP;
+	return (at[7] == '1') == want;
+}
+
+/* Until cgroup.events says frozen (or thawed), or the deadline (monotonic): a change of the file
+ * wakes poll() with POLLPRI (cgroup v2's notification of a modified file). */
+static int wait_frozen(const struct cd_cgroup *cg, bool want, uint64_t deadline_ns,
+		       struct cordon_error *err)
+{
+	_cleanup_close_ int fd = openat(cg->fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "freeze", "open %s/cgroup.events", cg->path);
+	while ((r = frozen_is(fd, want)) == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLPRI };
+		uint64_t now = cd_now_ns();
+		int ms;
+
+		if (now >= deadline_ns)
+			return cd_fail(err, ETIMEDOUT, "freeze", "%s: cgroup.events did not say "
+				       "frozen %d in time", cg->path, want);
+		ms = (int)((deadline_ns - now) / NSEC_PER_MSEC) + 1;
+		if (poll(&p, 1, ms < 100 ? ms : 100) < 0 && errno != EINTR)
+			return cd_fail_errno(err, errno, "freeze", "poll %s/cgroup.events",
+					     cg->path);
+	}
+	if (r < 0)
+		return cd_fail_errno(err, -r, "freeze", "read %s/cgroup.events", cg->path);
+	return 0;
+}
+
+int cd_cgroup_freeze(const struct cd_cgroup *cg, bool frozen, uint64_t deadline_ns,
+		     const char *why_none, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!cg->path || cg->fd < 0)
+		return cd_fail(err, EOPNOTSUPP, "freeze", "the sandbox has no cgroup of its own%s%s",
+			       why_none ? ": " : "", why_none ? why_none : "");
+	fd = openat(cg->fd, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return cd_fail(err, EOPNOTSUPP, "freeze", "%s has no cgroup.freeze (the cgroup v2 "
+			       "freezer needs Linux 5.2)", cg->path);
+	if (fd < 0 || write(fd, frozen ? "1" : "0", 1) < 0)
+		return cd_fail_errno(err, errno, "freeze", "write %s/cgroup.freeze", cg->path);
+	r = wait_frozen(cg, frozen, deadline_ns, err);
+	if (r < 0 && frozen) /* not all of it stopped: none of it stays stopped */
+		(void)!write(fd, "0", 1);
+	return r;
 }
 
 void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u)

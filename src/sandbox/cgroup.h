@@ -48,6 +48,11 @@ void cd_cgroup_log(const struct cd_cgroup *cg, const struct cd_log *log);
 int cd_cgroup_attach(const struct cd_cgroup *cg, pid_t pid, struct cordon_error *err);
 /* Kill every process in it (cgroup.kill; freeze and SIGKILL each where that is missing). */
 void cd_cgroup_kill(const struct cd_cgroup *cg);
+/* Freeze (frozen) or thaw every process in it (cgroup.freeze) and wait, up to deadline_ns
+ * (monotonic), until cgroup.events says so; a freeze that does not complete in time is undone.
+ * -EOPNOTSUPP: no cgroup (why_none, may be NULL, says why) or no freezer. */
+int cd_cgroup_freeze(const struct cd_cgroup *cg, bool frozen, uint64_t deadline_ns,
+		     const char *why_none, struct cordon_error *err);
 void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u);
 /* Kill, wait until empty (bounded), remove. */
 void cd_cgroup_remove(struct cd_cgroup *cg);

@@ -13,11 +13,13 @@
 #include <sys/socket.h>
 
 #include "config.h"
+#include "cgroup.h"
 #include "cow.h"
 #include "frame.h"
 #include "holder.h"
 #include "rmtree.h"
 #include "run.h"
+#include "sandbox.h"
 
 struct holder {
 	int fd;
@@ -79,6 +81,20 @@ static void on_running(void *data)
 	dup2(h->null_fd, 0);
 }
 
+/* Freeze or thaw the sandbox's cgroup: every process in it, pid 1 and the agent too, stops
+ * where it is (or goes on); we and the proxy are outside it. */
+static void freeze(struct holder *h, struct cd_sandbox *sb, bool frozen)
+{
+	const struct cd_cgroup *cg = &sb->bounds.cg;
+	struct cd_holder_msg reply = { .type = CD_HOLDER_FREEZE };
+
+	reply.ret = cd_cgroup_freeze(cg, frozen, cd_now_ns() + CD_HOLDER_FREEZE_NS,
+				     cg->missing ? cg->missing[0] : NULL, &reply.err);
+	cd_log_line(&sb->c->log, "session: %s: %s", frozen ? "frozen" : "thawed",
+		    reply.ret < 0 ? reply.err.msg : "done");
+	cd_holder_send(h->fd, &reply, 0);
+}
+
 /* The caller asked for the end, or is gone: pid 1 dies, and the whole sandbox with it. */
 static void on_holder(void *data, struct cd_sandbox *sb)
 {
@@ -93,6 +109,10 @@ static void on_holder(void *data, struct cd_sandbox *sb)
 
 		reply.ret = cd_cow_checkpoint(sb, reply.res.layer_id, &reply.err);
 		cd_holder_send(h->fd, &reply, 0);
+		return;
+	}
+	if (r > 0 && m.type == CD_HOLDER_FREEZE) {
+		freeze(h, sb, m.ret != 0);
 		return;
 	}
 	cd_log_line(&sb->c->log, "session: %s: ending the sandbox",
@@ -133,6 +153,7 @@ _Noreturn void cd_holder_main(const struct cordon_config *cfg, unsigned flags, i
 	c.command.argv = agent_argv;
 	c.command.fast_exit = false;
 	c.outputs.capture_dir = NULL; /* the commands' streams are the caller's to pass */
+	c.limits.freezer = flags & CORDON_SESSION_FREEZABLE;
 	m.ret = session.null_fd < 0 ? cd_fail_errno(&m.err, errno, "session", "open /dev/null")
 				    : cd_run(&c, &hooks, &m.res, &m.err);
 	if (!h.told && m.ret >= 0) /* ended before the agent ran: a failed setup */

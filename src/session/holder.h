@@ -10,6 +10,8 @@
  *   DESTROY                            ->    kills pid 1 (the caller's end closing does too)
  *   CHECKPOINT                         ->    saves the changes so far as a layer
  *                                      <-    CHECKPOINT ret, res.layer_id, err
+ *   FREEZE ret: 1 freeze, 0 thaw       ->    cgroup.freeze, until cgroup.events says so
+ *                                      <-    FREEZE ret, err
  *                                      <-    ENDED ret, res, err: the session is over (once)
  */
 #pragma once
@@ -24,7 +26,11 @@ enum cd_holder_type {
 	CD_HOLDER_DESTROY,   /* caller -> supervisor: end it now */
 	CD_HOLDER_CHECKPOINT, /* caller -> supervisor: save the changes so far as a layer;
 			       * back: ret, res.layer_id, err */
+	CD_HOLDER_FREEZE,     /* caller -> supervisor: ret 1 freeze, 0 thaw; back: ret, err */
 };
+
+/* A freeze or thaw the kernel has not completed in this long fails (and a freeze is undone). */
+#define CD_HOLDER_FREEZE_NS (5ull * NSEC_PER_SEC)
 
 /* type is the frame's; the rest its payload, whole (both ends are one build) */
 struct cd_holder_msg {

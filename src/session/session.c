@@ -152,7 +152,7 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	int r;
 
 	cd_error_clear(err);
-	if (!c || !ret || (flags & ~CORDON_SESSION_REMOVE_WORKDIR))
+	if (!c || !ret || (flags & ~(CORDON_SESSION_REMOVE_WORKDIR | CORDON_SESSION_FREEZABLE)))
 		return cd_fail(err, EINVAL, "session", "no config, or unknown flags");
 	exec_fd = cd_libexec_open("cordon-agent", "CORDON_AGENT", err);
 	if (exec_fd < 0)
@@ -340,6 +340,32 @@ int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
 	}
 	memcpy(ret_id, m.res.layer_id, 17);
 	return 0;
+}
+
+int cordon_session_freeze(struct cordon_session *s, int frozen, struct cordon_error *err)
+{
+	struct cd_holder_msg m = { .type = CD_HOLDER_FREEZE, .ret = frozen ? 1 : 0 };
+	int r;
+
+	cd_error_clear(err);
+	if (!s)
+		return cd_fail(err, EINVAL, "session", "no session");
+	pthread_mutex_lock(&s->lock);
+	if (s->ended || cd_holder_send(s->holder, &m, 0) < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return cd_fail(err, ESRCH, "session", "the session has ended");
+	}
+	r = cd_holder_recv(s->holder, &m, 0);
+	if (r > 0 && m.type == CD_HOLDER_ENDED) {
+		s->ended = true; /* keep its result for cordon_session_destroy() */
+		s->end = m;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r <= 0 || m.type != CD_HOLDER_FREEZE)
+		return cd_fail(err, ESRCH, "session", "the session has ended");
+	if (m.ret < 0 && err)
+		*err = m.err;
+	return m.ret < 0 ? m.ret : 0;
 }
 
 int cordon_session_fork(struct cordon_session *src, const struct cordon_config *c,

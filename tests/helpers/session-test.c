@@ -2479,6 +2479,113 @@ static void test_session_basics(void)
 	ok(bgmark[0] && !process_with(bgmark), "background: the freed command died at destroy");
 }
 
+/* --- freezing (cordon_session_freeze) --- */
+
+/* Can a session of ours have a cgroup of its own here? The library's rule (src/sandbox/cgroup.c):
+ * a cgroup2 mount; as root, any; unprivileged, our own cgroup when it is writable (delegated). */
+static bool cgroup_expected(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char line[4096], mnt[PATH_MAX] = "", own[PATH_MAX] = "", dir[2 * PATH_MAX + 2];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s cgroup2 ", mnt) == 1)
+			break;
+		else
+			mnt[0] = '\0';
+	if (f)
+		fclose(f);
+	if (!mnt[0])
+		return false;
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(own, sizeof(own), "%s", strcmp(line + 3, "/") ? line + 3 : "");
+		}
+	if (f)
+		fclose(f);
+	snprintf(dir, sizeof(dir), "%s%s", mnt, own);
+	return access(dir, W_OK) == 0;
+}
+
+static long read_count(const char *w)
+{
+	char path[PATH_MAX + 16], buf[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/count", w);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+/* Until the counter differs from old (10 s at most): its value */
+static long count_past(const char *w, long old)
+{
+	long v = old;
+
+	for (uint64_t end = now_ns() + 10 * SEC; now_ns() < end && v == old; nap_ms(20))
+		v = read_count(w);
+	return v;
+}
+
+/* A frozen session: its counter stands still, a command waits; thawed, both go on; killed
+ * frozen, nothing of it is left. Without a cgroup: refused, saying why. */
+static void test_freeze(void)
+{
+	const char *w = fresh_dir("freeze");
+	struct cordon_session *s = make_session(w, 0, CORDON_SESSION_FREEZABLE);
+	struct cordon_exec e = { .fd = { -1, -1, -1 } };
+	struct cordon_error err = { 0 };
+	struct cordon_process *p;
+	char script[256], mark[128];
+	long a, b;
+	int r;
+
+	if (!s) {
+		ok(0, "freeze: session");
+		return;
+	}
+	snprintf(mark, sizeof(mark), "%s-frozen", marker);
+	snprintf(script, sizeof(script),
+		 "i=0; while :; do i=$((i+1)); echo $i >count.new; mv count.new count; "
+		 "sleep 0.02; done & exec -a %s sleep 1000", mark);
+	e.argv = ARGV("bash", "-c", script);
+	if (cordon_session_exec(s, &e, &p, &err) < 0) {
+		ok(0, "freeze: start: %s", err.msg);
+		destroy(s);
+		return;
+	}
+	cordon_process_free(p);
+	ok(count_past(w, -1) > 0, "freeze: the counter runs");
+	r = cordon_session_freeze(s, 1, &err);
+	if (!cgroup_expected()) {
+		ok(r == -EOPNOTSUPP && strstr(err.msg, "no cgroup of its own"),
+		   "freeze: no cgroup here: refused, saying why (%d: %s)", r, err.msg);
+		ok(count_past(w, read_count(w)) > 0, "freeze: refused: the counter runs on");
+		destroy(s);
+		return;
+	}
+	ok(r == 0, "freeze: frozen (%d: %s)", r, err.msg);
+	a = read_count(w);
+	nap_ms(300); /* frozen: it cannot move, however long we look */
+	b = read_count(w);
+	ok(a > 0 && a == b, "freeze: the counter stands still (%ld, %ld)", a, b);
+	ok(cordon_session_freeze(s, 1, &err) == 0, "freeze: again: nothing to do (%s)", err.msg);
+	ok(cordon_session_freeze(s, 0, &err) == 0, "freeze: thawed (%s)", err.msg);
+	ok(count_past(w, b) > b, "freeze: the counter goes on from where it stood");
+	ok(cordon_session_freeze(s, 1, &err) == 0, "freeze: frozen again (%s)", err.msg);
+	ok(destroy(s) == 0, "freeze: destroyed while frozen");
+	ok(!process_with(mark), "freeze: nothing of the frozen session is left");
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX];
@@ -2516,5 +2623,6 @@ int main(int argc, char **argv)
 	test_supervisor_fds();
 	test_caller_killed();
 	test_cow_fork();
+	test_freeze();
 	return done_testing();
 }
