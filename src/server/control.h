@@ -16,5 +16,7 @@ enum MHD_Result srv_control_kill(struct srv_req *r);
 enum MHD_Result srv_control_timeout(struct srv_req *r);
 enum MHD_Result srv_control_connect(struct srv_req *r);
 enum MHD_Result srv_control_refresh(struct srv_req *r);
+enum MHD_Result srv_control_pause(struct srv_req *r);
+enum MHD_Result srv_control_resume(struct srv_req *r);
 enum MHD_Result srv_control_health(struct srv_req *r);
 enum MHD_Result srv_control_unsupported(struct srv_req *r);

@@ -95,8 +95,11 @@ static void serve_one(int sock, const char *workdir)
 
 	rep.ret = srv_sbconfig_make(workdir, &c, &rep.err);
 	if (rep.ret >= 0) {
-		rep.ret = cordon_session_create(
-		    c, srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR, &s, &rep.err);
+		/* freezable: pause (control.c) freezes it */
+		unsigned flags = CORDON_SESSION_FREEZABLE |
+				 (srv_opts.keep_workdirs ? 0 : CORDON_SESSION_REMOVE_WORKDIR);
+
+		rep.ret = cordon_session_create(c, flags, &s, &rep.err);
 		cordon_config_free(c);
 	}
 	if (rep.ret >= 0) {

@@ -170,6 +170,25 @@ enum MHD_Result srv_http_json(struct srv_http *h, unsigned status, json_object *
 	return ret;
 }
 
+enum MHD_Result srv_http_json_headers(struct srv_http *h, unsigned status, json_object *j,
+				      const char *const *headers)
+{
+	struct MHD_Response *resp;
+	const char *s;
+
+	if (!j)
+		return srv_http_json(h, status, j);
+	s = json_object_to_json_string_ext(j,
+					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	resp = MHD_create_response_from_buffer(strlen(s), (void *)s, MHD_RESPMEM_MUST_COPY);
+	json_object_put(j);
+	if (resp)
+		MHD_add_response_header(resp, "Content-Type", "application/json");
+	for (size_t i = 0; resp && headers && headers[i]; i += 2)
+		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	return queue(h, status, resp);
+}
+
 enum MHD_Result srv_http_error(struct srv_http *h, unsigned status, const char *fmt, ...)
 {
 	char msg[512];

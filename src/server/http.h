@@ -60,6 +60,9 @@ struct MHD_PostProcessor *srv_http_post_processor(struct srv_http *h, size_t buf
 bool srv_http_answered(struct srv_http *h);
 /* takes j */
 enum MHD_Result srv_http_json(struct srv_http *h, unsigned status, json_object *j);
+/* The same, with headers: name, value, ..., NULL */
+enum MHD_Result srv_http_json_headers(struct srv_http *h, unsigned status, json_object *j,
+				      const char *const *headers);
 enum MHD_Result srv_http_text(struct srv_http *h, unsigned status, const char *ctype,
 			      const char *text, size_t len);
 /* takes text (malloc'd): answered without a copy */

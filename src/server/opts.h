@@ -25,6 +25,7 @@ struct srv_options {
 	uint64_t disk, disk_entries;      /* a workdir's budget (disk.c); disk 0: none */
 	bool disk_set;
 	uint64_t idle_ttl_ns, max_ttl_ns, default_ttl_ns;
+	uint64_t max_paused_ns; /* a paused sandbox is killed after this (--max-paused-ttl) */
 	uint64_t max_upload;
 	unsigned max_connections;
 	/* followed processes in one sandbox: RLIMIT_NOFILE's share (serve.c) */

@@ -191,6 +191,7 @@ void srv_sandbox_free(struct srv_sandbox *sb)
 	if (sb->dying_fd >= 0)
 		close(sb->dying_fd);
 	pthread_mutex_destroy(&sb->lock);
+	pthread_mutex_destroy(&sb->pause_lock);
 	pthread_cond_destroy(&sb->cond);
 	free(sb);
 }
@@ -421,16 +422,131 @@ int srv_reg_kill_later(const char *id, const char *why)
 	return 0;
 }
 
+bool srv_sandbox_paused(struct srv_sandbox *sb)
+{
+	bool paused;
+
+	pthread_mutex_lock(&sb->lock);
+	paused = sb->paused;
+	pthread_mutex_unlock(&sb->lock);
+	return paused;
+}
+
+int srv_reg_pause(struct srv_sandbox *sb, struct cordon_error *err)
+{
+	int r;
+
+	pthread_mutex_lock(&sb->pause_lock);
+	if (srv_sandbox_paused(sb)) {
+		pthread_mutex_unlock(&sb->pause_lock);
+		return cd_fail(err, EALREADY, "pause", "sandbox %s is paused already", sb->id);
+	}
+	r = cordon_session_freeze(sb->session, 1, err);
+	if (r >= 0) {
+		pthread_mutex_lock(&sb->lock);
+		sb->paused = true;
+		sb->paused_ms = srv_now_ms();
+		sb->paused_ns = cd_now_ns();
+		sb->paused_left_ms = sb->end_ms > sb->paused_ms ? sb->end_ms - sb->paused_ms : 0;
+		pthread_mutex_unlock(&sb->lock);
+		srv_log("sandbox %s: paused", sb->id);
+	}
+	pthread_mutex_unlock(&sb->pause_lock);
+	return r;
+}
+
+int srv_reg_resume(struct srv_sandbox *sb, bool *ret_resumed, struct cordon_error *err)
+{
+	int r = 0;
+
+	*ret_resumed = false;
+	pthread_mutex_lock(&sb->pause_lock);
+	if (srv_sandbox_paused(sb))
+		r = cordon_session_freeze(sb->session, 0, err);
+	else
+		r = 1;
+	if (r == 0) {
+		pthread_mutex_lock(&sb->lock);
+		sb->paused = false;
+		sb->end_ms = srv_now_ms() + sb->paused_left_ms; /* its timeout goes on */
+		sb->last_used_ns = cd_now_ns();
+		pthread_mutex_unlock(&sb->lock);
+		*ret_resumed = true;
+		srv_log("sandbox %s: resumed", sb->id);
+	}
+	pthread_mutex_unlock(&sb->pause_lock);
+	return r < 0 ? r : 0;
+}
+
+/* The reaper's verdict for a sandbox at its timeout with autoPause: not its end */
+static const char AUTO_PAUSE[] = "timeout: pause";
+
+static void *pauser_main(void *arg)
+{
+	struct srv_sandbox *sb = arg;
+	struct cordon_error err = {0};
+	int r = srv_reg_pause(sb, &err);
+
+	pthread_mutex_lock(&sb->lock);
+	sb->pausing = false;
+	pthread_mutex_unlock(&sb->lock);
+	/* accepted at create because it could be paused: what fails now fails loudly */
+	if (r < 0 && r != -EALREADY) {
+		srv_log("sandbox %s: cannot pause it at its timeout: %s: %s", sb->id, err.step,
+			err.msg);
+		srv_reg_kill_later(sb->id, "timeout (it could not be paused)");
+	}
+	srv_sandbox_unref(sb);
+	pthread_mutex_lock(&table_lock);
+	n_destroying--;
+	pthread_cond_broadcast(&reaper_cond);
+	pthread_mutex_unlock(&table_lock);
+	return NULL;
+}
+
+/* Paused by a thread of its own (the reaper never waits on a sandbox); table_lock held. */
+static bool pause_later(struct srv_sandbox *sb)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	pthread_mutex_lock(&sb->lock);
+	sb->pausing = true;
+	sb->refs++;
+	pthread_mutex_unlock(&sb->lock);
+	n_destroying++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	r = pthread_create(&t, &attr, pauser_main, sb);
+	pthread_attr_destroy(&attr);
+	if (r == 0)
+		return true;
+	n_destroying--;
+	pthread_mutex_lock(&sb->lock);
+	sb->pausing = false; /* the next round tries again */
+	sb->refs--;
+	pthread_mutex_unlock(&sb->lock);
+	return false;
+}
+
 static const char *expired(struct srv_sandbox *sb, int64_t now_ms, uint64_t now_ns)
 {
 	struct pollfd p = {.fd = cordon_session_fd(sb->session), .events = POLLIN};
 	const char *why = NULL;
 
 	pthread_mutex_lock(&sb->lock);
-	if (sb->end_ms <= now_ms)
-		why = "timeout";
-	else if (srv_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= srv_opts.idle_ttl_ns)
+	if (sb->paused) { /* its timeout and idle TTL stand still; --max-paused-ttl runs */
+		if (now_ns - sb->paused_ns >= srv_opts.max_paused_ns)
+			why = "paused longer than --max-paused-ttl";
+	} else if (sb->pausing) {
+		why = NULL;
+	} else if (sb->end_ms <= now_ms) {
+		why = sb->auto_pause ? AUTO_PAUSE : "timeout";
+	} else if (srv_opts.idle_ttl_ns && now_ns - sb->last_used_ns >= srv_opts.idle_ttl_ns) {
 		why = "idle";
+	}
 	pthread_mutex_unlock(&sb->lock);
 	if (!why && poll(&p, 1, 0) > 0)
 		why = "the session ended on its own";
@@ -451,6 +567,11 @@ static void *reaper_main(void *arg)
 			why = expired(sb, srv_now_ms(), cd_now_ns());
 			if (why)
 				break;
+		}
+		if (sb && why == AUTO_PAUSE) {
+			if (pause_later(sb))
+				continue;
+			sb = NULL; /* no thread now: the next round */
 		}
 		if (sb) { /* handed to a destroyer: the reaper goes on at once */
 			unlink_locked(sb);
@@ -516,6 +637,7 @@ struct srv_sandbox *srv_sandbox_new(void)
 		return NULL;
 	sb->dying_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&sb->lock, NULL);
+	pthread_mutex_init(&sb->pause_lock, NULL);
 	pthread_cond_init(&sb->cond, NULL);
 	if (sb->dying_fd < 0) {
 		srv_sandbox_free(sb);

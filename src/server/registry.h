@@ -46,11 +46,21 @@ struct srv_sandbox {
 	char **env; /* KEY=VALUE its commands get: E2B_SANDBOX_ID, the create's envVars */
 	struct stat workdir_st;
 	int dying_fd; /* eventfd, readable once the sandbox is being killed */
+	bool auto_pause;  /* at its timeout it is paused, not killed (create's autoPause) */
+	bool auto_resume; /* a request to a paused one resumes it (create's autoResume) */
+	/* pause and resume, one at a time (a freeze takes up to CD_HOLDER_FREEZE_NS: never under
+	 * lock, which every request takes) */
+	pthread_mutex_t pause_lock;
 
 	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times, the counts */
 	pthread_cond_t cond;
 	unsigned refs;
 	bool dying;
+	bool paused;	      /* frozen (pause): its timeout and idle TTL stand still */
+	bool pausing;	      /* the reaper handed it to a thread to pause at its timeout */
+	int64_t paused_left_ms; /* paused: what was left of its timeout */
+	int64_t paused_ms;      /* paused: since (realtime); killed at + --max-paused-ttl */
+	uint64_t paused_ns;     /* the same, monotonic */
 	struct srv_proc *procs;
 	struct srv_ctx *ctxs;
 	struct srv_hold *holds; /* the requests holding it (their connections are cut at its end) */
@@ -95,6 +105,13 @@ void srv_sandbox_detach(struct srv_sandbox *sb, struct srv_hold *h);
 int srv_reg_kill(const char *id);
 /* The same, destroyed by a thread of its own: the caller does not wait. */
 int srv_reg_kill_later(const char *id, const char *why);
+/* Pause: every process of it frozen (cordon_session_freeze), its timeout stopped. -EALREADY:
+ * paused already; -EOPNOTSUPP: it cannot be (err says why). Any thread but the reaper. */
+int srv_reg_pause(struct srv_sandbox *sb, struct cordon_error *err);
+/* Resume a paused one: thawed, its timeout going on with what was left of it. *ret_resumed:
+ * whether it was paused. */
+int srv_reg_resume(struct srv_sandbox *sb, bool *ret_resumed, struct cordon_error *err);
+bool srv_sandbox_paused(struct srv_sandbox *sb);
 /* A new reference to each live sandbox; *ret freed by the caller after unref of each. */
 int srv_reg_snapshot(struct srv_sandbox ***ret, size_t *ret_n);
 void srv_sandbox_free(struct srv_sandbox *sb);

@@ -87,9 +87,9 @@ static const struct route {
     {PLANE_CONTROL, "POST", "/sandboxes/", "/timeout", &sandbox_id, srv_control_timeout, NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/connect", &sandbox_id, srv_control_connect, NULL},
     {PLANE_CONTROL, "POST", "/v2/sandboxes/", "/connect", &sandbox_id, srv_control_connect, NULL},
-    {PLANE_CONTROL, "POST", "/sandboxes/", "/resume", &sandbox_id, srv_control_connect, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/resume", &sandbox_id, srv_control_resume, NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/refreshes", &sandbox_id, srv_control_refresh, NULL},
-    {PLANE_CONTROL, "POST", "/sandboxes/", "/pause", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "POST", "/sandboxes/", "/pause", &sandbox_id, srv_control_pause, NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/snapshots", &sandbox_id, srv_control_unsupported,
      NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/fork", &sandbox_id, srv_control_unsupported, NULL},
@@ -323,6 +323,30 @@ static enum MHD_Result route_control(struct srv_req *r)
 	return MHD_YES;
 }
 
+/* A paused sandbox: resumed first when it was made with autoResume (by its own authenticated
+ * traffic only); otherwise what E2B's proxy answers for a sandbox that does not run (502:
+ * isRunning() is false, other calls throw). Its agent is frozen: a call to it would wait until
+ * the sandbox is resumed. */
+static bool paused_ok(struct srv_req *r, bool anonymous)
+{
+	struct cordon_error err = {0};
+	bool resumed;
+
+	if (!srv_sandbox_paused(r->sb))
+		return true;
+	if (!r->sb->auto_resume || anonymous) {
+		srv_http_error(r->http, 502, "sandbox %s is paused: resume it with Sandbox.connect()",
+			       r->sb->id);
+		return false;
+	}
+	if (srv_reg_resume(r->sb, &resumed, &err) < 0) {
+		srv_http_error(r->http, 502, "sandbox %s is paused and could not be resumed: %s",
+			       r->sb->id, err.msg);
+		return false;
+	}
+	return true;
+}
+
 /* A sandbox's envd or code interpreter: its access token (envd's /health: anyone's). */
 static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned port)
 {
@@ -356,6 +380,8 @@ static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned
 		return srv_http_error(r->http, 401,
 				      "invalid or missing access token (X-Access-Token)");
 	if (!anonymous && !sandbox_tenant_ok(r))
+		return MHD_YES;
+	if (!paused_ok(r, anonymous))
 		return MHD_YES;
 	srv_sandbox_touch(r->sb);
 	if (plane == PLANE_ENVD && !anonymous && !envd_user_check(r))

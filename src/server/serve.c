@@ -209,6 +209,11 @@ static int h_max_ttl(const char *a, struct cordon_error *err)
 	return duration(a, &srv_opts.max_ttl_ns, err);
 }
 
+static int h_max_paused_ttl(const char *a, struct cordon_error *err)
+{
+	return duration(a, &srv_opts.max_paused_ns, err);
+}
+
 static int h_default_ttl(const char *a, struct cordon_error *err)
 {
 	return duration(a, &srv_opts.default_ttl_ns, err);
@@ -279,6 +284,8 @@ static const struct {
     {"idle-ttl", 0, "DURATION", h_idle_ttl, "kill a sandbox unused this long (default: never)"},
     {"max-ttl", 0, "DURATION", h_max_ttl, "cap on a sandbox's timeout (default 1h)"},
     {"default-ttl", 0, "DURATION", h_default_ttl, "timeout when create gives none (default 5m)"},
+    {"max-paused-ttl", 0, "DURATION", h_max_paused_ttl,
+     "kill a sandbox paused this long (default 1h)"},
     {"max-upload", 0, "SIZE", h_max_upload, "largest upload through /files (default 1G)"},
     {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
     {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
@@ -375,6 +382,8 @@ static void defaults(void)
 		srv_opts.max_ttl_ns = 3600 * NSEC_PER_SEC;
 	if (!srv_opts.default_ttl_ns)
 		srv_opts.default_ttl_ns = 300 * NSEC_PER_SEC;
+	if (!srv_opts.max_paused_ns)
+		srv_opts.max_paused_ns = 3600 * NSEC_PER_SEC;
 	if (srv_opts.default_ttl_ns > srv_opts.max_ttl_ns)
 		srv_opts.default_ttl_ns = srv_opts.max_ttl_ns;
 	if (!srv_opts.disk_entries)
