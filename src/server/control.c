@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* control.c - the control plane, E2B's REST API as the SDK calls it: create (POST /sandboxes,
- * /v2/sandboxes), list, get, kill, timeout, connect, refreshes. JSON bodies checked field by
- * field; the API key was checked by http.c. Runs in the server (connection threads). */
+ * /v2/sandboxes), list (its pages: a token is a place in the order), get, kill, timeout, connect
+ * (which resumes), pause, resume, refreshes. JSON bodies checked field by field; the API key was
+ * checked by http.c. Runs in the server (connection threads). */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* registry.c - the sandboxes table: lookup by id, references, the limit on their number, the
- * reaper thread (timeouts, idle TTL, sessions that ended on their own) and the kill: the
+ * reaper thread (timeouts, idle TTL, --max-paused-ttl, sessions that ended on their own; an
+ * autoPause sandbox at its timeout is paused by a thread of its own), pause and resume (the
+ * library's freezer), and the kill: the
  * sandbox's processes are killed at once, then its users get SRV_DRAIN_NS to let go (past it
  * their connections are shut down), then the session is destroyed; its --max-sandboxes slot is
  * held until then. The reaper never waits on a sandbox: each it ends is destroyed by a thread of
