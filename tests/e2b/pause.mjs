@@ -97,6 +97,18 @@ if (canPause) {
     await c.kill()
   }, { timeout: 180_000 })
 
+  await test('autoResume: its own traffic resumes it', async () => {
+    const s = await Sandbox.create({ timeoutMs: 300_000, metadata: { run: runid }, lifecycle: { onTimeout: 'pause', autoResume: true } })
+    eq((await Sandbox.getInfo(s.sandboxId)).lifecycle.autoResume, true, 'getInfo: lifecycle.autoResume')
+    eq(await s.pause(), true, 'paused')
+    const r = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, { headers: { 'E2b-Sandbox-Id': s.sandboxId, 'E2b-Sandbox-Port': '49983' } })
+    eq(r.status, 502, 'an anonymous /health does not resume it (502)')
+    eq((await Sandbox.getInfo(s.sandboxId)).state, 'paused', '... still paused')
+    eq((await s.commands.run('echo woke')).stdout, 'woke\n', 'a command (its token): resumed, and it runs')
+    eq((await Sandbox.getInfo(s.sandboxId)).state, 'running', 'state running')
+    await s.kill()
+  }, { timeout: 120_000 })
+
   await test('--max-paused-ttl 30s', async () => {
     const s = await Sandbox.create({ timeoutMs: 300_000, metadata: { run: runid } })
     await s.pause()
