@@ -629,6 +629,57 @@ CORDON_PUBLIC int cordon_session_remove(struct cordon_session *s, const char *pa
 CORDON_PUBLIC int cordon_session_rename(struct cordon_session *s, const char *from,
 					const char *to, struct cordon_error *err);
 
+/* --- a directory inside, watched (inotify, run by the agent inside, as the sandbox) --- */
+/* The kinds of event, numbered as envd's EventType; names as its fsnotify gives them */
+enum cordon_watch_type {
+	CORDON_WATCH_CREATE = 1, /* made, or moved in */
+	CORDON_WATCH_WRITE,      /* written */
+	CORDON_WATCH_REMOVE,     /* removed */
+	CORDON_WATCH_RENAME,     /* moved away (or the directory itself moved: name ".") */
+	CORDON_WATCH_CHMOD,      /* its attributes changed */
+};
+struct cordon_watch_event {
+	enum cordon_watch_type type;
+	char *name; /* relative to the watched directory ("sub/file"); "." for the directory */
+};
+struct cordon_watch;
+/* The subdirectories too, those made later included (whose first entries are told as CREATE) */
+#define CORDON_WATCH_RECURSIVE 0x1u
+/* Watch a directory inside (absolute, or relative to the workdir): ENOENT, ENOTDIR; ENOSPC when
+ * the sandbox's inotify watches are spent. The events wait in the kernel's queue of the watch
+ * (fs.inotify.max_queued_events) while the caller reads nothing; past that it overflows. */
+CORDON_PUBLIC int cordon_session_watch(struct cordon_session *s, const char *path,
+				       unsigned flags, struct cordon_watch **ret,
+				       struct cordon_error *err);
+/* Readable when cordon_watch_read() has something to say. */
+CORDON_PUBLIC int cordon_watch_fd(const struct cordon_watch *w);
+/* The events come so far, without waiting: 1 with *ret (n of them, at most 60 KiB of names;
+ * free with cordon_watch_events_free()), 0: none yet; -EOVERFLOW: events were lost (the
+ * kernel's queue overflowed: the watch is over); -ESRCH: the watch ended (the sandbox did). */
+CORDON_PUBLIC int cordon_watch_read(struct cordon_watch *w, struct cordon_watch_event **ret,
+				    size_t *ret_n, struct cordon_error *err);
+CORDON_PUBLIC void cordon_watch_events_free(struct cordon_watch_event *v, size_t n);
+/* Stop watching (the worker inside ends) and free w; NULL is fine. */
+CORDON_PUBLIC void cordon_watch_free(struct cordon_watch *w);
+
+/* --- what a session uses now (metrics) --- */
+struct cordon_session_usage {
+	int from_cgroup;    /* 1: its cgroup's files, read by its supervisor (cpu.stat,
+			     * memory.current, memory.stat, memory.max, cpu.max); 0: it has no
+			     * cgroup (or no memory controller): its processes, as /proc inside says
+			     * (the agent's word: the sandbox's code could forge its own figures) */
+	unsigned cpu_count; /* the host's online CPUs, fewer when cpu.max allows fewer */
+	uint64_t cpu_ns;    /* CPU time its processes used within window_ns */
+	uint64_t window_ns;
+	uint64_t mem_used;  /* bytes: memory.current less its page cache; else the sum of RSS */
+	uint64_t mem_cache; /* its page cache (memory.stat "file"); 0 without a cgroup */
+	uint64_t mem_total; /* memory.max; without a limit: the host's memory */
+};
+/* Sample it over window_ms (1-1000; the call takes that long). 0, or -errno (ESRCH: ended). */
+CORDON_PUBLIC int cordon_session_usage(struct cordon_session *s, unsigned window_ms,
+				       struct cordon_session_usage *ret,
+				       struct cordon_error *err);
+
 /* End the session: every process in it is killed, the sandbox torn down (cgroup, proxy, audit
  * trail, report, the workdir with CORDON_SESSION_REMOVE_WORKDIR), and s freed. *res (may be
  * NULL) tells how it ended, as cordon_run() does for a run; a session that ended on its own

@@ -7,6 +7,7 @@
  * cgroups of a cordon killed with SIGKILL are removed by the next run once empty.
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -712,6 +713,23 @@ void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u)
 	u->has_pids_peak = read_u64(cg->path, "pids.peak", &u->pids_peak);
 	read_key(cg->path, "memory.events", "oom_kill", &u->oom_kills);
 	read_key(cg->path, "pids.events", "max", &u->pids_max_hits);
+}
+
+void cd_cgroup_now(const struct cd_cgroup *cg, struct cd_cgroup_now *ret)
+{
+	char buf[64];
+
+	*ret = (struct cd_cgroup_now){ 0 };
+	if (!cg->path)
+		return;
+	ret->valid = true;
+	ret->has_memory = read_u64(cg->path, "memory.current", &ret->memory_current);
+	read_key(cg->path, "memory.stat", "file", &ret->memory_file);
+	read_u64(cg->path, "memory.max", &ret->memory_max); /* "max": stays 0 */
+	ret->has_cpu = read_key(cg->path, "cpu.stat", "usage_usec", &ret->cpu_usage_us);
+	if (read_text(cg->path, "cpu.max", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%" SCNu64 " %" SCNu64, &ret->cpu_quota_us, &ret->cpu_period_us) != 2)
+		ret->cpu_quota_us = 0; /* "max 100000" */
 }
 
 /* Wait until the cgroup is empty: cgroup.events signals POLLPRI on change. */

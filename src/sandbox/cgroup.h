@@ -54,6 +54,17 @@ void cd_cgroup_kill(const struct cd_cgroup *cg);
 int cd_cgroup_freeze(const struct cd_cgroup *cg, bool frozen, uint64_t deadline_ns,
 		     const char *why_none, struct cordon_error *err);
 void cd_cgroup_usage(const struct cd_cgroup *cg, struct cd_cgroup_usage *u);
+/* What the sandbox uses now (a session's metrics), read from its cgroup's files */
+struct cd_cgroup_now {
+	bool valid;	 /* it has a cgroup */
+	bool has_memory; /* memory.current (the memory controller) */
+	bool has_cpu;	 /* cpu.stat's usage_usec */
+	uint64_t memory_current, memory_file; /* bytes; file: memory.stat's page cache */
+	uint64_t memory_max;		      /* 0: "max" */
+	uint64_t cpu_usage_us;
+	uint64_t cpu_quota_us, cpu_period_us; /* cpu.max; quota 0: "max" */
+};
+void cd_cgroup_now(const struct cd_cgroup *cg, struct cd_cgroup_now *ret);
 /* Kill, wait until empty (bounded), remove. */
 void cd_cgroup_remove(struct cd_cgroup *cg);
 /* Kill, and remove it now if it is empty; otherwise leave waiting and removing to a detached

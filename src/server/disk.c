@@ -42,6 +42,7 @@ static const char *over(struct srv_sandbox *sb, char *buf, size_t size)
 	}
 	if (r < 0)
 		return NULL; /* gone meanwhile (a kill): nothing to say */
+	__atomic_store_n(&sb->disk_bytes, bytes, __ATOMIC_RELAXED); /* its metrics' (metrics.c) */
 	if (bytes > srv_opts.disk) {
 		snprintf(buf, size, "disk: %llu bytes in its workdir, over --disk %llu",
 			 (unsigned long long)bytes, (unsigned long long)srv_opts.disk);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* envd_fs.c - envd's filesystem service (filesystem.Filesystem) over Connect with JSON: Stat,
  * ListDir, MakeDir, Move, Remove, each done inside the sandbox by the library (no host path is
- * followed); the watchers answer unimplemented. Runs in the server (connection threads). */
+ * followed); the watchers are envd_watch.c's. Runs in the server (connection threads). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,12 +387,4 @@ enum MHD_Result srv_fs_remove(struct srv_req *r)
 	if (k < 0)
 		return fail(r, &err);
 	return srv_rpc_reply(r, json_object_new_object());
-}
-
-enum MHD_Result srv_fs_unimplemented(struct srv_req *r)
-{
-	if (strcmp(r->url, "/filesystem.Filesystem/WatchDir") == 0)
-		return srv_rpc_stream_error(
-		    r, "unimplemented", "watching directories is not supported by cordon serve");
-	return srv_rpc_error(r, "unimplemented", "%s is not supported by cordon serve", r->url);
 }

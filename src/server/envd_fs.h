@@ -10,4 +10,3 @@ enum MHD_Result srv_fs_list_dir(struct srv_req *r);
 enum MHD_Result srv_fs_make_dir(struct srv_req *r);
 enum MHD_Result srv_fs_move(struct srv_req *r);
 enum MHD_Result srv_fs_remove(struct srv_req *r);
-enum MHD_Result srv_fs_unimplemented(struct srv_req *r);

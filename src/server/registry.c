@@ -33,7 +33,7 @@ static pthread_t reaper;
 static bool reaper_started;
 static unsigned n_destroying; /* destroyer threads running (table_lock) */
 /* who is told of a sandbox's end (set before the reaper starts, read-only after) */
-#define LISTENERS_MAX 4
+#define LISTENERS_MAX 8
 static struct {
 	srv_death_fn fn;
 	void *ctx;

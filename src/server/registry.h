@@ -71,6 +71,7 @@ struct srv_sandbox {
 	unsigned n_lists;    /* ListDir answers being built (envd_fs.c) */
 	uint64_t log_bytes;  /* its processes' logs (atomic), SRV_SANDBOX_LOG_BYTES */
 	uint64_t line_bytes; /* its kernels' long lines (atomic), SRV_SANDBOX_LINE_BYTES */
+	uint64_t disk_bytes; /* its workdir's allocated bytes at --disk's last count (atomic) */
 	struct srv_sandbox *next;
 };
 

@@ -15,9 +15,11 @@
 #include "control.h"
 #include "envd_fs.h"
 #include "envd_process.h"
+#include "envd_watch.h"
 #include "files.h"
 #include "http.h"
 #include "interp.h"
+#include "metrics.h"
 #include "opts.h"
 #include "registry.h"
 #include "req.h"
@@ -94,7 +96,7 @@ static const struct route {
      NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/fork", &sandbox_id, srv_control_unsupported, NULL},
     {PLANE_CONTROL, "PUT", "/sandboxes/", "/network", &sandbox_id, srv_control_unsupported, NULL},
-    {PLANE_CONTROL, "GET", "/sandboxes/", "/metrics", &sandbox_id, srv_control_unsupported, NULL},
+    {PLANE_CONTROL, "GET", "/sandboxes/", "/metrics", &sandbox_id, srv_metrics_get, NULL},
     {PLANE_CONTROL, "GET", "/sandboxes/", "/logs", &sandbox_id, srv_control_unsupported, NULL},
     {PLANE_CONTROL, "GET", "/v2/sandboxes/", "/logs", &sandbox_id, srv_control_unsupported, NULL},
     /* envd (port 49983): its own two answers, /files (files.c), its process service
@@ -117,12 +119,12 @@ static const struct route {
     {PLANE_ENVD, "POST", "/filesystem.Filesystem/MakeDir", NULL, NULL, srv_fs_make_dir, NULL},
     {PLANE_ENVD, "POST", "/filesystem.Filesystem/Move", NULL, NULL, srv_fs_move, NULL},
     {PLANE_ENVD, "POST", "/filesystem.Filesystem/Remove", NULL, NULL, srv_fs_remove, NULL},
-    {PLANE_ENVD, "POST", "/filesystem.Filesystem/WatchDir", NULL, NULL, srv_fs_unimplemented, NULL},
-    {PLANE_ENVD, "POST", "/filesystem.Filesystem/CreateWatcher", NULL, NULL, srv_fs_unimplemented,
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/WatchDir", NULL, NULL, srv_watch_dir, NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/CreateWatcher", NULL, NULL, srv_watch_create,
      NULL},
-    {PLANE_ENVD, "POST", "/filesystem.Filesystem/GetWatcherEvents", NULL, NULL,
-     srv_fs_unimplemented, NULL},
-    {PLANE_ENVD, "POST", "/filesystem.Filesystem/RemoveWatcher", NULL, NULL, srv_fs_unimplemented,
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/GetWatcherEvents", NULL, NULL, srv_watch_events,
+     NULL},
+    {PLANE_ENVD, "POST", "/filesystem.Filesystem/RemoveWatcher", NULL, NULL, srv_watch_remove,
      NULL},
     /* the code interpreter (port 49999, interp.c) */
     {PLANE_INTERP, "POST", "/execute", NULL, NULL, srv_interp_execute, NULL},

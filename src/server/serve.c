@@ -22,6 +22,7 @@
 #include "auth.h"
 #include "creator.h"
 #include "disk.h"
+#include "envd_watch.h"
 #include "http.h"
 #include "interp.h"
 #include "keys.h"
@@ -421,7 +422,9 @@ static void disk_default(void)
 /* a connection: its socket, and one while a request works inside (the agent's channel, a file,
  * a pipe; an upload holds two for its time) */
 #define FDS_CONN    2
-#define FDS_SANDBOX (3 + 3 * SRV_SANDBOX_MAX_CTXS) /* eventfd, 2 sockets; each kernel: 3 */
+/* eventfd, 2 sockets; each kernel: 3; each polled watcher: its channel (a stream's is its
+ * connection's) */
+#define FDS_SANDBOX (3 + 3 * SRV_SANDBOX_MAX_CTXS + SRV_SANDBOX_MAX_WATCHERS)
 #define FDS_PROC    4 /* a followed process: stdout, stderr, stdin, its channel */
 static void descriptors(void)
 {
@@ -513,9 +516,11 @@ int srv_serve_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdin pipe or client is an error return, not death */
-	/* what a sandbox's end releases, in this order: its kernels, then its processes' list */
+	/* what a sandbox's end releases, in this order: its kernels, its processes' list, its
+	 * polled watchers */
 	if (srv_reg_on_death(srv_interp_on_death, NULL, &err) < 0 ||
-	    srv_reg_on_death(srv_procs_on_death, NULL, &err) < 0)
+	    srv_reg_on_death(srv_procs_on_death, NULL, &err) < 0 ||
+	    srv_reg_on_death(srv_watch_on_death, NULL, &err) < 0)
 		die(err.step, err.msg);
 	if (srv_reg_start(&err) < 0 || srv_http_start(&srv_routes, &d, &err) < 0 ||
 	    srv_pool_start(srv_opts.pool, &err) < 0 || srv_disk_start(&err) < 0)

@@ -19,6 +19,8 @@
 #include "proto.h"
 
 int cd_agent_file_op(int fd, const struct cd_sp_msg *m);
+int cd_agent_watch(int fd, const char *path, unsigned flags); /* agent_watch.c */
+int cd_agent_usage(int fd, unsigned window_ms);                /* agent_usage.c */
 
 static int fail(int fd, int e, const char *what, const char *path)
 {
@@ -318,6 +320,11 @@ int cd_agent_file_op(int fd, const struct cd_sp_msg *m)
 		return op_remove(fd, path);
 	case CD_SP_RENAME:
 		return op_rename(fd, path, to);
+	case CD_SP_WATCH:
+		return cd_agent_watch(fd, path, (unsigned)m->h.value);
+	case CD_SP_USAGE:
+		return cd_agent_usage(fd, m->h.value > 0 && m->h.value <= 1000 ? (unsigned)m->h.value
+									       : 100);
 	default:
 		return fail(fd, EOPNOTSUPP, "request", "(unknown)");
 	}

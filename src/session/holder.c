@@ -115,6 +115,13 @@ static void on_holder(void *data, struct cd_sandbox *sb)
 		freeze(h, sb, m.ret != 0);
 		return;
 	}
+	if (r > 0 && m.type == CD_HOLDER_USAGE) { /* the caller's figures, read here: trusted */
+		struct cd_holder_msg reply = { .type = CD_HOLDER_USAGE };
+
+		cd_cgroup_now(&sb->bounds.cg, &reply.now);
+		cd_holder_send(h->fd, &reply, 0);
+		return;
+	}
 	cd_log_line(&sb->c->log, "session: %s: ending the sandbox",
 		    r == 0 ? "the caller went away" : "the caller ends it");
 	cd_sandbox_kill(sb);

@@ -13,9 +13,12 @@
  *   FREEZE ret: 1 freeze, 0 thaw       ->    cgroup.freeze, until cgroup.events says so
  *                                      <-    FREEZE ret, err
  *                                      <-    ENDED ret, res, err: the session is over (once)
+ *   USAGE                              ->    reads the sandbox's cgroup
+ *                                      <-    USAGE now (now.valid false: it has none)
  */
 #pragma once
 
+#include "cgroup.h"
 #include "cordon.h"
 
 struct cordon_config;
@@ -27,6 +30,7 @@ enum cd_holder_type {
 	CD_HOLDER_CHECKPOINT, /* caller -> supervisor: save the changes so far as a layer;
 			       * back: ret, res.layer_id, err */
 	CD_HOLDER_FREEZE,     /* caller -> supervisor: ret 1 freeze, 0 thaw; back: ret, err */
+	CD_HOLDER_USAGE,      /* caller -> supervisor: the cgroup's figures now; back: now */
 };
 
 /* A freeze or thaw the kernel has not completed in this long fails (and a freeze is undone). */
@@ -38,6 +42,7 @@ struct cd_holder_msg {
 	int32_t ret;
 	struct cordon_result res;
 	struct cordon_error err;
+	struct cd_cgroup_now now; /* USAGE's answer */
 };
 
 /* Both ends. 0 or -errno; flags: MSG_DONTWAIT, or 0. */

@@ -15,6 +15,8 @@
  *                                          <-  EXITED wait status (then the channel closes)
  *   STAT/LIST/OPEN/WRITE/MKDIR/REMOVE/RENAME ->  a worker process of the agent does it
  *                                          <-  ENTRY..., then OK (+ fd for OPEN) or ERROR
+ *   WATCH path                             ->  a worker watches it (inotify)
+ *                                          <-  OK, then EVENTS... (until the channel closes)
  *
  * Used by both sides; the agent links this file and frame.c alone (no allocation, no other
  * module). What the agent sends is untrusted: cd_sp_recv() (frame.c) checks sizes, counts
@@ -46,7 +48,25 @@ enum cd_sp_type {
 	CD_SP_MKDIR,       /* data: path */
 	CD_SP_REMOVE,      /* data: path */
 	CD_SP_RENAME,      /* data: from, to */
+	CD_SP_WATCH,       /* value: CD_SP_WATCH_*; data: path. OK, then EVENTS until the caller
+			    * closes the channel (agent_watch.c) */
+	CD_SP_EVENTS,      /* flags CD_SP_EVENTS_OVERFLOW (the last message); data: records, each
+			    * a type byte (enum cordon_watch_type) and a NUL-terminated name */
+	CD_SP_USAGE,       /* value: window (ms); data: "/proc". OK with struct cd_sp_usage
+			    * (agent_usage.c) */
 };
+
+/* USAGE's answer: the sandbox's processes, as /proc inside says */
+struct cd_sp_usage {
+	uint64_t cpu_ns;    /* their CPU time within the window */
+	uint64_t window_ns;
+	uint64_t rss_bytes; /* resident memory, summed */
+	uint32_t procs;
+	uint32_t pad;
+};
+
+#define CD_SP_WATCH_RECURSIVE   0x1u
+#define CD_SP_EVENTS_OVERFLOW   0x1u
 
 /* EXEC's flags: which of fds 0-2 come with it (in that order), and the terminal */
 #define CD_SP_EXEC_FD0 0x1u

@@ -961,3 +961,235 @@ int cordon_tree_usage(const char *dir, unsigned max_depth, uint64_t max_entries,
 		return cd_fail(err, -r, "usage", "%s: %s", dir, strerror(-r));
 	return r;
 }
+
+/* --- a watched directory (agent_watch.c): a channel the agent's worker sends EVENTS on --- */
+
+struct cordon_watch {
+	int chan;
+	bool over;
+};
+
+int cordon_session_watch(struct cordon_session *s, const char *path, unsigned flags,
+			 struct cordon_watch **ret, struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_free_ struct cordon_watch *w = calloc(1, sizeof(*w));
+	_cleanup_close_ int chan = -1;
+	struct wait wt;
+	int r;
+
+	cd_error_clear(err);
+	if (!m || !w)
+		return cd_fail(err, ENOMEM, "watch", "out of memory");
+	if (flags & ~CORDON_WATCH_RECURSIVE)
+		return cd_fail(err, EINVAL, "watch", "unknown flags 0x%x", flags);
+	wt = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, CD_SP_WATCH, (int32_t)flags, 0, path, NULL, -1, &wt, "watch", err);
+	if (chan < 0)
+		return chan;
+	r = file_done(chan, m, 0, &wt, "watch", err);
+	if (r < 0)
+		return r;
+	w->chan = CD_TAKE_FD(chan);
+	*ret = CD_TAKE_PTR(w);
+	return 0;
+}
+
+int cordon_watch_fd(const struct cordon_watch *w)
+{
+	return w ? w->chan : -1;
+}
+
+void cordon_watch_events_free(struct cordon_watch_event *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* EVENTS' records into events: 0, or -EPROTO (what a taken-over agent may send) */
+static int parse_events(const struct cd_sp_msg *m, struct cordon_watch_event **ret,
+			size_t *ret_n)
+{
+	struct cordon_watch_event *v = NULL;
+	size_t n = 0, cap = 0, pos = 0;
+
+	while (pos < m->h.len) {
+		unsigned type = (unsigned char)m->data[pos++];
+		const char *name = cd_sp_next(m, &pos);
+
+		if (type < CORDON_WATCH_CREATE || type > CORDON_WATCH_CHMOD || !name || !*name)
+			goto bad;
+		if (n == cap) {
+			struct cordon_watch_event *g = realloc(v, (cap = cap ? 2 * cap : 64) *
+								       sizeof(*v));
+			if (!g)
+				goto bad;
+			v = g;
+		}
+		v[n].type = (enum cordon_watch_type)type;
+		if (!(v[n].name = strdup(name)))
+			goto bad;
+		n++;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+bad:
+	cordon_watch_events_free(v, n);
+	return -EPROTO;
+}
+
+int cordon_watch_read(struct cordon_watch *w, struct cordon_watch_event **ret, size_t *ret_n,
+		      struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	int r;
+
+	cd_error_clear(err);
+	*ret = NULL;
+	*ret_n = 0;
+	if (!m)
+		return cd_fail(err, ENOMEM, "watch", "out of memory");
+	if (w->over)
+		return cd_fail(err, ESRCH, "watch", "the watch has ended");
+	r = cd_sp_recv(w->chan, m, 0); /* our end is O_NONBLOCK (open_channel) */
+	if (r == -EAGAIN)
+		return 0;
+	if (r <= 0 || m->h.type != CD_SP_EVENTS) {
+		w->over = true;
+		if (r == 0 || r == -ECONNRESET || r == -EPIPE)
+			return cd_fail(err, ESRCH, "watch", "the watch ended with the sandbox");
+		if (r > 0 && m->h.type == CD_SP_ERROR)
+			return cd_fail(err, m->h.value > 0 && m->h.value < 4096 ? m->h.value : EIO,
+				       "watch", "%.400s", m->data);
+		cd_sp_msg_close(m);
+		return cd_fail(err, EPROTO, "watch", "malformed message from the sandbox's agent");
+	}
+	r = parse_events(m, ret, ret_n);
+	if (r < 0) {
+		w->over = true;
+		return cd_fail(err, EPROTO, "watch", "malformed events from the sandbox's agent");
+	}
+	if (m->h.flags & CD_SP_EVENTS_OVERFLOW) {
+		w->over = true; /* the events before it were sent apart: none here */
+		cordon_watch_events_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
+		return cd_fail(err, EOVERFLOW, "watch", "the queue of events overflowed: events were "
+			       "lost");
+	}
+	return 1;
+}
+
+void cordon_watch_free(struct cordon_watch *w)
+{
+	if (!w)
+		return;
+	cd_safe_close(w->chan);
+	free(w);
+}
+
+/* --- what the session uses now: its cgroup (the supervisor reads it), else the agent's /proc */
+
+/* The supervisor's reading of the cgroup: 0, or -ESRCH (the session ended: its end kept) */
+static int holder_now(struct cordon_session *s, struct cd_cgroup_now *ret)
+{
+	struct cd_holder_msg m = { .type = CD_HOLDER_USAGE };
+	struct pollfd p = { s->holder, POLLIN, 0 };
+	int r = -ESRCH;
+
+	pthread_mutex_lock(&s->lock);
+	/* the supervisor is ours (outside the sandbox) and answers at once; a deadline still */
+	if (!s->ended && cd_holder_send(s->holder, &m, 0) >= 0 &&
+	    poll(&p, 1, REPLY_TIMEOUT_MS) > 0 && cd_holder_recv(s->holder, &m, 0) > 0) {
+		if (m.type == CD_HOLDER_ENDED) {
+			s->ended = true; /* keep its result for cordon_session_destroy() */
+			s->end = m;
+		} else if (m.type == CD_HOLDER_USAGE) {
+			*ret = m.now;
+			r = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static uint64_t host_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* From the agent (no cgroup): its /proc, bounded by what can be true */
+static int agent_usage(struct cordon_session *s, unsigned window_ms,
+		       struct cordon_session_usage *u, struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	_cleanup_close_ int chan = -1;
+	struct cd_sp_usage a;
+	struct wait w;
+	int r;
+
+	if (!m)
+		return cd_fail(err, ENOMEM, "usage", "out of memory");
+	w = wait_of(s->cancel_fd, s->call_ns);
+	chan = file_request(s, CD_SP_USAGE, (int32_t)window_ms, 0, "/proc", NULL, -1, &w, "usage",
+			    err);
+	if (chan < 0)
+		return chan;
+	r = file_done(chan, m, 0, &w, "usage", err);
+	if (r < 0)
+		return r;
+	if (m->h.len != sizeof(a))
+		return cd_fail(err, EPROTO, "usage", "malformed reply from the sandbox's agent");
+	memcpy(&a, m->data, sizeof(a));
+	u->window_ns = a.window_ns ? a.window_ns : 1;
+	u->cpu_ns = a.cpu_ns <= u->window_ns * u->cpu_count ? a.cpu_ns : u->window_ns * u->cpu_count;
+	u->mem_used = a.rss_bytes <= u->mem_total ? a.rss_bytes : u->mem_total;
+	return 0;
+}
+
+int cordon_session_usage(struct cordon_session *s, unsigned window_ms,
+			 struct cordon_session_usage *ret, struct cordon_error *err)
+{
+	struct cordon_session_usage u = { 0 };
+	struct cd_cgroup_now a, b;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t t0;
+	int r;
+
+	cd_error_clear(err);
+	if (!s || !ret || window_ms < 1 || window_ms > 1000)
+		return cd_fail(err, EINVAL, "usage", "a window of 1 to 1000 ms");
+	if (holder_now(s, &a) < 0)
+		return cd_fail(err, ESRCH, "usage", "the session has ended");
+	u.cpu_count = cpus > 0 ? (unsigned)cpus : 1;
+	u.mem_total = host_memory();
+	if (!a.valid || !a.has_memory || !a.has_cpu) {
+		r = agent_usage(s, window_ms, &u, err);
+		if (r < 0)
+			return r;
+		*ret = u;
+		return 0;
+	}
+	t0 = cd_now_ns();
+	usleep(window_ms * 1000);
+	if (holder_now(s, &b) < 0)
+		return cd_fail(err, ESRCH, "usage", "the session has ended");
+	u.from_cgroup = 1;
+	if (b.cpu_quota_us && b.cpu_period_us) {
+		uint64_t allowed = (b.cpu_quota_us + b.cpu_period_us - 1) / b.cpu_period_us;
+
+		u.cpu_count = allowed < u.cpu_count ? (unsigned)allowed : u.cpu_count;
+	}
+	u.window_ns = cd_now_ns() - t0;
+	u.cpu_ns = b.cpu_usage_us >= a.cpu_usage_us ? (b.cpu_usage_us - a.cpu_usage_us) * 1000 : 0;
+	u.mem_cache = b.memory_file <= b.memory_current ? b.memory_file : 0;
+	u.mem_used = b.memory_current - u.mem_cache;
+	if (b.memory_max)
+		u.mem_total = b.memory_max;
+	*ret = u;
+	return 0;
+}
