@@ -44,9 +44,9 @@ static pthread_mutex_t watchers_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watcher *watchers;
 
 static const char *const type_names[] = {
-	[CORDON_WATCH_CREATE] = "EVENT_TYPE_CREATE", [CORDON_WATCH_WRITE] = "EVENT_TYPE_WRITE",
-	[CORDON_WATCH_REMOVE] = "EVENT_TYPE_REMOVE", [CORDON_WATCH_RENAME] = "EVENT_TYPE_RENAME",
-	[CORDON_WATCH_CHMOD] = "EVENT_TYPE_CHMOD",
+    [CORDON_WATCH_CREATE] = "EVENT_TYPE_CREATE", [CORDON_WATCH_WRITE] = "EVENT_TYPE_WRITE",
+    [CORDON_WATCH_REMOVE] = "EVENT_TYPE_REMOVE", [CORDON_WATCH_RENAME] = "EVENT_TYPE_RENAME",
+    [CORDON_WATCH_CHMOD] = "EVENT_TYPE_CHMOD",
 };
 
 /* A place for a watcher of sb: its entry (on the list), or NULL past the bound */
@@ -114,7 +114,8 @@ static json_object *watch_request(struct srv_req *r, bool stream, const char **r
 	    srv_rpc_get(req, "recursive", json_type_boolean, &rec, &why) < 0 || !p ||
 	    !json_object_get_string_len(p)) {
 		if (stream)
-			srv_rpc_stream_error(r, "invalid_argument", "%s", why ? why : "no path given");
+			srv_rpc_stream_error(r, "invalid_argument", "%s",
+					     why ? why : "no path given");
 		else
 			srv_rpc_error(r, "invalid_argument", "%s", why ? why : "no path given");
 		json_object_put(req);
@@ -128,8 +129,10 @@ static json_object *watch_request(struct srv_req *r, bool stream, const char **r
 /* envd's code and words for a watch that could not start, or ended */
 static const char *error_code(int e)
 {
-	return e == ENOENT ? "not_found" : e == ENOTDIR ? "invalid_argument"
-		: e == ESRCH || e == ECANCELED ? "unavailable" : "internal";
+	return e == ENOENT		      ? "not_found"
+	       : e == ENOTDIR		      ? "invalid_argument"
+	       : e == ESRCH || e == ECANCELED ? "unavailable"
+					      : "internal";
 }
 
 static void error_text(const char *path, const struct cordon_error *err, char *buf, size_t size)
@@ -148,7 +151,7 @@ static void error_text(const char *path, const struct cordon_error *err, char *b
 static int start_watch(struct srv_req *r, const char *path, bool recursive,
 		       struct cordon_watch **ret, char *why, size_t why_size, const char **ret_code)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 
 	if (cordon_session_watch(r->sb->session, path, recursive ? CORDON_WATCH_RECURSIVE : 0, ret,
 				 &err) == 0)
@@ -175,8 +178,8 @@ static json_object *event_json(const struct cordon_watch_event *e)
 struct wstream {
 	struct cordon_watch *w;
 	struct watcher *slot;
-	char sandbox_id[24]; /* touched while the stream runs: a watched sandbox is not idle */
-	char path[512];	     /* for the errors */
+	char sandbox_id[24];  /* touched while the stream runs: a watched sandbox is not idle */
+	char path[512];	      /* for the errors */
 	uint64_t deadline_ns; /* Connect-Timeout-Ms; 0: none */
 	uint64_t keepalive_ns, last_ns, touched_ns;
 	int conn_fd;
@@ -233,7 +236,7 @@ static void wstream_end(struct wstream *s, const char *code, const char *msg)
 /* The events read into envelopes: true when some came (or the stream's end) */
 static bool wstream_events(struct wstream *s)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cordon_watch_event *v = NULL;
 	size_t n = 0;
 	char why[1024];
@@ -248,7 +251,8 @@ static bool wstream_events(struct wstream *s)
 		json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "filesystem", event_json(&v[i]));
-		if (wstream_add(s, 0, json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN)) < 0)
+		if (wstream_add(s, 0, json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN)) <
+		    0)
 			wstream_end(s, "resource_exhausted", "out of memory");
 		json_object_put(j);
 	}
@@ -275,7 +279,7 @@ static bool wstream_fill(struct wstream *s)
 {
 	s->len = s->off = 0;
 	for (;;) {
-		struct pollfd p = { cordon_watch_fd(s->w), POLLIN, 0 };
+		struct pollfd p = {cordon_watch_fd(s->w), POLLIN, 0};
 		uint64_t now = cd_now_ns();
 
 		wstream_touch(s, now);
@@ -327,7 +331,7 @@ static struct wstream *wstream_new(struct srv_req *r, const char *path)
 {
 	struct wstream *s = calloc(1, sizeof(*s));
 	uint64_t t = header_ms(r, "Connect-Timeout-Ms"), ping = header_ms(r, "Keepalive-Ping-"
-									       "Interval");
+									     "Interval");
 
 	if (!s)
 		return NULL;
@@ -357,7 +361,8 @@ enum MHD_Result srv_watch_dir(struct srv_req *r)
 		json_object_put(req);
 		return srv_rpc_stream_error(r, "resource_exhausted",
 					    "%u watchers exist already, the most one sandbox may "
-					    "have: stop one first", SRV_SANDBOX_MAX_WATCHERS);
+					    "have: stop one first",
+					    SRV_SANDBOX_MAX_WATCHERS);
 	}
 	if (start_watch(r, path, recursive, &s->w, why, sizeof(why), &code) < 0) {
 		json_object_put(req);
@@ -395,7 +400,8 @@ enum MHD_Result srv_watch_create(struct srv_req *r)
 		cordon_watch_free(w);
 		return srv_rpc_error(r, "resource_exhausted",
 				     "%u watchers exist already, the most one sandbox may have: "
-				     "remove one first", SRV_SANDBOX_MAX_WATCHERS);
+				     "remove one first",
+				     SRV_SANDBOX_MAX_WATCHERS);
 	}
 	pthread_mutex_lock(&watchers_lock);
 	snprintf(x->id, sizeof(x->id), "w%.16s", id);
@@ -439,7 +445,8 @@ static void drain(struct watcher *x, json_object *arr)
 			cordon_watch_events_free(x->pend, x->n_pend);
 			x->pend = NULL;
 			x->n_pend = x->taken = 0;
-			if (x->end.code || cordon_watch_read(x->w, &x->pend, &x->n_pend, &x->end) <= 0)
+			if (x->end.code ||
+			    cordon_watch_read(x->w, &x->pend, &x->n_pend, &x->end) <= 0)
 				break;
 		}
 		for (; x->taken < x->n_pend && total < POLL_EVENTS_MAX; x->taken++, total++)

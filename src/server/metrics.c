@@ -65,8 +65,8 @@ static json_object *sample_json(const struct cordon_session_usage *u, uint64_t d
 	json_object_object_add(j, "timestamp", json_object_new_string(t));
 	json_object_object_add(j, "timestampUnix", json_object_new_int64(now));
 	json_object_object_add(j, "cpuCount", json_object_new_int((int)u->cpu_count));
-	json_object_object_add(j, "cpuUsedPct", json_object_new_double((double)(long)(pct * 100) /
-								       100));
+	json_object_object_add(j, "cpuUsedPct",
+			       json_object_new_double((double)(long)(pct * 100) / 100));
 	json_object_object_add(j, "memUsed", json_object_new_int64((int64_t)u->mem_used));
 	json_object_object_add(j, "memTotal", json_object_new_int64((int64_t)u->mem_total));
 	json_object_object_add(j, "memCache", json_object_new_int64((int64_t)u->mem_cache));
@@ -79,7 +79,7 @@ enum MHD_Result srv_metrics_get(struct srv_req *r)
 {
 	struct srv_sandbox *sb;
 	struct cordon_session_usage u;
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	long long start = query_secs(r, "start"), end = query_secs(r, "end");
 	uint64_t used, total;
 	time_t now = time(NULL);

@@ -44,8 +44,10 @@ static int read_proc(int pid, uint64_t *ticks, uint64_t *pages)
 	p = strrchr(buf, ')');
 	/* after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
 	 * stime; rss is field 24 */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
-			 "%*d %*d %*d %*d %*u %*u %llu", &ut, &st, &rss) != 3)
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
+			 "%*d %*d %*d %*d %*u %*u %llu",
+			 &ut, &st, &rss) != 3)
 		return -EPROTO;
 	*ticks = ut + st;
 	*pages = rss;
@@ -98,9 +100,9 @@ static uint64_t window_ticks(const struct proc_ticks *a, size_t na, const struct
 int cd_agent_usage(int fd, unsigned window_ms)
 {
 	struct proc_ticks *a = calloc(MAX_PIDS, sizeof(*a)), *b = calloc(MAX_PIDS, sizeof(*b));
-	struct cd_sp_usage u = { 0 };
-	struct timespec t0, t1, w = { .tv_sec = window_ms / 1000,
-				      .tv_nsec = (long)(window_ms % 1000) * 1000000L };
+	struct cd_sp_usage u = {0};
+	struct timespec t0, t1,
+	    w = {.tv_sec = window_ms / 1000, .tv_nsec = (long)(window_ms % 1000) * 1000000L};
 	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	uint64_t pages;
 	size_t na, nb;
@@ -109,7 +111,8 @@ int cd_agent_usage(int fd, unsigned window_ms)
 	if (!a || !b || hz <= 0 || page <= 0) {
 		free(a);
 		free(b);
-		return cd_sp_send_simple(fd, CD_SP_ERROR, ENOMEM, 0, "usage: out of memory", 20, -1);
+		return cd_sp_send_simple(fd, CD_SP_ERROR, ENOMEM, 0, "usage: out of memory", 20,
+					 -1);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	na = sample(a, &pages);

@@ -64,7 +64,7 @@ static int fail(int e, const char *what)
  * fills meanwhile, then overflows). */
 static int flush(uint32_t flags)
 {
-	struct cd_sp_hdr h = { .type = CD_SP_EVENTS, .len = (uint32_t)out_len, .flags = flags };
+	struct cd_sp_hdr h = {.type = CD_SP_EVENTS, .len = (uint32_t)out_len, .flags = flags};
 	int r;
 
 	if (!out_len && !flags)
@@ -155,7 +155,7 @@ static int add_dir(const char *rel)
 	}
 	dirs = v;
 	memmove(&dirs[pos + 1], &dirs[pos], (n_dirs - pos) * sizeof(*dirs));
-	dirs[pos] = (struct dir){ .wd = wd, .rel = copy };
+	dirs[pos] = (struct dir){.wd = wd, .rel = copy};
 	n_dirs++;
 	return 0;
 }
@@ -185,8 +185,8 @@ static int walk(const char *rel, bool announce, unsigned depth)
 		if (snprintf(child, sizeof(child), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
 		    (int)sizeof(child))
 			continue;
-		if (de->d_type == DT_UNKNOWN && fstatat(dirfd(dir), de->d_name, &st,
-							AT_SYMLINK_NOFOLLOW) == 0)
+		if (de->d_type == DT_UNKNOWN &&
+		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			de->d_type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
 		if (de->d_type != DT_DIR)
 			continue;
@@ -248,11 +248,11 @@ static int on_event(const struct inotify_event *ev)
 		uint32_t mask;
 		enum cordon_watch_type type;
 	} map[] = {
-		{ IN_CREATE | IN_MOVED_TO, CORDON_WATCH_CREATE },
-		{ IN_MOVED_FROM | IN_MOVE_SELF, CORDON_WATCH_RENAME },
-		{ IN_ATTRIB, CORDON_WATCH_CHMOD },
-		{ IN_MODIFY, CORDON_WATCH_WRITE },
-		{ IN_DELETE | IN_DELETE_SELF, CORDON_WATCH_REMOVE },
+	    {IN_CREATE | IN_MOVED_TO, CORDON_WATCH_CREATE},
+	    {IN_MOVED_FROM | IN_MOVE_SELF, CORDON_WATCH_RENAME},
+	    {IN_ATTRIB, CORDON_WATCH_CHMOD},
+	    {IN_MODIFY, CORDON_WATCH_WRITE},
+	    {IN_DELETE | IN_DELETE_SELF, CORDON_WATCH_REMOVE},
 	};
 	bool self = ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF);
 	size_t pos;
@@ -290,7 +290,7 @@ static int follow(void)
 	static char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	for (;;) {
-		struct pollfd p[2] = { { ino, POLLIN, 0 }, { chan, POLLIN, 0 } };
+		struct pollfd p[2] = {{ino, POLLIN, 0}, {chan, POLLIN, 0}};
 		ssize_t n;
 		int r = 0;
 
@@ -338,13 +338,15 @@ int cd_agent_watch(int fd, const char *path, unsigned flags)
 		return fail(ENOTDIR, "watch");
 	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (ino < 0)
-		return fail(errno, errno == EMFILE ? "watch (the sandbox's inotify instances are spent)"
-						  : "watch (inotify)");
+		return fail(errno, errno == EMFILE
+				       ? "watch (the sandbox's inotify instances are spent)"
+				       : "watch (inotify)");
 	r = add_dir("");
 	if (r >= 0 && recursive)
 		r = walk("", false, 1);
 	if (r < 0)
-		return fail(-r, r == -ENOSPC ? "watch (the sandbox's inotify watches are spent)" : "watch");
+		return fail(-r, r == -ENOSPC ? "watch (the sandbox's inotify watches are spent)"
+					     : "watch");
 	r = cd_sp_send_simple(chan, CD_SP_OK, 0, 0, NULL, 0, -1);
 	return r < 0 ? r : follow();
 }

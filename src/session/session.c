@@ -1076,8 +1076,8 @@ int cordon_watch_read(struct cordon_watch *w, struct cordon_watch_event **ret, s
 		cordon_watch_events_free(*ret, *ret_n);
 		*ret = NULL;
 		*ret_n = 0;
-		return cd_fail(err, EOVERFLOW, "watch", "the queue of events overflowed: events were "
-			       "lost");
+		return cd_fail(err, EOVERFLOW, "watch",
+			       "the queue of events overflowed: events were lost");
 	}
 	return 1;
 }
@@ -1146,7 +1146,8 @@ static int agent_usage(struct cordon_session *s, unsigned window_ms,
 		return cd_fail(err, EPROTO, "usage", "malformed reply from the sandbox's agent");
 	memcpy(&a, m->data, sizeof(a));
 	u->window_ns = a.window_ns ? a.window_ns : 1;
-	u->cpu_ns = a.cpu_ns <= u->window_ns * u->cpu_count ? a.cpu_ns : u->window_ns * u->cpu_count;
+	u->cpu_ns = a.cpu_ns <= u->window_ns * u->cpu_count ? a.cpu_ns
+							     : u->window_ns * u->cpu_count;
 	u->mem_used = a.rss_bytes <= u->mem_total ? a.rss_bytes : u->mem_total;
 	return 0;
 }

@@ -4,12 +4,27 @@
 // subdirectories, envd's errors, the watch's end (stopped, the sandbox killed: nothing of it left
 // in the server), and a flood that overflows the kernel's queue and says so. The server's pid is
 // CORDON_SERVER_PID (its descriptors and threads are counted). TAP on stdout.
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { Sandbox, FileNotFoundError } from 'e2b'
 import { test, ok, eq, done, poll, thrown, env, note, runid } from './tap.mjs'
 
 const server = process.env.CORDON_SERVER_PID
-const fds = () => readdirSync(`/proc/${server}/fd`).length
+// the server's descriptors but its TCP connections' (which come and go with the client's
+// keep-alive): what a watcher would leak (its channel, a unix socket) shows here
+function fds() {
+  const tcp = new Set()
+  for (const f of ['tcp', 'tcp6'])
+    for (const l of readFileSync(`/proc/${server}/net/${f}`).toString().split('\n').slice(1))
+      if (l.trim()) tcp.add(l.trim().split(/\s+/)[9])
+  let n = 0
+  for (const d of readdirSync(`/proc/${server}/fd`)) {
+    let t
+    try { t = readlinkSync(`/proc/${server}/fd/${d}`) } catch { continue }
+    const m = t.match(/^socket:\[(\d+)\]$/)
+    if (!m || !tcp.has(m[1])) n++
+  }
+  return n
+}
 const threads = () => readdirSync(`/proc/${server}/task`).length
 const rssKb = () => +readFileSync(`/proc/${server}/status`).toString().match(/VmRSS:\s+(\d+)/)[1]
 const has = (events, type, name) => events.some(e => e.type === type && e.name === name)
@@ -133,6 +148,7 @@ if (!server) {
   ok(false, 'CORDON_SERVER_PID is not set (tests/e2b/run sets it)')
 } else {
   await test('a watch ends: stopped, or with its sandbox (nothing of it left in the server)', async () => {
+    const base = fds(), th00 = threads() // the server without this sandbox (--pool 0)
     const sbx = await Sandbox.create({ timeoutMs: 120_000 })
     try {
       await sbx.commands.run('true') // its first connections are made
@@ -147,11 +163,12 @@ if (!server) {
       note(`processes inside after the stops: ${workers}`)
       let exited = null
       await sbx.files.watchDir('/home/user', () => {}, { onExit: err => { exited = err || 'clean' } })
-      await envd(sbx, 'CreateWatcher', { path: '/home/user' })
+      for (let i = 0; i < 8; i++) await envd(sbx, 'CreateWatcher', { path: '/home/user' })
       await sbx.kill()
       ok(await poll(() => exited), 'the sandbox killed: the watch ends (onExit)', exited)
-      ok(await poll(() => fds() <= fd0 && threads() <= th0), 'killed: the server\'s descriptors and threads as before',
-        { fds: [fd0, fds()], threads: [th0, threads()] })
+      ok(await poll(() => fds() <= base && threads() <= th00),
+        'killed: the server\'s descriptors and threads as before the sandbox (its polled watchers\' too)',
+        { fds: [base, fds()], threads: [th00, threads()] })
     } finally {
       await sbx.kill().catch(() => {})
     }

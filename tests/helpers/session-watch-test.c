@@ -37,7 +37,7 @@ struct seen {
 	int end; /* cordon_watch_read's last -errno; 0: still going */
 };
 
-static const char *const type_names[] = { "?", "create", "write", "remove", "rename", "chmod" };
+static const char *const type_names[] = {"?", "create", "write", "remove", "rename", "chmod"};
 
 /* Read what the watch says for up to ms (until want appears, when given). */
 static void gather(struct cordon_watch *w, struct seen *s, const char *want, int ms)
@@ -46,9 +46,9 @@ static void gather(struct cordon_watch *w, struct seen *s, const char *want, int
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		struct pollfd p = { cordon_watch_fd(w), POLLIN, 0 };
+		struct pollfd p = {cordon_watch_fd(w), POLLIN, 0};
 		struct cordon_watch_event *v = NULL;
-		struct cordon_error err = { 0 };
+		struct cordon_error err = {0};
 		size_t n = 0;
 		int r;
 
@@ -78,10 +78,10 @@ static void gather(struct cordon_watch *w, struct seen *s, const char *want, int
 
 static int run(struct cordon_session *s, const char *script, int wait)
 {
-	const char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct cordon_exec e = { .argv = argv, .fd = { -1, -1, -1 } };
+	const char *argv[] = {"/bin/sh", "-c", script, NULL};
+	struct cordon_exec e = {.argv = argv, .fd = {-1, -1, -1}};
 	struct cordon_process *p = NULL;
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	int status = -1;
 
 	if (cordon_session_exec(s, &e, &p, &err) < 0) {
@@ -97,8 +97,8 @@ static int run(struct cordon_session *s, const char *script, int wait)
 static void test_events(struct cordon_session *s)
 {
 	struct cordon_watch *w = NULL;
-	struct cordon_error err = { 0 };
-	struct seen seen = { 0 };
+	struct cordon_error err = {0};
+	struct seen seen = {0};
 
 	ok(cordon_session_watch(s, ".", CORDON_WATCH_RECURSIVE, &w, &err) == 0,
 	   "watch the workdir, recursive (%s)", err.msg);
@@ -112,10 +112,10 @@ static void test_events(struct cordon_session *s)
 	       "then writes, moves, removes it");
 	gather(w, &seen, "remove d/g\n", 60000);
 	diag("events:\n%s", seen.text ? seen.text : "(none)");
-	for (const char *const *e = (const char *const[]){ "create d\n", "create d/f\n",
-							    "write d/f\n", "rename d/f\n",
-							    "create d/g\n", "chmod d/g\n",
-							    "remove d/g\n", NULL }; *e; e++)
+	for (const char *const *e =
+		 (const char *const[]){"create d\n", "create d/f\n", "write d/f\n", "rename d/f\n",
+				       "create d/g\n", "chmod d/g\n", "remove d/g\n", NULL};
+	     *e; e++)
 		ok(seen.text && strstr(seen.text, *e), "event %.*s", (int)strlen(*e) - 1, *e);
 	cordon_watch_free(w);
 	free(seen.text);
@@ -124,9 +124,10 @@ static void test_events(struct cordon_session *s)
 static void test_errors(struct cordon_session *s)
 {
 	struct cordon_watch *w = NULL;
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 
-	is_int(cordon_session_watch(s, "no-such-dir", 0, &w, &err), -ENOENT, "a missing path: ENOENT");
+	is_int(cordon_session_watch(s, "no-such-dir", 0, &w, &err), -ENOENT,
+	       "a missing path: ENOENT");
 	like_str(err.msg, "no-such-dir", "naming it");
 	run(s, "echo x > a-file", 1);
 	is_int(cordon_session_watch(s, "a-file", 0, &w, &err), -ENOTDIR, "a file: ENOTDIR");
@@ -138,8 +139,8 @@ static void test_errors(struct cordon_session *s)
 static void test_overflow(struct cordon_session *s)
 {
 	struct cordon_watch *w = NULL;
-	struct cordon_error err = { 0 };
-	struct seen seen = { 0 };
+	struct cordon_error err = {0};
+	struct seen seen = {0};
 	long max_q = 0;
 	FILE *f = fopen("/proc/sys/fs/inotify/max_queued_events", "re");
 
@@ -166,28 +167,33 @@ static void test_overflow(struct cordon_session *s)
 
 static void test_usage(struct cordon_session *s)
 {
-	struct cordon_session_usage a = { 0 }, b = { 0 };
-	struct cordon_error err = { 0 };
+	struct cordon_session_usage a = {0}, b = {0};
+	struct cordon_error err = {0};
 	int k = 0;
 
 	ok(cordon_session_usage(s, 100, &a, &err) == 0, "usage (%s)", err.msg);
 	diag("from_cgroup %d, cpus %u, cpu %llu ns in %llu ns, memory %llu used, %llu cache, "
-	     "%llu total", a.from_cgroup, a.cpu_count, (unsigned long long)a.cpu_ns,
+	     "%llu total",
+	     a.from_cgroup, a.cpu_count, (unsigned long long)a.cpu_ns,
 	     (unsigned long long)a.window_ns, (unsigned long long)a.mem_used,
 	     (unsigned long long)a.mem_cache, (unsigned long long)a.mem_total);
 	ok(a.cpu_count >= 1 && a.window_ns >= 100000000ull && a.mem_used > 0 &&
-	   a.mem_total >= a.mem_used && a.cpu_ns <= a.window_ns * a.cpu_count,
+	       a.mem_total >= a.mem_used && a.cpu_ns <= a.window_ns * a.cpu_count,
 	   "sane figures");
 	is_int(cordon_session_usage(s, 0, &a, &err), -EINVAL, "a window of 0: EINVAL");
 	/* 200 MB, each page touched, held until the file "stop" appears */
-	run(s, "exec python3 -c 'import os, time\nb = bytearray(200 << 20)\n"
-	       "for i in range(0, len(b), 4096): b[i] = 1\nopen(\"held\", \"w\").close()\n"
-	       "while not os.path.exists(\"stop\"): time.sleep(0.05)'", 0);
+	run(s,
+	    "exec python3 -c 'import os, time\nb = bytearray(200 << 20)\n"
+	    "for i in range(0, len(b), 4096): b[i] = 1\nopen(\"held\", \"w\").close()\n"
+	    "while not os.path.exists(\"stop\"): time.sleep(0.05)'",
+	    0);
 	while (access("w/held", F_OK) < 0 && k++ < 1200)
 		usleep(100000);
 	ok(cordon_session_usage(s, 100, &b, &err) == 0, "usage again");
-	ok(b.mem_used >= a.mem_used + (180ull << 20), "200 MB held inside: memory used grows by it "
-	   "(%llu -> %llu)", (unsigned long long)a.mem_used, (unsigned long long)b.mem_used);
+	ok(b.mem_used >= a.mem_used + (180ull << 20),
+	   "200 MB held inside: memory used grows by it "
+	   "(%llu -> %llu)",
+	   (unsigned long long)a.mem_used, (unsigned long long)b.mem_used);
 	run(s, "touch stop", 1);
 	/* a busy process: some CPU within a window */
 	run(s, "exec sh -c 'while [ ! -e stop2 ]; do :; done'", 0);
@@ -203,9 +209,9 @@ static void test_usage(struct cordon_session *s)
 static void test_end(struct cordon_session *s)
 {
 	struct cordon_watch *w = NULL;
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cordon_session_usage u;
-	struct seen seen = { 0 };
+	struct seen seen = {0};
 
 	if (!ok(cordon_session_watch(s, ".", 0, &w, &err) == 0, "a watch before the kill"))
 		return;
@@ -222,7 +228,7 @@ int main(int argc, char **argv)
 	struct cordon_config *c;
 	struct cordon_session *s = NULL;
 	struct cordon_result res;
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	char exe[PATH_MAX], w[PATH_MAX + 8];
 	ssize_t n;
 
