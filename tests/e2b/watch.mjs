@@ -6,7 +6,7 @@
 // CORDON_SERVER_PID (its descriptors and threads are counted). TAP on stdout.
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { Sandbox, FileNotFoundError } from 'e2b'
-import { test, ok, eq, done, poll, thrown, env, note, runid } from './tap.mjs'
+import { test, ok, eq, done, poll, thrown, env, note, runid, skip } from './tap.mjs'
 
 const server = process.env.CORDON_SERVER_PID
 // the server's descriptors but its TCP connections' (which come and go with the client's
@@ -195,7 +195,10 @@ if (!server) {
       eq((await sbx.files.read('/home/user/made')).trim(), '100000', '100,000 files')
       const rss1 = rssKb()
       note(`server RSS: ${rss0} kB before, ${rss1} kB after the flood`)
-      ok(rss1 - rss0 < 64 * 1024, 'the server grew less than 64 MiB', { rss0, rss1 })
+      if (readFileSync(`/proc/${server}/maps`).toString().includes('libasan'))
+        skip('the server grew less than 64 MiB', 'a sanitized server keeps what it frees (quarantine)')
+      else
+        ok(rss1 - rss0 < 64 * 1024, 'the server grew less than 64 MiB', { rss0, rss1 })
       let total = 0, last
       for (let i = 0; i < 100; i++) {
         last = await envd(sbx, 'GetWatcherEvents', { watcherId: c.body.watcherId })
