@@ -69,8 +69,10 @@ s=$(envelope '{"process":{"cmd":"/nonexistent/cmd"}}' | req -X POST "$url/proces
 ok "$(body | tail -c +6 | grep -q '"error"'; echo $?)" "a command that does not exist: an end-stream error" "$s $(body | tail -c +6 | tr -d '\0')"
 s=$(envelope '{"process":{"cmd":"/bin/sh","args":["-c","echo out; echo err >&2; exit 7"]}}' | req -X POST "$url/process.Process/Start" "${H[@]}" -H 'Content-Type: application/connect+json' --data-binary @-)
 ok "$(body | grep -aq '"exitCode":7'; echo $?)" "Start streams the end with the exit code" "$(body | tr -c '[:print:]' .)"
-s=$(req -X POST "$url/filesystem.Filesystem/WatchDir" "${H[@]}" -H 'Content-Type: application/connect+json' --data-binary @<(envelope '{"path":"/home/user"}'))
-ok "$(body | grep -aq unimplemented; echo $?)" "WatchDir: unimplemented" "$(body | tr -d '\0')"
+s=$(req -X POST "$url/filesystem.Filesystem/WatchDir" "${H[@]}" -H 'Content-Type: application/connect+json' --data-binary @<(envelope '{"path":"/nonexistent"}'))
+ok "$(body | grep -aq '"code":"not_found"'; echo $?)" "WatchDir of a missing directory: an end-stream not_found" "$(body | tr -d '\0')"
+s=$(req -X POST "$url/filesystem.Filesystem/WatchDir" "${H[@]}" -H 'Content-Type: application/connect+json' --data-binary @<(envelope '{"path":7}'))
+ok "$(body | grep -aq '"code":"invalid_argument"'; echo $?)" "WatchDir of a path that is a number: invalid_argument" "$(body | tr -d '\0')"
 
 # a client that goes away mid-stream: the server lives on, the process runs on (as in envd)
 envelope '{"process":{"cmd":"/bin/sh","args":["-c","sleep 3; echo late"]},"tag":"gone"}' |
