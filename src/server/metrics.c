@@ -5,6 +5,8 @@
  * over METRICS_WINDOW_MS; the disk is --disk's count of its workdir (disk.c, at most 2 s old;
  * counted here when --disk is off). Runs in the server (connection threads). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,7 @@ enum MHD_Result srv_metrics_get(struct srv_req *r)
 	uint64_t used, total;
 	time_t now = time(NULL);
 	json_object *arr;
+	bool paused;
 	int k;
 
 	if (start == -2 || end == -2)
@@ -91,6 +94,13 @@ enum MHD_Result srv_metrics_get(struct srv_req *r)
 	sb = srv_reg_get(r->sub);
 	if (!sb)
 		return srv_http_error(r->http, 404, "sandbox %s not found", r->sub);
+	pthread_mutex_lock(&sb->lock);
+	paused = sb->paused;
+	pthread_mutex_unlock(&sb->lock);
+	if (paused) { /* frozen: nothing runs to sample (and its agent would not answer) */
+		srv_sandbox_unref(sb);
+		return srv_http_json(r->http, 200, json_object_new_array());
+	}
 	k = cordon_session_usage(sb->session, METRICS_WINDOW_MS, &u, &err);
 	disk_figures(sb, &used, &total);
 	srv_sandbox_unref(sb);

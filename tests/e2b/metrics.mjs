@@ -4,7 +4,7 @@
 // host: no cgroup v2 controllers) the figures are its processes' (docs/e2b.md); the cgroup path
 // is t-session-watch's in the VM tier. TAP on stdout.
 import { Sandbox, SandboxNotFoundError } from 'e2b'
-import { test, ok, eq, done, poll, thrown, env, note } from './tap.mjs'
+import { test, ok, eq, done, poll, thrown, env, note, skip } from './tap.mjs'
 
 await test('getMetrics: E2B\'s shape, sane figures', async () => {
   const sbx = await Sandbox.create({ timeoutMs: 180_000 })
@@ -43,6 +43,23 @@ await test('getMetrics: E2B\'s shape, sane figures', async () => {
     await sbx.commands.run('head -c 5000000 /dev/urandom > /home/user/five-mb')
     const disk = await poll(async () => { const x = (await sbx.getMetrics())[0]; return x.diskUsed >= s.diskUsed + 4_000_000 && x })
     ok(disk, 'a file of 5 MB: diskUsed grows (counted every 2 s)', disk)
+  } finally {
+    await sbx.kill().catch(() => {})
+  }
+})
+
+await test('getMetrics of a paused sandbox: no sample', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 })
+  try {
+    let paused = false
+    const e = await thrown(async () => { paused = await Sandbox.betaPause(sbx.sandboxId) })
+    if (!paused) {
+      skip('a paused sandbox', `it cannot be paused here: ${e && e.message}`)
+      return
+    }
+    eq(await Sandbox.getMetrics(sbx.sandboxId), [], 'paused: []')
+    await Sandbox.connect(sbx.sandboxId)
+    eq((await sbx.getMetrics()).length, 1, 'resumed: a sample again')
   } finally {
     await sbx.kill().catch(() => {})
   }
