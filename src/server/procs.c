@@ -62,15 +62,20 @@ static void proc_ref(struct srv_proc *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* read_ns of a stream waiting in srv_proc_next(): it has read everything, it is not stalled */
+#define WAITING UINT64_MAX
+
 /* Whether a stream that reads still has to read the oldest event (p->lock held): one that read
- * nothing for SRV_PROC_STALL_NS holds the process back no more, nor the server's memory. */
+ * nothing for SRV_PROC_STALL_NS holds the process back no more, nor the server's memory. A
+ * stream waiting for output is reading, however long the process was quiet (else a command
+ * silent for 30 s lost its end event to its own stream). */
 static bool oldest_unread(struct srv_proc *p)
 {
 	uint64_t now = cd_now_ns();
 
 	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
 		if (p->subs[i] && *p->subs[i] <= p->first &&
-		    now - p->read_ns[i] < SRV_PROC_STALL_NS)
+		    (p->read_ns[i] == WAITING || now - p->read_ns[i] < SRV_PROC_STALL_NS))
 			return true;
 	return false;
 }
@@ -592,12 +597,18 @@ static char *lost_marker(struct srv_proc *p, uint64_t n)
 	return cd_strdup_printf("{\"data\":{\"%s\":\"%s\"}}", p->pty ? "pty" : "stderr", b64);
 }
 
-/* The stream of cursor read: it is not stalled (p->lock held). */
-static void read_now(struct srv_proc *p, const uint64_t *cursor)
+/* The stream of cursor read (its stall clock starts again), or waits for output (it has none
+ * while waiting) (p->lock held). */
+static void mark_read(struct srv_proc *p, const uint64_t *cursor, uint64_t when)
 {
 	for (int i = 0; i < SRV_PROC_MAX_SUBS; i++)
 		if (p->subs[i] == cursor)
-			p->read_ns[i] = cd_now_ns();
+			p->read_ns[i] = when;
+}
+
+static void read_now(struct srv_proc *p, const uint64_t *cursor)
+{
+	mark_read(p, cursor, cd_now_ns());
 }
 
 static void deadline_in(struct timespec *ts, int timeout_ms)
@@ -639,8 +650,14 @@ int srv_proc_next(struct srv_proc *p, uint64_t *cursor, char **ret, int timeout_
 			r = -EPIPE;
 			break;
 		}
-		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+		mark_read(p, cursor, WAITING);
+		r = pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+		read_now(p, cursor);
+		if (r == ETIMEDOUT) {
+			r = 0;
 			break;
+		}
+		r = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return r;

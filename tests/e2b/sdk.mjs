@@ -51,6 +51,11 @@ await test('the same kernel and root as the host', async () => {
   ok(e instanceof CommandExitError && e.exitCode !== 0, 'the root is read-only', errName(e))
 })
 
+// a command silent for longer than the 30 s a stalled stream is waited for: its stream, waiting
+// all along, still gets the output and the end (it lost them: "Process exited without a result");
+// run beside the tests below, awaited at the end
+const quiet = sbx.commands.run('sleep 36; echo after the silence', { timeoutMs: 120_000 }).then(r => r, e => e)
+
 await test('commands.run in the foreground', async () => {
   const r = await sbx.commands.run('echo out; echo err >&2')
   eq([r.stdout, r.stderr, r.exitCode, r.error], ['out\n', 'err\n', 0, undefined], 'stdout, stderr, exitCode 0')
@@ -403,6 +408,11 @@ await test('two sandboxes are isolated', async () => {
   eq(host, 'ECONNREFUSED', '... nor from the host')
   await srv.kill()
   await a.kill(); await b.kill()
+})
+
+await test('a command silent for 36 s', async () => {
+  const r = await quiet
+  eq([r && r.exitCode, r && r.stdout], [0, 'after the silence\n'], 'its output and its end reach the stream that waited', errName(r))
 })
 
 await test('clean up', async () => {
