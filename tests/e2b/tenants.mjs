@@ -124,12 +124,17 @@ function summary(v) {
 
 // --- the hostile tenant ---
 const PIPE_CELL = `
-import fcntl, gc, time
-k = next(o for o in gc.get_objects() if type(o).__name__ == 'Kernel')
-fcntl.fcntl(k.req_fd, 1031, 4096)   # F_SETPIPE_SZ: its request pipe holds one page
-k._flush_and_sync()
-k.events.end()                     # the server is told the cell is over; it is not
-time.sleep(3600)                   # and the kernel never reads a request again
+import fcntl, os, time
+pp = os.getppid()   # the bridge: its request pipe (read end) and its event pipe (write end)
+def pipe(mode):
+    for name in os.listdir(f"/proc/{pp}/fd"):
+        fd = int(name)
+        if fd >= 3 and os.readlink(f"/proc/{pp}/fd/{fd}").startswith("pipe:") and \\
+                int(open(f"/proc/{pp}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8) & 3 == mode:
+            return os.open(f"/proc/{pp}/fd/{fd}", os.O_WRONLY)
+fcntl.fcntl(pipe(0), 1031, 4096)   # F_SETPIPE_SZ: its request pipe holds one page
+os.write(pipe(1), b'{"type":"end_of_execution"}\\n')  # the server is told the cell is over
+time.sleep(3600)                   # it is not: the bridge never reads a request again
 `
 const hostileActs = {
   // processes that write 8 MiB each as fast as they can, nobody following them (a burst, not

@@ -30,12 +30,18 @@ function stalled(sbx, path, body) {
 await test('SIGTERM with a wedged sandbox', async () => {
   const s = await Sandbox.create({ timeoutMs: 600_000, metadata: { run: runid, suite: 'wedge' } })
   const fill = await s.runCode(`
-import fcntl, gc, time
-k = next(o for o in gc.get_objects() if type(o).__name__ == 'Kernel')
-fcntl.fcntl(k.req_fd, 1031, 4096)
-k._flush_and_sync()
-k.events.end()
-time.sleep(3600)`, { timeoutMs: 30_000 })
+import fcntl, os, time
+pp = os.getppid()   # the bridge: its request pipe (read end) and its event pipe (write end)
+def pipe(mode):
+    for name in os.listdir(f"/proc/{pp}/fd"):
+        fd = int(name)
+        if fd >= 3 and os.readlink(f"/proc/{pp}/fd/{fd}").startswith("pipe:") and \\
+                int(open(f"/proc/{pp}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8) & 3 == mode:
+            return os.open(f"/proc/{pp}/fd/{fd}", os.O_WRONLY)
+fcntl.fcntl(pipe(0), 1031, 4096)   # F_SETPIPE_SZ: its request pipe holds one page
+os.write(pipe(1), b'{"type":"end_of_execution"}\\n')  # the server is told the cell is over
+time.sleep(3600)                   # it is not: the bridge never reads a request again
+`, { timeoutMs: 30_000 })
   ok(!fill.error, 'a cell stops its kernel reading requests', fill.error)
   const pending = []
   // an execution whose request (200 KB) the kernel never reads
