@@ -268,7 +268,9 @@ class JupyterKernel:
 class BashKernel:
     """One bash for the context: each cell is sourced in it, so that variables, functions and
     the working directory stay; its stdout/stderr are pipes read by two threads, each cell's
-    end a marker with a random token written to both."""
+    end a marker with a random token written to both. bash and what it starts stay in the
+    bridge's process group (the server's own, for this context): the server's SIGKILL of the
+    group takes them all, and an interrupt is SIGINT to the group (the bridge ignores its own)."""
 
     def __init__(self, events):
         import secrets
@@ -279,15 +281,13 @@ class BashKernel:
         self.token = "\x01cordon-end-" + secrets.token_hex(16) + ":"
         self.count = 0
         self.open = False
-
-        def child():
-            _pdeathsig(signal.SIGHUP)()
-            os.setpgid(0, 0)          # its own group: an interrupt reaches what it runs
+        self.echo = False             # the bridge's own SIGINT to its group is coming
         self.proc = subprocess.Popen(["bash", "--norc", "--noprofile"], env=kernel_env(self.dir),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, close_fds=True, preexec_fn=child)
-        # dying with the bridge takes what bash started too; an interrupt ends the cell
-        self._send("trap 'kill -KILL 0' HUP\ntrap 'return 130 2>/dev/null' INT\n")
+                                     stderr=subprocess.PIPE, close_fds=True,
+                                     preexec_fn=_pdeathsig(signal.SIGKILL))
+        # an interrupt ends the cell (the sourced file returns), not the shell
+        self._send("trap 'return 130 2>/dev/null' INT\n")
         self.done = {"stdout": threading.Event(), "stderr": threading.Event()}
         self.status = 0
         for name, pipe in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
@@ -341,10 +341,11 @@ class BashKernel:
                 self.done[name].set()
 
     def interrupt(self):
+        self.echo = True
         try:
-            os.killpg(self.proc.pid, signal.SIGINT)
+            os.killpg(0, signal.SIGINT)
         except OSError:
-            pass
+            self.echo = False
 
     def execute(self, code, env):
         import shlex
@@ -371,8 +372,9 @@ class BashKernel:
             self.events.error("", str(self.status), "")
 
     def stop(self):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(0, signal.SIGTERM)  # bash and what it started
         except OSError:
             pass
 
@@ -458,8 +460,11 @@ def main():
     state = {"kernel": None, "busy": False}
 
     def on_sigint(signum, frame):
-        if state["busy"] and state["kernel"] is not None:
-            state["kernel"].interrupt()
+        kernel = state["kernel"]
+        if getattr(kernel, "echo", False):     # the bridge's own, to its group: ignored
+            kernel.echo = False
+        elif state["busy"] and kernel is not None:
+            kernel.interrupt()
     signal.signal(signal.SIGINT, on_sigint)
     kernel = state["kernel"] = start(events, lang)
     events.emit({"type": "ready", "language": lang})

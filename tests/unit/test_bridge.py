@@ -55,7 +55,8 @@ class Bridge:
         if hide:                      # a package missing from the root
             code = "import sys\nsys.modules[%r] = None\n" % hide + SOURCE
         self.proc = subprocess.Popen([PY, "-u", "-I", "-c", code, lang], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, cwd="/tmp")
+                                     stdout=subprocess.PIPE, cwd="/tmp",
+                                     process_group=0)  # its own, as the agent gives it
         self.lines = queue.Queue()
         self.bad = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -206,6 +207,15 @@ def test_bash():
     ok("".join(e["text"] for e in of(evs, "stdout")) == "7\n", "bash: ... the shell lives", evs)
     ok(b.close() == 0, "bash: EOF, exit 0")
     ok(not b.bad, "bash: every line was one JSON event", b.bad)
+
+    b = Bridge("bash")
+    b.next()
+    pid = int("".join(e["text"] for e in of(b.run("sleep 300 & echo $!"), "stdout")))
+    b.send({"code": "sleep 301"})
+    b.next()
+    os.killpg(b.proc.pid, signal.SIGKILL)      # as the server stops a context
+    b.proc.wait()
+    ok(gone(pid), "bash: the server's SIGKILL of the group leaves nothing of the context's")
 
 
 def test_missing():
