@@ -441,8 +441,9 @@ static int ready_line(const struct line *l, char *why, size_t why_len)
 		json_object_object_get_ex(j, "value", &value);
 	}
 	snprintf(why, why_len, "%s",
-		 value && json_object_is_type(value, json_type_string) ? json_object_get_string(value)
-								       : "the kernel did not start");
+		 value && json_object_is_type(value, json_type_string)
+		     ? json_object_get_string(value)
+		     : "the kernel did not start");
 	if (name && json_object_is_type(name, json_type_string) &&
 	    strcmp(json_object_get_string(name), "LanguageError") == 0)
 		r = -ENOENT;
@@ -469,9 +470,11 @@ static int wait_ready(struct srv_sandbox *sb, struct srv_ctx *c, int conn_fd, ch
 			break;
 		}
 		if (r < 0 || r == 2) {
+			snprintf(why, why_len,
+				 "the kernel's bridge %s at its start (python3 is needed in "
+				 "the sandbox's root)",
+				 r == 2 ? "sent a line too long" : "exited");
 			r = __atomic_load_n(&sb->dying, __ATOMIC_RELAXED) ? -ECANCELED : -EIO;
-			snprintf(why, why_len, "the kernel's bridge %s at its start (python3 is needed in "
-				 "the sandbox's root)", r == 2 ? "sent a line too long" : "exited");
 			break;
 		}
 		if (conn_fd >= 0 && srv_http_peer_gone(conn_fd)) {
@@ -479,7 +482,8 @@ static int wait_ready(struct srv_sandbox *sb, struct srv_ctx *c, int conn_fd, ch
 			break;
 		}
 		if (cd_now_ns() > deadline) {
-			snprintf(why, why_len, "the kernel was not ready in %llu s (it was stopped)",
+			snprintf(why, why_len,
+				 "the kernel was not ready in %llu s (it was stopped)",
 				 (unsigned long long)(READY_NS / NSEC_PER_SEC));
 			r = -ETIMEDOUT;
 			break;
@@ -635,7 +639,8 @@ static bool next_line(struct exec_stream *s)
 			/* killed: the stream breaks, so that the SDK throws as with E2B */
 			if (__atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED))
 				return false;
-			set_out(s, error_line("KernelError", "the kernel exited (its state is lost)"));
+			set_out(s,
+				error_line("KernelError", "the kernel exited (its state is lost)"));
 			return true;
 		}
 		if (!line_event(&l, &end)) { /* not an event: the kernel is not ours to trust */
@@ -729,8 +734,8 @@ static int language(json_object *lang, char ret[LANG_MAX + 1], const char **why)
 	return 0;
 }
 
-static int execute_request(json_object *body, const char **ret_ctx, char *ret_lang,
-			   char **ret_line, const char **why)
+static int execute_request(json_object *body, const char **ret_ctx, char *ret_lang, char **ret_line,
+			   const char **why)
 {
 	json_object *code, *ctx, *lang, *env, *req;
 
@@ -775,8 +780,8 @@ static enum MHD_Result too_many(struct srv_req *r)
 /* A context's kernel started before its stream (the default context of a language, made on
  * demand): a language the sandbox lacks, or a kernel that cannot start, is the request's error,
  * as with E2B. NULL: ready (or it will be started by the stream, its turn being taken). */
-static const char *ensure_early(struct srv_req *r, struct srv_ctx *c, int *ret_status,
-				char *why, size_t why_len)
+static const char *ensure_early(struct srv_req *r, struct srv_ctx *c, int *ret_status, char *why,
+				size_t why_len)
 {
 	int k;
 
@@ -815,7 +820,8 @@ enum MHD_Result srv_interp_execute(struct srv_req *r)
 	}
 	if (!ctx_id && (why = ensure_early(r, c, &status, early, sizeof(early)))) {
 		free(line);
-		if (ctx_unlist(r->sb, c)) /* made for this request: a language lacking takes no slot */
+		/* made for this request: a language lacking takes no slot */
+		if (ctx_unlist(r->sb, c))
 			ctx_unref(r->sb, c);
 		ctx_unref(r->sb, c);
 		return srv_http_error(r->http, status, "%s", why);
@@ -872,8 +878,11 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 	if (k < 0) {
 		ctx_free(c);
 		ctx_unslot(r->sb);
-		return srv_http_error(r->http, k == -ENOENT ? 400 : k == -ECANCELED ? 502 : 500, "%s",
-				      fail);
+		return srv_http_error(r->http,
+				      k == -ENOENT	? 400
+				      : k == -ECANCELED ? 502
+							: 500,
+				      "%s", fail);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;

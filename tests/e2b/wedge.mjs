@@ -9,6 +9,7 @@ import http from 'node:http'
 import { existsSync, readFileSync } from 'node:fs'
 import { Sandbox } from '@e2b/code-interpreter'
 import { test, ok, done, poll, note, env, runid } from './tap.mjs'
+import { arm, hostileContext, hostileEnvs } from './hostile.mjs'
 
 const serverPid = +process.env.CORDON_SERVER_PID
 const tick = ms => new Promise(r => setTimeout(r, ms))
@@ -28,24 +29,18 @@ function stalled(sbx, path, body) {
 }
 
 await test('SIGTERM with a wedged sandbox', async () => {
-  const s = await Sandbox.create({ timeoutMs: 600_000, metadata: { run: runid, suite: 'wedge' } })
+  const s = await Sandbox.create({ timeoutMs: 600_000, envs: hostileEnvs, metadata: { run: runid, suite: 'wedge' } })
+  await arm(s)
+  const context = await hostileContext(s)
   const fill = await s.runCode(`
 import fcntl, os, time
-pp = os.getppid()   # the bridge: its request pipe (read end) and its event pipe (write end)
-def pipe(mode):
-    for name in os.listdir(f"/proc/{pp}/fd"):
-        fd = int(name)
-        if fd >= 3 and os.readlink(f"/proc/{pp}/fd/{fd}").startswith("pipe:") and \\
-                int(open(f"/proc/{pp}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8) & 3 == mode:
-            return os.open(f"/proc/{pp}/fd/{fd}", os.O_WRONLY)
-fcntl.fcntl(pipe(0), 1031, 4096)   # F_SETPIPE_SZ: its request pipe holds one page
-os.write(pipe(1), b'{"type":"end_of_execution"}\\n')  # the server is told the cell is over
-time.sleep(3600)                   # it is not: the bridge never reads a request again
-`, { timeoutMs: 30_000 })
+fcntl.fcntl(req_fd, 1031, 4096)
+os.write(ev_fd, b'{"type":"end_of_execution"}\\n')
+time.sleep(3600)`, { context, timeoutMs: 30_000 })
   ok(!fill.error, 'a cell stops its kernel reading requests', fill.error)
   const pending = []
   // an execution whose request (200 KB) the kernel never reads
-  pending.push(s.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { timeoutMs: 0, requestTimeoutMs: 0 }).catch(e => e))
+  pending.push(s.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { context, timeoutMs: 0, requestTimeoutMs: 0 }).catch(e => e))
   // a terminal whose program never reads, fed
   const pty = await s.pty.create({ cols: 80, rows: 24, onData: () => {}, timeoutMs: 0 })
   await s.pty.sendInput(pty.pid, new TextEncoder().encode('stty raw -echo; exec sleep 3600\n'))
