@@ -5,6 +5,8 @@
 //   create N   Sandbox.create() + commands.run('true'), N times (kill not timed)
 //   exec N     one sandbox; commands.run('true'), N times (after 10 warm-ups)
 //   runcode N  one code-interpreter sandbox; runCode('1+1'), N times (after a warm-up call)
+//   context N  one code-interpreter sandbox; createCodeContext() + runCode('1+1') in it, N times
+//              (its kernel started and ready; removeCodeContext not timed)
 //   rate S     Sandbox.create() + kill() in a loop for S seconds: sandboxes per second
 //   idle N     N idle sandboxes, then "ready"; kills them all when standard input closes
 import { Sandbox } from 'e2b'
@@ -47,6 +49,19 @@ if (mode === 'create') {
     const r = await s.runCode('1+1')
     out(`runcode ${us(t0)}`)
     if (r.text !== '2') throw new Error(`runCode: ${JSON.stringify(r)}`)
+  }
+  await s.kill()
+} else if (mode === 'context') {
+  const s = await CiSandbox.create()
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    const c = await s.createCodeContext()
+    const t1 = performance.now()
+    const r = await s.runCode('1+1', { context: c })
+    out(`context ${us(t0)}`)
+    out(`context_only ${((t1 - t0) * 1000).toFixed(1)}`)
+    if (r.text !== '2') throw new Error(`runCode: ${JSON.stringify(r)}`)
+    await s.removeCodeContext(c)
   }
   await s.kill()
 } else if (mode === 'rate') {

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* interp.c - the code interpreter of @e2b/code-interpreter (E2b-Sandbox-Port 49999): contexts
- * (/contexts: create, list, restart, remove; at most SRV_SANDBOX_MAX_CTXS), each a Python kernel
- * (kernel.py, carried by the binary) run in the sandbox; POST /execute sends it one request line
- * and streams its event lines back until its end marker. Kernel lines are untrusted: bounded
- * (each, and all of a sandbox's at once), checked to be JSON objects with a string "type",
- * passed on as they are. The kernel's pipes are non-blocking: a kernel that takes no request or
- * sends nothing holds no server thread past a deadline. Runs in the server. */
+ * (/contexts: create, list, restart, remove; at most SRV_SANDBOX_MAX_CTXS), each a language's
+ * Jupyter kernel run in the sandbox behind a bridge (bridge.py, carried by the binary), which
+ * answers first "ready" or why not (a language the sandbox lacks, a package missing); POST
+ * /execute sends it one request line and streams its event lines back until its end marker.
+ * Bridge lines are untrusted: bounded (each, and all of a sandbox's at once), checked to be JSON
+ * objects with a string "type", passed on as they are. The bridge's pipes are non-blocking: one
+ * that takes no request or sends nothing holds no server thread past a deadline. An execution
+ * in flight when its sandbox is killed ends with its connection broken, as E2B's does (the SDK
+ * then throws). Runs in the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "auth.h"
 #include "http.h"
@@ -24,7 +28,7 @@
 #include "rpc.h"
 #include "util.h"
 
-extern const char srv_kernel_source[];
+extern const char srv_bridge_source[];
 
 #define LINE_MAX_BYTES (32u << 20) /* a result with a large image is one line */
 #define READ_CHUNK     (64 * 1024)
@@ -35,9 +39,15 @@ extern const char srv_kernel_source[];
 #define KEEPALIVE_NS (30 * NSEC_PER_SEC)
 /* a kernel that takes none of a request for this long is stopped */
 #define REQUEST_STALL_NS (10 * NSEC_PER_SEC)
+/* a kernel not ready in this long is stopped (the bridge gives up on its kernel at 120 s) */
+#define READY_NS   (150 * NSEC_PER_SEC)
+#define READY_TYPE "ready"
+#define LANG_MAX   32
 
 struct srv_ctx {
 	char id[40];
+	char lang[LANG_MAX + 1];
+	bool is_default; /* the language's context when an execution names none */
 	char *cwd;
 	pthread_mutex_t exec_lock;     /* one execution at a time; guards what follows */
 	pthread_mutex_t kernel_lock;   /* the kernel handle, for a signal from another thread */
@@ -112,7 +122,7 @@ static void kernel_stop(struct srv_ctx *c)
 
 static int kernel_start(struct srv_sandbox *sb, struct srv_ctx *c, struct cordon_error *err)
 {
-	const char *argv[] = {"python3", "-u", "-I", "-c", srv_kernel_source, NULL};
+	const char *argv[] = {"python3", "-u", "-I", "-c", srv_bridge_source, c->lang, NULL};
 	struct cordon_exec e = {.argv = argv, .env = (const char *const *)sb->env, .cwd = c->cwd,
 				.fd = {-1, -1, -1}};
 	int in[2], out[2], r;
@@ -143,12 +153,13 @@ static int kernel_start(struct srv_sandbox *sb, struct srv_ctx *c, struct cordon
 	return r;
 }
 
-static struct srv_ctx *ctx_new(struct srv_sandbox *sb, const char *cwd)
+static struct srv_ctx *ctx_new(struct srv_sandbox *sb, const char *cwd, const char *lang)
 {
 	struct srv_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	snprintf(c->lang, sizeof(c->lang), "%s", lang);
 	c->acct = &sb->line_bytes;
 	c->cwd = strdup(cwd ? cwd : "/home/user");
 	if (!c->cwd || srv_auth_random(c->id, 32, "0123456789abcdef") < 0) {
@@ -183,6 +194,24 @@ static void ctx_unref(struct srv_sandbox *sb, struct srv_ctx *c)
 		ctx_free(c);
 }
 
+/* Out of the sandbox's list (true), if it is still there; the list's reference is the caller's
+ * to drop. */
+static bool ctx_unlist(struct srv_sandbox *sb, struct srv_ctx *c)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&sb->lock);
+	for (struct srv_ctx **q = &sb->ctxs; *q; q = &(*q)->next)
+		if (*q == c) {
+			*q = c->next;
+			sb->n_ctxs--;
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&sb->lock);
+	return found;
+}
+
 /* A place among the sandbox's contexts (sb->lock held): false past SRV_SANDBOX_MAX_CTXS. */
 static bool ctx_slot(struct srv_sandbox *sb)
 {
@@ -199,25 +228,27 @@ static void ctx_unslot(struct srv_sandbox *sb)
 	pthread_mutex_unlock(&sb->lock);
 }
 
-/* By id; NULL id: the default context ("default"), made on first use. *ret: a reference.
- * -ENOENT: no such context; -EAGAIN: the default one would be one too many. */
-static int ctx_get(struct srv_sandbox *sb, const char *id, struct srv_ctx **ret)
+/* By id; NULL id: the default context of lang (python's is "default"), made on first use.
+ * *ret: a reference. -ENOENT: no such context; -EAGAIN: the default one would be one too many. */
+static int ctx_get(struct srv_sandbox *sb, const char *id, const char *lang, struct srv_ctx **ret)
 {
 	struct srv_ctx *c;
 	int r = 0;
 
 	pthread_mutex_lock(&sb->lock);
 	for (c = sb->ctxs; c; c = c->next)
-		if (strcmp(c->id, id ? id : "default") == 0)
+		if (id ? strcmp(c->id, id) == 0 : c->is_default && strcmp(c->lang, lang) == 0)
 			break;
 	if (!c && !id) {
 		if (!ctx_slot(sb)) {
 			r = -EAGAIN;
-		} else if (!(c = ctx_new(sb, NULL))) {
+		} else if (!(c = ctx_new(sb, NULL, lang))) {
 			sb->n_ctxs--;
 			r = -ENOMEM;
 		} else {
-			strcpy(c->id, "default");
+			c->is_default = true;
+			if (strcmp(lang, "python") == 0)
+				strcpy(c->id, "default");
 			c->next = sb->ctxs;
 			sb->ctxs = c;
 		}
@@ -235,7 +266,7 @@ static json_object *ctx_json(const struct srv_ctx *c)
 
 	if (j) {
 		json_object_object_add(j, "id", json_object_new_string(c->id));
-		json_object_object_add(j, "language", json_object_new_string("python"));
+		json_object_object_add(j, "language", json_object_new_string(c->lang));
 		json_object_object_add(j, "cwd", json_object_new_string(c->cwd));
 	}
 	return j;
@@ -392,6 +423,95 @@ static void line_free(uint64_t *acct, struct line *l)
 	*l = (struct line){0};
 }
 
+/* Whether the bridge's first line l says it is ready: 0; else why not, its words in why:
+ * -ENOENT the sandbox has no kernel for the language (LanguageError), -EIO another reason. */
+static int ready_line(const struct line *l, char *why, size_t why_len)
+{
+	json_object *j, *name = NULL, *value = NULL;
+	struct srv_kline k;
+	int r = -EIO;
+
+	if (srv_kline_check(l->text, l->len - 1, &k) < 0 || !k.type)
+		return snprintf(why, why_len, "the kernel's first line is not an event"), -EIO;
+	if (k.type_len == strlen(READY_TYPE) && memcmp(k.type, READY_TYPE, k.type_len) == 0)
+		return 0;
+	j = json_tokener_parse(l->text);
+	if (j) {
+		json_object_object_get_ex(j, "name", &name);
+		json_object_object_get_ex(j, "value", &value);
+	}
+	snprintf(why, why_len, "%s",
+		 value && json_object_is_type(value, json_type_string)
+		     ? json_object_get_string(value)
+		     : "the kernel did not start");
+	if (name && json_object_is_type(name, json_type_string) &&
+	    strcmp(json_object_get_string(name), "LanguageError") == 0)
+		r = -ENOENT;
+	json_object_put(j);
+	return r;
+}
+
+/* The bridge's first line, within READY_NS: 0 ready; -ENOENT, -EIO as ready_line() (why
+ * filled); -ECANCELED the sandbox is dying; -ECONNRESET the client (conn_fd, -1: none) left;
+ * -ETIMEDOUT. On an error the kernel is stopped. */
+static int wait_ready(struct srv_sandbox *sb, struct srv_ctx *c, int conn_fd, char *why,
+		      size_t why_len)
+{
+	uint64_t deadline = cd_now_ns() + READY_NS;
+	int r;
+
+	for (;;) {
+		struct line l = {0};
+
+		r = read_line(c, sb->dying_fd, &l, 1000);
+		if (r == 1) {
+			r = ready_line(&l, why, why_len);
+			line_free(c->acct, &l);
+			break;
+		}
+		if (r < 0 || r == 2) {
+			snprintf(why, why_len,
+				 "the kernel's bridge %s at its start (python3 is needed in "
+				 "the sandbox's root)",
+				 r == 2 ? "sent a line too long" : "exited");
+			r = __atomic_load_n(&sb->dying, __ATOMIC_RELAXED) ? -ECANCELED : -EIO;
+			break;
+		}
+		if (conn_fd >= 0 && srv_http_peer_gone(conn_fd)) {
+			r = -ECONNRESET;
+			break;
+		}
+		if (cd_now_ns() > deadline) {
+			snprintf(why, why_len,
+				 "the kernel was not ready in %llu s (it was stopped)",
+				 (unsigned long long)(READY_NS / NSEC_PER_SEC));
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	if (r < 0)
+		kernel_stop(c);
+	return r;
+}
+
+/* The context's kernel running and ready (its turn held, or the context not yet listed): as
+ * wait_ready(), and -ENOENT/-EIO when it cannot be started (why filled). */
+static int kernel_ensure(struct srv_sandbox *sb, struct srv_ctx *c, int conn_fd, char *why,
+			 size_t why_len)
+{
+	struct cordon_error err = {0};
+	int r;
+
+	if (c->kernel)
+		return 0;
+	r = kernel_start(sb, c, &err);
+	if (r < 0) {
+		snprintf(why, why_len, "%s: %s", err.step, err.msg);
+		return r == -ENOENT ? -ENOENT : -EIO;
+	}
+	return wait_ready(sb, c, conn_fd, why, why_len);
+}
+
 /* The line to send next (taken; NULL: nothing). */
 static void set_out_line(struct exec_stream *s, struct line *l)
 {
@@ -450,22 +570,28 @@ static void finish(struct exec_stream *s)
 /* Take the context's turn and hand the kernel the request; false: the client left first. */
 static bool begin(struct exec_stream *s)
 {
-	struct cordon_error err = {0};
+	char why[512];
 	int r;
 
 	if (!take_turn(s->sb, s->c, s->conn_fd))
 		return false;
 	s->locked = true;
-	if (!s->c->kernel && kernel_start(s->sb, s->c, &err) < 0) {
-		set_out(s, error_line("KernelError", err.msg));
+	r = kernel_ensure(s->sb, s->c, s->conn_fd, why, sizeof(why));
+	if (r == -ECANCELED || r == -ECONNRESET) {
+		finish(s);
+		return false;
+	}
+	if (r < 0) {
+		set_out(s, error_line(r == -ENOENT ? "LanguageError" : "KernelError", why));
 		finish(s);
 		return true;
 	}
 	/* the kernel is the sandbox's: one that takes no request holds this thread no longer */
 	r = srv_write_bounded(s->c->req_fd, s->request, strlen(s->request), s->sb->dying_fd,
 			      s->conn_fd, REQUEST_STALL_NS);
-	if (r == -ECONNRESET) {
-		kernel_stop(s->c); /* part of a request went: started anew next time */
+	if (r == -ECONNRESET || r == -ECANCELED) {
+		/* part of a request went: started anew next time; killed: the connection breaks */
+		kernel_stop(s->c);
 		finish(s);
 		return false;
 	}
@@ -473,8 +599,7 @@ static bool begin(struct exec_stream *s)
 		kernel_stop(s->c);
 		set_out(s,
 			error_line("KernelError",
-				   r == -ECANCELED ? "the sandbox was killed"
-				   : r == -ETIMEDOUT
+				   r == -ETIMEDOUT
 				       ? "the kernel does not take requests (it was stopped: its "
 					 "state is lost)"
 				       : "the kernel does not take requests"));
@@ -510,11 +635,12 @@ static bool next_line(struct exec_stream *s)
 		}
 		if (r < 0) {
 			kernel_stop(s->c);
-			set_out(s, error_line("KernelError",
-					      __atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED)
-						  ? "the sandbox was killed"
-						  : "the kernel exited (its state is lost)"));
 			finish(s);
+			/* killed: the stream breaks, so that the SDK throws as with E2B */
+			if (__atomic_load_n(&s->sb->dying, __ATOMIC_RELAXED))
+				return false;
+			set_out(s,
+				error_line("KernelError", "the kernel exited (its state is lost)"));
 			return true;
 		}
 		if (!line_event(&l, &end)) { /* not an event: the kernel is not ours to trust */
@@ -591,7 +717,24 @@ static void exec_free(void *arg)
 	free(s);
 }
 
-static int execute_request(json_object *body, const char **ret_ctx, char **ret_line,
+/* A request's language (NULL: python) as a kernel's: lower case, "python3" is "python"; a name
+ * of LANG_MAX letters, digits and "+-._" at most (the sandbox says whether it has it). */
+static int language(json_object *lang, char ret[LANG_MAX + 1], const char **why)
+{
+	const char *l = lang ? json_object_get_string(lang) : "";
+	size_t n = strlen(l);
+
+	if (n == 0 || strcasecmp(l, "python3") == 0)
+		l = "python", n = 6;
+	if (n > LANG_MAX || strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789+-._") != n)
+		return *why = "\"language\" is not a language's name", -EINVAL;
+	for (size_t i = 0; i <= n; i++)
+		ret[i] = (char)(l[i] >= 'A' && l[i] <= 'Z' ? l[i] - 'A' + 'a' : l[i]);
+	return 0;
+}
+
+static int execute_request(json_object *body, const char **ret_ctx, char *ret_lang, char **ret_line,
 			   const char **why)
 {
 	json_object *code, *ctx, *lang, *env, *req;
@@ -603,9 +746,8 @@ static int execute_request(json_object *body, const char **ret_ctx, char **ret_l
 		return -EINVAL;
 	if (!code)
 		return *why = "\"code\" is missing", -EINVAL;
-	if (lang && strcmp(json_object_get_string(lang), "python") != 0 &&
-	    strcmp(json_object_get_string(lang), "python3") != 0)
-		return *why = "only the language python is supported", -EINVAL;
+	if (language(lang, ret_lang, why) < 0)
+		return -EINVAL;
 	if (env) {
 		json_object_object_foreach(env, k, v) {
 			(void)k;
@@ -635,9 +777,27 @@ static enum MHD_Result too_many(struct srv_req *r)
 			      SRV_SANDBOX_MAX_CTXS);
 }
 
+/* A context's kernel started before its stream (the default context of a language, made on
+ * demand): a language the sandbox lacks, or a kernel that cannot start, is the request's error,
+ * as with E2B. NULL: ready (or it will be started by the stream, its turn being taken). */
+static const char *ensure_early(struct srv_req *r, struct srv_ctx *c, int *ret_status, char *why,
+				size_t why_len)
+{
+	int k;
+
+	if (c->kernel || pthread_mutex_trylock(&c->exec_lock) != 0)
+		return NULL;
+	k = kernel_ensure(r->sb, c, srv_http_conn_fd(r->http), why, why_len);
+	pthread_mutex_unlock(&c->exec_lock);
+	*ret_status = k == -ENOENT ? 400 : k == -ECANCELED ? 502 : 500;
+	return k < 0 ? why : NULL;
+}
+
 enum MHD_Result srv_interp_execute(struct srv_req *r)
 {
 	const char *why = NULL, *ctx_id = NULL;
+	char lang[LANG_MAX + 1], early[512];
+	int status;
 	json_object *body = srv_http_body_json(r->http, &why);
 	struct exec_stream *s;
 	char *line = NULL;
@@ -646,17 +806,25 @@ enum MHD_Result srv_interp_execute(struct srv_req *r)
 
 	if (!body)
 		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
-	if (execute_request(body, &ctx_id, &line, &why) < 0) {
+	if (execute_request(body, &ctx_id, lang, &line, &why) < 0) {
 		json_object_put(body);
 		return srv_http_error(r->http, 400, "%s", why);
 	}
-	k = ctx_get(r->sb, ctx_id, &c);
+	k = ctx_get(r->sb, ctx_id, lang, &c);
 	json_object_put(body);
 	if (k < 0) {
 		free(line);
 		return k == -EAGAIN   ? too_many(r)
 		       : k == -ENOENT ? srv_http_error(r->http, 404, "no such context")
 				      : srv_http_error(r->http, 500, "out of memory");
+	}
+	if (!ctx_id && (why = ensure_early(r, c, &status, early, sizeof(early)))) {
+		free(line);
+		/* made for this request: a language lacking takes no slot */
+		if (ctx_unlist(r->sb, c))
+			ctx_unref(r->sb, c);
+		ctx_unref(r->sb, c);
+		return srv_http_error(r->http, status, "%s", why);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -677,9 +845,9 @@ enum MHD_Result srv_interp_execute(struct srv_req *r)
 /* --- /contexts --- */
 enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 {
-	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = srv_http_body_json(r->http, &why), *lang, *cwd;
+	char language_of[LANG_MAX + 1], fail[512];
 	struct srv_ctx *c;
 	int k;
 
@@ -687,8 +855,7 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 		return srv_http_error(r->http, 400, "bad JSON body: %s", why);
 	if (srv_rpc_get(body, "language", json_type_string, &lang, &why) < 0 ||
 	    srv_rpc_get(body, "cwd", json_type_string, &cwd, &why) < 0 ||
-	    (lang && strcmp(json_object_get_string(lang), "python") != 0 &&
-	     (why = "only the language python is supported"))) {
+	    language(lang, language_of, &why) < 0) {
 		json_object_put(body);
 		return srv_http_error(r->http, 400, "%s", why);
 	}
@@ -696,7 +863,8 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 	k = ctx_slot(r->sb);
 	pthread_mutex_unlock(&r->sb->lock);
 	c = k ? ctx_new(r->sb,
-			cwd && json_object_get_string_len(cwd) ? json_object_get_string(cwd) : NULL)
+			cwd && json_object_get_string_len(cwd) ? json_object_get_string(cwd) : NULL,
+			language_of)
 	      : NULL;
 	json_object_put(body);
 	if (!k)
@@ -705,12 +873,16 @@ enum MHD_Result srv_interp_create_ctx(struct srv_req *r)
 		ctx_unslot(r->sb);
 		return srv_http_error(r->http, 500, "out of memory");
 	}
-	k = kernel_start(r->sb, c, &err); /* now: a bad cwd is the creator's error */
+	/* now: a bad cwd, a language the sandbox lacks are the creator's error */
+	k = kernel_ensure(r->sb, c, srv_http_conn_fd(r->http), fail, sizeof(fail));
 	if (k < 0) {
 		ctx_free(c);
 		ctx_unslot(r->sb);
-		return srv_http_error(r->http, err.code == ENOENT ? 400 : 500, "%s: %s", err.step,
-				      err.msg);
+		return srv_http_error(r->http,
+				      k == -ENOENT	? 400
+				      : k == -ECANCELED ? 502
+							: 500,
+				      "%s", fail);
 	}
 	pthread_mutex_lock(&r->sb->lock);
 	c->next = r->sb->ctxs;
@@ -752,9 +924,9 @@ enum MHD_Result srv_interp_remove_ctx(struct srv_req *r)
 
 enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
 {
-	struct cordon_error err = {0};
+	char why[512];
 	struct srv_ctx *c;
-	int k = ctx_get(r->sb, r->sub, &c);
+	int k = ctx_get(r->sb, r->sub, NULL, &c);
 
 	if (k < 0)
 		return srv_http_error(r->http, 404, "no such context");
@@ -764,11 +936,11 @@ enum MHD_Result srv_interp_restart_ctx(struct srv_req *r)
 		return srv_http_error(r->http, 502, "the sandbox is being killed");
 	}
 	kernel_stop(c);
-	k = kernel_start(r->sb, c, &err);
+	k = kernel_ensure(r->sb, c, srv_http_conn_fd(r->http), why, sizeof(why));
 	pthread_mutex_unlock(&c->exec_lock);
 	ctx_unref(r->sb, c);
 	if (k < 0)
-		return srv_http_error(r->http, 500, "%s: %s", err.step, err.msg);
+		return srv_http_error(r->http, k == -ECANCELED ? 502 : 500, "%s", why);
 	return srv_http_text(r->http, 204, NULL, "", 0);
 }
 

@@ -81,6 +81,7 @@ s=$(req -X POST "$url/process.Process/List" "${H[@]}" -H 'Content-Type: applicat
 ok "$(body | grep -q '"tag":"gone"'; echo $?)" "a Start stream cut by the client: the process runs on" "$(body)"
 # the same for /execute: the kernel is interrupted and the next execution runs at once
 I=(-H "E2b-Sandbox-Id: $id" -H "E2b-Sandbox-Port: 49999" -H "X-Access-Token: $tok")
+req --max-time 120 -X POST "$url/execute" "${I[@]}" -d '{"code":"0"}' >/dev/null # its kernel started
 curl -s -o /dev/null --max-time 2 -X POST "$url/execute" "${I[@]}" -d '{"code":"import time\ntime.sleep(60)"}'
 start=$(date +%s)
 s=$(req --max-time 20 -X POST "$url/execute" "${I[@]}" -d '{"code":"print(1 + 1)"}')

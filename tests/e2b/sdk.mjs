@@ -238,7 +238,8 @@ await test('runCode', async () => {
   eq(e2.text, '2', 'state kept across calls: x = 1 then x + 1 gives text 2')
   const e3 = await sbx.runCode('def f():\n    raise ValueError("boom")\nf()')
   ok(e3.error && e3.error.name === 'ValueError' && e3.error.value === 'boom', 'an exception: execution.error with name and value', e3.error)
-  ok(e3.error && /ValueError/.test(e3.error.traceback) && /f\(\)/.test(e3.error.traceback), '... and a traceback', e3.error && e3.error.traceback)
+  const tb = e3.error ? String(e3.error.traceback).replace(/\x1b\[[0-9;]*m/g, '') : '' // IPython's colours
+  ok(/ValueError/.test(tb) && /f\(\)/.test(tb), '... and a traceback', e3.error && e3.error.traceback)
   const e4 = await sbx.runCode('import sys; print("to err", file=sys.stderr)')
   eq(e4.logs.stderr, ['to err\n'], 'stderr in logs.stderr')
   const chunks = []

@@ -2,6 +2,7 @@
 // come from E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY (tests/e2b/run sets them).
 import { Sandbox as Base, CommandExitError } from 'e2b'
 import { Sandbox } from '@e2b/code-interpreter'
+import { arm, hostileContext, hostileEnvs } from './hostile.mjs'
 
 let n = 0, failed = 0
 function ok(cond, name, extra) {
@@ -14,7 +15,7 @@ async function check(name, fn) {
   try { await fn() } catch (e) { ok(false, `${name}: threw ${e && e.name}: ${e && e.message}`) }
 }
 
-const sbx = await Sandbox.create({ timeoutMs: 120_000, envs: { FROM_CREATE: 'yes' }, metadata: { suite: 'smoke' } })
+const sbx = await Sandbox.create({ timeoutMs: 120_000, envs: { FROM_CREATE: 'yes', ...hostileEnvs }, metadata: { suite: 'smoke' } })
 ok(/^[0-9a-z]+$/.test(sbx.sandboxId), 'create gives an id of [0-9a-z]')
 
 await check('commands.run echo', async () => {
@@ -196,15 +197,15 @@ await check('runCode', async () => {
   ok(e7 instanceof Error && e7.name === 'TimeoutError', 'runCode timeoutMs', e7 && e7.name)
   const e8 = await sbx.runCode('print("after")')
   ok(JSON.stringify(e8.logs.stdout) === '["after\\n"]', 'the default context runs after a timed out execution', e8.logs)
+  // a bridge of the tenant's own writes junk into the server's pipe
+  await arm(sbx)
+  const evil = await hostileContext(sbx)
   const junk = await sbx.runCode([
     'import os',
-    'for name in os.listdir("/proc/self/fd"):',
-    '    fd = int(name)',
-    '    if fd < 3: continue',
-    '    for line in [b"not json\\n", b"{\\"type\\":\\"stdout\\",\\"text\\":\\"x\\"} trailing\\n", b"[1,2]\\n", b"{\\"type\\":7}\\n", b"y" * 100000 + b"\\n"]:',
-    '        try: os.write(fd, line)',
-    '        except OSError: pass',
-    'print("after junk")'].join('\n'), { context: ctx }).then(e => e, e => e)
+    'for line in [b"not json\\n", b"{\\"type\\":\\"stdout\\",\\"text\\":\\"x\\"} trailing\\n", b"[1,2]\\n", b"{\\"type\\":7}\\n", b"y" * 100000 + b"\\n"]:',
+    '    os.write(ev_fd, line)',
+    'print("after junk")'].join('\n'), { context: evil }).then(e => e, e => e)
+  await sbx.removeCodeContext(evil)
   ok(!(junk instanceof Error) && junk.logs.stdout.join('').includes('after junk'), 'junk written to the kernel\'s pipes is not passed on', junk instanceof Error ? junk.message : junk.logs)
   await sbx.removeCodeContext(ctx)
   ok(!(await sbx.listCodeContexts()).some(c => c.id === ctx.id), 'removeCodeContext')

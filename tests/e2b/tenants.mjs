@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs'
 import { Sandbox as Plain } from 'e2b'
 import { Sandbox } from '@e2b/code-interpreter'
 import { test, ok, eq, skip, done, poll, note, thrown, env, runid } from './tap.mjs'
+import { arm, hostileContext, hostileEnvs, HOSTILE_CWD } from './hostile.mjs'
 
 const serverPid = +process.env.CORDON_SERVER_PID
 // The server's peak under all of it: what its tenants can make it hold is bounded (output logs
@@ -124,12 +125,10 @@ function summary(v) {
 
 // --- the hostile tenant ---
 const PIPE_CELL = `
-import fcntl, gc, time
-k = next(o for o in gc.get_objects() if type(o).__name__ == 'Kernel')
-fcntl.fcntl(k.req_fd, 1031, 4096)   # F_SETPIPE_SZ: its request pipe holds one page
-k._flush_and_sync()
-k.events.end()                     # the server is told the cell is over; it is not
-time.sleep(3600)                   # and the kernel never reads a request again
+import fcntl, os, time
+fcntl.fcntl(req_fd, 1031, 4096)    # F_SETPIPE_SZ: its request pipe holds one page
+os.write(ev_fd, b'{"type":"end_of_execution"}\\n')  # the server is told the cell is over
+time.sleep(3600)                   # it is not: the bridge never reads a request again
 `
 const hostileActs = {
   // processes that write 8 MiB each as fast as they can, nobody following them (a burst, not
@@ -176,8 +175,9 @@ const hostileActs = {
   },
   // a cell that makes the kernel stop reading requests; the next request fills the pipe
   async pipeCell(h) {
-    await h.runCode(PIPE_CELL, { timeoutMs: OP_DEADLINE })
-    const e = await h.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { timeoutMs: OP_DEADLINE * 2 })
+    const context = await hostileContext(h)
+    await h.runCode(PIPE_CELL, { context, timeoutMs: OP_DEADLINE })
+    const e = await h.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { context, timeoutMs: OP_DEADLINE * 2 })
     return e.error ? `${e.error.name}: ${e.error.value}` : 'no error'
   },
   // a terminal whose program never reads it, fed until the server gives up
@@ -195,7 +195,8 @@ await test('16 tenants, one hostile', async () => {
   ok(serverPid > 0 && status('VmRSS') > 0, `the server's memory can be read (pid ${serverPid})`)
   const before = status('VmRSS')
   const tenants = await Promise.all(Array.from({ length: CALM }, () => Plain.create({ timeoutMs: 600_000, metadata: meta })))
-  hostile = await Sandbox.create({ timeoutMs: 600_000, metadata: { ...meta, hostile: '1' } })
+  hostile = await Sandbox.create({ timeoutMs: 600_000, envs: hostileEnvs, metadata: { ...meta, hostile: '1' } })
+  await arm(hostile)
   note(`server RSS: ${mb(before)} MB before, ${mb(status('VmRSS'))} MB with the ${CALM + 1} tenants`)
 
   const until = Date.now() + ATTACK_MS
@@ -233,11 +234,12 @@ if (bench) {
 }
 
 await test('the hostile tenant hits each bound', async () => {
-  // contexts: the default one and ... up to 16, then 429
+  // contexts: the default one and ... up to 16, then 429 (its own bridges: a kernel each costs
+  // the sandbox, not the server, and IPython's take seconds to start)
   const made = []
   let refused = null
   for (let i = 0; i < 20 && !refused; i++) {
-    const r = await postJson(hostile, 49999, '/contexts', {})
+    const r = await postJson(hostile, 49999, '/contexts', { cwd: HOSTILE_CWD })
     if (r.status === 200) made.push(JSON.parse(r.body).id)
     else refused = r
   }

@@ -9,6 +9,7 @@ import http from 'node:http'
 import { existsSync, readFileSync } from 'node:fs'
 import { Sandbox } from '@e2b/code-interpreter'
 import { test, ok, done, poll, note, env, runid } from './tap.mjs'
+import { arm, hostileContext, hostileEnvs } from './hostile.mjs'
 
 const serverPid = +process.env.CORDON_SERVER_PID
 const tick = ms => new Promise(r => setTimeout(r, ms))
@@ -28,18 +29,18 @@ function stalled(sbx, path, body) {
 }
 
 await test('SIGTERM with a wedged sandbox', async () => {
-  const s = await Sandbox.create({ timeoutMs: 600_000, metadata: { run: runid, suite: 'wedge' } })
+  const s = await Sandbox.create({ timeoutMs: 600_000, envs: hostileEnvs, metadata: { run: runid, suite: 'wedge' } })
+  await arm(s)
+  const context = await hostileContext(s)
   const fill = await s.runCode(`
-import fcntl, gc, time
-k = next(o for o in gc.get_objects() if type(o).__name__ == 'Kernel')
-fcntl.fcntl(k.req_fd, 1031, 4096)
-k._flush_and_sync()
-k.events.end()
-time.sleep(3600)`, { timeoutMs: 30_000 })
+import fcntl, os, time
+fcntl.fcntl(req_fd, 1031, 4096)
+os.write(ev_fd, b'{"type":"end_of_execution"}\\n')
+time.sleep(3600)`, { context, timeoutMs: 30_000 })
   ok(!fill.error, 'a cell stops its kernel reading requests', fill.error)
   const pending = []
   // an execution whose request (200 KB) the kernel never reads
-  pending.push(s.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { timeoutMs: 0, requestTimeoutMs: 0 }).catch(e => e))
+  pending.push(s.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { context, timeoutMs: 0, requestTimeoutMs: 0 }).catch(e => e))
   // a terminal whose program never reads, fed
   const pty = await s.pty.create({ cols: 80, rows: 24, onData: () => {}, timeoutMs: 0 })
   await s.pty.sendInput(pty.pid, new TextEncoder().encode('stty raw -echo; exec sleep 3600\n'))
