@@ -33,6 +33,7 @@
 #include "routes.h"
 #include "serve.h"
 #include "statedir.h"
+#include "templates.h"
 #include "util.h"
 
 static _Noreturn void die(const char *what, const char *msg)
@@ -250,6 +251,11 @@ static int h_allow_net(const char *a, struct cordon_error *err)
 	return r;
 }
 
+static int h_template(const char *a, struct cordon_error *err)
+{
+	return srv_templates_add(a, err);
+}
+
 static int h_verbose(const char *a, struct cordon_error *err)
 {
 	(void)a;
@@ -291,6 +297,8 @@ static const struct {
     {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
     {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
     {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
+    {"template", 0, "NAME=DIR", h_template,
+     "a template: a root directory, or NAME=oci-archive:PATH (unpacked at start); repeatable"},
     {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
     {"help", 'h', NULL, h_help, "this help"},
 };
@@ -504,6 +512,8 @@ int srv_serve_main(int argc, char **argv)
 	defaults();
 	if (srv_statedir_setup(&err) < 0 || srv_keys_setup(srv_opts.state_dir, &err) < 0)
 		die(err.step, err.msg);
+	if (srv_templates_setup(&err) < 0) /* archives unpacked: before any thread */
+		die(err.step, err.msg);
 	disk_default();
 	descriptors();
 	/* before any thread: the process that makes the sessions (creator.c) */
@@ -539,6 +549,7 @@ int srv_serve_main(int argc, char **argv)
 	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
 	srv_reg_wait();
 	srv_keys_forget_made();
+	srv_templates_remove();
 	if (srv_opts.socket_path)
 		unlink(srv_opts.socket_path);
 	return 0;
