@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fresh.c - a session from the server's options (and a create's template and network, when it
- * picked them), in a fresh workdir under the state directory, made by the session maker (creator.c); what a create takes (control.c), or the pool
- * makes ahead (pool.c). Runs in the server (connection threads, the pool's thread). */
+ * picked them), in a fresh workdir under the state directory, made by the session maker
+ * (creator.c); what a create takes (control.c), or the pool makes ahead (pool.c). Runs in the
+ * server (connection threads, the pool's thread). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>

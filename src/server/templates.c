@@ -187,6 +187,7 @@ static int unpack(struct srv_template *t, struct cordon_error *err)
 	_cleanup_free_ char *dst = layout ? cd_strdup_printf("oci:%s:cordon", layout) : NULL;
 	_cleanup_free_ char *image = layout ? cd_strdup_printf("%s:cordon", layout) : NULL;
 	_cleanup_free_ char *bundle = dir ? cd_strdup_printf("%s/bundle", dir) : NULL;
+	_cleanup_free_ char *checked = NULL;
 	char *const copy[] = {"skopeo", "copy", "--quiet", src, dst, NULL};
 	char *const unpack_root[] = {"umoci", "unpack", "--image", image, bundle, NULL};
 	char *const unpack_user[] = {"umoci", "unpack", "--rootless", "--image",
@@ -209,20 +210,9 @@ static int unpack(struct srv_template *t, struct cordon_error *err)
 	if (!t->rootfs)
 		return cd_fail(err, ENOMEM, "--template", "out of memory");
 	if (nftw(t->rootfs, neutralize, 16, FTW_PHYS | FTW_MOUNT) != 0)
-		return cd_fail_errno(err, errno, "--template",
-				     "%s: clearing setuid bits and "
-				     "device nodes in %s",
+		return cd_fail_errno(err, errno, "--template", "%s: clearing setuid bits in %s",
 				     t->name, t->rootfs);
-	/* root's tree is readable by the sandboxes' ids as umoci left it; the bundle's own
-	 * directory is umoci's 0700 */
-	chmod(bundle, 0755);
-	chmod(dir, 0755);
-	r = check_dir(t->name, t->rootfs, &t->source, err); /* as --rootfs checks it */
-	if (r < 0)
-		return r;
-	free(t->source);
-	t->source = cd_strdup_printf("oci-archive:%s", archive);
-	return t->source ? 0 : cd_fail(err, ENOMEM, "--template", "out of memory");
+	return check_dir(t->name, t->rootfs, &checked, err); /* as --rootfs checks it */
 }
 
 static int make_unpack_dir(struct cordon_error *err)
@@ -235,9 +225,10 @@ static int make_unpack_dir(struct cordon_error *err)
 	/* what an earlier server left (killed before its end): unpacked again */
 	if (lstat(unpack_dir, &st) == 0 && cd_rmtree_path(unpack_dir, &st) < 0)
 		return cd_fail_errno(err, errno, "--template", "remove %s", unpack_dir);
-	if (mkdir(unpack_dir, 0711) < 0)
+	/* 0700: a root server's sandboxes get the root's entries from descriptors its supervisor
+	 * opened (never by name), an unprivileged one's run as its user */
+	if (mkdir(unpack_dir, 0700) < 0)
 		return cd_fail_errno(err, errno, "--template", "mkdir %s", unpack_dir);
-	chmod(unpack_dir, 0711);
 	return 0;
 }
 
