@@ -26,6 +26,7 @@
 #include "http.h"
 #include "interp.h"
 #include "keys.h"
+#include "netsel.h"
 #include "opts.h"
 #include "pool.h"
 #include "procs.h"
@@ -246,6 +247,15 @@ static int h_allow_net(const char *a, struct cordon_error *err)
 	int r = c ? cordon_config_allow_net(c, a, err) : fail(err, "out of memory");
 
 	cordon_config_free(c);
+	if (r >= 0) { /* and by the one that narrows it for a create (netsel.c) */
+		char *one[] = { (char *)a, NULL }, **list = NULL, why[256];
+		struct srv_netsel q = { .internet = -1 };
+
+		r = srv_netsel_decide(one, &q, &list, why, sizeof(why));
+		cd_strv_free(list);
+		if (r < 0)
+			return fail(err, "%s", why);
+	}
 	if (r >= 0 && cd_strv_push(&srv_opts.allow_net, a) < 0)
 		return fail(err, "out of memory");
 	return r;
