@@ -60,6 +60,26 @@ const struct srv_template *srv_templates_at(size_t i)
 	return i < n_table ? &table[i] : NULL;
 }
 
+/* The files the sandboxes' account is written over (E2B's user: sbconfig.c), said at start
+ * rather than at every create */
+static int check_account_files(const char *name, const char *root, struct cordon_error *err)
+{
+	static const char *const files[] = {"etc/passwd", "etc/group"};
+	_cleanup_close_ int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (dfd < 0)
+		return cd_fail_errno(err, errno, "--template", "%s: %s", name, root);
+	for (size_t i = 0; i < CD_ELEMENTSOF(files); i++)
+		if (fstatat(dfd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			return cd_fail(
+			    err, 0, "--template",
+			    "%s: %s/%s is missing or not a file (a root needs /etc/passwd "
+			    "and /etc/group: the sandboxes' user is written over them)",
+			    name, root, files[i]);
+	return 0;
+}
+
 /* A directory, checked as --rootfs is (the library's own check), kept as it resolved */
 static int check_dir(const char *name, const char *dir, char **ret, struct cordon_error *err)
 {
@@ -74,7 +94,9 @@ static int check_dir(const char *name, const char *dir, char **ret, struct cordo
 	if (r < 0)
 		return cd_fail(err, e.code, "--template", "%s: %s", name, e.msg);
 	*ret = realpath(dir, NULL);
-	return *ret ? 0 : cd_fail_errno(err, errno, "--template", "%s", dir);
+	if (!*ret)
+		return cd_fail_errno(err, errno, "--template", "%s", dir);
+	return check_account_files(name, *ret, err);
 }
 
 int srv_templates_add(const char *arg, struct cordon_error *err)

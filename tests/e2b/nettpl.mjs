@@ -186,6 +186,11 @@ await test('bad --template values: one line, exit 125', async () => {
     ok(r.status === 125 && r.stderr.startsWith(want) && r.stderr.trim().split('\n').length === 1,
       `--template ${arg.replace(dir, 'DIR')}: exit 125, "${want.replace(dir, 'DIR')}..."`, { status: r.status, stderr: r.stderr })
   }
+  const bare = `${dir}/bare`
+  spawnSync('mkdir', ['-p', `${bare}/etc`])
+  const nopw = serve('--template', `bare=${bare}`)
+  ok(nopw.status === 125 && nopw.stderr.startsWith(`cordon: serve: --template: bare: ${bare}/etc/passwd is missing`),
+    'a root without /etc/passwd', { status: nopw.status, stderr: nopw.stderr })
   const twice = serve('--template', `x=${tpl}/root`, '--template', `x=${tpl}/root`)
   ok(twice.status === 125 && twice.stderr.startsWith('cordon: serve: --template: x: given twice'),
     'a name given twice', { status: twice.status, stderr: twice.stderr })
