@@ -96,7 +96,12 @@ static int check_dir(const char *name, const char *dir, char **ret, struct cordo
 	*ret = realpath(dir, NULL);
 	if (!*ret)
 		return cd_fail_errno(err, errno, "--template", "%s", dir);
-	return check_account_files(name, *ret, err);
+	r = check_account_files(name, *ret, err);
+	if (r < 0) {
+		free(*ret);
+		*ret = NULL;
+	}
+	return r;
 }
 
 int srv_templates_add(const char *arg, struct cordon_error *err)
