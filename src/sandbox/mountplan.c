@@ -131,6 +131,14 @@ static int add_top_entry(struct cd_mount_plan *p, const char *root, const char *
 		return r;
 	m->is_dir = S_ISDIR(st.st_mode);
 	m->ro = true;
+	/* a --rootfs's entry, opened here: a root supervisor clones it from this descriptor
+	 * (sandbox.c, send_bind_trees), so the root may lie below directories only root may
+	 * enter (a server's state directory), which pid 1, the sandbox's host uid, could not */
+	if (!host) {
+		m->host_fd = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (m->host_fd < 0)
+			return cd_fail_errno(err, errno, "rootfs", "%s", src);
+	}
 	return 0;
 }
 

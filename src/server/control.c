@@ -17,10 +17,12 @@
 #include "control.h"
 #include "fresh.h"
 #include "http.h"
+#include "netsel.h"
 #include "opts.h"
 #include "pool.h"
 #include "registry.h"
 #include "req.h"
+#include "templates.h"
 #include "util.h"
 
 static void rfc3339(int64_t ms, char buf[64])
@@ -36,6 +38,40 @@ static void rfc3339(int64_t ms, char buf[64])
 static void add_str(json_object *j, const char *k, const char *v)
 {
 	json_object_object_add(j, k, json_object_new_string(v));
+}
+
+static int64_t cpu_count(void)
+{
+	return srv_opts.millicpus ? (int64_t)((srv_opts.millicpus + 999) / 1000)
+				  : sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static int64_t memory_mb(void)
+{
+	return (int64_t)((srv_opts.memory ? srv_opts.memory : 4ull << 30) >> 20);
+}
+
+static json_object *strv_json(char *const *v)
+{
+	json_object *a = json_object_new_array();
+
+	for (; v && *v; v++)
+		json_object_array_add(a, json_object_new_string(*v));
+	return a;
+}
+
+/* allowInternetAccess and network as the create gave them (E2B echoes them), and what cordon's
+ * proxy lets through (cordonAllowNet: the sandbox's allow-list, docs/e2b.md "Network") */
+static void network_json(struct srv_sandbox *sb, json_object *j)
+{
+	char *const *list = sb->own_net ? sb->allow_net : srv_opts.allow_net;
+
+	json_object_object_add(j, "allowInternetAccess",
+			       json_object_new_boolean(sb->internet >= 0 ? sb->internet
+									 : list && *list));
+	if (sb->network)
+		json_object_object_add(j, "network", json_object_get(sb->network));
+	json_object_object_add(j, "cordonAllowNet", strv_json(list));
 }
 
 /* The fields of a sandbox in create's, get's and list's answers. */
@@ -68,17 +104,12 @@ static json_object *sandbox_json(struct srv_sandbox *sb, bool secrets)
 		json_object_object_add(life, "autoResume", json_object_new_boolean(sb->auto_resume));
 		json_object_object_add(j, "lifecycle", life);
 	}
-	json_object_object_add(
-	    j, "cpuCount",
-	    json_object_new_int64(srv_opts.millicpus ? (int64_t)((srv_opts.millicpus + 999) / 1000)
-						     : sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_object_add(
-	    j, "memoryMB",
-	    json_object_new_int64(
-		(int64_t)((srv_opts.memory ? srv_opts.memory : 4ull << 30) >> 20)));
+	json_object_object_add(j, "cpuCount", json_object_new_int64(cpu_count()));
+	json_object_object_add(j, "memoryMB", json_object_new_int64(memory_mb()));
 	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
 	json_object_object_add(j, "metadata", json_object_get(sb->metadata));
 	json_object_object_add(j, "domain", NULL);
+	network_json(sb, j);
 	if (secrets) {
 		add_str(j, "envdAccessToken", sb->token);
 		add_str(j, "trafficAccessToken", sb->token);
@@ -154,16 +185,20 @@ static int sandbox_env(struct srv_sandbox *sb)
 	return 0;
 }
 
-/* One made ahead when there is one (--pool), else a new one. */
-static int start_session(struct srv_sandbox *sb, struct cordon_error *err)
+/* One made ahead when there is one (--pool: the host's root and the server's network), else a
+ * new one. */
+static int start_session(struct srv_sandbox *sb, const struct srv_template *t,
+			 struct cordon_error *err)
 {
+	struct srv_make_spec spec = { .rootfs = t->rootfs, .own_net = sb->own_net,
+				      .allow_net = sb->allow_net };
 	struct srv_fresh p = {0};
 	int r = sandbox_env(sb);
 
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");
-	if (!srv_pool_take(&p)) {
-		r = srv_fresh_make(&p, err);
+	if (t->rootfs || sb->own_net || !srv_pool_take(&p)) {
+		r = srv_fresh_make(&spec, &p, err);
 		if (r < 0)
 			return r;
 	}
@@ -220,8 +255,85 @@ static int parse_lifecycle(struct srv_sandbox *sb, json_object *body, const char
 	return 0;
 }
 
+/* An optional array of strings, into a new vector */
+static int string_list(json_object *o, const char *key, char ***ret, char *why, size_t size)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) > 256)
+		return snprintf(why, size, "network.%s must be an array of strings (at most 256)",
+				key), -EINVAL;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+
+		if (!json_object_is_type(e, json_type_string))
+			return snprintf(why, size, "network.%s must be an array of strings", key),
+			       -EINVAL;
+		if (cd_strv_push(ret, json_object_get_string(e)) < 0)
+			return snprintf(why, size, "out of memory"), -ENOMEM;
+	}
+	return 0;
+}
+
+/* E2B's fields the proxy cannot carry out: refused, never ignored (docs/e2b.md "Network") */
+static bool network_unsupported(json_object *n, char *why, size_t size)
+{
+	static const char *const keys[] = { "rules", "egressProxy" };
+	json_object *v;
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(keys); i++)
+		if (json_object_object_get_ex(n, keys[i], &v) &&
+		    !json_object_is_type(v, json_type_null) &&
+		    !(json_object_is_type(v, json_type_object) && !json_object_object_length(v)))
+			return snprintf(why, size, "network.%s is not supported by cordon serve",
+					keys[i]), true;
+	return false;
+}
+
+/* allow_internet_access and network {allowOut, denyOut}: the sandbox's own allow-list within
+ * --allow-net (netsel.c), or the server's when the create says nothing of it */
+static int parse_network(struct srv_sandbox *sb, json_object *body, char *why, size_t size)
+{
+	struct srv_netsel q = { .internet = -1 };
+	json_object *v, *n = NULL;
+	int r = 0;
+
+	sb->internet = -1;
+	if (json_object_object_get_ex(body, "allow_internet_access", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return snprintf(why, size, "\"allow_internet_access\" must be a boolean"),
+			       -EINVAL;
+		sb->internet = q.internet = json_object_get_boolean(v);
+	}
+	if (json_object_object_get_ex(body, "network", &n) && !json_object_is_type(n, json_type_null)) {
+		if (!json_object_is_type(n, json_type_object))
+			return snprintf(why, size, "\"network\" must be an object"), -EINVAL;
+		if (network_unsupported(n, why, size))
+			return -EINVAL;
+		r = string_list(n, "allowOut", &q.allow_out, why, size);
+		if (r >= 0)
+			r = string_list(n, "denyOut", &q.deny_out, why, size);
+		if (r >= 0 && (q.allow_out || q.deny_out)) {
+			sb->network = json_object_new_object();
+			json_object_object_add(sb->network, "allowOut", strv_json(q.allow_out));
+			json_object_object_add(sb->network, "denyOut", strv_json(q.deny_out));
+		}
+	}
+	if (r >= 0 && (q.internet >= 0 || q.allow_out || q.deny_out)) {
+		r = srv_netsel_decide(srv_opts.allow_net, &q, &sb->allow_net, why, size);
+		sb->own_net = r >= 0;
+	}
+	cd_strv_free(q.allow_out);
+	cd_strv_free(q.deny_out);
+	return r;
+}
+
 static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
+	static __thread char buf[640];
 	json_object *v;
 
 	if (json_object_object_get_ex(body, "templateID", &v) &&
@@ -246,6 +358,10 @@ static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl
 		sb->metadata = json_object_new_object();
 	if (parse_lifecycle(sb, body, why) < 0)
 		return -EINVAL;
+	if (parse_network(sb, body, buf, sizeof(buf)) < 0) {
+		*why = buf;
+		return -EINVAL;
+	}
 	return timeout_field(body, ttl, why);
 }
 
@@ -254,6 +370,7 @@ enum MHD_Result srv_control_create(struct srv_req *r)
 	struct cordon_error err = {0};
 	const char *why = NULL;
 	json_object *body = srv_http_body_json(r->http, &why);
+	const struct srv_template *t;
 	struct srv_sandbox *sb;
 	uint64_t ttl;
 	int k;
@@ -271,6 +388,15 @@ enum MHD_Result srv_control_create(struct srv_req *r)
 		srv_sandbox_free(sb);
 		return srv_http_error(r->http, 400, "%s", why);
 	}
+	/* E2B's answer to a template it does not have */
+	t = srv_templates_find(sb->template_id);
+	if (!t) {
+		enum MHD_Result res = srv_http_error(r->http, 404, "template '%s' not found",
+						     sb->template_id);
+
+		srv_sandbox_free(sb);
+		return res;
+	}
 	k = srv_reg_reserve();
 	if (k < 0) {
 		srv_sandbox_free(sb);
@@ -280,7 +406,7 @@ enum MHD_Result srv_control_create(struct srv_req *r)
 			   : srv_http_error(r->http, 503, "the server is stopping");
 	}
 	if (srv_auth_random(sb->id, 20, SRV_AUTH_ID_ALPHABET) < 0 ||
-	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, &err) < 0) {
+	    srv_auth_random(sb->token, 40, "0123456789abcdef") < 0 || start_session(sb, t, &err) < 0) {
 		srv_reg_unreserve();
 		srv_sandbox_free(sb);
 		srv_log("create: %s: %s", err.step, err.msg);
@@ -725,6 +851,56 @@ enum MHD_Result srv_control_resume(struct srv_req *r)
 enum MHD_Result srv_control_refresh(struct srv_req *r)
 {
 	return set_timeout(r, true, false);
+}
+
+/* A template as E2B's API lists it: its one name, the sandboxes' resources, no build */
+static json_object *template_json(const struct srv_template *t)
+{
+	json_object *j = json_object_new_object(), *names = json_object_new_array();
+
+	add_str(j, "templateID", t->name);
+	add_str(j, "buildID", "cordon");
+	json_object_array_add(names, json_object_new_string(t->name));
+	json_object_object_add(j, "aliases", json_object_get(names));
+	json_object_object_add(j, "names", names);
+	json_object_object_add(j, "public", json_object_new_boolean(false));
+	add_str(j, "buildStatus", "ready");
+	json_object_object_add(j, "buildCount", json_object_new_int(1));
+	json_object_object_add(j, "spawnCount", json_object_new_int(0));
+	json_object_object_add(j, "cpuCount", json_object_new_int64(cpu_count()));
+	json_object_object_add(j, "memoryMB", json_object_new_int64(memory_mb()));
+	json_object_object_add(j, "diskSizeMB", json_object_new_int64(0));
+	add_str(j, "envdVersion", SRV_ENVD_VERSION);
+	add_str(j, "createdAt", "1970-01-01T00:00:00.000Z");
+	add_str(j, "updatedAt", "1970-01-01T00:00:00.000Z");
+	json_object_object_add(j, "lastSpawnedAt", NULL);
+	json_object_object_add(j, "createdBy", NULL);
+	add_str(j, "cordonRoot", t->source); /* "host", a directory, or oci-archive:PATH */
+	return j;
+}
+
+enum MHD_Result srv_control_templates(struct srv_req *r)
+{
+	json_object *a = json_object_new_array();
+	const struct srv_template *t;
+
+	for (size_t i = 0; (t = srv_templates_at(i)); i++)
+		json_object_array_add(a, template_json(t));
+	return srv_http_json(r->http, 200, a);
+}
+
+/* Template.exists(name): 200 {templateID, public}, or 404 */
+enum MHD_Result srv_control_template_alias(struct srv_req *r)
+{
+	const struct srv_template *t = srv_templates_find(r->sub);
+	json_object *j;
+
+	if (!t)
+		return srv_http_error(r->http, 404, "template '%s' not found", r->sub);
+	j = json_object_new_object();
+	add_str(j, "templateID", t->name);
+	json_object_object_add(j, "public", json_object_new_boolean(false));
+	return srv_http_json(r->http, 200, j);
 }
 
 enum MHD_Result srv_control_health(struct srv_req *r)

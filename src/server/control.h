@@ -11,6 +11,8 @@
 /* The handlers of E2B's REST API (routes.c says which answers which request) */
 enum MHD_Result srv_control_create(struct srv_req *r);
 enum MHD_Result srv_control_list(struct srv_req *r);
+enum MHD_Result srv_control_templates(struct srv_req *r);
+enum MHD_Result srv_control_template_alias(struct srv_req *r);
 enum MHD_Result srv_control_get(struct srv_req *r);
 enum MHD_Result srv_control_kill(struct srv_req *r);
 enum MHD_Result srv_control_timeout(struct srv_req *r);

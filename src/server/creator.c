@@ -17,7 +17,8 @@
  *
  *   server                                   session maker
  *   OPTIONS: the sandboxes' options (JSON) ->  (once, first)
- *   MAKE: a workdir's path                 ->  cordon_session_create(), export
+ *   MAKE: a workdir's path, the create's      ->  cordon_session_create(), export
+ *         root and allow-list (JSON)
  *                                          <-  MADE: ret, id, pid, err; + the session's two
  *                                              descriptors when it was made
  */
@@ -84,16 +85,45 @@ static int recv_text(int sock, uint32_t type, char *buf, size_t size)
 	return 1;
 }
 
-/* One request: a workdir's path; the session made there, exported. */
-static void serve_one(int sock, const char *workdir)
+/* A MAKE's JSON: {"workdir", "rootfs"?, "own_net", "allow_net": [...]} into spec (its strings
+ * borrowed from o, allow_net a new vector) */
+static int take_make(json_object *o, const char **workdir, struct srv_make_spec *spec)
+{
+	json_object *v, *a;
+	int r = 0;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "workdir", &v) || !json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	*workdir = json_object_get_string(v);
+	if (json_object_object_get_ex(o, "rootfs", &v) && json_object_is_type(v, json_type_string))
+		spec->rootfs = json_object_get_string(v);
+	if (json_object_object_get_ex(o, "own_net", &v))
+		spec->own_net = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "allow_net", &a) && json_object_is_type(a, json_type_array))
+		for (size_t i = 0; r >= 0 && i < json_object_array_length(a); i++)
+			r = cd_strv_push(&spec->allow_net,
+					 json_object_get_string(json_object_array_get_idx(a, i)));
+	return r;
+}
+
+/* One request: a workdir's path and what the create picked; the session made there, exported. */
+static void serve_one(int sock, const char *text)
 {
 	struct creator_reply rep = { 0 };
 	struct cordon_session *s = NULL;
 	struct cordon_config *c = NULL;
+	json_object *o = json_tokener_parse(text);
+	struct srv_make_spec spec = { 0 };
+	const char *workdir = NULL;
 	int fds[2] = { -1, -1 };
 	pid_t pid = 0;
 
-	rep.ret = srv_sbconfig_make(workdir, &c, &rep.err);
+	rep.ret = take_make(o, &workdir, &spec);
+	if (rep.ret < 0)
+		cd_fail(&rep.err, -rep.ret, "serve", "a request the session maker cannot read");
+	else
+		rep.ret = srv_sbconfig_make(workdir, &spec, &c, &rep.err);
 	if (rep.ret >= 0) {
 		/* freezable: pause (control.c) freezes it */
 		unsigned flags = CORDON_SESSION_FREEZABLE |
@@ -106,6 +136,8 @@ static void serve_one(int sock, const char *workdir)
 		cordon_session_export(s, fds, rep.id, &pid);
 		rep.pid = pid;
 	}
+	json_object_put(o);
+	cd_strv_free(spec.allow_net);
 	send_reply(sock, &rep, fds, rep.ret >= 0 ? 2 : 0);
 	/* the server holds the session now; a failed send: ours closing them ends it */
 	cd_closep(&fds[0]);
@@ -258,15 +290,37 @@ static int recv_reply(struct creator_reply *rep, int fds[2])
 	return 0;
 }
 
-int srv_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err)
+/* A MAKE's text: the workdir, and what spec says */
+static char *make_json(const char *workdir, const struct srv_make_spec *spec)
 {
-	struct cd_frame f = { .type = CREATOR_MAKE,
-			      .part = { { (char *)workdir, strlen(workdir) } } };
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *text;
+
+	json_object_object_add(o, "workdir", json_object_new_string(workdir));
+	if (spec && spec->rootfs)
+		json_object_object_add(o, "rootfs", json_object_new_string(spec->rootfs));
+	json_object_object_add(o, "own_net", json_object_new_boolean(spec && spec->own_net));
+	for (char **h = spec ? spec->allow_net : NULL; h && *h; h++)
+		json_object_array_add(a, json_object_new_string(*h));
+	json_object_object_add(o, "allow_net", a);
+	text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return text;
+}
+
+int srv_creator_make(const char *workdir, const struct srv_make_spec *spec,
+		     struct cordon_session **ret, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = make_json(workdir, spec);
+	struct cd_frame f = { .type = CREATOR_MAKE };
 	struct creator_reply rep;
 	int fds[2] = { -1, -1 }, r;
 
-	if (strlen(workdir) >= 4096)
-		return cd_fail(err, ENAMETOOLONG, "workdir", "path too long");
+	if (!text)
+		return cd_fail(err, ENOMEM, "serve", "out of memory");
+	if (strlen(text) >= OPTIONS_MAX)
+		return cd_fail(err, E2BIG, "serve", "the sandbox's options are too long");
+	f.part[0] = (struct iovec){ text, strlen(text) };
 	pthread_mutex_lock(&creator.lock);
 	r = cd_frame_send(creator.sock, &f, 0);
 	if (r >= 0)

@@ -4,8 +4,11 @@
 #pragma once
 
 #include "cordon.h"
+#include "sbconfig.h"
 
 int srv_creator_start(struct cordon_error *err);
 /* `cordon-serve --session-maker` (main.c): runs until the server goes; the exit status */
 int srv_creator_main(void);
-int srv_creator_make(const char *workdir, struct cordon_session **ret, struct cordon_error *err);
+/* A session in workdir, from the server's options and spec (NULL: the defaults) */
+int srv_creator_make(const char *workdir, const struct srv_make_spec *spec,
+		     struct cordon_session **ret, struct cordon_error *err);

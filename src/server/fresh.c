@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* fresh.c - a session from the server's options alone, in a fresh workdir under the state
- * directory, made by the session maker (creator.c); what a create takes (control.c), or the pool
- * makes ahead (pool.c). Runs in the server (connection threads, the pool's thread). */
+/* fresh.c - a session from the server's options (and a create's template and network, when it
+ * picked them), in a fresh workdir under the state directory, made by the session maker
+ * (creator.c); what a create takes (control.c), or the pool makes ahead (pool.c). Runs in the
+ * server (connection threads, the pool's thread). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -35,7 +36,8 @@ static int make_workdir(char **ret, struct cordon_error *err)
 	return 0;
 }
 
-int srv_fresh_make(struct srv_fresh *ret, struct cordon_error *err)
+int srv_fresh_make(const struct srv_make_spec *spec, struct srv_fresh *ret,
+		   struct cordon_error *err)
 {
 	char *workdir = NULL;
 	int r = make_workdir(&workdir, err);
@@ -46,7 +48,7 @@ int srv_fresh_make(struct srv_fresh *ret, struct cordon_error *err)
 	if (stat(workdir, &ret->workdir_st) < 0)
 		r = cd_fail_errno(err, errno, "workdir", "stat %s", workdir);
 	else
-		r = srv_creator_make(workdir, &ret->session, err);
+		r = srv_creator_make(workdir, spec, &ret->session, err);
 	if (r < 0) {
 		rmdir(workdir); /* still empty: nothing ran */
 		free(workdir);

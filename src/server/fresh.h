@@ -5,13 +5,15 @@
 #include <sys/stat.h>
 
 #include "cordon.h"
+#include "sbconfig.h"
 
 struct srv_fresh {
 	struct cordon_session *session;
 	char *workdir;
 	struct stat workdir_st; /* to remove it when its supervisor could not */
 };
-/* A session from the server's options alone, in a fresh workdir. */
-int srv_fresh_make(struct srv_fresh *ret, struct cordon_error *err);
+/* A session from the server's options and spec (NULL: the defaults), in a fresh workdir. */
+int srv_fresh_make(const struct srv_make_spec *spec, struct srv_fresh *ret,
+		   struct cordon_error *err);
 /* Destroyed (its supervisor removes the workdir), *p emptied. */
 void srv_fresh_drop(struct srv_fresh *p);

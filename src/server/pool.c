@@ -43,7 +43,7 @@ static void *filler(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&pool.lock);
-		r = srv_fresh_make(&p, &err);
+		r = srv_fresh_make(NULL, &p, &err);
 		pthread_mutex_lock(&pool.lock);
 		if (r < 0) {
 			struct timespec t;

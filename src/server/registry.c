@@ -190,6 +190,8 @@ void srv_sandbox_free(struct srv_sandbox *sb)
 	cd_strv_free(sb->env);
 	json_object_put(sb->metadata);
 	json_object_put(sb->env_vars);
+	json_object_put(sb->network);
+	cd_strv_free(sb->allow_net);
 	if (sb->dying_fd >= 0)
 		close(sb->dying_fd);
 	pthread_mutex_destroy(&sb->lock);

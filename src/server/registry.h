@@ -38,6 +38,10 @@ struct srv_sandbox {
 	char *template_id;
 	json_object *metadata; /* object of strings */
 	json_object *env_vars; /* object of strings */
+	json_object *network;  /* the create's network: {allowOut, denyOut} as given, or NULL */
+	int internet;	       /* the create's allow_internet_access: -1 not given, 0, 1 */
+	bool own_net;	       /* allow_net is its own (a create's network), not --allow-net */
+	char **allow_net;      /* own_net: the proxy's list (NULL: no network) */
 	int64_t started_ms;    /* realtime */
 	int64_t end_ms;	       /* realtime: the timeout */
 	uint64_t last_used_ns; /* monotonic */

@@ -66,6 +66,9 @@ struct id_form {
 	size_t max;
 };
 static const struct id_form sandbox_id = {"0123456789abcdefghijklmnopqrstuvwxyz_-", 64};
+/* a template's name (templates.c) */
+static const struct id_form template_id = {"0123456789abcdefghijklmnopqrstuvwxyz"
+					   "ABCDEFGHIJKLMNOPQRSTUVWXYZ_-.", 128};
 static const struct id_form context_id = {"0123456789abcdefghijklmnopqrstuvwxyz", 39};
 
 /* Which handler answers which request: its plane, its method, its path (prefix{id}suffix, or the
@@ -84,6 +87,9 @@ static const struct route {
     {PLANE_CONTROL, "GET", "/sandboxes", NULL, NULL, srv_control_list, NULL},
     {PLANE_CONTROL, "GET", "/v2/sandboxes", NULL, NULL, srv_control_list, NULL},
     {PLANE_CONTROL, "GET", "/health", NULL, NULL, srv_control_health, NULL},
+    {PLANE_CONTROL, "GET", "/templates", NULL, NULL, srv_control_templates, NULL},
+    {PLANE_CONTROL, "GET", "/templates/aliases/", "", &template_id, srv_control_template_alias,
+     NULL},
     {PLANE_CONTROL, "GET", "/sandboxes/", "", &sandbox_id, srv_control_get, NULL},
     {PLANE_CONTROL, "DELETE", "/sandboxes/", "", &sandbox_id, srv_control_kill, NULL},
     {PLANE_CONTROL, "POST", "/sandboxes/", "/timeout", &sandbox_id, srv_control_timeout, NULL},

@@ -26,6 +26,7 @@
 #include "http.h"
 #include "interp.h"
 #include "keys.h"
+#include "netsel.h"
 #include "opts.h"
 #include "pool.h"
 #include "procs.h"
@@ -33,6 +34,7 @@
 #include "routes.h"
 #include "serve.h"
 #include "statedir.h"
+#include "templates.h"
 #include "util.h"
 
 static _Noreturn void die(const char *what, const char *msg)
@@ -245,9 +247,23 @@ static int h_allow_net(const char *a, struct cordon_error *err)
 	int r = c ? cordon_config_allow_net(c, a, err) : fail(err, "out of memory");
 
 	cordon_config_free(c);
+	if (r >= 0) { /* and by the one that narrows it for a create (netsel.c) */
+		char *one[] = { (char *)a, NULL }, **list = NULL, why[256];
+		struct srv_netsel q = { .internet = -1 };
+
+		r = srv_netsel_decide(one, &q, &list, why, sizeof(why));
+		cd_strv_free(list);
+		if (r < 0)
+			return fail(err, "%s", why);
+	}
 	if (r >= 0 && cd_strv_push(&srv_opts.allow_net, a) < 0)
 		return fail(err, "out of memory");
 	return r;
+}
+
+static int h_template(const char *a, struct cordon_error *err)
+{
+	return srv_templates_add(a, err);
 }
 
 static int h_verbose(const char *a, struct cordon_error *err)
@@ -291,6 +307,8 @@ static const struct {
     {"keep-workdirs", 0, NULL, h_keep_workdirs, "do not remove a sandbox's workdir at its end"},
     {"pool", 0, "N", h_pool, "keep N sandboxes made ahead for creates (default 2; 0: none)"},
     {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
+    {"template", 0, "NAME=DIR", h_template,
+     "a template: a root directory, or NAME=oci-archive:PATH (unpacked at start); repeatable"},
     {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
     {"help", 'h', NULL, h_help, "this help"},
 };
@@ -504,6 +522,8 @@ int srv_serve_main(int argc, char **argv)
 	defaults();
 	if (srv_statedir_setup(&err) < 0 || srv_keys_setup(srv_opts.state_dir, &err) < 0)
 		die(err.step, err.msg);
+	if (srv_templates_setup(&err) < 0) /* archives unpacked: before any thread */
+		die(err.step, err.msg);
 	disk_default();
 	descriptors();
 	/* before any thread: the process that makes the sessions (creator.c) */
@@ -539,6 +559,7 @@ int srv_serve_main(int argc, char **argv)
 	MHD_stop_daemon(d); /* the connections' references to sandboxes go */
 	srv_reg_wait();
 	srv_keys_forget_made();
+	srv_templates_remove();
 	if (srv_opts.socket_path)
 		unlink(srv_opts.socket_path);
 	return 0;

@@ -182,9 +182,16 @@ if [ -x "$r/bin/busybox" ] && file "$r/bin/busybox" 2>/dev/null | grep -q static
 	cordon_bare --workdir "$w" --rootfs "$r" -- /bin/sh -c 'cat /etc/marker; ls /usr 2>&1 | grep -c "No such"; /bin/busybox ls -A /'
 	like_glob "--rootfs replaces the root" "$rc:$out" "0:rootfs-marker*1*"
 	like_glob "--rootfs gets /proc /dev /tmp and the workdir" "$out" "*dev*proc*tmp*"
+	# below a directory only its owner may enter (a server's state directory): root's
+	# supervisor clones the root's entries from what it opened, pid 1 looks up nothing
+	mkdir -p "$TEST_TMP/closed" && cp -a "$r" "$TEST_TMP/closed/" && chmod 700 "$TEST_TMP/closed"
+	is_user_mode && [ "$(id -u)" = 0 ] && chown "$TEST_USER:" "$TEST_TMP/closed"
+	cordon_bare --workdir "$w" --rootfs "$TEST_TMP/closed/rootfs" -- /bin/sh -c 'cat /etc/marker'
+	is "--rootfs below a directory of mode 0700" "$rc:$out" "0:rootfs-marker"
 else
 	skip "--rootfs replaces the root" "no static busybox (apt-get install busybox-static)"
 	skip "--rootfs gets /proc /dev /tmp and the workdir" "no static busybox"
+	skip "--rootfs below a directory of mode 0700" "no static busybox"
 fi
 
 # symlinks planted in the workdir cannot redirect a mount outside the sandbox
