@@ -220,6 +220,25 @@ static int parse_lifecycle(struct srv_sandbox *sb, json_object *body, const char
 	return 0;
 }
 
+/* network.allowPublicTraffic (E2B's default: true): false, and its ports take a request only
+ * with its traffic access token (routes.c). */
+static int traffic_field(json_object *body, bool *ret_private, const char **why)
+{
+	json_object *net, *v;
+
+	if (!json_object_object_get_ex(body, "network", &net) ||
+	    !json_object_is_type(net, json_type_object) ||
+	    !json_object_object_get_ex(net, "allowPublicTraffic", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		*why = "\"network.allowPublicTraffic\" must be a boolean";
+		return -EINVAL;
+	}
+	*ret_private = !json_object_get_boolean(v);
+	return 0;
+}
+
 static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	json_object *v;
@@ -245,6 +264,8 @@ static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl
 	if (!sb->metadata)
 		sb->metadata = json_object_new_object();
 	if (parse_lifecycle(sb, body, why) < 0)
+		return -EINVAL;
+	if (traffic_field(body, &sb->private_traffic, why) < 0)
 		return -EINVAL;
 	return timeout_field(body, ttl, why);
 }
