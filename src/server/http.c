@@ -480,7 +480,7 @@ int srv_http_start(const struct srv_http_router *rt, struct MHD_Daemon **ret,
 	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
 	 * (one sandbox's followed processes could otherwise deny every other tenant) */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
 	int fd = -1, r;

@@ -3,11 +3,12 @@
  * ports.c - a sandbox's own ports (E2B's `getHost(port)`): a request for any port but envd's and
  * the code interpreter's is forwarded to a server the sandbox's code runs on its own loopback,
  * through a connection the agent makes inside (cordon_session_connect()), and its answer
- * forwarded back. An `Upgrade` (a WebSocket) is refused (501) for now. Runs in the server
- * (connection threads).
+ * forwarded back; an `Upgrade` (a WebSocket) answered 101 becomes raw bytes both ways. Runs in
+ * the server (connection threads; an upgraded connection's bytes are moved by its own thread,
+ * in libmicrohttpd's upgrade handler).
  *
- * Upstream speaks HTTP/1.1, one connection per request ("Connection: close"): 1.1 because a
- * body of unknown length (sent chunked) and an Upgrade need it, and dev servers treat 1.0
+ * Upstream speaks HTTP/1.1, one connection per request ("Connection: close"): 1.1 because an
+ * Upgrade and a body of unknown length (sent chunked) need it, and dev servers treat 1.0
  * clients as lesser ones; one connection a request, so that nothing of one client's exchange
  * (a half-read body, a pipelined request) can reach another's. The request's body is passed on
  * as it comes (Content-Length kept, else chunked); the answer's body too: by its length, its
@@ -18,7 +19,7 @@
  *
  * Bounds (docs/e2b.md "Ports"): the sandbox's server is silent at most SRV_PORT_IDLE_NS while
  * an answer is awaited or read, takes bytes within SRV_PORT_STALL_NS of their offer, and a
- * connection's buffer is fixed (PORT_BUF); every wait ends with the sandbox
+ * connection's buffer is fixed (PORT_BUF each way); every wait ends with the sandbox
  * (dying_fd). How many such connections a sandbox may have is the tenant cap of its ports
  * (routes.c: a tenant of their own, beside the sandbox's envd).
  */
@@ -39,7 +40,7 @@
 #include "req.h"
 #include "util.h"
 
-#define PORT_BUF      (64u * 1024) /* a head at most; the answer's bytes in flight */
+#define PORT_BUF      (64u * 1024) /* a head at most; each way's bytes in flight */
 #define PORT_MAX_HDRS 256	   /* headers of an answer, at most */
 
 enum body { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
@@ -51,6 +52,7 @@ struct port {
 	int fd; /* to the sandbox's server */
 	int dying_fd, conn_fd;
 	bool chunked_up; /* the request's body goes up chunked */
+	bool upgrade;	 /* the request asks for one */
 	bool head_only;	 /* HEAD: an answer without a body */
 	int up_error;	 /* sending the request failed (-errno): the answer may still come */
 	char *buf;	 /* from the sandbox's server: buf[off..len) not handed on yet */
@@ -149,12 +151,17 @@ static int build_head(struct port *p, struct head *h)
 	const char *connection = srv_http_header(x, "Connection");
 	const char *cl = srv_http_header(x, "Content-Length");
 	const char *te = srv_http_header(x, "Transfer-Encoding");
+	const char *upgrade = srv_http_header(x, "Upgrade");
 	struct head_ctx c = { h, connection };
 
 	put(h, p->r->method, " ", srv_http_uri(x));
 	put(h, " HTTP/1.1\r\n", NULL, NULL);
 	srv_http_each_header(x, add_up_header, &c);
-	put(h, "Connection: close\r\n", NULL, NULL);
+	p->upgrade = upgrade && has_token(connection, "upgrade");
+	if (p->upgrade)
+		put(h, "Connection: Upgrade\r\nUpgrade: ", upgrade, "\r\n");
+	else
+		put(h, "Connection: close\r\n", NULL, NULL);
 	if (cl)
 		put(h, "Content-Length: ", cl, "\r\n");
 	else if (te) /* libmicrohttpd hands us the body decoded: it goes up chunked again */
@@ -222,13 +229,6 @@ enum MHD_Result srv_ports_begin(struct srv_req *r, unsigned port)
 	r->state = p;
 	r->state_free = port_free;
 	r->handler = srv_ports_run;
-	/* An Upgrade (a WebSocket): libmicrohttpd 0.9.75 answered our 101 and then sent the
-	 * upgraded connection down its chunked-body path (closing it: "application error
-	 * generating response") instead of calling the upgrade handler; refused with a clear
-	 * error until that is understood, never forwarded half-working (docs/e2b.md "Ports"). */
-	if (has_token(srv_http_header(r->http, "Connection"), "upgrade"))
-		return srv_http_error(r->http, 501, "sandbox %s: port %u: an Upgrade (WebSocket) "
-				      "is not forwarded by this server yet", r->sb->id, port);
 	k = cordon_session_connect(r->sb->session, port, &p->fd, &err);
 	if (k < 0)
 		return connect_error(r, port, k, &err);
@@ -479,11 +479,118 @@ static int framing(struct port *p, const struct answer *a)
 	return 0;
 }
 
-static void copy_headers(struct MHD_Response *resp, const struct answer *a)
+static void copy_headers(struct MHD_Response *resp, const struct answer *a, bool upgrade)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (!drop_header(a->name[i], a->connection))
+	for (size_t i = 0; i < a->n; i++) {
+		bool keep = upgrade && strcasecmp(a->name[i], "Upgrade") == 0;
+
+		if (keep || !drop_header(a->name[i], a->connection))
 			MHD_add_response_header(resp, a->name[i], a->value[i]);
+	}
+}
+
+/* --- an upgraded connection: bytes both ways --- */
+
+struct way {
+	int from, to;
+	char *buf;
+	size_t off, len;
+	bool eof;	   /* from has ended: to is shut for writing once buf is empty */
+	uint64_t since_ns; /* buf has waited for to since then */
+};
+
+/* Move what can be moved without blocking: 0, or -errno (the connection ends). */
+static int move(struct way *w)
+{
+	ssize_t n;
+
+	if (w->off < w->len) {
+		n = send(w->to, w->buf + w->off, w->len - w->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			w->off += (size_t)n;
+			w->since_ns = cd_now_ns();
+		}
+		if (w->off < w->len)
+			return cd_now_ns() - w->since_ns > SRV_PORT_STALL_NS ? -ETIMEDOUT : 0;
+		w->off = w->len = 0;
+		if (w->eof)
+			shutdown(w->to, SHUT_WR);
+	}
+	if (w->eof)
+		return 0;
+	n = recv(w->from, w->buf, PORT_BUF, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0) {
+		w->eof = true;
+		shutdown(w->to, SHUT_WR);
+		return 0;
+	}
+	w->len = (size_t)n;
+	w->since_ns = cd_now_ns();
+	return move(w); /* at once: it may all go */
+}
+
+static short events(const struct way *in, const struct way *out)
+{
+	return (short)((!in->eof && in->off == in->len ? POLLIN : 0) |
+		       (out->off < out->len ? POLLOUT : 0));
+}
+
+/* Until both ways have ended, one fails or stalls, or the sandbox ends. An idle connection (a
+ * WebSocket nobody speaks on) is kept: it holds a slot of its tenant, and ends with the
+ * sandbox. */
+static void pump(struct port *p, int client, const char *extra, size_t extra_len)
+{
+	struct way up = { .from = client, .to = p->fd, .since_ns = cd_now_ns() };
+	/* what came after the 101's head first (buf[off..len) of the answer) */
+	struct way down = { .from = p->fd, .to = client, .since_ns = cd_now_ns(),
+			    .buf = p->buf, .off = p->off, .len = p->len };
+
+	if (down.off == down.len)
+		down.off = down.len = 0;
+	int k = 0;
+
+	up.buf = malloc(PORT_BUF);
+	if (!up.buf || extra_len > PORT_BUF)
+		goto out;
+	memcpy(up.buf, extra, extra_len);
+	up.len = extra_len;
+	while (k >= 0 && !(up.eof && down.eof && up.off == up.len && down.off == down.len)) {
+		struct pollfd f[3] = { { client, 0, 0 }, { p->fd, 0, 0 }, { p->dying_fd, POLLIN, 0 } };
+
+		k = move(&up);
+		if (k >= 0)
+			k = move(&down);
+		f[0].events = events(&up, &down);
+		f[1].events = events(&down, &up);
+		if (k >= 0 && poll(f, 3, 1000) < 0 && errno != EINTR)
+			k = -errno;
+		if (f[2].revents)
+			k = -ECANCELED;
+		if ((f[0].revents | f[1].revents) & POLLERR)
+			k = -ECONNRESET;
+	}
+	if (k < 0 && srv_opts.verbose)
+		srv_log("sandbox %s: port %u: an upgraded connection ends: %s", p->r->sb->id,
+			p->port, strerror(-k));
+out:
+	free(up.buf);
+}
+
+static void on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra,
+			size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct port *p = cls;
+
+	(void)c;
+	(void)con_cls;
+	pump(p, sock, extra, extra_len);
+	cd_closep(&p->fd);
+	/* last: libmicrohttpd then ends the request (routes.c frees p) and closes the socket */
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
 static enum MHD_Result answer_error(struct port *p, int k)
@@ -521,15 +628,17 @@ enum MHD_Result srv_ports_run(struct srv_req *r)
 	do /* an interim answer (100 Continue, 103 Early Hints) is not passed on */
 		k = read_head(p, a);
 	while (k == 0 && a->status < 200 && a->status != 101);
-	if (k == 0 && a->status == 101)
-		k = -EPROTO; /* no upgrade was asked for (srv_ports_begin refuses them) */
+	if (k == 0 && a->status == 101 && !p->upgrade)
+		k = -EPROTO; /* none was asked for */
 	if (k == 0)
 		k = framing(p, a);
 	if (k < 0) {
 		free(a);
 		return answer_error(p, k);
 	}
-	if (p->body == BODY_NONE) {
+	if (a->status == 101) {
+		resp = MHD_create_response_for_upgrade(on_upgraded, p); /* it says Connection */
+	} else if (p->body == BODY_NONE) {
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
 		resp = MHD_create_response_from_callback(p->body == BODY_LENGTH ? p->left
@@ -537,7 +646,7 @@ enum MHD_Result srv_ports_run(struct srv_req *r)
 							 32 * 1024, body_down, p, NULL);
 	}
 	if (resp)
-		copy_headers(resp, a);
+		copy_headers(resp, a, a->status == 101);
 	status = a->status;
 	free(a);
 	if (!resp)

@@ -1,8 +1,8 @@
 // tests/e2b/ports.mjs - a sandbox's own ports (docs/e2b.md "Ports"), as a harness reaches a dev
 // server the agent started: through sandbox.getHost(port) (the Host a browser sends through
 // *.localhost) and through the E2b-Sandbox-Id/E2b-Sandbox-Port headers; HTTP with bodies of
-// some MB both ways (by length and chunked), answers chunked, a port nothing
-// listens on (502 naming it), an Upgrade refused (501: not forwarded yet), E2B's traffic token rule (network.allowPublicTraffic false) and
+// some MB both ways (by length and chunked), answers chunked, a WebSocket echo, a port nothing
+// listens on (502 naming it), E2B's traffic token rule (network.allowPublicTraffic false) and
 // another sandbox's. The servers inside are python3 (http.server, and a small WebSocket echo
 // written here: Debian's python3 has no WebSocket module in its standard library).
 import { Sandbox } from 'e2b'
@@ -179,11 +179,11 @@ await test('headers', async () => {
   eq(h.connection, 'close', 'upstream: one connection a request')
 })
 
-await test('WebSocket: refused, not half-forwarded', async () => {
-  const r = await wsEcho('/ws', byHost(sbx, 8080), 'hello ws').catch(e => e.message)
-  eq(r, 'no upgrade: 501', 'an Upgrade: 501 (docs/e2b.md "Ports")')
+await test('WebSocket', async () => {
+  eq(await wsEcho('/ws', byHost(sbx, 8080), 'hello ws'), 'sw olleh', 'an echo through getHost()')
+  eq(await wsEcho('/ws', byHeader(sbx, 8080), 'abc'), 'cba', 'an echo through E2b-Sandbox-Port')
   const k = await request('/after', { headers: byHost(sbx, 8080) })
-  eq(k.status, 200, 'the port still answers after it')
+  eq(k.status, 200, 'the port answers HTTP after them')
 })
 
 await test('python3 -m http.server', async () => {
@@ -213,7 +213,8 @@ await test('network.allowPublicTraffic false: the traffic token', async () => {
   const wrong = await request('/', { headers: { ...byHost(other, 8080), 'e2b-traffic-access-token': sbx.trafficAccessToken } })
   eq(wrong.status, 403, "another sandbox's token: 403")
   const ws = await wsEcho('/ws', { ...byHost(other, 8080) }, 'x').catch(e => e.message)
-  eq(ws, 'no upgrade: 403', 'an Upgrade without the token: 403 (before anything else)')
+  eq(ws, 'no upgrade: 403', 'a WebSocket without the token: 403')
+  eq(await wsEcho('/ws', { ...byHost(other, 8080), ...tok }, 'ok'), 'ko', 'a WebSocket with it')
 })
 
 await test('ids', async () => {
