@@ -1277,16 +1277,18 @@ int cordon_session_connect(struct cordon_session *s, unsigned port, int *ret_fd,
 	w = wait_of(s->cancel_fd, s->call_ns);
 	fd = connect_once(s, port, false, &w, err);
 	if (fd == -ECONNREFUSED) { /* a server on ::1 alone (listening on "localhost") */
-		struct cordon_error err6;
+		struct cordon_error err6 = { 0 };
 
 		fd = connect_once(s, port, true, &w, &err6);
 		if (fd < 0 && fd != -ECONNREFUSED && fd != -EAFNOSUPPORT && fd != -EADDRNOTAVAIL &&
 		    fd != -ENETUNREACH && err)
 			*err = err6; /* a failure other than "nothing there" says more */
 		if (fd < 0 && (fd == -ECONNREFUSED || fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL ||
-			       fd == -ENETUNREACH))
+			       fd == -ENETUNREACH)) {
+			cd_error_clear(err); /* this says more than 127.0.0.1's refusal */
 			return cd_fail(err, ECONNREFUSED, "connect", "nothing listens on port %u "
 				       "inside the sandbox (127.0.0.1 and ::1 refused)", port);
+		}
 	}
 	if (fd < 0)
 		return fd;
