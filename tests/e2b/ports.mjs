@@ -130,6 +130,19 @@ function wsEcho(path, headers, text) {
   })
 }
 
+// a WebSocket left open: resolves with its socket once upgraded
+function wsOpen(path, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: api.hostname, port: api.port, path, agent: false, headers: {
+      ...headers, Connection: 'Upgrade', Upgrade: 'websocket',
+      'Sec-WebSocket-Key': randomBytes(16).toString('base64'), 'Sec-WebSocket-Version': '13' } })
+    req.on('error', reject)
+    req.on('response', res => reject(new Error(`no upgrade: ${res.statusCode}`)))
+    req.on('upgrade', (res, sock) => resolve(sock))
+    req.end()
+  })
+}
+
 const sbx = await Sandbox.create({ timeoutMs: 600_000, metadata: { suite: 'ports' } })
 const other = await Sandbox.create({ timeoutMs: 600_000, network: { allowPublicTraffic: false } })
 const byHost = (s, port) => ({ Host: s.getHost(port) })
@@ -230,5 +243,13 @@ await test('killed', async () => {
   eq(r.status, 502, 'a killed sandbox: 502')
 })
 
-await sbx.kill()
+await test('a WebSocket open when its sandbox is killed ends', async () => {
+  const sock = await wsOpen('/ws', byHost(sbx, 8080))
+  const closed = new Promise(resolve => { sock.on('close', () => resolve(true)); sock.on('error', () => {}) })
+  sock.resume()
+  await sbx.kill()
+  ok(await Promise.race([closed, new Promise(r => setTimeout(() => r(false), 30_000))]),
+    'the connection is closed (no server thread left holding it)')
+})
+
 done()
