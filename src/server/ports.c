@@ -83,7 +83,7 @@ struct head {
 
 static void put(struct head *h, const char *a, const char *b, const char *c)
 {
-	const char *part[3] = { a, b, c };
+	const char *part[3] = {a, b, c};
 
 	for (int i = 0; i < 3 && !h->failed; i++) {
 		size_t n = part[i] ? strlen(part[i]) : 0;
@@ -114,10 +114,22 @@ static bool has_token(const char *list, const char *tok)
 /* Headers never passed on: hop-by-hop ones (RFC 9110 7.6.1, and the framing we redo), and the
  * server's credentials. */
 static const char *const dropped[] = {
-	"Connection",	    "Keep-Alive",	"Proxy-Connection", "Proxy-Authorization",
-	"Proxy-Authenticate", "TE",		"Trailer",	    "Transfer-Encoding",
-	"Upgrade",	    "Content-Length",	"Expect",	    "X-Access-Token",
-	"E2B-Traffic-Access-Token", "E2b-Sandbox-Id", "E2b-Sandbox-Port", "X-API-Key",
+    "Connection",
+    "Keep-Alive",
+    "Proxy-Connection",
+    "Proxy-Authorization",
+    "Proxy-Authenticate",
+    "TE",
+    "Trailer",
+    "Transfer-Encoding",
+    "Upgrade",
+    "Content-Length",
+    "Expect",
+    "X-Access-Token",
+    "E2B-Traffic-Access-Token",
+    "E2b-Sandbox-Id",
+    "E2b-Sandbox-Port",
+    "X-API-Key",
 };
 
 static bool drop_header(const char *name, const char *connection)
@@ -152,7 +164,7 @@ static int build_head(struct port *p, struct head *h)
 	const char *cl = srv_http_header(x, "Content-Length");
 	const char *te = srv_http_header(x, "Transfer-Encoding");
 	const char *upgrade = srv_http_header(x, "Upgrade");
-	struct head_ctx c = { h, connection };
+	struct head_ctx c = {h, connection};
 
 	put(h, p->r->method, " ", srv_http_uri(x));
 	put(h, " HTTP/1.1\r\n", NULL, NULL);
@@ -204,18 +216,19 @@ static enum MHD_Result connect_error(struct srv_req *r, unsigned port, int k,
 				     const struct cordon_error *err)
 {
 	if (k == -ECONNREFUSED)
-		return srv_http_error(r->http, 502, "sandbox %s: nothing listens on port %u "
-				      "(127.0.0.1 or ::1 inside the sandbox)", r->sb->id, port);
+		return srv_http_error(r->http, 502,
+				      "sandbox %s: nothing listens on port %u "
+				      "(127.0.0.1 or ::1 inside the sandbox)",
+				      r->sb->id, port);
 	if (k == -ECANCELED || k == -ESRCH)
 		return srv_http_error(r->http, 502, "sandbox %s is being killed", r->sb->id);
-	return srv_http_error(r->http, 502, "sandbox %s: port %u: %s", r->sb->id, port,
-			      err->msg);
+	return srv_http_error(r->http, 502, "sandbox %s: port %u: %s", r->sb->id, port, err->msg);
 }
 
 enum MHD_Result srv_ports_begin(struct srv_req *r, unsigned port)
 {
-	struct cordon_error err = { 0 };
-	struct head h = { 0 };
+	struct cordon_error err = {0};
+	struct head h = {0};
 	struct port *p = calloc(1, sizeof(*p));
 	int k;
 
@@ -223,9 +236,13 @@ enum MHD_Result srv_ports_begin(struct srv_req *r, unsigned port)
 		free(p);
 		return srv_http_error(r->http, 500, "out of memory");
 	}
-	*p = (struct port){ .r = r, .port = port, .fd = -1, .dying_fd = r->sb->dying_fd,
-			    .conn_fd = srv_http_conn_fd(r->http), .buf = p->buf,
-			    .head_only = strcmp(r->method, "HEAD") == 0 };
+	*p = (struct port){.r = r,
+			   .port = port,
+			   .fd = -1,
+			   .dying_fd = r->sb->dying_fd,
+			   .conn_fd = srv_http_conn_fd(r->http),
+			   .buf = p->buf,
+			   .head_only = strcmp(r->method, "HEAD") == 0};
 	r->state = p;
 	r->state_free = port_free;
 	r->handler = srv_ports_run;
@@ -262,7 +279,7 @@ static int read_more(struct port *p)
 	if (p->len == PORT_BUF)
 		return -ENOBUFS;
 	for (;;) {
-		struct pollfd f[2] = { { p->fd, POLLIN, 0 }, { p->dying_fd, POLLIN, 0 } };
+		struct pollfd f[2] = {{p->fd, POLLIN, 0}, {p->dying_fd, POLLIN, 0}};
 		ssize_t n = read(p->fd, p->buf + p->len, PORT_BUF - p->len);
 		uint64_t now;
 
@@ -439,7 +456,7 @@ static int read_head(struct port *p, struct answer *a)
 	unsigned minor;
 	int k;
 
-	*a = (struct answer){ 0 };
+	*a = (struct answer){0};
 	k = need_line(p, &line);
 	if (k <= 0)
 		return k ? k : -ENODATA;
@@ -544,10 +561,14 @@ static short events(const struct way *in, const struct way *out)
  * sandbox. */
 static void pump(struct port *p, int client, const char *extra, size_t extra_len)
 {
-	struct way up = { .from = client, .to = p->fd, .since_ns = cd_now_ns() };
+	struct way up = {.from = client, .to = p->fd, .since_ns = cd_now_ns()};
 	/* what came after the 101's head first (buf[off..len) of the answer) */
-	struct way down = { .from = p->fd, .to = client, .since_ns = cd_now_ns(),
-			    .buf = p->buf, .off = p->off, .len = p->len };
+	struct way down = {.from = p->fd,
+			   .to = client,
+			   .since_ns = cd_now_ns(),
+			   .buf = p->buf,
+			   .off = p->off,
+			   .len = p->len};
 
 	if (down.off == down.len)
 		down.off = down.len = 0;
@@ -559,7 +580,7 @@ static void pump(struct port *p, int client, const char *extra, size_t extra_len
 	memcpy(up.buf, extra, extra_len);
 	up.len = extra_len;
 	while (k >= 0 && !(up.eof && down.eof && up.off == up.len && down.off == down.len)) {
-		struct pollfd f[3] = { { client, 0, 0 }, { p->fd, 0, 0 }, { p->dying_fd, POLLIN, 0 } };
+		struct pollfd f[3] = {{client, 0, 0}, {p->fd, 0, 0}, {p->dying_fd, POLLIN, 0}};
 
 		k = move(&up);
 		if (k >= 0)
@@ -598,18 +619,21 @@ static enum MHD_Result answer_error(struct port *p, int k)
 	const char *id = p->r->sb->id;
 
 	if (k == -ETIMEDOUT)
-		return srv_http_error(p->r->http, 504, "sandbox %s: port %u did not answer in %llu s",
-				      id, p->port,
+		return srv_http_error(p->r->http, 504,
+				      "sandbox %s: port %u did not answer in %llu s", id, p->port,
 				      (unsigned long long)(SRV_PORT_IDLE_NS / NSEC_PER_SEC));
 	if (k == -ECANCELED)
 		return srv_http_error(p->r->http, 502, "sandbox %s is being killed", id);
 	if (k == -ENODATA)
-		return srv_http_error(p->r->http, 502, "sandbox %s: port %u closed the connection "
-				      "without an answer", id, p->port);
+		return srv_http_error(p->r->http, 502,
+				      "sandbox %s: port %u closed the connection "
+				      "without an answer",
+				      id, p->port);
 	if (k == -EPROTO || k == -ENOBUFS)
-		return srv_http_error(p->r->http, 502, "sandbox %s: port %u answered no valid "
-				      "HTTP/1 response%s", id, p->port,
-				      k == -ENOBUFS ? " (a head over 64 KiB)" : "");
+		return srv_http_error(p->r->http, 502,
+				      "sandbox %s: port %u answered no valid "
+				      "HTTP/1 response%s",
+				      id, p->port, k == -ENOBUFS ? " (a head over 64 KiB)" : "");
 	return srv_http_error(p->r->http, 502, "sandbox %s: port %u: %s", id, p->port,
 			      strerror(-k));
 }
@@ -642,7 +666,7 @@ enum MHD_Result srv_ports_run(struct srv_req *r)
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
 		resp = MHD_create_response_from_callback(p->body == BODY_LENGTH ? p->left
-									: MHD_SIZE_UNKNOWN,
+										: MHD_SIZE_UNKNOWN,
 							 32 * 1024, body_down, p, NULL);
 	}
 	if (resp)

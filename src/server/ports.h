@@ -8,7 +8,7 @@
 
 /* The sandbox's server is silent at most this long while an answer is awaited or read (as
  * long as a client may be: http.c's connection timeout) */
-#define SRV_PORT_IDLE_NS  (120ull * NSEC_PER_SEC)
+#define SRV_PORT_IDLE_NS (120ull * NSEC_PER_SEC)
 /* Bytes offered to either side are taken within this, or the request (the upgraded
  * connection) ends */
 #define SRV_PORT_STALL_NS (30ull * NSEC_PER_SEC)

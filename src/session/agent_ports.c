@@ -31,8 +31,8 @@ static int reply_errno(int fd, int e, unsigned port, const char *addr)
 /* m->h.value: the port; m->h.flags 1: ::1 rather than 127.0.0.1. */
 int cd_agent_connect(int fd, const struct cd_sp_msg *m)
 {
-	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 	bool v6 = m->h.flags & 1;
 	const char *addr = v6 ? "::1" : "127.0.0.1";
 	unsigned port = (unsigned)m->h.value;
