@@ -628,6 +628,15 @@ CORDON_PUBLIC int cordon_session_remove(struct cordon_session *s, const char *pa
 /* rename(2) inside: to is replaced if it exists (as rename(2) does). */
 CORDON_PUBLIC int cordon_session_rename(struct cordon_session *s, const char *from,
 					const char *to, struct cordon_error *err);
+/* A TCP connection to port of the sandbox's own loopback (127.0.0.1, then ::1 when nothing
+ * listens there), made by the agent inside (the sandbox's network namespace) and passed back:
+ * *ret_fd is the connected socket (O_NONBLOCK|O_CLOEXEC), the caller's to speak through and
+ * close. Bounded as every call (cordon_session_set_bounds), and a connect still in progress
+ * (a listener's full backlog) gets 10 s at most. ECONNREFUSED: nothing listens on the port;
+ * ETIMEDOUT: not accepted in time; EINVAL: port 0 or past 65535. The caller bounds how many it
+ * holds open: each is a socket of the sandbox's (its RLIMIT_NOFILE, its memory), not of ours. */
+CORDON_PUBLIC int cordon_session_connect(struct cordon_session *s, unsigned port, int *ret_fd,
+					 struct cordon_error *err);
 
 /* --- a directory inside, watched (inotify, run by the agent inside, as the sandbox) --- */
 /* The kinds of event, numbered as envd's EventType; names as its fsnotify gives them */

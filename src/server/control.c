@@ -292,6 +292,23 @@ static bool network_unsupported(json_object *n, char *why, size_t size)
 	return false;
 }
 
+/* E2B's create fields cordon serve has nothing for: refused, never ignored (an MCP gateway,
+ * volumes; an empty object or array asks for nothing) */
+static bool create_unsupported(json_object *body, char *why, size_t size)
+{
+	static const char *const keys[] = { "mcp", "volumeMounts" };
+	json_object *v;
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(keys); i++)
+		if (json_object_object_get_ex(body, keys[i], &v) &&
+		    !json_object_is_type(v, json_type_null) &&
+		    !(json_object_is_type(v, json_type_object) && !json_object_object_length(v)) &&
+		    !(json_object_is_type(v, json_type_array) && !json_object_array_length(v)))
+			return snprintf(why, size, "\"%s\" is not supported by cordon serve",
+					keys[i]), true;
+	return false;
+}
+
 /* allow_internet_access and network {allowOut, denyOut}: the sandbox's own allow-list within
  * --allow-net (netsel.c), or the server's when the create says nothing of it */
 static int parse_network(struct srv_sandbox *sb, json_object *body, char *why, size_t size)
@@ -331,6 +348,25 @@ static int parse_network(struct srv_sandbox *sb, json_object *body, char *why, s
 	return r;
 }
 
+/* network.allowPublicTraffic (E2B's default: true): false, and its ports take a request only
+ * with its traffic access token (routes.c). */
+static int traffic_field(json_object *body, bool *ret_private, const char **why)
+{
+	json_object *net, *v;
+
+	if (!json_object_object_get_ex(body, "network", &net) ||
+	    !json_object_is_type(net, json_type_object) ||
+	    !json_object_object_get_ex(net, "allowPublicTraffic", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		*why = "\"network.allowPublicTraffic\" must be a boolean";
+		return -EINVAL;
+	}
+	*ret_private = !json_object_get_boolean(v);
+	return 0;
+}
+
 static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl, const char **why)
 {
 	static __thread char buf[640];
@@ -358,10 +394,13 @@ static int parse_create(struct srv_sandbox *sb, json_object *body, uint64_t *ttl
 		sb->metadata = json_object_new_object();
 	if (parse_lifecycle(sb, body, why) < 0)
 		return -EINVAL;
-	if (parse_network(sb, body, buf, sizeof(buf)) < 0) {
+	if (create_unsupported(body, buf, sizeof(buf)) ||
+	    parse_network(sb, body, buf, sizeof(buf)) < 0) {
 		*why = buf;
 		return -EINVAL;
 	}
+	if (traffic_field(body, &sb->private_traffic, why) < 0)
+		return -EINVAL;
 	return timeout_field(body, ttl, why);
 }
 

@@ -25,6 +25,7 @@ struct srv_http {
 	struct MHD_Connection *conn;
 	const char *method;
 	char *url;
+	char *uri; /* as the client wrote it: the path and its query string (a port's request) */
 	char *body; /* gathered (NUL-terminated), unless body_fn takes it */
 	size_t body_len, body_cap;
 	srv_http_body_fn body_fn; /* streaming body (uploads): body_ctx's */
@@ -47,6 +48,30 @@ const char *srv_http_method(struct srv_http *h)
 const char *srv_http_url(struct srv_http *h)
 {
 	return h->url;
+}
+
+const char *srv_http_uri(struct srv_http *h)
+{
+	return h->uri ? h->uri : h->url;
+}
+
+void srv_http_each_header(struct srv_http *h, MHD_KeyValueIterator fn, void *ctx)
+{
+	MHD_get_connection_values(h->conn, MHD_HEADER_KIND, fn, ctx);
+}
+
+enum MHD_Result srv_http_respond(struct srv_http *h, unsigned status, struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	if (h->close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(h->conn, status, resp);
+	MHD_destroy_response(resp);
+	h->answered = true;
+	return ret;
 }
 
 const char *srv_http_body(struct srv_http *h, size_t *ret_len)
@@ -327,8 +352,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)cls;
 	(void)version;
-	if (!h) {
-		h = calloc(1, sizeof(*h));
+	if (!h || !h->conn) {
+		if (!h)
+			h = calloc(1, sizeof(*h));
 		if (!h)
 			return MHD_NO;
 		h->conn = conn;
@@ -381,8 +407,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		router->end(h->req);
 	free(h->body);
 	free(h->url);
+	free(h->uri);
 	free(h);
 	*con_cls = NULL;
+}
+
+/* The request's URI as it came, query string and all (the handler's url has none): kept in the
+ * exchange the first on_request() then fills; a request given its first chunk without it is
+ * served from the url alone. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct srv_http *h = calloc(1, sizeof(*h));
+
+	(void)cls;
+	(void)conn;
+	if (h)
+		h->uri = strdup(uri);
+	return h;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -439,7 +480,7 @@ int srv_http_start(const struct srv_http_router *rt, struct MHD_Daemon **ret,
 	/* poll(), not select(): a descriptor past FD_SETSIZE (1024) must not refuse connections
 	 * (one sandbox's followed processes could otherwise deny every other tenant) */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
 	int fd = -1, r;
@@ -471,7 +512,8 @@ int srv_http_start(const struct srv_http_router *rt, struct MHD_Daemon **ret,
 	}
 	d = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+	    NULL, MHD_OPTION_NOTIFY_CONNECTION,
 	    srv_conns_notify, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 	    MHD_OPTION_CONNECTION_LIMIT, srv_conns_mhd_limit(), MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),

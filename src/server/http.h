@@ -35,6 +35,13 @@ int srv_http_start(const struct srv_http_router *router, struct MHD_Daemon **ret
 
 const char *srv_http_method(struct srv_http *h);
 const char *srv_http_url(struct srv_http *h); /* the path, for the request's life */
+/* The path and query string as the client wrote them (what a sandbox's port is asked) */
+const char *srv_http_uri(struct srv_http *h);
+/* Each header of the request, in order, to fn(ctx, kind, name, value) */
+void srv_http_each_header(struct srv_http *h, MHD_KeyValueIterator fn, void *ctx);
+/* Answer with resp (taken), as built by the caller (a sandbox port's answer: its headers as
+ * they came, no Cache-Control of ours) */
+enum MHD_Result srv_http_respond(struct srv_http *h, unsigned status, struct MHD_Response *resp);
 const char *srv_http_header(struct srv_http *h, const char *name);
 const char *srv_http_query(struct srv_http *h, const char *name);
 /* The body gathered (NUL-terminated; NULL when none came), and its length */

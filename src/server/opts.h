@@ -38,6 +38,7 @@ struct srv_options {
 	unsigned user_share;
 	bool pool_set;
 	char **allow_net;
+	bool private_ports; /* every sandbox's ports need its traffic token (routes.c) */
 	bool verbose;
 };
 

@@ -55,6 +55,7 @@ struct srv_sandbox {
 	/* pause and resume, one at a time (a freeze takes up to CD_HOLDER_FREEZE_NS: never under
 	 * lock, which every request takes) */
 	pthread_mutex_t pause_lock;
+	bool private_traffic; /* network.allowPublicTraffic false: its ports need its token */
 
 	pthread_mutex_t lock; /* refs, dying, procs, ctxs, times, the counts */
 	pthread_cond_t cond;

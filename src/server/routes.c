@@ -21,6 +21,7 @@
 #include "interp.h"
 #include "metrics.h"
 #include "opts.h"
+#include "ports.h"
 #include "registry.h"
 #include "req.h"
 #include "routes.h"
@@ -355,6 +356,39 @@ static bool paused_ok(struct srv_req *r, bool anonymous)
 	return true;
 }
 
+/* Another port of a sandbox (ports.c): E2B's rule, anyone's unless the sandbox was made with
+ * network.allowPublicTraffic false (or the server runs with --private-ports): then only with
+ * its traffic access token, E2B's 403 without. The connection is the tenant of the sandbox's
+ * ports ("p<id>"), not of its envd: a public server's clients cannot take the slots the SDK
+ * needs to drive the sandbox. */
+static enum MHD_Result route_port(struct srv_req *r, const char *id, unsigned port)
+{
+	const char *token = srv_http_header(r->http, "E2B-Traffic-Access-Token");
+	char tenant[40];
+
+	if (port == 0 || port > 65535)
+		return srv_http_error(r->http, 400, "port %u: not a port (1 to 65535)", port);
+	r->sb = srv_reg_get(id);
+	if (!r->sb)
+		return srv_http_error(r->http, 502, "sandbox %s not found", id);
+	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r->http));
+	if ((r->sb->private_traffic || srv_opts.private_ports) && !token)
+		return srv_http_error(r->http, 403, "Sandbox is secured with traffic access token. "
+				      "Token header 'e2b-traffic-access-token' is missing");
+	if ((r->sb->private_traffic || srv_opts.private_ports) &&
+	    !srv_auth_token_eq(token, r->sb->token))
+		return srv_http_error(r->http, 403, "Sandbox is secured with traffic access token. "
+				      "Token header 'e2b-traffic-access-token' is invalid");
+	snprintf(tenant, sizeof(tenant), "p%s", r->sb->id);
+	if (!tenant_ok(r, tenant))
+		return MHD_YES;
+	/* its agent is frozen while it is paused: resumed by traffic that had to show its token */
+	if (!paused_ok(r, !(r->sb->private_traffic || srv_opts.private_ports)))
+		return MHD_YES;
+	srv_sandbox_touch(r->sb);
+	return srv_ports_begin(r, port);
+}
+
 /* A sandbox's envd or code interpreter: its access token (envd's /health: anyone's). */
 static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned port)
 {
@@ -363,7 +397,7 @@ static enum MHD_Result route_sandbox(struct srv_req *r, const char *id, unsigned
 	bool anonymous = false;
 
 	if (port != SRV_ENVD_PORT && port != SRV_INTERP_PORT)
-		return srv_http_error(r->http, 502, "sandbox %s: port %u is not served", id, port);
+		return route_port(r, id, port);
 	r->sb = srv_reg_get(id);
 	if (!r->sb) /* the E2B proxy's answer for a sandbox that is gone: the SDK reads 502 so */
 		return srv_http_error(r->http, 502, "sandbox %s not found", id);

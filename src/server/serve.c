@@ -274,6 +274,14 @@ static int h_verbose(const char *a, struct cordon_error *err)
 	return 0;
 }
 
+static int h_private_ports(const char *a, struct cordon_error *err)
+{
+	(void)a;
+	(void)err;
+	srv_opts.private_ports = true;
+	return 0;
+}
+
 static int h_help(const char *a, struct cordon_error *err);
 
 static const struct {
@@ -309,6 +317,9 @@ static const struct {
     {"allow-net", 0, "HOST", h_allow_net, "let sandboxes reach HOST[:PORT]; repeatable"},
     {"template", 0, "NAME=DIR", h_template,
      "a template: a root directory, or NAME=oci-archive:PATH (unpacked at start); repeatable"},
+    {"private-ports", 0, NULL, h_private_ports,
+     "a sandbox's ports take only requests with its traffic access token (as "
+     "network.allowPublicTraffic false does for one sandbox)"},
     {"verbose", 'v', NULL, h_verbose, "log requests and sandboxes on stderr"},
     {"help", 'h', NULL, h_help, "this help"},
 };

@@ -208,6 +208,7 @@ static int start_command(int fd, struct cd_sp_msg *m, pid_t *ret)
 /* --- files: in a worker process (files.c's functions return 0 or -errno) --- */
 
 int cd_agent_file_op(int fd, const struct cd_sp_msg *m);
+int cd_agent_connect(int fd, const struct cd_sp_msg *m); /* agent_ports.c */
 
 static void close_chan(size_t i)
 {
@@ -233,6 +234,12 @@ static void on_request(size_t i)
 			close_chan(i);
 		else
 			chans[i].pid = pid;
+		return;
+	}
+	if (m.h.type == CD_SP_CONNECT) { /* non-blocking: no worker needed */
+		cd_agent_connect(fd, &m);
+		cd_sp_msg_close(&m);
+		close_chan(i);
 		return;
 	}
 	pid = fork();

@@ -17,6 +17,8 @@
  *                                          <-  ENTRY..., then OK (+ fd for OPEN) or ERROR
  *   WATCH path                             ->  a worker watches it (inotify)
  *                                          <-  OK, then EVENTS... (until the channel closes)
+ *   CONNECT port                           ->  socket + non-blocking connect to 127.0.0.1
+ *                                          <-  OK + the socket, or ERROR
  *
  * Used by both sides; the agent links this file and frame.c alone (no allocation, no other
  * module). What the agent sends is untrusted: cd_sp_recv() (frame.c) checks sizes, counts
@@ -54,6 +56,9 @@ enum cd_sp_type {
 			    * a type byte (enum cordon_watch_type) and a NUL-terminated name */
 	CD_SP_USAGE,       /* value: window (ms); data: "/proc". OK with struct cd_sp_usage
 			    * (agent_usage.c) */
+	CD_SP_CONNECT,     /* value: a TCP port of the sandbox's loopback (agent_ports.c) -> OK +
+			    * the connected socket (value 0), or one still connecting (value
+			    * EINPROGRESS), or ERROR (ECONNREFUSED: nothing listens) */
 };
 
 /* USAGE's answer: the sandbox's processes, as /proc inside says */

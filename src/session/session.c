@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1192,5 +1193,105 @@ int cordon_session_usage(struct cordon_session *s, unsigned window_ms,
 	if (b.memory_max)
 		u.mem_total = b.memory_max;
 	*ret = u;
+	return 0;
+}
+
+/* --- ports: a connection to a port of the sandbox's loopback (agent_ports.c) --- */
+
+/* A connect the agent left in progress gets this long at most (within the call's own deadline):
+ * on a loopback it completes at once unless the listener's backlog is full, and then the
+ * kernel's SYN retries (1 s, 3 s) have had their chance. */
+#define CONNECT_TIMEOUT_NS (10ull * NSEC_PER_SEC)
+
+/* The agent's socket is one we may speak through: a TCP stream socket of the family asked. */
+static bool tcp_socket_of(int fd, int family)
+{
+	int type = 0, domain = 0, proto = 0;
+	socklen_t l = sizeof(int);
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
+		return false;
+	l = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0 || domain != family)
+		return false;
+	l = sizeof(int);
+	return getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) == 0 && proto == IPPROTO_TCP;
+}
+
+/* One try, on 127.0.0.1 (v6 false) or ::1: the connected socket, or -errno with err filled
+ * (-ECONNREFUSED: nothing listens there). */
+static int connect_once(struct cordon_session *s, unsigned port, bool v6, const struct wait *w,
+			struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = malloc(sizeof(*m));
+	struct cd_sp_hdr h = { .type = CD_SP_CONNECT, .value = (int32_t)port, .flags = v6 };
+	struct wait cw = *w;
+	_cleanup_close_ int chan = -1, sock = -1;
+	int e = 0, r;
+	socklen_t l = sizeof(e);
+
+	if (!m)
+		return cd_fail(err, ENOMEM, "connect", "out of memory");
+	chan = open_channel(s, w, err);
+	if (chan < 0)
+		return chan;
+	if (cd_sp_send(chan, &h, NULL, NULL, 0) < 0)
+		return cd_fail(err, ESRCH, "connect", "the session has ended");
+	r = file_done(chan, m, 1, w, "connect", err);
+	if (r < 0)
+		return r;
+	if (m->n_fd != 1 || !tcp_socket_of(m->fd[0], v6 ? AF_INET6 : AF_INET)) {
+		cd_sp_msg_close(m);
+		return cd_fail(err, EPROTO, "connect", "port %u: the agent did not give a TCP socket",
+			       port);
+	}
+	sock = m->fd[0];
+	if (!cw.end_ns || cw.end_ns > cd_now_ns() + CONNECT_TIMEOUT_NS)
+		cw.end_ns = cd_now_ns() + CONNECT_TIMEOUT_NS;
+	r = wait_fd(&cw, sock, POLLOUT); /* connected, or failed: SO_ERROR says which */
+	if (r == 0)
+		return cd_fail(err, ETIMEDOUT, "connect", "port %u inside: the connection was not "
+			       "accepted in time", port);
+	if (r < 0)
+		return cd_fail(err, -r, "connect", "port %u: %s", port, strerror(-r));
+	if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+		e = errno;
+	if (e)
+		return cd_fail(err, e, "connect", "port %u inside (%s): %s", port,
+			       v6 ? "::1" : "127.0.0.1", strerror(e));
+	return CD_TAKE_FD(sock);
+}
+
+int cordon_session_connect(struct cordon_session *s, unsigned port, int *ret_fd,
+			   struct cordon_error *err)
+{
+	struct wait w;
+	int fd;
+
+	cd_error_clear(err);
+	if (!s || !ret_fd || port == 0 || port > 65535)
+		return cd_fail(err, EINVAL, "connect", "port %u: from 1 to 65535", port);
+	w = wait_of(s->cancel_fd, s->call_ns);
+	fd = connect_once(s, port, false, &w, err);
+	if (fd == -ECONNREFUSED) { /* a server on ::1 alone (listening on "localhost") */
+		struct cordon_error err6 = { 0 };
+
+		fd = connect_once(s, port, true, &w, &err6);
+		if (fd < 0 && fd != -ECONNREFUSED && fd != -EAFNOSUPPORT && fd != -EADDRNOTAVAIL &&
+		    fd != -ENETUNREACH && err)
+			*err = err6; /* a failure other than "nothing there" says more */
+		if (fd < 0 && (fd == -ECONNREFUSED || fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL ||
+			       fd == -ENETUNREACH)) {
+			cd_error_clear(err); /* this says more than 127.0.0.1's refusal */
+			return cd_fail(err, ECONNREFUSED, "connect", "nothing listens on port %u "
+				       "inside the sandbox (127.0.0.1 and ::1 refused)", port);
+		}
+	}
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
 	return 0;
 }

@@ -165,6 +165,16 @@ await test('a create asking for more than the ceiling: 400', async () => {
     body: JSON.stringify({ templateID: 'base', network: { rules: { 'a.com': [{ transform: {} }] } } }),
   })
   ok(r.status === 400 && (await r.text()).includes('network.rules is not supported'), 'network.rules: 400, not ignored')
+  for (const [what, body] of [['mcp', { mcp: { 'github/x': {} } }], ['volumeMounts', { volumeMounts: [{ name: 'v', path: '/mnt' }] }]]) {
+    const r2 = await fetch(`${env.api}/sandboxes`, {
+      method: 'POST', headers: { 'X-API-KEY': env.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ templateID: 'base', ...body }),
+    })
+    const t = await r2.text()
+    ok(r2.status === 400 && t.includes(`"${what}" is not supported`), `${what}: 400, not ignored`, [r2.status, t])
+  }
+  const e = await thrown(() => Sandbox.create({ ...opts, mcp: { 'github/x': {} } }))
+  ok(e instanceof SandboxError && e.statusCode === 400 && /mcp/.test(e.message), 'the SDK\'s mcp option: it throws, 400 naming it', e && e.message)
 })
 
 await test('bad --template values: one line, exit 125', async () => {

@@ -2455,6 +2455,85 @@ static void test_cow_fork(void)
 	cordon_config_free(c);
 }
 
+/* cordon_session_connect(): a port of the sandbox's own loopback, reached through the agent */
+static void connect_checks(struct cordon_session *s)
+{
+	struct cordon_error err;
+	struct sockaddr_in host = { .sin_family = AF_INET, .sin_port = htons(18798),
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char buf[64] = "";
+	int fd = -1, hfd, r;
+	ssize_t n;
+
+	r = cordon_session_connect(s, 18766, &fd, &err);
+	if (!ok(r == 0, "connect: port 18766 inside (%s)", r < 0 ? err.msg : "ok"))
+		return;
+	ok((fcntl(fd, F_GETFL) & O_NONBLOCK) && (fcntl(fd, F_GETFD) & FD_CLOEXEC),
+	   "connect: the socket is O_NONBLOCK|O_CLOEXEC");
+	fcntl(fd, F_SETFL, 0);
+	n = write(fd, "ping", 4) == 4 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	is_str(buf, "pong ping", "connect: the server inside answers through it");
+	close(fd);
+	r = cordon_session_connect(s, 18799, &fd, &err);
+	ok(r == -ECONNREFUSED && strstr(err.msg, "18799"),
+	   "connect: nothing listens: ECONNREFUSED naming the port (%s)", err.msg);
+	ok(cordon_session_connect(s, 0, &fd, &err) == -EINVAL &&
+	   cordon_session_connect(s, 65536, &fd, &err) == -EINVAL, "connect: port 0, 65536: EINVAL");
+	/* the escape test: the host's loopback is not the sandbox's */
+	hfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (hfd >= 0 && bind(hfd, (struct sockaddr *)&host, sizeof(host)) == 0 &&
+	    listen(hfd, 4) == 0) {
+		r = cordon_session_connect(s, 18798, &fd, &err);
+		ok(r == -ECONNREFUSED, "connect: a port listening on the host's loopback is not "
+		   "reached (%d)", r);
+		if (r == 0)
+			close(fd);
+	} else {
+		skip("cannot listen on the host's 127.0.0.1:18798", "connect: the host's loopback");
+	}
+	if (hfd >= 0)
+		close(hfd);
+}
+
+static void test_connect(struct cordon_session *s)
+{
+	struct cordon_process *p;
+	struct cordon_error err;
+	struct cordon_file_info fi;
+	int got = -1, status = -1;
+	struct cordon_exec e = {
+		.argv = ARGV("python3", "-c",
+			     "import socket\n"
+			     "s = socket.socket()\n"
+			     "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+			     "s.bind(('127.0.0.1', 18766))\n"
+			     "s.listen(1)\n"
+			     "open('connect.ready', 'w').close()\n"
+			     "c, _ = s.accept()\n"
+			     "c.sendall(b'pong ' + c.recv(100))\n"
+			     "c.close()\n"),
+		.fd = { -1, -1, -1 },
+	};
+
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		skip("no /usr/bin/python3", "connect: a server inside");
+		return;
+	}
+	if (cordon_session_exec(s, &e, &p, &err) < 0) {
+		ok(0, "connect: start a server: %s", err.msg);
+		return;
+	}
+	for (uint64_t end = now_ns() + 20 * SEC; now_ns() < end && got != 0; nap_ms(20))
+		if ((got = cordon_session_stat(s, "connect.ready", &fi, &err)) == 0)
+			cordon_file_info_clear(&fi);
+	if (ok(got == 0, "connect: a server listens inside"))
+		connect_checks(s);
+	cordon_process_signal(p, SIGKILL, 0, &err);
+	cordon_process_wait(p, 30 * SEC, &status, &err);
+	cordon_process_free(p);
+}
+
 static void test_session_basics(void)
 {
 	const char *w = fresh_dir("main");
@@ -2468,6 +2547,7 @@ static void test_session_basics(void)
 	test_signals(s);
 	test_tty(s);
 	test_server(s);
+	test_connect(s);
 	test_background(s, bgmark, sizeof(bgmark));
 	test_isolation(s, w);
 	test_files(s, w);
