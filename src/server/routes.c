@@ -311,6 +311,23 @@ static enum MHD_Result route_signed(struct srv_req *r)
 		   : srv_http_error(r->http, 404, "no such endpoint");
 }
 
+/* E2B's APIs cordon serve has nothing for (snapshots, volumes, secrets, template builds and
+ * tags): 501 saying so, after the key is checked, rather than a 404 the SDK would read as
+ * "not found" (docs/e2b.md, the SDKs call by call) */
+static bool e2b_api_lacked(const char *url)
+{
+	static const char *const trees[] = { "/snapshots", "/volumes", "/volumecontent", "/secrets",
+					     "/v3/templates", "/v2/templates", "/templates" };
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(trees); i++) {
+		size_t n = strlen(trees[i]);
+
+		if (strncmp(url, trees[i], n) == 0 && (url[n] == '\0' || url[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 /* The control plane: an API key, whose tenant the connection is (/health: anyone's). */
 static enum MHD_Result route_control(struct srv_req *r)
 {
@@ -318,6 +335,8 @@ static enum MHD_Result route_control(struct srv_req *r)
 	int key;
 
 	r->handler = handler_of(r, PLANE_CONTROL);
+	if (!r->handler && e2b_api_lacked(r->url))
+		r->handler = srv_control_unsupported;
 	if (!r->handler)
 		return srv_http_error(r->http, 404, "no such endpoint: %s %s", r->method, r->url);
 	if (strcmp(r->url, "/health") == 0) {

@@ -281,6 +281,25 @@ await test('unsupported calls give a clear error', async () => {
   ok(paused ? !e3 : e3 && /501/.test(e3.message) && /cgroup/.test(e3.message), 'betaPause: paused, or 501 saying why', errName(e3))
   if (paused) await Base.connect(sbx.sandboxId)
   ok(await sbx.isRunning(), '... and the sandbox runs (resumed if paused)')
+  // E2B's APIs cordon serve lacks: 501 "not supported" (never a 404 read as "not found")
+  for (const [what, call] of [
+    ['createSnapshot', () => sbx.createSnapshot()],
+    ['listSnapshots', () => Base.listSnapshots().nextItems()],
+    ['fork', () => sbx.fork()],
+    ['updateNetwork', () => sbx.updateNetwork({ allowOut: [] })],
+  ]) {
+    if (typeof (what === 'listSnapshots' ? Base.listSnapshots : sbx[what]) !== 'function') { skip(`${what}: not in this SDK`); continue }
+    const e = await thrown(call)
+    ok(e && /501|not supported by cordon serve/.test(e.message), `${what}: throws, saying it is not supported`, errName(e))
+  }
+  for (const [method, path] of [['GET', '/snapshots'], ['GET', '/volumes'], ['POST', '/secrets'], ['POST', '/v3/templates'], ['DELETE', '/templates/x']]) {
+    const r = await fetch(`${env.api}${path}`, { method, headers: { 'X-API-KEY': env.key } })
+    const t = await r.text()
+    ok(r.status === 501 && t.includes('not supported by cordon serve'), `${method} ${path}: 501 saying so`, [r.status, t])
+    const r2 = await fetch(`${env.api}${path}`, { method })
+    ok(r2.status === 401, `${method} ${path} without a key: 401`, r2.status)
+    await r2.text()
+  }
 })
 
 await test('Sandbox.list', async () => {
