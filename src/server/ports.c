@@ -143,7 +143,16 @@ static bool drop_header(const char *name, const char *connection)
 struct head_ctx {
 	struct head *h;
 	const char *connection;
+	bool bad; /* a header with a control byte (a bare CR: a second header for some parsers) */
 };
+
+static bool has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return true;
+	return false;
+}
 
 static enum MHD_Result add_up_header(void *cls, enum MHD_ValueKind kind, const char *name,
 				     const char *value)
@@ -151,7 +160,9 @@ static enum MHD_Result add_up_header(void *cls, enum MHD_ValueKind kind, const c
 	struct head_ctx *c = cls;
 
 	(void)kind;
-	if (!drop_header(name, c->connection))
+	if (has_control(name) || has_control(value))
+		c->bad = true;
+	else if (!drop_header(name, c->connection))
 		put(c->h, name, ": ", value ? value : ""), put(c->h, "\r\n", NULL, NULL);
 	return MHD_YES;
 }
@@ -164,7 +175,7 @@ static int build_head(struct port *p, struct head *h)
 	const char *cl = srv_http_header(x, "Content-Length");
 	const char *te = srv_http_header(x, "Transfer-Encoding");
 	const char *upgrade = srv_http_header(x, "Upgrade");
-	struct head_ctx c = {h, connection};
+	struct head_ctx c = {h, connection, false};
 
 	put(h, p->r->method, " ", srv_http_uri(x));
 	put(h, " HTTP/1.1\r\n", NULL, NULL);
@@ -174,11 +185,15 @@ static int build_head(struct port *p, struct head *h)
 		put(h, "Connection: Upgrade\r\nUpgrade: ", upgrade, "\r\n");
 	else
 		put(h, "Connection: close\r\n", NULL, NULL);
-	if (cl)
-		put(h, "Content-Length: ", cl, "\r\n");
-	else if (te) /* libmicrohttpd hands us the body decoded: it goes up chunked again */
+	/* a body sent chunked is decoded by libmicrohttpd and goes up chunked again, its
+	 * Content-Length (if the client sent both) dropped: never two framings */
+	if (te)
 		p->chunked_up = true, put(h, "Transfer-Encoding: chunked\r\n", NULL, NULL);
+	else if (cl)
+		put(h, "Content-Length: ", cl, "\r\n");
 	put(h, "\r\n", NULL, NULL);
+	if (c.bad)
+		return -EBADMSG;
 	return h->failed ? -h->failed : 0;
 }
 
@@ -246,11 +261,19 @@ enum MHD_Result srv_ports_begin(struct srv_req *r, unsigned port)
 	r->state = p;
 	r->state_free = port_free;
 	r->handler = srv_ports_run;
+	/* a port is a server's, never a proxy: a request for a path only (not "http://host/",
+	 * not CONNECT), else a sandbox's egress proxy would be anyone's */
+	if (strcmp(r->method, "CONNECT") == 0 || srv_http_uri(r->http)[0] != '/')
+		return srv_http_error(r->http, 400, "port %u: only a request for a path is "
+				      "forwarded (no CONNECT, no absolute URL: a port is not a proxy)",
+				      port);
 	k = cordon_session_connect(r->sb->session, port, &p->fd, &err);
 	if (k < 0)
 		return connect_error(r, port, k, &err);
 	h.s = p->buf; /* the answer is not read before the head is sent */
 	k = build_head(p, &h);
+	if (k == -EBADMSG)
+		return srv_http_error(r->http, 400, "a header holds a control character");
 	if (k < 0)
 		return srv_http_error(r->http, 431, "the request's head is larger than %u KiB",
 				      PORT_BUF / 1024);
@@ -280,7 +303,9 @@ static int read_more(struct port *p)
 		return -ENOBUFS;
 	for (;;) {
 		struct pollfd f[2] = {{p->fd, POLLIN, 0}, {p->dying_fd, POLLIN, 0}};
-		ssize_t n = read(p->fd, p->buf + p->len, PORT_BUF - p->len);
+		/* MSG_DONTWAIT: the socket's O_NONBLOCK is the sandbox's to clear (the agent
+		 * holds the same open file) */
+		ssize_t n = recv(p->fd, p->buf + p->len, PORT_BUF - p->len, MSG_DONTWAIT);
 		uint64_t now;
 
 		if (n >= 0) {
@@ -556,9 +581,8 @@ static short events(const struct way *in, const struct way *out)
 		       (out->off < out->len ? POLLOUT : 0));
 }
 
-/* Until both ways have ended, one fails or stalls, or the sandbox ends. An idle connection (a
- * WebSocket nobody speaks on) is kept: it holds a slot of its tenant, and ends with the
- * sandbox. */
+/* Until both ways have ended, one fails or stalls, the sandbox ends, or no byte moved either
+ * way for SRV_PORT_IDLE_NS (an idle connection holds a slot: docs/e2b.md "Connections"). */
 static void pump(struct port *p, int client, const char *extra, size_t extra_len)
 {
 	struct way up = {.from = client, .to = p->fd, .since_ns = cd_now_ns()};
@@ -593,6 +617,9 @@ static void pump(struct port *p, int client, const char *extra, size_t extra_len
 			k = -ECANCELED;
 		if ((f[0].revents | f[1].revents) & POLLERR)
 			k = -ECONNRESET;
+		if (k >= 0 && cd_now_ns() - (up.since_ns > down.since_ns ? up.since_ns : down.since_ns) >
+				  SRV_PORT_IDLE_NS)
+			k = -ETIMEDOUT;
 	}
 	if (k < 0 && srv_opts.verbose)
 		srv_log("sandbox %s: port %u: an upgraded connection ends: %s", p->r->sb->id,

@@ -672,7 +672,12 @@ int srv_write_bounded(int fd, const void *buf, size_t len, int dying_fd, int con
 	while (len > 0) {
 		struct pollfd f[2] = {{.fd = fd, .events = POLLOUT},
 				      {.fd = dying_fd, .events = POLLIN}};
-		ssize_t n = write(fd, b, len);
+		/* a socket: MSG_DONTWAIT, for its O_NONBLOCK is the sandbox's to clear when the
+		 * agent holds the same open file; a pipe or a terminal: its flags are ours */
+		ssize_t n = send(fd, b, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, b, len);
 
 		if (n > 0) {
 			b += n;

@@ -383,6 +383,7 @@ static bool paused_ok(struct srv_req *r, bool anonymous)
 static enum MHD_Result route_port(struct srv_req *r, const char *id, unsigned port)
 {
 	const char *token = srv_http_header(r->http, "E2B-Traffic-Access-Token");
+	bool need, shown;
 	char tenant[40];
 
 	if (port == 0 || port > 65535)
@@ -391,20 +392,28 @@ static enum MHD_Result route_port(struct srv_req *r, const char *id, unsigned po
 	if (!r->sb)
 		return srv_http_error(r->http, 502, "sandbox %s not found", id);
 	srv_sandbox_attach(r->sb, &r->hold, srv_http_conn_fd(r->http));
-	if ((r->sb->private_traffic || srv_opts.private_ports) && !token)
+	need = r->sb->private_traffic || srv_opts.private_ports;
+	shown = token && srv_auth_token_eq(token, r->sb->token);
+	if (need && !token)
 		return srv_http_error(r->http, 403, "Sandbox is secured with traffic access token. "
 				      "Token header 'e2b-traffic-access-token' is missing");
-	if ((r->sb->private_traffic || srv_opts.private_ports) &&
-	    !srv_auth_token_eq(token, r->sb->token))
+	if (need && !shown)
 		return srv_http_error(r->http, 403, "Sandbox is secured with traffic access token. "
 				      "Token header 'e2b-traffic-access-token' is invalid");
-	snprintf(tenant, sizeof(tenant), "p%s", r->sb->id);
+	/* traffic that showed the token is its sandbox's tenant; public traffic without it, to
+	 * every sandbox, is one tenant: clients without credentials never hold more than its
+	 * quarter of the slots, however many sandboxes serve ports */
+	if (shown)
+		snprintf(tenant, sizeof(tenant), "p%s", r->sb->id);
+	else
+		snprintf(tenant, sizeof(tenant), "p");
 	if (!tenant_ok(r, tenant))
 		return MHD_YES;
-	/* its agent is frozen while it is paused: resumed by traffic that had to show its token */
-	if (!paused_ok(r, !(r->sb->private_traffic || srv_opts.private_ports)))
+	/* its agent is frozen while it is paused: resumed by traffic that showed its token */
+	if (!paused_ok(r, !shown))
 		return MHD_YES;
-	srv_sandbox_touch(r->sb);
+	if (shown) /* anonymous traffic keeps no sandbox from its --idle-ttl */
+		srv_sandbox_touch(r->sb);
 	return srv_ports_begin(r, port);
 }
 

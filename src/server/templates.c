@@ -15,11 +15,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "opts.h"
@@ -70,13 +73,21 @@ static int check_account_files(const char *name, const char *root, struct cordon
 
 	if (dfd < 0)
 		return cd_fail_errno(err, errno, "--template", "%s: %s", name, root);
-	for (size_t i = 0; i < CD_ELEMENTSOF(files); i++)
-		if (fstatat(dfd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+	/* resolved as the sandbox's mount will (inside the root: an "etc" linked to the host's
+	 * /etc is no /etc of the template's) */
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(files); i++) {
+		_cleanup_close_ int fd = (int)syscall(SYS_openat2, dfd, files[i], &how, sizeof(how));
+
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 			return cd_fail(
 			    err, 0, "--template",
 			    "%s: %s/%s is missing or not a file (a root needs /etc/passwd "
 			    "and /etc/group: the sandboxes' user is written over them)",
 			    name, root, files[i]);
+	}
 	return 0;
 }
 
@@ -194,12 +205,17 @@ static int run_tool(char *const argv[], const char *name, struct cordon_error *e
 	return cd_fail(err, 0, "--template", "%s: %s failed: %s", name, argv[0], line);
 }
 
-/* What an image plants that matters on a host: setuid/setgid bits, device nodes */
+/* What an image plants that matters on a host: setuid/setgid bits, file capabilities, device
+ * nodes */
 static int neutralize(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)ftw;
 	if (type == FTW_F && (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)))
 		return unlink(path) < 0 ? -1 : 0;
+	if (type == FTW_F && S_ISREG(st->st_mode) &&
+	    lremovexattr(path, "security.capability") < 0 && errno != ENODATA &&
+	    errno != ENOTSUP)
+		return -1;
 	if (type == FTW_F && S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
 		return chmod(path, st->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) < 0 ? -1 : 0;
 	return 0;

@@ -24,6 +24,7 @@
 #include "layer.h"
 #include "libexec.h"
 #include "proto.h"
+#include "proxy.h"
 #include "rmtree.h"
 #include "util.h"
 
@@ -1203,6 +1204,24 @@ int cordon_session_usage(struct cordon_session *s, unsigned window_ms,
  * kernel's SYN retries (1 s, 3 s) have had their chance. */
 #define CONNECT_TIMEOUT_NS (10ull * NSEC_PER_SEC)
 
+/* Its peer is the loopback's port asked (a socket the agent hands over may be anything) */
+static bool peer_is_loopback(int fd, int family, unsigned port)
+{
+	struct sockaddr_storage a;
+	socklen_t l = sizeof(a);
+
+	if (getpeername(fd, (struct sockaddr *)&a, &l) < 0 || a.ss_family != family)
+		return false;
+	if (family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&a;
+
+		return in->sin_addr.s_addr == htonl(INADDR_LOOPBACK) && ntohs(in->sin_port) == port;
+	}
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&a;
+
+	return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) && ntohs(in6->sin6_port) == port;
+}
+
 /* The agent's socket is one we may speak through: a TCP stream socket of the family asked. */
 static bool tcp_socket_of(int fd, int family)
 {
@@ -1262,6 +1281,13 @@ static int connect_once(struct cordon_session *s, unsigned port, bool v6, const 
 	if (e)
 		return cd_fail(err, e, "connect", "port %u inside (%s): %s", port,
 			       v6 ? "::1" : "127.0.0.1", strerror(e));
+	if (!peer_is_loopback(sock, v6 ? AF_INET6 : AF_INET, port))
+		return cd_fail(err, EPROTO, "connect", "port %u: the agent's socket is connected "
+			       "elsewhere than the loopback's port", port);
+	/* the caller's reads and writes must never block; the agent holds the same open file
+	 * and can clear this flag: callers read and write with MSG_DONTWAIT as well */
+	if (fcntl(sock, F_SETFL, O_RDWR | O_NONBLOCK) < 0)
+		return cd_fail_errno(err, errno, "connect", "port %u: O_NONBLOCK", port);
 	return CD_TAKE_FD(sock);
 }
 
@@ -1274,6 +1300,11 @@ int cordon_session_connect(struct cordon_session *s, unsigned port, int *ret_fd,
 	cd_error_clear(err);
 	if (!s || !ret_fd || port == 0 || port > 65535)
 		return cd_fail(err, EINVAL, "connect", "port %u: from 1 to 65535", port);
+	/* where cordon's egress proxy listens inside (--allow-net): whoever reached it from
+	 * outside would have the sandbox's allow-list, fetched from the host as the sandbox */
+	if (port == CD_PROXY_PORT)
+		return cd_fail(err, EPERM, "connect", "port %u inside is cordon's egress proxy: "
+			       "never reached from outside", port);
 	w = wait_of(s->cancel_fd, s->call_ns);
 	fd = connect_once(s, port, false, &w, err);
 	if (fd == -ECONNREFUSED) { /* a server on ::1 alone (listening on "localhost") */

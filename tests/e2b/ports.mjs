@@ -7,6 +7,7 @@
 // written here: Debian's python3 has no WebSocket module in its standard library).
 import { Sandbox } from 'e2b'
 import http from 'node:http'
+import net from 'node:net'
 import { createHash, randomBytes } from 'node:crypto'
 import { ok, eq, test, done, poll, env } from './tap.mjs'
 
@@ -108,7 +109,12 @@ function wsEcho(path, headers, text) {
       ...headers, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key,
       'Sec-WebSocket-Version': '13' } })
     req.on('error', reject)
-    req.on('response', res => reject(new Error(`no upgrade: ${res.statusCode}`)))
+    req.on('response', res => {
+      let b = ''
+      res.on('data', d => { b += d })
+      res.on('end', () => { if (res.statusCode >= 500) console.log(`# no upgrade: ${res.statusCode}: ${b}`) })
+      reject(new Error(`no upgrade: ${res.statusCode}`))
+    })
     req.on('upgrade', (res, sock, head) => {
       const want = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
       if (res.headers['sec-websocket-accept'] !== want) return reject(new Error('bad accept'))
@@ -235,6 +241,46 @@ await test('ids', async () => {
   eq(r.status, 502, 'an unknown sandbox: 502, as E2B')
   const k = await request('/', { headers: byHost(sbx, 8080) })
   eq(k.status, 200, 'a public sandbox: anyone who knows its id (E2B\'s rule)')
+})
+
+// raw bytes to the server (Connection: close: it closes after its answer; no half-close of
+// ours, which it reads as a client gone): the whole answer as a string
+function raw(text) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(+api.port, api.hostname, () => sock.write(text))
+    const parts = []
+    sock.on('data', d => parts.push(d))
+    sock.on('end', () => resolve(Buffer.concat(parts).toString()))
+    sock.on('error', reject)
+  })
+}
+
+await test('a port is no proxy, no smuggling, no slots for all', async () => {
+  const host = sbx.getHost(8080)
+  const abs = await raw(`GET http://deb.debian.org/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+  ok(/^HTTP\/1\.1 400/.test(abs) && /not a proxy/.test(abs), 'an absolute URL: 400, not forwarded', abs.split('\r\n')[0])
+  const conn = await raw(`CONNECT deb.debian.org:443 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+  ok(/^HTTP\/1\.1 400/.test(conn), 'CONNECT: 400', conn.split('\r\n')[0])
+  const proxy = await request('/', { headers: byHost(sbx, 3128) })
+  ok(proxy.status >= 400 && /egress proxy/.test(proxy.body.toString()), "port 3128 (cordon's egress proxy inside): refused, saying why", [proxy.status, proxy.body.toString()])
+  const both = await raw(`POST /echo HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+  ok(/\r\n\r\nhello$/.test(both), 'Content-Length beside chunked: the body goes up chunked, whole (not 4 bytes and a smuggled rest)', both.slice(-40))
+  const cr = await raw(`GET /headers HTTP/1.1\r\nHost: ${host}\r\nX-B: a\rInjected: 1\r\nConnection: close\r\n\r\n`)
+  ok(/^HTTP\/1\.1 400/.test(cr) && !/injected/i.test(cr.split('\r\n\r\n')[1] || ''), 'a bare CR in a header: 400, nothing forwarded', cr.split('\r\n')[0])
+  // anonymous traffic to every public sandbox is one tenant: a quarter of the slots in all
+  const third = await Sandbox.create({ timeoutMs: 600_000, metadata: { suite: 'ports' } })
+  ok(await serve(third, 8080), 'a second public sandbox serving a port')
+  const opens = []
+  for (let i = 0; i < 40; i++) opens.push(wsOpen('/ws', byHost(sbx, 8080)).catch(e => e), wsOpen('/ws', byHost(third, 8080)).catch(e => e))
+  const got = await Promise.all(opens)
+  const held = got.filter(x => !(x instanceof Error)), refused = got.filter(x => x instanceof Error && /429/.test(x.message))
+  ok(held.length <= 64 && refused.length >= 16, 'anonymous WebSockets to two sandboxes: at most 64 held (a quarter of 256), the rest 429', { held: held.length, refused: refused.length, other: got.filter(x => x instanceof Error && !/429/.test(x.message)).map(e => e.message).slice(0, 3) })
+  const authed = await request('/sandboxes', { headers: { 'X-API-Key': env.key } })
+  eq(authed.status, 200, '... while they are held, the control plane answers')
+  const tok = await wsEcho('/ws', { ...byHost(third, 8080), 'e2b-traffic-access-token': third.trafficAccessToken }, 'tok')
+  eq(tok, 'kot', '... and traffic showing its token is its sandbox\'s own tenant: it gets through')
+  for (const s of held) s.destroy()
+  await third.kill()
 })
 
 await test('killed', async () => {
