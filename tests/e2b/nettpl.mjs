@@ -171,7 +171,9 @@ await test('a create asking for more than the ceiling: 400', async () => {
       body: JSON.stringify({ templateID: 'base', ...body }),
     })
     const t = await r2.text()
-    ok(r2.status === 400 && t.includes(`"${what}" is not supported`), `${what}: 400, not ignored`, [r2.status, t])
+    let msg = ''
+    try { msg = JSON.parse(t).message } catch {}
+    ok(r2.status === 400 && msg === `"${what}" is not supported by cordon serve`, `${what}: 400, not ignored`, [r2.status, t])
   }
   const e = await thrown(() => Sandbox.create({ ...opts, mcp: { 'github/x': {} } }))
   ok(e instanceof SandboxError && e.statusCode === 400 && /mcp/.test(e.message), 'the SDK\'s mcp option: it throws, 400 naming it', e && e.message)
