@@ -313,27 +313,38 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 	return r;
 }
 
+/* One request to the supervisor and its answer (s->lock held across both, so that answers
+ * never cross): 0 with m the answer of type want, or -ESRCH (the session has ended: an ENDED
+ * message is kept for cordon_session_destroy()). timeout_ms < 0: no deadline. */
+static int holder_call(struct cordon_session *s, struct cd_holder_msg *m, uint32_t want,
+		       int timeout_ms)
+{
+	struct pollfd p = { s->holder, POLLIN, 0 };
+	int r = -ESRCH;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->ended && cd_holder_send(s->holder, m, 0) >= 0 &&
+	    (timeout_ms < 0 || poll(&p, 1, timeout_ms) > 0) && cd_holder_recv(s->holder, m, 0) > 0) {
+		if (m->type == CD_HOLDER_ENDED) {
+			s->ended = true; /* keep its result for cordon_session_destroy() */
+			s->end = *m;
+		} else if (m->type == want) {
+			r = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
 			      struct cordon_error *err)
 {
 	struct cd_holder_msg m = { .type = CD_HOLDER_CHECKPOINT };
-	int r;
 
 	cd_error_clear(err);
 	if (!s || !ret_id)
 		return cd_fail(err, EINVAL, "session", "no session");
-	pthread_mutex_lock(&s->lock);
-	if (s->ended || cd_holder_send(s->holder, &m, 0) < 0) {
-		pthread_mutex_unlock(&s->lock);
-		return cd_fail(err, ESRCH, "session", "the session has ended");
-	}
-	r = cd_holder_recv(s->holder, &m, 0);
-	if (r > 0 && m.type == CD_HOLDER_ENDED) {
-		s->ended = true; /* keep its result for cordon_session_destroy() */
-		s->end = m;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (r <= 0 || m.type != CD_HOLDER_CHECKPOINT)
+	if (holder_call(s, &m, CD_HOLDER_CHECKPOINT, -1) < 0)
 		return cd_fail(err, ESRCH, "session", "the session has ended");
 	if (m.ret < 0) {
 		if (err)
@@ -347,23 +358,11 @@ int cordon_session_checkpoint(struct cordon_session *s, char ret_id[17],
 int cordon_session_freeze(struct cordon_session *s, int frozen, struct cordon_error *err)
 {
 	struct cd_holder_msg m = { .type = CD_HOLDER_FREEZE, .ret = frozen ? 1 : 0 };
-	int r;
 
 	cd_error_clear(err);
 	if (!s)
 		return cd_fail(err, EINVAL, "session", "no session");
-	pthread_mutex_lock(&s->lock);
-	if (s->ended || cd_holder_send(s->holder, &m, 0) < 0) {
-		pthread_mutex_unlock(&s->lock);
-		return cd_fail(err, ESRCH, "session", "the session has ended");
-	}
-	r = cd_holder_recv(s->holder, &m, 0);
-	if (r > 0 && m.type == CD_HOLDER_ENDED) {
-		s->ended = true; /* keep its result for cordon_session_destroy() */
-		s->end = m;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (r <= 0 || m.type != CD_HOLDER_FREEZE)
+	if (holder_call(s, &m, CD_HOLDER_FREEZE, -1) < 0)
 		return cd_fail(err, ESRCH, "session", "the session has ended");
 	if (m.ret < 0 && err)
 		*err = m.err;
@@ -1098,23 +1097,12 @@ void cordon_watch_free(struct cordon_watch *w)
 static int holder_now(struct cordon_session *s, struct cd_cgroup_now *ret)
 {
 	struct cd_holder_msg m = { .type = CD_HOLDER_USAGE };
-	struct pollfd p = { s->holder, POLLIN, 0 };
-	int r = -ESRCH;
 
-	pthread_mutex_lock(&s->lock);
 	/* the supervisor is ours (outside the sandbox) and answers at once; a deadline still */
-	if (!s->ended && cd_holder_send(s->holder, &m, 0) >= 0 &&
-	    poll(&p, 1, REPLY_TIMEOUT_MS) > 0 && cd_holder_recv(s->holder, &m, 0) > 0) {
-		if (m.type == CD_HOLDER_ENDED) {
-			s->ended = true; /* keep its result for cordon_session_destroy() */
-			s->end = m;
-		} else if (m.type == CD_HOLDER_USAGE) {
-			*ret = m.now;
-			r = 0;
-		}
-	}
-	pthread_mutex_unlock(&s->lock);
-	return r;
+	if (holder_call(s, &m, CD_HOLDER_USAGE, REPLY_TIMEOUT_MS) < 0)
+		return -ESRCH;
+	*ret = m.now;
+	return 0;
 }
 
 static uint64_t host_memory(void)
