@@ -168,7 +168,8 @@ CORDON_PUBLIC int cordon_config_set_workdir(struct cordon_config *c, const char 
 /* Where the workdir appears inside (absolute); default: the same path as outside. */
 CORDON_PUBLIC int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
 						   struct cordon_error *err);
-/* Where the command starts (absolute, inside); default: the workdir. */
+/* Where the command starts: absolute, inside, or relative to the workdir (refused when a ".."
+ * climbs out of it); default: the workdir. */
 CORDON_PUBLIC int cordon_config_set_chdir(struct cordon_config *c, const char *path,
 					  struct cordon_error *err);
 /* A directory to use as the read-only root instead of the host's "/". */

@@ -499,15 +499,54 @@ int cordon_config_set_workdir_target(struct cordon_config *c, const char *path,
 	return 0;
 }
 
+/* A relative -C, lexically below the workdir: "a/./b/../c" -> "a/c", "." -> ""; NULL with errno
+ * EINVAL when a ".." climbs out of it, ENOMEM. */
+static char *below_workdir(const char *p)
+{
+	_cleanup_free_ char *out = malloc(strlen(p) + 1);
+	size_t n = 0;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *end = strchrnul(p, '/');
+		size_t len = (size_t)(end - p);
+
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (n == 0) {
+				errno = EINVAL;
+				return NULL;
+			}
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			n = n > 0 ? n - 1 : 0; /* and the '/' before it */
+		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+			if (n > 0)
+				out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = *end ? end + 1 : end;
+	}
+	out[n] = '\0';
+	return CD_TAKE_PTR(out);
+}
+
 int cordon_config_set_chdir(struct cordon_config *c, const char *path, struct cordon_error *err)
 {
-	_cleanup_free_ char *n = cd_path_normalize(path);
+	bool relative = path && path[0] != '/' && path[0];
+	_cleanup_free_ char *n = relative ? below_workdir(path) : cd_path_normalize(path);
 
+	if (!n && errno == ENOMEM)
+		return cd_fail(err, ENOMEM, "chdir", "out of memory");
+	if (!n && relative)
+		return cd_fail(err, 0, "chdir", "\"%s\": outside the workdir", path);
 	if (!n)
 		return cd_fail(err, 0, "chdir", "\"%s\" is not an absolute path without \"..\"",
 			       path);
 	free(c->command.chdir);
 	c->command.chdir = CD_TAKE_PTR(n);
+	c->command.chdir_relative = relative;
 	return 0;
 }
 

@@ -419,7 +419,7 @@ static int h_version(struct cli *cli, const char *arg, struct cordon_error *err)
 static const struct opt base_opts[] = {
 	OPT("workdir", 'w', "DIR", h_workdir, "the one read-write host directory (default: .)"),
 	OPT("workdir-target", 0, "PATH", h_workdir_target, "where it appears inside (default: same path)"),
-	OPT("chdir", 'C', "PATH", h_chdir, "where the command starts (default: the workdir)"),
+	OPT("chdir", 'C', "PATH", h_chdir, "where the command starts (default: the workdir; relative: below it)"),
 	OPT("rootfs", 0, "DIR", h_rootfs, "read-only root to use instead of the host's /"),
 	OPT("ro-bind", 0, "SRC[:DST]", h_ro_bind, "extra read-only bind of a host path"),
 	OPT("tmpfs", 0, "PATH[:SIZE]", h_tmpfs, "extra writable scratch (default size 64M)"),

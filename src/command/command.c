@@ -5,6 +5,7 @@
  * job, the deadline is pid 1's to enforce with a backstop here, and the outcome is read from
  * what pid 1 reports (sync.h: RUNNING, EXIT, STOPPED, TIMEOUT).
  */
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "command.h"
 #include "env.h"
@@ -37,7 +39,13 @@ int cd_command_open(struct cd_command *cmd, const struct cd_sandbox *sb, const c
 {
 	const struct cd_output_ctx ctx = { .workdir = &sb->wd, .marks = &sb->marks };
 
-	cmd->chdir = strdup(cmd->o->chdir ? cmd->o->chdir : sb->workdir_target);
+	if (cmd->o->chdir && cmd->o->chdir_relative)
+		cmd->chdir = cd_strdup_printf("%s%s%s", sb->workdir_target,
+					      cmd->o->chdir[0] && strcmp(sb->workdir_target, "/") ?
+						      "/" : "",
+					      cmd->o->chdir);
+	else
+		cmd->chdir = strdup(cmd->o->chdir ? cmd->o->chdir : sb->workdir_target);
 	if (!cmd->chdir)
 		return cd_fail(err, ENOMEM, "workdir", "out of memory");
 	if (capture_dir)
@@ -50,7 +58,8 @@ int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
 		       const struct cd_net_opts *net, const char *hostname,
 		       struct cordon_error *err)
 {
-	int r = cd_env_build(cmd->o, net, hostname, cmd->log, &sb->id, &sb->plan, &cmd->envp, err);
+	int r = cd_env_build(cmd->o, net, hostname, cmd->log, &sb->id, &sb->plan, &cmd->envp,
+			     &cmd->path_dropped, err);
 
 	if (r < 0)
 		return r;
@@ -337,6 +346,27 @@ static int exec_exit_code(int e)
 	return CORDON_EXIT_NOEXEC;
 }
 
+/* A command not found that one of PATH's dropped directories has on the host: say which, once,
+ * without -v (it would otherwise be a puzzle: the same command runs outside). The caller's own
+ * PATH, looked at on the host: nothing of the sandbox's is read. */
+static void hint_dropped(const struct cd_command *cmd, struct cordon_error *e)
+{
+	const char *name = cmd->argv[0];
+	char path[PATH_MAX];
+
+	if (strcmp(e->step, "exec") != 0 || e->code != ENOENT || strchr(name, '/'))
+		return;
+	for (char **d = cmd->path_dropped; d && *d; d++)
+		if (snprintf(path, sizeof(path), "%s/%s", *d, name) < (int)sizeof(path) &&
+		    access(path, X_OK) == 0) {
+			snprintf(e->msg, sizeof(e->msg),
+				 "%.64s: not found: PATH's %.200s was dropped (the sandbox does not "
+				 "have it: hidden, or not bound; --ro-bind it to keep it)",
+				 name, *d);
+			return;
+		}
+}
+
 static void set_outcome(const struct cd_command *cmd, const struct cd_sandbox *sb)
 {
 	struct cordon_result *res = cmd->res;
@@ -347,6 +377,7 @@ static void set_outcome(const struct cd_command *cmd, const struct cd_sandbox *s
 		res->exit_code = strcmp(res->error.step, "exec") == 0
 					 ? exec_exit_code(res->error.code)
 					 : CORDON_EXIT_FAILURE;
+		hint_dropped(cmd, &res->error);
 	} else if (cmd->deadline.timed_out) {
 		res->outcome = CORDON_OUTCOME_TIMEOUT;
 		res->exit_code = CORDON_EXIT_TIMEOUT;
@@ -451,6 +482,7 @@ void cd_command_done(struct cd_command *cmd)
 		restore_signals(cmd);
 	cd_terminal_restore(&cmd->term);
 	cd_strv_free(cmd->envp);
+	cd_strv_free(cmd->path_dropped);
 	cd_capture_done(&cmd->capture);
 	free(cmd->chdir);
 }

@@ -66,6 +66,7 @@ struct cd_command {
 	struct cd_sandbox *sb;      /* the sandbox it runs in, once started (borrowed) */
 	char *const *argv;          /* borrowed from the config */
 	char **envp;
+	char **path_dropped;        /* PATH's directories the sandbox does not have (env.c) */
 	char *chdir;
 	struct cd_capture capture;
 	struct cd_terminal term;    /* the caller's controlling terminal: lent to the command */

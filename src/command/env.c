@@ -99,7 +99,7 @@ static int git_env(char ***envp, char *const id[2])
  * pyenv's shims), so that a command is not taken from a later, other directory without a word;
  * those bound in stay. */
 static int visible_path(const struct cd_log *log, const struct cd_mount_plan *plan,
-			char ***envp)
+			char ***envp, char ***dropped)
 {
 	const char *path = cd_env_get(*envp, "PATH");
 	_cleanup_free_ char *copy = path ? strdup(path) : NULL, *kept = NULL;
@@ -114,6 +114,8 @@ static int visible_path(const struct cd_log *log, const struct cd_mount_plan *pl
 	for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (d[0] == '/' && !cd_mount_plan_visible(plan, d)) {
 			cd_log_line(log, "env: PATH: %s is not in the sandbox, dropped", d);
+			if (cd_strv_push(dropped, d) < 0)
+				return -ENOMEM;
 			continue;
 		}
 		len += (size_t)sprintf(kept + len, "%s%s", len > 5 ? ":" : "", d);
@@ -123,13 +125,14 @@ static int visible_path(const struct cd_log *log, const struct cd_mount_plan *pl
 
 int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
 		 const char *hostname, const struct cd_log *log, const struct cd_identity *id,
-		 const struct cd_mount_plan *plan, char ***ret, struct cordon_error *err)
+		 const struct cd_mount_plan *plan, char ***ret, char ***ret_dropped,
+		 struct cordon_error *err)
 {
 	extern char **environ;
 	_cleanup_free_ char *home = cd_strdup_printf("HOME=%s", id->home);
 	_cleanup_free_ char *user = cd_strdup_printf("USER=%s", id->user);
 	_cleanup_free_ char *logname = cd_strdup_printf("LOGNAME=%s", id->user);
-	_cleanup_strv_ char **envp = NULL;
+	_cleanup_strv_ char **envp = NULL, **dropped = NULL;
 	int r = home && user && logname ? 0 : -ENOMEM;
 
 	envp = calloc(1, sizeof(char *));
@@ -152,7 +155,7 @@ int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
 	if (r == 0 && o->git_identity[0])
 		r = git_env(&envp, o->git_identity);
 	if (r == 0)
-		r = visible_path(log, plan, &envp);
+		r = visible_path(log, plan, &envp, &dropped);
 	for (char **k = o->pass_env; r == 0 && k && *k; k++) {
 		const char *v = getenv(*k);
 		_cleanup_free_ char *kv = v ? cd_strdup_printf("%s=%s", *k, v) : NULL;
@@ -167,5 +170,6 @@ int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
 	if (r < 0)
 		return cd_fail(err, -r, "env", "out of memory");
 	*ret = CD_TAKE_PTR(envp);
+	*ret_dropped = CD_TAKE_PTR(dropped);
 	return 0;
 }

@@ -54,6 +54,7 @@ struct cd_protect {
 struct cd_command_opts {
 	char **argv;
 	char *chdir;
+	bool chdir_relative; /* chdir is relative to the workdir target ("" for itself) */
 	char **env;      /* KEY=VALUE, in the order given */
 	char **pass_env; /* KEY */
 	char *git_identity[2]; /* name, email: GIT_AUTHOR_* and GIT_COMMITTER_* inside */

@@ -28,13 +28,17 @@ static struct cd_mnt mnts[] = {
 static const struct cd_mount_plan plan = { .m = mnts, .n = 4 };
 static const struct cd_identity id = { .user = user, .home = home };
 
+static char **dropped; /* the last build's */
+
 static char **build(struct cordon_config *c)
 {
 	struct cordon_error err = { 0 };
 	char **envp = NULL;
 
+	cd_strv_free(dropped);
+	dropped = NULL;
 	if (!ok(cd_env_build(&c->command, &c->net, c->identity.hostname, &c->log, &id, &plan, &envp,
-			     &err) == 0,
+			     &dropped, &err) == 0,
 		"built: %s", err.msg))
 		return NULL;
 	return envp;
@@ -62,6 +66,9 @@ static void test_cleared(void)
 	is_str(cd_env_get(envp, "LOGNAME"), "ann", "and LOGNAME");
 	is_str(cd_env_get(envp, "PATH"), "/usr/bin:relative:/bin",
 	       "PATH drops what the sandbox does not have (/opt, an empty HOME), keeps the rest");
+	ok(cd_strv_len(dropped) == 2 && strcmp(dropped[0], "/opt/x/bin") == 0 &&
+		   strcmp(dropped[1], "/home/ann/.pyenv/shims") == 0,
+	   "and lists what it dropped, for the not-found hint");
 	ok(!cd_env_get(envp, "http_proxy") && !cd_env_get(envp, "NO_PROXY"),
 	   "no proxy variables without an allow-list");
 	cd_strv_free(envp);
@@ -117,5 +124,6 @@ int main(void)
 {
 	test_cleared();
 	test_proxy_git_and_order();
+	cd_strv_free(dropped);
 	return done_testing();
 }
