@@ -179,6 +179,15 @@ static int given_account(const struct cd_identity_opts *who, struct cd_identity 
 	return 0;
 }
 
+/* The caller's home path (its account's, NSS allowed: it is the caller's own uid), NULL when it
+ * has none or no clean one: where `--ro-bind ~/.gitconfig` and `--tmpfs $HOME:SIZE` point. */
+static char *caller_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	return pw && pw->pw_dir ? cd_path_normalize(pw->pw_dir) : NULL;
+}
+
 static int pick_home(struct cd_identity *id, const char *workdir_target, struct cordon_error *err)
 {
 	_cleanup_free_ char *home = NULL;
@@ -188,8 +197,14 @@ static int pick_home(struct cd_identity *id, const char *workdir_target, struct 
 		return cd_fail(err, ENOMEM, "identity", "out of memory");
 	/* an id without an account gets one inside (mountplan.c adds it to /etc/passwd) */
 	id->named = r == 0;
-	if (r == 0)
+	if (r == 0) {
+		/* its HOME is the caller's home path (root's sandbox uid: /root), as a shell
+		 * expands ~ in cordon's own arguments */
 		id->user = strdup(CD_SANDBOX_USER);
+		home = caller_home();
+		if (!home && errno == ENOMEM)
+			return cd_fail(err, ENOMEM, "identity", "out of memory");
+	}
 	if (!home)
 		home = cd_strdup_printf("/home/%s", id->user ? id->user : "user");
 	if (!id->user || !home)

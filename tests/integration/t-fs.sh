@@ -34,7 +34,7 @@ for d in /home /root /run /var /mnt /media /srv /boot; do
 	if [ "$d" = /var ]; then
 		is "$d holds only a fresh tmp" "$rc:$out" "0:tmp"
 	elif [ "$d" = "$home_in" ]; then
-		is "$d is HOME: empty" "$rc:$out" "0:"
+		is "$d is HOME: empty but for cordon's .gitconfig" "$rc:$out" "0:.gitconfig"
 		continue
 	elif [ "${home_in#$d/}" != "$home_in" ]; then
 		is "$d is empty but for the way to HOME" "$rc:$out" "0:${home_in#$d/}"

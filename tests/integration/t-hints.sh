@@ -29,4 +29,29 @@ is "-C .: the workdir" "$out" "$w"
 rejects "-C .. is refused" 'cordon: --chdir: "..": outside the workdir' -- --workdir "$w" -C .. -- true
 rejects "-C sub/../.. is refused" 'cordon: --chdir: "sub/../..": outside the workdir' -- --workdir "$w" -C sub/../.. -- true
 
+# 10: HOME inside is the caller's home path, so that ~ in cordon's own arguments points at it
+home=$(getent passwd "$(caller_uid)" | cut -d: -f6)
+c -- sh -c 'echo "$HOME"; stat -c %a "$HOME"; ls -A "$HOME"'
+is "HOME inside is the caller's home path, an empty tmpfs but for cordon's .gitconfig" \
+	"$(echo $out)" "$home 700 .gitconfig"
+made_home=
+if [ ! -d "$home" ] && [ "$(id -u)" = 0 ]; then
+	mkdir -p "$home" && chown "$(caller_uid)" "$home" && made_home=$home
+fi
+dot=$home/.cordon-t-hints.$$
+if printf '[user]\n\tname = Dot File\n\temail = dot@example.com\n' >"$dot" &&
+	{ [ "$(id -u)" != 0 ] || chown "$(caller_uid)" "$dot"; }; then
+	c --ro-bind "$dot" -- sh -c 'cat "$HOME/${1##*/}" | grep -c "Dot File"' _ "$dot"
+	is "--ro-bind of a dotfile of the caller's home lands in HOME" "$rc:$out" "0:1"
+	c --ro-bind "$dot:$home/.gitconfig" -- git config --global user.email
+	is "... so does one bound as HOME's .gitconfig: git reads it" "$rc:$out" "0:dot@example.com"
+	rm -f "$dot"
+else
+	skip "--ro-bind of a dotfile of the caller's home lands in HOME" "cannot write in $home"
+	skip "... so does one bound as HOME's .gitconfig: git reads it" "cannot write in $home"
+fi
+[ -n "$made_home" ] && rmdir "$made_home"
+c --tmpfs "$home:3G" -- sh -c 'df -k "$HOME" | tail -1 | awk "{print \$2}"'
+is "--tmpfs \$HOME:3G sizes HOME" "$rc:$out" "0:3145728"
+
 done_testing

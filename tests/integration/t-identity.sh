@@ -46,8 +46,8 @@ else
 	c -- sh -c 'stat -c %u:%g "$PWD"'
 	is "root: the workdir is the sandbox user's own inside" "$out" "65532:65532"
 	c -- sh -c 'id; whoami; echo "$HOME $USER"; python3 -c "import pwd, os; print(pwd.getpwuid(os.getuid()).pw_name)"'
-	is "root: the inside uid has an account: id, whoami, HOME, USER, python's pwd" "$(echo $out)" \
-		"uid=65532(cordon) gid=65532(cordon) groups=65532(cordon) cordon /home/cordon cordon cordon"
+	is "root: the inside uid has an account, its HOME the caller's (root's): id, whoami, HOME, USER, python's pwd" "$(echo $out)" \
+		"uid=65532(cordon) gid=65532(cordon) groups=65532(cordon) cordon $(getent passwd 0 | cut -d: -f6) cordon cordon"
 	c -- node -e 'console.log(require("os").userInfo().username)'
 	is "... node's os.userInfo() too" "$out" cordon
 	c -- sh -c 'git init -q r && cd r && git config user.email a@b && git config user.name a && echo x > f && git add f && git commit -qm m && git status --porcelain && echo clean'
