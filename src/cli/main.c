@@ -18,6 +18,7 @@
 
 #include "cordon.h"
 #include "timing.h"
+#include "gitid.h"
 #include "layers.h"
 
 struct cli {
@@ -25,6 +26,7 @@ struct cli {
 	bool quiet;
 	bool verbose;
 	bool cow; /* --cow or --cow-from: tell where the changes went */
+	bool git_identity; /* --git-identity given: no default from the caller's git config */
 	uint64_t timeout_ns;
 	const struct cordon_limit_info *limit; /* the option being handled is this limit's */
 };
@@ -206,6 +208,7 @@ static int h_home_size(struct cli *cli, const char *arg, struct cordon_error *er
 
 static int h_git_identity(struct cli *cli, const char *arg, struct cordon_error *err)
 {
+	cli->git_identity = true;
 	return cordon_config_set_git_identity(cli->c, arg, err);
 }
 
@@ -446,7 +449,7 @@ static const struct opt base_opts[] = {
 	OPT("hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)"),
 	OPT("user-share", 0, "N", h_user_share,
 	    "unprivileged: 1/N of your inotify, process, message queue and signal budgets"),
-	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside"),
+	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside (default: your global git config's)"),
 	OPT("uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)"),
 	OPT("gid", 0, "GID", h_gid, "gid inside (default: yours)"),
 	OPT("report", 0, "FILE", h_report, "write a JSON report (atomically)"),
@@ -697,6 +700,24 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		die("usage", "no command given (cordon [OPTIONS] [--] COMMAND [ARG...])");
 }
 
+/* No --git-identity: the caller's own, when its git config has one (gitid.c) */
+static void default_git_identity(const struct cli *cli)
+{
+	struct cordon_error err = { 0 };
+	char *spec;
+
+	if (cli->git_identity)
+		return;
+	spec = cd_cli_git_identity();
+	if (!spec && cli->verbose)
+		say("git-identity: none: your global git config has no user.name and user.email");
+	else if (spec && cordon_config_set_git_identity(cli->c, spec, &err) < 0 && cli->verbose)
+		say("git-identity: none: your global git config's is not taken: %s", err.msg);
+	else if (spec && cli->verbose)
+		say("git-identity: %s, your global git config's (--git-identity sets another)", spec);
+	free(spec);
+}
+
 static void print_error(const struct cordon_error *err)
 {
 	/* "file:line:col: message" */
@@ -835,6 +856,7 @@ int main(int argc, char **argv)
 	if (!cli.c)
 		die("memory", "out of memory");
 	parse_args(&cli, argc, argv);
+	default_git_identity(&cli);
 	if (cordon_config_set_command(cli.c, (const char *const *)argv + optind, &err) < 0)
 		die("command", err.msg);
 	if (cli.verbose || cd_timing_on())

@@ -29,6 +29,35 @@ is "-C .: the workdir" "$out" "$w"
 rejects "-C .. is refused" 'cordon: --chdir: "..": outside the workdir' -- --workdir "$w" -C .. -- true
 rejects "-C sub/../.. is refused" 'cordon: --chdir: "sub/../..": outside the workdir' -- --workdir "$w" -C sub/../.. -- true
 
+# 7: git's identity inside defaults to the caller's own (its global git config), and only that
+gh=$TEST_TMP/githome && mkdir -p "$gh" && printf '[user]\n\tname = Ann Caller\n\temail = ann@example.com\n' >"$gh/.gitconfig"
+chmod -R a+rX "$gh"
+commit='rm -rf g && git init -q g && cd g && git commit -q --allow-empty -m m && git log --format="%an|%ae|%cn|%ce"'
+gc() { out=$(cd "$w" && as_caller env HOME="$1" "$CORDON" --workdir "$w" "${@:2}" 2>"$TEST_TMP/stderr"); rc=$?; err=$(cat "$TEST_TMP/stderr"); }
+gc "$gh" -- sh -c "$commit"
+is "no --git-identity: the first commit inside has the caller's git identity" "$rc:$out" \
+	"0:Ann Caller|ann@example.com|Ann Caller|ann@example.com"
+gc "$gh" -v -- true
+like "... and -v says so" "$err" "git-identity: Ann Caller <ann@example.com>, your global git config's"
+gc "$gh" --git-identity 'Bo <bo@example.com>' -- sh -c "$commit"
+is "--git-identity wins over it" "$rc:$out" "0:Bo|bo@example.com|Bo|bo@example.com"
+gc "$TEST_TMP/nohome" -- sh -c 'echo "${GIT_AUTHOR_NAME-unset}"'
+is "a caller without a git identity: none set" "$rc:$out" "0:unset"
+# the workdir's repository is the sandbox's to write: its config neither names the identity nor
+# runs anything on the host (cordon run from inside it, as a user would)
+rm -rf "$w/g" && as_caller git init -q "$w/g" && as_caller git -C "$w/g" config user.name Evil &&
+	as_caller git -C "$w/g" config user.email evil@example.com &&
+	as_caller git -C "$w/g" config core.fsmonitor "touch $TEST_TMP/pwned-fsmonitor" &&
+	as_caller git -C "$w/g" config core.pager "touch $TEST_TMP/pwned-pager"
+out=$(cd "$w/g" && as_caller env HOME="$TEST_TMP/nohome" "$CORDON" --workdir "$w" -- sh -c 'echo "${GIT_AUTHOR_NAME-unset}"' 2>&1)
+is "a workdir repository's user.name is not taken as the caller's" "$out" unset
+out=$(cd "$w/g" && as_caller env HOME="$gh" "$CORDON" --workdir "$w" -- sh -c 'echo "$GIT_AUTHOR_NAME"' 2>&1)
+is "... nor does it override the caller's global one" "$out" "Ann Caller"
+ok_absent() { if [ -e "$1" ]; then fail "$2"; else pass "$2"; fi; }
+ok_absent "$TEST_TMP/pwned-fsmonitor" "... and nothing of its config ran on the host (core.fsmonitor)"
+ok_absent "$TEST_TMP/pwned-pager" "... (core.pager)"
+rm -rf "$w/g"
+
 # 10: HOME inside is the caller's home path, so that ~ in cordon's own arguments points at it
 home=$(getent passwd "$(caller_uid)" | cut -d: -f6)
 c -- sh -c 'echo "$HOME"; stat -c %a "$HOME"; ls -A "$HOME"'

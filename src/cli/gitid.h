@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gitid.h - the default of --git-identity: the caller's own git identity (gitid.c). */
+#pragma once
+
+/* "Name <email>" from the caller's global git config (user.name and user.email, both set),
+ * read by git run on the host with a cleared environment and no repository; NULL when git, or
+ * either of them, is missing. The caller frees it. */
+char *cd_cli_git_identity(void);
