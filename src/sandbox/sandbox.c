@@ -102,6 +102,29 @@ static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
 	return 0;
 }
 
+/* Files at the workdir's top of another owner than the sandbox's (a tarball unpacked there by
+ * root, whose tar kept the archive's owners): the sandbox cannot write them, and would fail
+ * later with a bare "Permission denied". Said at the start; nothing is changed. */
+static void tell_foreign(const struct cd_sandbox *sb)
+{
+	const struct cd_identity *id = &sb->id;
+	uid_t own = id->idmap_workdir ? id->disk_uid : id->host_uid;
+	gid_t gown = id->idmap_workdir ? id->disk_gid : id->host_gid;
+	struct cd_workdir_foreign f;
+	char more[48] = "";
+
+	if (cd_workdir_foreign(sb->wd.fd, own, &f) < 0 || f.count == 0)
+		return;
+	if (f.count > 1)
+		snprintf(more, sizeof(more), " (and %u more)", f.count - 1);
+	cd_log_notice(&sb->c->log,
+		      "workdir: %s%s belongs to uid %u, not to the workdir's owner (uid %u): the "
+		      "sandbox cannot write %s (unpacked as root? tar --no-same-owner, or unpack "
+		      "inside; chown -R %u:%u gives %s back)",
+		      f.name, more, f.uid, own, f.count > 1 ? "them" : "it", own, gown,
+		      f.count > 1 ? "them" : "it");
+}
+
 static void log_plan(const struct cd_sandbox *sb)
 {
 	const struct cd_identity *id = &sb->id;
@@ -284,6 +307,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	log_plan(sb);
+	tell_foreign(sb);
 	remember_workdir(sb);
 	/* the list of earlier workdirs has served (paths are resolved): it is not carried into
 	 * pid 1, nor kept by a session's supervisor (up to 65,536 entries) */

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * workdir.c - which host directory may be the sandbox's workdir, and opening it once. Runs in
- * the supervisor, before anything starts.
+ * workdir.c - which host directory may be the sandbox's workdir, opening it once, and what at its
+ * top the sandbox cannot write (a hint). Runs in the supervisor, before anything starts.
  *
  * What the sandbox writes there is used on the host: a workdir must not be a place the system
  * or a user runs or trusts files from. The rules are a function of the canonical path (pure,
  * unit-tested); the path itself is resolved once by hostpath.c and used as a descriptor.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "passwd.h"
+#include "util.h"
 #include "workdir.h"
 
 /* Trees of the system: refused, with everything below them. */
@@ -271,5 +274,38 @@ int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_h
 		return r;
 	}
 	*ret = hp;
+	return 0;
+}
+
+/* The workdir's entries of another owner than uid (the sandbox's on the host), not writable to
+ * others: the sandbox cannot write them. One level, at most CD_WORKDIR_SCAN entries looked at
+ * (a hint, not a walk); symlinks skipped (their owner decides nothing). */
+#define CD_WORKDIR_SCAN 4096
+int cd_workdir_foreign(int wd, uid_t uid, struct cd_workdir_foreign *ret)
+{
+	_cleanup_close_ int fd = openat(wd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct cd_workdir_foreign f = { 0 };
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -1; /* the DIR's now */
+	for (unsigned n = 0; n < CD_WORKDIR_SCAN && (de = readdir(d)); n++) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    S_ISLNK(st.st_mode) || st.st_uid == uid || (st.st_mode & S_IWOTH))
+			continue;
+		if (f.count++ == 0) {
+			snprintf(f.name, sizeof(f.name), "%s", de->d_name);
+			f.uid = st.st_uid;
+		}
+	}
+	closedir(d);
+	*ret = f;
 	return 0;
 }

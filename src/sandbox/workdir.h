@@ -21,3 +21,14 @@ const char *cd_workdir_refusal(const char *path, const char *serve, char *const 
  * whose files the sandbox writes). *ret holds the descriptor every later step uses. */
 int cd_workdir_open(const char *given, const struct cd_marks *marks, struct cd_hostpath *ret,
 		    struct cordon_error *err);
+
+/* What the sandbox cannot write at the workdir's top (a tarball unpacked there by root keeps its
+ * archive's owners): the first such entry's name and owner, and how many. */
+struct cd_workdir_foreign {
+	unsigned count;
+	uid_t uid;
+	char name[256];
+};
+/* wd: the workdir's descriptor (O_PATH will do); uid: the sandbox's owner on the host. 0 or
+ * -errno. */
+int cd_workdir_foreign(int wd, uid_t uid, struct cd_workdir_foreign *ret);

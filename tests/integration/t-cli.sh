@@ -70,7 +70,7 @@ rejects "relative workdir-target" 'cordon: --workdir-target: "work" is not an ab
 rejects "workdir-target with .." 'cordon: --workdir-target: "/a/../b" is not an absolute path without ".."' -- --workdir "$w" --workdir-target /a/../b $run
 rejects "workdir-target /" 'cordon: --workdir-target: "/": cannot replace the root directory' -- --workdir "$w" --workdir-target / $run
 rejects "workdir-target in /dev" 'cordon: --workdir-target: "/dev/w": /dev is managed by cordon' -- --workdir "$w" --workdir-target /dev/w $run
-rejects "relative chdir" 'cordon: --chdir: "sub" is not an absolute path without ".."' -- --chdir sub $run
+rejects "relative chdir out of the workdir" 'cordon: --chdir: "sub/../..": outside the workdir' -- --chdir sub/../.. $run
 rejects "missing rootfs" 'cordon: --rootfs: /nonexistent: No such file or directory' -- --rootfs /nonexistent $run
 rejects "missing ro-bind source" 'cordon: --ro-bind: /nonexistent: No such file or directory' -- --ro-bind /nonexistent $run
 rejects "relative ro-bind destination" 'cordon: --ro-bind: "rel" is not an absolute path without ".."' -- --ro-bind /etc:rel $run

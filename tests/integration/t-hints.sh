@@ -58,6 +58,35 @@ ok_absent "$TEST_TMP/pwned-fsmonitor" "... and nothing of its config ran on the 
 ok_absent "$TEST_TMP/pwned-pager" "... (core.pager)"
 rm -rf "$w/g"
 
+# 9: a tarball unpacked in the workdir by root keeps its archive's owners: the sandbox cannot
+# write those files; cordon says so at the start, and unpacked inside or with --no-same-owner
+# they are the sandbox's
+src=$TEST_TMP/tarsrc && mkdir -p "$src/proj" && printf '#!/bin/sh\necho configured > config.status\n' >"$src/proj/configure"
+chmod 755 "$src/proj/configure" && cp /bin/true "$src/proj/suid" && chmod 4755 "$src/proj/suid"
+tar -C "$src" --owner=1234 --group=1234 -czf "$TEST_TMP/proj.tgz" proj && chmod 644 "$TEST_TMP/proj.tgz"
+w9=$(mkwork)
+tar -C "$w9" -xzf "$TEST_TMP/proj.tgz" # as root: the archive's owners kept
+cordon --workdir "$w9" -- sh -c 'cd proj && ./configure'
+is "unpacked by root on the host: the sandbox cannot write it (as bubblewrap cannot)" "$rc" 2
+owner=$(stat -c %u "$w9")
+is "... and the run says why, at the start" "$(head -1 <<<"$err")" \
+	"cordon: workdir: proj belongs to uid 1234, not to the workdir's owner (uid $owner): the sandbox cannot write it (unpacked as root? tar --no-same-owner, or unpack inside; chown -R $owner:$(stat -c %g "$w9") gives it back)"
+cordon -q --workdir "$w9" -- true
+is "... not under -q" "$rc:$err" "0:"
+w9=$(mkwork)
+as_caller tar -C "$w9" --no-same-owner -xzf "$TEST_TMP/proj.tgz" 2>/dev/null ||
+	{ tar -C "$w9" --no-same-owner -xzf "$TEST_TMP/proj.tgz" && chown -R "$(stat -c %u:%g "$w9")" "$w9/proj"; }
+cordon --workdir "$w9" -- sh -c 'cd proj && ./configure && cat config.status'
+is "unpacked with --no-same-owner: configure writes, no notice" "$rc:$out:$err" "0:configured:"
+w9=$(mkwork)
+cordon --workdir "$w9" --ro-bind "$TEST_TMP/proj.tgz:/proj.tgz" -- sh -c 'tar -xzf /proj.tgz && cd proj && ./configure && cat config.status'
+is "unpacked inside, as the sandbox's user: configure writes" "$rc:$out" "0:configured"
+w9=$(mkwork)
+cordon --workdir "$w9" --uid 0 --ro-bind "$TEST_TMP/proj.tgz:/proj.tgz" -- sh -c 'tar -xpzf /proj.tgz 2>/dev/null; cd proj && ./configure && cat config.status'
+is "unpacked inside as uid 0 (tar -p tries the archive's owners, fails): configure writes" "$rc:$out" "0:configured"
+is "... and on the host every file is the workdir owner's, no setuid bit" \
+	"$(find "$w9/proj" ! -uid "$(stat -c %u "$w9")" -o -perm /6000 | wc -l)" 0
+
 # 10: HOME inside is the caller's home path, so that ~ in cordon's own arguments points at it
 home=$(getent passwd "$(caller_uid)" | cut -d: -f6)
 c -- sh -c 'echo "$HOME"; stat -c %a "$HOME"; ls -A "$HOME"'
