@@ -70,6 +70,22 @@ int cd_command_prepare(struct cd_command *cmd, const struct cd_sandbox *sb,
 
 /* --- start --- */
 
+/* Why `tty` says "not a tty" inside (-v): the command gets the caller's terminal itself, whose
+ * name is in the host's devpts; the sandbox has a devpts instance of its own (its ptys are its
+ * own, the host's are not listed), where that name is not, and glibc's ttyname() answers ENODEV
+ * for a pty of another instance. isatty(), /dev/tty, job control and the window size work. */
+static void log_terminal(const struct cd_command *cmd)
+{
+	char name[64];
+
+	if (cmd->term.fd < 0 || ttyname_r(STDIN_FILENO, name, sizeof(name)) != 0)
+		return;
+	cd_log_line(cmd->log,
+		    "terminal: %s, the caller's, is the command's own (not a copy): it has no name "
+		    "inside (the sandbox's devpts is its own): `tty` says \"not a tty\", isatty() "
+		    "and /dev/tty work", name);
+}
+
 static int block_signals(struct cd_command *cmd, struct cordon_error *err)
 {
 	sigset_t set;
@@ -141,6 +157,7 @@ int cd_command_start(struct cd_command *cmd, struct cd_sandbox *sb, struct cordo
 	if (r < 0)
 		return r;
 	cd_terminal_open(&cmd->term);
+	log_terminal(cmd);
 	cmd->deadline.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (cmd->deadline.timerfd < 0)
 		return cd_fail_errno(err, errno, "timeout", "timerfd");

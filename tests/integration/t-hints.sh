@@ -112,4 +112,18 @@ fi
 c --tmpfs "$home:3G" -- sh -c 'df -k "$HOME" | tail -1 | awk "{print \$2}"'
 is "--tmpfs \$HOME:3G sizes HOME" "$rc:$out" "0:3145728"
 
+# 11: under a terminal, the command gets the caller's pty itself: isatty() and /dev/tty work,
+# `tty` has no name for it (the sandbox's devpts is its own), and -v says why
+if command -v script >/dev/null; then
+	out=$(cd "$w" && as_caller script -qec "$CORDON --workdir $w -- sh -c 'tty; test -t 0 && echo isatty; stty size </dev/tty >/dev/null && echo dev-tty'" /dev/null 2>&1 | tr -d '\r')
+	is "under a terminal: tty has no name inside, isatty() and /dev/tty work" "$out" "not a tty
+isatty
+dev-tty"
+	out=$(cd "$w" && as_caller script -qec "$CORDON -v --workdir $w -- true" /dev/null 2>&1 | tr -d '\r')
+	like_glob "... and -v says why" "$out" "*terminal: /dev/pts/*, the caller's, is the command's own (not a copy): it has no name inside (the sandbox's devpts is its own): \`tty\` says \"not a tty\"*"
+else
+	skip "under a terminal: tty has no name inside, isatty() and /dev/tty work" "no script(1) (bsdutils)"
+	skip "... and -v says why" "no script(1) (bsdutils)"
+fi
+
 done_testing
