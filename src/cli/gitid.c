@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,14 @@ static ssize_t run_git(char *buf, size_t size)
 	if (r != 0)
 		return -r;
 	cd_closep(&wr);
-	while (len < size && ((n = read(rd, buf + len, size - len)) > 0 || (n < 0 && errno == EINTR)))
-		len += n > 0 ? (size_t)n : 0;
+	while (len < size) {
+		n = read(rd, buf + len, size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
 	cd_closep(&rd); /* a git still writing gets EPIPE */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -84,17 +91,20 @@ static ssize_t run_git(char *buf, size_t size)
 	return (ssize_t)len;
 }
 
+static bool is_key(const char *e, const char *nl, const char *key)
+{
+	return (size_t)(nl - e) == strlen(key) && strncmp(e, key, strlen(key)) == 0;
+}
+
 /* "key\nvalue\0" entries: the last of each key wins, as for git's own --get */
 static void pick(const char *buf, size_t len, const char **name, const char **email)
 {
 	for (const char *e = buf; e < buf + len; e += strlen(e) + 1) {
 		const char *nl = strchr(e, '\n');
 
-		if (!nl)
-			continue;
-		if ((size_t)(nl - e) == strlen("user.name") && strncmp(e, "user.name", 9) == 0)
+		if (nl && is_key(e, nl, "user.name"))
 			*name = nl + 1;
-		else if ((size_t)(nl - e) == strlen("user.email") && strncmp(e, "user.email", 10) == 0)
+		else if (nl && is_key(e, nl, "user.email"))
 			*email = nl + 1;
 	}
 }

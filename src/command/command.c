@@ -377,8 +377,8 @@ static void hint_dropped(const struct cd_command *cmd, struct cordon_error *e)
 		if (snprintf(path, sizeof(path), "%s/%s", *d, name) < (int)sizeof(path) &&
 		    access(path, X_OK) == 0) {
 			snprintf(e->msg, sizeof(e->msg),
-				 "%.64s: not found: PATH's %.200s was dropped (the sandbox does not "
-				 "have it: hidden, or not bound; --ro-bind it to keep it)",
+				 "%.64s: not found: PATH's %.200s was dropped (the sandbox "
+				 "does not have it: hidden, or not bound; --ro-bind it to keep it)",
 				 name, *d);
 			return;
 		}
