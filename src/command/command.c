@@ -384,6 +384,35 @@ static void hint_dropped(const struct cd_command *cmd, struct cordon_error *e)
 		}
 }
 
+/* The command exited 127, a shell's "not found" (sh -c 'mytool'; the shell's own line named the
+ * command): the first dropped directory there on the host, and how many more, in a notice */
+static void hint_127(const struct cd_command *cmd)
+{
+	const char *first = NULL;
+	char more[48] = "";
+	unsigned n = 0;
+	struct stat st;
+
+	if (cmd->res->outcome != CORDON_OUTCOME_EXITED || cmd->res->status != 127)
+		return;
+	for (char **d = cmd->path_dropped; d && *d; d++) {
+		bool again = false;
+
+		for (char **e = cmd->path_dropped; e < d && !again; e++)
+			again = strcmp(*e, *d) == 0;
+		if (!again && stat(*d, &st) == 0 && S_ISDIR(st.st_mode) && n++ == 0)
+			first = *d;
+	}
+	if (!first)
+		return;
+	if (n > 1)
+		snprintf(more, sizeof(more), " (and %u more: -v lists them)", n - 1);
+	cd_log_notice(cmd->log,
+		      "exit 127 (a command not found?): PATH's %s%s was dropped (the sandbox does "
+		      "not have it: hidden, or not bound; --ro-bind it to keep it)",
+		      first, more);
+}
+
 static void set_outcome(const struct cd_command *cmd, const struct cd_sandbox *sb)
 {
 	struct cordon_result *res = cmd->res;
@@ -465,6 +494,7 @@ void cd_command_finish(struct cd_command *cmd, const struct cd_sandbox *sb)
 	/* the terminal first: what follows may write to it (-v), and must find it as it was */
 	cd_terminal_restore(&cmd->term);
 	set_outcome(cmd, sb);
+	hint_127(cmd);
 	res->startup_ns =
 	    (cmd->status.running ? cmd->deadline.t_running : now) - cmd->deadline.t_start;
 	res->wall_ns = cmd->status.running ? now - cmd->deadline.t_running : 0;

@@ -7,7 +7,7 @@ c() { cordon --workdir "$w" "$@"; }
 export OPENAI_API_KEY=sk-secret-123 AWS_SECRET_ACCESS_KEY=aws-secret SSH_AUTH_SOCK=/tmp/agent.sock
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-test
 
-c -- "$PROBE" env
+HOME=$TEST_TMP/nohome c -- "$PROBE" env # no git identity of the caller's (t-hints)
 names=$(cut -d= -f1 <<<"$out" | sort | tr '\n' ' ')
 is "only the safe set is kept" "$names" "HOME LANG LC_ALL LOGNAME PATH TERM TZ USER "
 unlike "no secret of the caller's leaks" "$out" "secret"

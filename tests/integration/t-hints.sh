@@ -15,6 +15,14 @@ rc=$?
 is "a command only in a dropped PATH directory: not found (127)" "$rc" 127
 is "... and one line names the directory, without -v" "$(cat "$TEST_TMP/e6")" \
 	"cordon: exec: mytool: not found: PATH's $bin was dropped (the sandbox does not have it: hidden, or not bound; --ro-bind it to keep it)"
+out=$(as_caller env PATH="$bin:/usr/bin:/bin" "$CORDON" --workdir "$w" -- sh -c mytool 2>&1)
+is "through a shell (exit 127): the shell's line, then cordon's naming the dropped directory" \
+	"$(sed 's/^sh: [0-9]*: /sh: /' <<<"$out")" "sh: mytool: not found
+cordon: exit 127 (a command not found?): PATH's $bin was dropped (the sandbox does not have it: hidden, or not bound; --ro-bind it to keep it)"
+out=$(as_caller env PATH="$bin:/usr/bin:/bin" "$CORDON" -q --workdir "$w" -- sh -c 'exit 127' 2>&1)
+is "... not under -q" "$out" ""
+out=$(as_caller env PATH="/usr/bin:/bin" "$CORDON" --workdir "$w" -- sh -c 'exit 127' 2>&1)
+is "... nor when nothing was dropped" "$out" ""
 out=$(as_caller env PATH="$bin:/usr/bin:/bin" "$CORDON" --workdir "$w" -- no-such-tool-29 2>&1)
 is "a command found nowhere: the plain line" "$out" "cordon: exec: no-such-tool-29: No such file or directory"
 
