@@ -33,6 +33,7 @@ fi
 
 # --- bash: complete WORD... (the last one the word being completed), as the caller
 bcomplete() {
+	# shellcheck disable=SC2016 # the script's own variables, expanded by the bash it runs in
 	out=$(as_caller env CORDON_LAYER_DIR="${STORE:-}" bash --norc -c '
 		. "$1"; shift
 		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()

@@ -10,7 +10,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=$(cd "${1:?usage: test-docs.sh BUILD_DIR}" && pwd)
-# shellcheck source=../lib/tap.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
 . "$here/../lib/tap.sh"
 export LC_ALL=C
 cordon=$build/cordon
