@@ -82,6 +82,16 @@ grep -vx -- '-h\|--help' "$tmp/shnames" >"$tmp/shnames2"
 same "docs/e2b.md's options table lists every option of cordon serve --help, and no other" \
 	"$tmp/shnames2" "$tmp/enames"
 
+# --- the shell completion completes the values of options by name: each name must be an option
+sort -u "$tmp/hnames" "$tmp/shnames" "$tmp/lhelp" >"$tmp/allnames"
+for f in cordon.bash.in _cordon.in; do
+	sed -nE '/^_cordon_(value|action)\(\)/,/^\}/p' "$src/completions/$f" |
+		sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | tr '\t' ' ' | grep -E '^\s*[-|a-zA-Z ]+\)' | cut -d')' -f1 |
+		names >"$tmp/cnames"
+	is "completions/$f completes the values of options that exist ($(wc -l <"$tmp/cnames") named)" \
+		"$(comm -23 "$tmp/cnames" "$tmp/allnames" | tr '\n' ' ')" ""
+done
+
 # --- cordon.h(3): every function of the header
 grep -E '^CORDON_PUBLIC' "$src/include/cordon.h" | grep -oE 'cordon_[a-z0-9_]+\(' | tr -d '(' |
 	sort -u >"$tmp/funcs"
