@@ -127,7 +127,7 @@ def main():
     # the first comment is the license, the second the header's own description
     comments = [k for k, (kind, _) in enumerate(bl) if kind == "comment"]
     top = comment_lines(bl[comments[1]][1])
-    name_line = top[0]  # "cordon.h - ..."
+    name_line = top[0].rstrip(".")  # "cordon.h - ...", a whatis line
     out = [
         ".\\\" Generated from include/cordon.h by man/gen-cordon-h.py: edit the header.",
         '.TH CORDON.H 3 "" "cordon %s" "Library Functions Manual"' % version,

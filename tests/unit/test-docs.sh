@@ -134,6 +134,11 @@ for page in cordon.1 cordon-serve.1 cordon-policy.5 cordon.h.3; do
 		continue
 	fi
 	is "$page renders without warnings ($text lines)" "$w" ""
+	# its NAME line, as mandb reads it for whatis and apropos
+	if command -v lexgrog >/dev/null; then
+		like "$page: lexgrog reads its NAME (whatis, apropos)" "$(lexgrog "$build/man/$page" 2>&1)" \
+			": \"${page%.[0-9]} - "
+	fi
 done
 
 # --- what meson installs
