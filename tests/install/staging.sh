@@ -13,7 +13,7 @@ trap 'rm -rf "$T"' EXIT
 if ! meson setup "$T/build" "$root" --prefix=/usr -Dtests=false -Dapparmor=enabled \
 	>"$T/setup.log" 2>&1 || ! ninja -C "$T/build" >"$T/build.log" 2>&1; then
 	fail "a fresh build (meson setup --prefix=/usr -Dapparmor=enabled)"
-	diag "$(tail -20 "$T/setup.log" "$T/build.log")"
+	diag "$(tail -n 20 "$T/setup.log" "$T/build.log")"
 	done_testing
 	exit
 fi
