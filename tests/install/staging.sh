@@ -92,4 +92,27 @@ else
 		fi
 	done
 fi
+
+# README's Install command as written, as root on a machine where sudo fails (a fresh Debian has
+# none): in a copy of the tree, installed into a staging directory (DESTDIR)
+cmd=$(awk '/^## Install/ { on = 1 } on && /^    / { sub(/^    /, ""); print; exit }' "$root/README.md")
+if [ "$(id -u)" != 0 ]; then
+	skip "README's Install command, as root without sudo" "not root"
+elif [ -z "$cmd" ]; then
+	fail "README's Install command, as root without sudo (no command under ## Install)"
+else
+	mkdir -p "$T/readme/src" "$T/nosudo"
+	printf '#!/bin/sh\necho "sudo: not on this machine" >&2\nexit 1\n' >"$T/nosudo/sudo"
+	chmod 755 "$T/nosudo/sudo"
+	(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$T/readme/src")
+	if (cd "$T/readme/src" && PATH=$T/nosudo:$PATH DESTDIR=$T/readme/stage \
+		bash -c "$cmd" >"$T/readme.log" 2>&1) &&
+		[ -x "$T/readme/stage/usr/local/bin/cordon" ]; then
+		pass "README's Install command, as root without sudo, installs /usr/local/bin/cordon"
+	else
+		fail "README's Install command, as root without sudo"
+		diag "$cmd"
+		diag "$(tail -n 10 "$T/readme.log")"
+	fi
+fi
 done_testing
