@@ -86,9 +86,9 @@ static int set_attr(int fd, uint64_t attr, bool recursive)
 /* mount(2) family errors with what usually causes them. */
 static int mount_fail(struct cordon_error *err, int e, const char *what, const char *path)
 {
-	const char *hint = e == EPERM ? cd_sysinfo_userns_hint() : NULL;
+	char hint[400];
 
-	if (hint)
+	if (e == EPERM && cd_sysinfo_userns_hint(hint, sizeof(hint)))
 		return cd_fail(err, e, "mount", "%s %s: %s (%s)", what, path, strerror(e), hint);
 	return cd_fail(err, e, "mount", "%s %s: %s", what, path, strerror(e));
 }

@@ -334,9 +334,9 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 
 static int clone_fail(int e, struct cordon_error *err)
 {
-	const char *hint = cd_sysinfo_userns_hint();
+	char hint[400];
 
-	if (hint)
+	if (cd_sysinfo_userns_hint(hint, sizeof(hint)))
 		return cd_fail(err, e, "namespaces", "cannot create the sandbox's namespaces: %s (%s)",
 			       strerror(e), hint);
 	if (e == ENOSPC || e == EUSERS)

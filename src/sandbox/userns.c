@@ -34,6 +34,7 @@
 
 #include "passwd.h"
 #include "rawsys.h"
+#include "sysinfo.h"
 #include "userns.h"
 
 #define NOBODY_ID 65534u
@@ -279,11 +280,14 @@ void cd_identity_done(struct cd_identity *id, bool pid1_gone)
 
 static int write_proc(pid_t pid, const char *file, const char *content, struct cordon_error *err)
 {
-	char path[64];
+	char path[64], hint[400];
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
 	r = cd_write_file_at(AT_FDCWD, path, content);
+	if (r == -EPERM && cd_sysinfo_userns_hint(hint, sizeof(hint)))
+		return cd_fail(err, EPERM, "userns", "write \"%.*s\" to %s: %s (%s)",
+			       (int)strcspn(content, "\n"), content, path, strerror(EPERM), hint);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "userns", "write \"%.*s\" to %s",
 				     (int)strcspn(content, "\n"), content, path);
