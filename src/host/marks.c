@@ -384,8 +384,8 @@ int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_pa
 	r = add_entry(m->dir_fd, d, dir_path, mode);
 	entry_name(d, name);
 	name[2] = '\0';
-	if (r == 0 && geteuid() == 0)
-		fchmodat(m->dir_fd, name, mode, 0);
+	if (r == 0 && geteuid() == 0 && fchmodat(m->dir_fd, name, mode, 0) < 0)
+		r = -errno; /* other users' runs could not read their marks */
 	if (r > 0)
 		prune_bucket(m->dir_fd, name);
 	if (r < 0)

@@ -624,7 +624,12 @@ static int tree_here(struct save *s, struct walk *w)
 		if (mkdirat(cur, comp, 0700) == 0) {
 			char m[8];
 
-			fchmodat(cur, comp, (f->mode & MODE_MASK) | 0700, 0);
+			if (fchmodat(cur, comp, (f->mode & MODE_MASK) | 0700, 0) < 0) {
+				int r = -errno;
+
+				close(cur);
+				return store_fail(s, r, w->path);
+			}
 			snprintf(m, sizeof(m), "%04o", (unsigned)(f->mode & MODE_MASK));
 			if ((f->mode & 0700) != 0700) {
 				next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -102,8 +102,10 @@ static int open_component(struct dir_walk *w, int cur, const char *name, size_t 
 		    fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return cd_fail_errno(w->err, errno, "layer", "%s %s: cannot make %s",
 					     w->how->what, w->path, name);
-		if (S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-			(void)fchmodat(cur, name, w->how->mode, 0); /* whatever the umask */
+		if (S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    fchmodat(cur, name, w->how->mode, 0) < 0) /* whatever the umask */
+			return cd_fail_errno(w->err, errno, "layer", "%s %s: cannot set %s's mode",
+					     w->how->what, w->path, name);
 	}
 	if (S_ISLNK(st.st_mode))
 		return cd_fail(w->err, ELOOP, "layer", "%s %s: %s is a symlink (%s)", w->how->what,

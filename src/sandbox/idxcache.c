@@ -458,8 +458,11 @@ static void open_dir(struct cd_idxcache *c)
 	sfd = open_state(c, state);
 	if (sfd < 0)
 		return;
-	if (mkdirat(sfd, CD_IDXCACHE_DIR, 0700) == 0)
-		(void)fchmodat(sfd, CD_IDXCACHE_DIR, 0700, 0); /* whatever the umask */
+	if (mkdirat(sfd, CD_IDXCACHE_DIR, 0700) == 0 &&
+	    fchmodat(sfd, CD_IDXCACHE_DIR, 0700, 0) < 0) { /* whatever the umask */
+		snprintf(c->why, sizeof(c->why), "%.160s: %s", path, strerror(errno));
+		return;
+	}
 	fd = openat(sfd, CD_IDXCACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(c->why, sizeof(c->why), "%.160s: %s", path, strerror(errno));

@@ -796,8 +796,11 @@ static int layer_dirs(int t, int lower, int *ret_upper, int *ret_work, struct co
 	(void)fremovexattr(upper, "user.cordon");
 	/* the workdir's root as the sandbox sees it: the overlay's root is the upper's */
 	if (fstat(lower, &st) == 0) {
-		(void)fchmod(upper, st.st_mode & 07777);
-		(void)fchown(upper, st.st_uid, st.st_gid);
+		if (fchmod(upper, st.st_mode & 07777) < 0)
+			return cd_fail_errno(err, errno, "cow", "give the layer the workdir's mode");
+		/* an owner this namespace does not map (EINVAL) leaves the layer the sandbox's */
+		if (fchown(upper, st.st_uid, st.st_gid) < 0 && errno != EINVAL)
+			return cd_fail_errno(err, errno, "cow", "give the layer the workdir's owner");
 	}
 	*ret_upper = CD_TAKE_FD(upper);
 	return 0;

@@ -268,9 +268,11 @@ static void test_plan(void)
 		char l[4096];
 
 		snprintf(l, sizeof(l), "%s/.vscode", top);
-		symlink("/etc", l); /* a symlink where a protected directory would be */
+		if (symlink("/etc", l) < 0)
+			abort(); /* a symlink where a protected directory would be */
 		snprintf(l, sizeof(l), "%s/link.code-workspace", top);
-		symlink("user.code-workspace", l);
+		if (symlink("user.code-workspace", l) < 0)
+			abort();
 	}
 	cordon_config_protect(c, "conf/*.yml", 0, &err);
 	cordon_config_protect(c, "secret.txt", 1, &err);
@@ -327,7 +329,8 @@ static void test_plan(void)
 		char l[4096];
 
 		snprintf(l, sizeof(l), "%s/.cursor", top);
-		symlink("vs", l); /* a directory the run made, reached through a symlink of its own */
+		if (symlink("vs", l) < 0)
+			abort(); /* a directory the run made, reached through a symlink of its own */
 	}
 	mk("evil.code-workspace", "{}\n");
 	mk(".lefthook", NULL);
