@@ -56,6 +56,17 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 	return r;
 }
 
+/* The overlay is made in the sandbox's user namespace, where Linux takes only user.* xattrs
+ * (userxattr), which implies redirect_dir=nofollow: renaming a directory of the workdir fails
+ * with EXDEV (mv copies it instead; git mv and rename(2) fail). Said before the command starts,
+ * so that the failure it meets is not a mystery (issue 29; docs/design.md, "Copy-on-write"). */
+static void say_no_rename(struct cd_sandbox *sb)
+{
+	cd_log_notice(&sb->c->log,
+		      "cow: directories of the workdir cannot be renamed inside (EXDEV: no overlay "
+		      "redirects in a user namespace; mv copies, git mv and rename(2) fail)");
+}
+
 int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -70,6 +81,8 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r >= 0 && c->cow.from)
 		r = check_cow_from(sb, err);
 	wipe_stack();
+	if (r >= 0)
+		say_no_rename(sb);
 	return r;
 }
 
