@@ -58,8 +58,9 @@ static int open_store(struct cd_sandbox *sb, struct cordon_error *err)
 
 /* The overlay is made in the sandbox's user namespace, where Linux takes only user.* xattrs
  * (userxattr), which implies redirect_dir=nofollow: renaming a directory of the workdir fails
- * with EXDEV (mv copies it instead; git mv and rename(2) fail). Said before the command starts,
- * so that the failure it meets is not a mystery (issue 29; docs/design.md, "Copy-on-write"). */
+ * with EXDEV (mv copies it instead; git mv and rename(2) fail). Said once pid 1 has the layer
+ * (a kernel that refuses --cow gets its one error line only), before the command starts, so
+ * that the failure it meets is not a mystery (issue 29; docs/design.md). */
 static void say_no_rename(struct cd_sandbox *sb)
 {
 	cd_log_notice(&sb->c->log,
@@ -81,8 +82,6 @@ int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r >= 0 && c->cow.from)
 		r = check_cow_from(sb, err);
 	wipe_stack();
-	if (r >= 0)
-		say_no_rename(sb);
 	return r;
 }
 
@@ -118,7 +117,10 @@ int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err)
 			return r;
 	}
 	r = cd_msg_send(sb->pid1.sock, CD_MSG_LAYER, 0, NULL, -1);
-	return r < 0 ? cd_fail_errno(err, -r, "cow", "answer pid 1") : 0;
+	if (r < 0)
+		return cd_fail_errno(err, -r, "cow", "answer pid 1");
+	say_no_rename(sb);
+	return 0;
 }
 
 static int save_layer(struct cd_sandbox *sb, bool live, char id[CD_LAYER_ID_LEN + 1],

@@ -49,6 +49,9 @@ fi
 like_glob "a --cow run says first that directories cannot be renamed" "$rc|$(head -1 <<<"$err")" "0|$NOTE"
 is "... once" "$(grep -c '^cordon: cow: directories of the workdir cannot be renamed' <<<"$err")" 1
 is "... on one line, and nothing else for a run without changes" "$(wc -l <<<"$err")" 1
+raw -w "$w" --cow --layer-dir "$L" -- sh -c 'echo from-the-command >&2'
+like_glob "... before the command's own output" "$(head -2 <<<"$err")" "$NOTE
+from-the-command"
 raw -q -w "$w" --cow --layer-dir "$L" -- true
 is "-q: no notice" "$rc:$err" "0:"
 raw -w "$w" -- true
