@@ -10,7 +10,8 @@
 #include "sandbox.h"
 
 int cd_cow_prepare(struct cd_sandbox *sb, struct cordon_error *err);
-/* sync 2, --cow: wait for pid 1's CD_MSG_LAYER, seed the upper (--cow-from), answer. */
+/* sync 2, --cow: wait for pid 1's CD_MSG_LAYER, seed the upper (--cow-from), answer; then the
+ * notice that directories of the workdir cannot be renamed inside. */
 int cd_cow_handshake(struct cd_sandbox *sb, struct cordon_error *err);
 /* Every process of the sandbox is gone: save the layer (nothing to do without --cow). */
 void cd_cow_end(struct cd_sandbox *sb);
