@@ -571,16 +571,18 @@ static bool is_whiteout(const struct stat *st)
 	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
 }
 
-/* Whether name in fd carries one of keys (need_y: with the value "y"). */
+/* Whether name in fd carries one of keys (need_y: with the value "y"; else with any value, of
+ * any length, empty included: a redirect is a path, a metacopy mark may be empty). */
 static bool has_xattr(int fd, const char *name, const char *const *keys, bool need_y)
 {
 	_cleanup_free_ char *proc = cd_strdup_printf("/proc/self/fd/%d/%s", fd, name);
 	char v[4];
 
 	for (; proc && *keys; keys++) {
-		ssize_t n = lgetxattr(proc, *keys, v, sizeof(v));
+		ssize_t n = need_y ? lgetxattr(proc, *keys, v, sizeof(v))
+				   : lgetxattr(proc, *keys, NULL, 0);
 
-		if (n >= 1 && (!need_y || (n == 1 && v[0] == 'y')))
+		if (need_y ? n == 1 && v[0] == 'y' : n >= 0)
 			return true;
 	}
 	return false;

@@ -3,8 +3,8 @@
  * test-layer.c - a copy-on-write workdir's stored changes (src/layer): the manifest written and
  * read back (names with any bytes), its errors named by line; protect globs; the store's checks
  * (0700, ours, no symlink); a save from a hand-made overlay upper (whiteouts, an opaque
- * directory, type changes, modes, a FIFO, hard links, a tree too deep); a save's bounds (a
- * sparse file kept sparse or refused past its size limit, hard links stored once, more data
+ * directory, type changes, modes, a FIFO, hard links, a tree too deep, redirects and metacopy
+ * refused); a save's bounds (a sparse file kept sparse or refused past its size limit, hard links stored once, more data
  * than the upper holds refused, a path past PATH_MAX refused); apply (done, done again,
  * conflicts, a symlink on the way, protected paths, no setuid); seed then save gives the same
  * changes; a real overlay (userxattr) over the seeded upper shows the run's view; discard. The
@@ -508,6 +508,49 @@ static void test_save_errors(int store)
 	like_str(err.msg, "more than 2048 directory levels", "saying why");
 	ok(sh("ls -a %s/store | grep '\\.tmp$' >/dev/null", T) != 0, "nothing half-written left");
 	sh("rm -rf %s/deepup %s/deeplow", T, T);
+}
+
+/* An upper whose overlay renamed a directory (a redirect to the old name, which could as well
+ * point out of the workdir) or copied up a file's metadata only: what the sandbox saw is not in
+ * it, so the save is refused (cordon's overlay, userxattr, cannot make either: issue 29). */
+static void test_save_redirect(int store)
+{
+	static const struct {
+		const char *rel, *xattr, *value, *what;
+	} cases[] = {
+		{ "documentation", "user.overlay.redirect", "/docs", "a renamed directory" },
+		{ "documentation", "user.overlay.redirect", "/../../etc", "a renamed directory" },
+		{ "documentation", "user.overlay.redirect", "docs", "a renamed directory" },
+		{ "docs/a", "user.overlay.metacopy", "", "a metacopy-only copy-up" },
+	};
+
+	for (size_t i = 0; i < CD_ELEMENTSOF(cases); i++) {
+		struct cordon_error err = { 0 };
+		char id[17] = "", p[512];
+
+		sh("rm -rf %s/rlow %s/rup", T, T);
+		mk("rlow", 0755);
+		mk("rlow/docs", 0755);
+		put("rlow/docs/a", "a\n", 0644);
+		mk("rup", 0755);
+		if (strcmp(cases[i].what, "a renamed directory") == 0) { /* docs -> documentation */
+			mk("rup/documentation", 0755);
+			wh("rup/docs");
+		} else {
+			mk("rup/docs", 0755);
+			put("rup/docs/a", "", 0644);
+		}
+		snprintf(p, sizeof(p), "%s/rup/%s", T, cases[i].rel);
+		if (setxattr(p, cases[i].xattr, cases[i].value, strlen(cases[i].value), 0) < 0)
+			diag("setxattr %s: %m", p);
+		is_int(save_layer(store, "rup", "rlow", id, NULL, &err), -ENOTSUP,
+		       "%s=\"%s\" on %s: the save is refused", cases[i].xattr, cases[i].value,
+		       cases[i].rel);
+		like_str(err.msg, cases[i].what, "... saying why");
+		ok(sh("ls -a %s/store | grep '\\.tmp$' >/dev/null", T) != 0,
+		   "... nothing half-written left");
+	}
+	sh("rm -rf %s/rlow %s/rup", T, T);
 }
 
 static bool no_tmp(void)
@@ -1068,6 +1111,7 @@ int main(void)
 		diag("store: %s", err.msg);
 	test_save(store, id);
 	test_save_errors(store);
+	test_save_redirect(store);
 	test_save_bounds(store);
 	test_apply(store, id);
 	test_seed(store, id);
