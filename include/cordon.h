@@ -776,6 +776,23 @@ CORDON_PUBLIC int cordon_layer_diff(const char *store, const char *id, unsigned 
  * of changes. */
 CORDON_PUBLIC int cordon_layer_apply(const char *store, const char *id, const char *workdir,
 				     uint64_t *ret_changes, struct cordon_error *err);
+/* The same, saying what became of the run's git state: a path with a ".git" component is never
+ * written as a file (git_state counts them: the index, objects, refs, logs of the sandbox's
+ * git); the commits the run made, on the branches it moved or made (and a detached HEAD), are
+ * fetched by git into the workdir's repository, every object checked, as refs of their own:
+ * refs/cordon/ID/BRANCH (refs, NULL-ended, NULL when none). git runs with no system or global
+ * config, no hooks and no fsmonitor, and never opens the layer's .git: it fetches from a
+ * temporary repository of cordon's holding the layer's new objects, taken as data. Free with
+ * cordon_apply_result_done. */
+struct cordon_apply_result {
+	uint64_t changes;
+	uint64_t git_state;
+	char **refs;
+};
+CORDON_PUBLIC int cordon_layer_apply_result(const char *store, const char *id,
+					    const char *workdir, struct cordon_apply_result *ret,
+					    struct cordon_error *err);
+CORDON_PUBLIC void cordon_apply_result_done(struct cordon_apply_result *r);
 /* Remove a layer from the store (or whatever is at its name there: never followed). */
 CORDON_PUBLIC int cordon_layer_discard(const char *store, const char *id,
 				       struct cordon_error *err);

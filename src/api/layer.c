@@ -98,6 +98,21 @@ int cordon_layer_list(const char *store, struct cordon_layer_info **ret, size_t 
 	return 0;
 }
 
+/* The run's commits, listed against the workdir's repository when it is still the layer's. */
+static int diff_git(const struct cd_layer *l, int store_fd, FILE *out, struct cordon_error *err)
+{
+	_cleanup_close_ int wd = -1;
+	struct stat st;
+
+	if (cd_layer_git_count(l) == 0)
+		return 0;
+	wd = open(l->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (wd >= 0 && (fstat(wd, &st) < 0 || st.st_dev != l->workdir_dev ||
+			st.st_ino != l->workdir_ino))
+		wd = cd_safe_close(wd);
+	return cd_layer_git_log(l, store_fd, wd, out, err);
+}
+
 int cordon_layer_diff(const char *store, const char *id, unsigned flags, int out_fd,
 		      struct cordon_error *err)
 {
@@ -117,7 +132,14 @@ int cordon_layer_diff(const char *store, const char *id, unsigned flags, int out
 		cd_closep(&dup_fd);
 		return cd_fail_errno(err, errno, "layer", "diff output");
 	}
-	r = cd_layer_diff(l, fd, flags ? flags : CD_DIFF_STAT | CD_DIFF_PATCH, out, err);
+	flags = flags ? flags : CD_DIFF_STAT | CD_DIFF_PATCH;
+	r = flags & CD_DIFF_STAT ? cd_layer_diff(l, fd, CD_DIFF_STAT, out, err) : 0;
+	if (r >= 0 && (flags & CD_DIFF_STAT))
+		r = diff_git(l, fd, out, err);
+	if (r >= 0 && flags == (CD_DIFF_STAT | CD_DIFF_PATCH))
+		fputc('\n', out);
+	if (r >= 0 && (flags & CD_DIFF_PATCH))
+		r = cd_layer_diff(l, fd, CD_DIFF_PATCH, out, err);
 	if (fflush(out) == EOF && r >= 0)
 		r = cd_fail_errno(err, errno, "layer", "writing the diff");
 	return r;
@@ -162,13 +184,15 @@ static int open_workdir(const struct cd_layer *l, const char *given, struct cord
 	return r < 0 ? r : fd;
 }
 
-int cordon_layer_apply(const char *store, const char *id, const char *workdir,
-		       uint64_t *ret_changes, struct cordon_error *err)
+int cordon_layer_apply_result(const char *store, const char *id, const char *workdir,
+			      struct cordon_apply_result *ret, struct cordon_error *err)
 {
 	_cleanup_(cd_layer_freep) struct cd_layer *l = NULL;
 	_cleanup_close_ int fd = open_store(store, err), wd = -1;
+	char **refs = NULL;
 	int r;
 
+	*ret = (struct cordon_apply_result){ 0 };
 	if (fd < 0)
 		return fd;
 	r = cd_layer_load(fd, id, &l, err);
@@ -177,11 +201,32 @@ int cordon_layer_apply(const char *store, const char *id, const char *workdir,
 	wd = open_workdir(l, workdir, err);
 	if (wd < 0)
 		return wd;
-	r = cd_layer_apply(l, fd, wd, err);
+	r = cd_layer_apply_git(l, fd, wd, &refs, err);
+	if (r < 0)
+		return r;
+	ret->changes = l->n_changes;
+	ret->git_state = cd_layer_git_count(l);
+	ret->refs = refs;
+	return 0;
+}
+
+void cordon_apply_result_done(struct cordon_apply_result *r)
+{
+	cd_strv_free(r->refs);
+	r->refs = NULL;
+}
+
+int cordon_layer_apply(const char *store, const char *id, const char *workdir,
+		       uint64_t *ret_changes, struct cordon_error *err)
+{
+	struct cordon_apply_result res;
+	int r = cordon_layer_apply_result(store, id, workdir, &res, err);
+
 	if (r < 0)
 		return r;
 	if (ret_changes)
-		*ret_changes = l->n_changes;
+		*ret_changes = res.changes;
+	cordon_apply_result_done(&res);
 	return 0;
 }
 

@@ -190,9 +190,25 @@ static int diff(struct args *a)
 	return 0;
 }
 
+/* What became of the run's git state: its commits as refs, the rest dropped. */
+static void say_git(const struct cordon_apply_result *res)
+{
+	if (res->refs) {
+		printf("cordon: apply: the run's commits are in");
+		for (char **s = res->refs; *s; s++)
+			printf("%s %s", s == res->refs ? "" : ",", *s);
+		printf(" (git log %s)\n", res->refs[0]);
+	}
+	if (res->git_state)
+		printf("cordon: apply: %llu file%s of the run's git state (.git: index, objects, "
+		       "refs, logs) dropped, not written\n",
+		       (unsigned long long)res->git_state, res->git_state == 1 ? "" : "s");
+}
+
 static int apply(struct args *a)
 {
 	struct cordon_layer_info info = { 0 };
+	struct cordon_apply_result res = { 0 };
 	struct cordon_error err = { 0 };
 	uint64_t n = 0;
 	char id[17];
@@ -201,18 +217,23 @@ static int apply(struct args *a)
 	if (r)
 		return r;
 	if (cordon_layer_info(a->store, a->id, &info, &err) < 0 ||
-	    cordon_layer_apply(a->store, a->id, a->workdir, &n, &err) < 0) {
+	    cordon_layer_apply_result(a->store, a->id, a->workdir, &res, &err) < 0) {
 		free(info.workdir);
 		return fail("apply", err.msg);
 	}
+	n = res.changes - res.git_state;
 	if (cordon_layer_discard(a->store, a->id, &err) < 0) {
 		fprintf(stderr, "cordon: applied %llu changes from %s to %s; removing the layer: %s\n",
 			(unsigned long long)n, a->id, info.workdir, err.msg);
+		say_git(&res);
+		cordon_apply_result_done(&res);
 		free(info.workdir);
 		return CORDON_EXIT_FAILURE;
 	}
 	printf("cordon: applied %llu change%s from %s to %s; layer removed\n",
 	       (unsigned long long)n, n == 1 ? "" : "s", a->id, info.workdir);
+	say_git(&res);
+	cordon_apply_result_done(&res);
 	free(info.workdir);
 	return 0;
 }

@@ -181,7 +181,11 @@ static int check_one(struct apply *a, size_t i)
 	const struct cd_layer_change *c = &a->l->changes[i];
 	struct cd_layer_state cur;
 	char s1[96], s2[96];
-	int r = current(a, c->path, &cur);
+	int r;
+
+	if (cd_layer_git_path(c->path))
+		return 0; /* git's state: never written as files (gitref.c brings the commits) */
+	r = current(a, c->path, &cur);
 
 	if (r < 0)
 		return r;
@@ -381,6 +385,14 @@ static int write_all(struct apply *a)
 int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
 		   struct cordon_error *err)
 {
+	_cleanup_(cd_strv_freep) char **refs = NULL;
+
+	return cd_layer_apply_git(l, store_fd, workdir_fd, &refs, err);
+}
+
+int cd_layer_apply_git(const struct cd_layer *l, int store_fd, int workdir_fd, char ***ret_refs,
+		       struct cordon_error *err)
+{
 	_cleanup_free_ bool *pending = calloc(l->n_changes + 1, sizeof(bool));
 	struct apply a = { .l = l, .store_fd = store_fd, .workdir_fd = workdir_fd, .err = err };
 	struct stat st;
@@ -398,6 +410,9 @@ int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
 	r = check_protect(l, err);
 	for (size_t i = 0; r >= 0 && i < l->n_changes; i++)
 		r = check_one(&a, i);
+	/* the commits first: a layer whose objects git refuses writes nothing */
+	if (r >= 0)
+		r = cd_layer_git_fetch(l, store_fd, workdir_fd, ret_refs, err);
 	if (r < 0)
 		return r;
 	return write_all(&a);

@@ -497,12 +497,12 @@ static int put_patches(FILE *out, const struct ctx *x, const struct item *items,
  * manifest's order (by path) each take the first added file by path not yet taken. */
 static bool rename_from(const struct cd_layer_change *c)
 {
-	return c->op == CD_LAYER_DELETE && c->base.type == CD_LT_FILE && c->base.size > 0;
+	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_DELETE && c->base.type == CD_LT_FILE && c->base.size > 0;
 }
 
 static bool rename_to(const struct cd_layer_change *c)
 {
-	return c->op == CD_LAYER_ADD && c->now.type == CD_LT_FILE && c->now.size > 0;
+	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_ADD && c->now.type == CD_LT_FILE && c->now.size > 0;
 }
 
 static int cmp_add(const void *x, const void *y)
@@ -585,8 +585,8 @@ static int build_items(const struct cd_layer *l, struct item **ret, size_t *ret_
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < l->n_changes; i++) {
-		if (taken[i])
-			continue;
+		if (taken[i] || cd_layer_git_path(l->changes[i].path))
+			continue; /* git's state: its commits are listed instead (gitref.c) */
 		items[n].from = &l->changes[i];
 		items[n++].to = partner[i] ? partner[i] : &l->changes[i];
 	}

@@ -222,6 +222,9 @@ void cd_layer_audit_files(const struct cd_audit *a, const struct cd_layer *l);
  * the caller (as root: by the workdir's owner). */
 int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
 		   struct cordon_error *err);
+/* The same; the refs the run's commits were fetched as (cd_layer_git_fetch) in *ret_refs. */
+int cd_layer_apply_git(const struct cd_layer *l, int store_fd, int workdir_fd, char ***ret_refs,
+		       struct cordon_error *err);
 
 /* diff (diff.c): what changed, to out.
  * CD_DIFF_STAT: one line per change ("A path", "M path", "D path", "R old -> new",
@@ -239,3 +242,19 @@ int cd_layer_apply(const struct cd_layer *l, int store_fd, int workdir_fd,
 enum { CD_DIFF_STAT = 1, CD_DIFF_PATCH = 2 };
 int cd_layer_diff(const struct cd_layer *l, int store_fd, unsigned flags, FILE *out,
 		  struct cordon_error *err);
+
+/* git's metadata in a layer (gitref.c): a path with a ".git" component is the sandbox's git
+ * state, never a change of the work tree: diff shows it not, apply writes it not. The commits
+ * the run made (the layer's new objects, its branches' and a detached HEAD's new values, read
+ * as data) are put in a temporary bare repository of ours whose alternates name the workdir's
+ * objects; git, with no system or global config, no hooks, no fsmonitor and the file protocol
+ * only, lists them (cd_layer_git_log: to out, one block per ref moved, and a line counting the
+ * git files dropped) or fetches them into the workdir's repository, objects checked, as
+ * refs/cordon/ID/BRANCH and refs/cordon/ID/HEAD (cd_layer_git_fetch: *ret_refs, NULL-ended,
+ * NULL when none). workdir_fd: the workdir the layer is of (-1: not there, for a diff). */
+bool cd_layer_git_path(const char *path);
+size_t cd_layer_git_count(const struct cd_layer *l);
+int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FILE *out,
+		     struct cordon_error *err);
+int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, char ***ret_refs,
+		       struct cordon_error *err);

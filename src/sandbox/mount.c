@@ -729,50 +729,6 @@ static int place_file(struct mount_ctx *ctx, struct cd_mnt *m, struct cordon_err
 
 /* --- the copy-on-write workdir and protected paths --- */
 
-/* A placeholder for each protected path that does not exist, in a small tmpfs laid over the
- * workdir as the overlay's top lower layer: it exists inside, and is covered like any other. */
-static int make_placeholders(struct mount_ctx *ctx, int skel, struct cordon_error *err)
-{
-	const struct cd_protect_plan *gp = &ctx->plan->protect;
-
-	for (size_t i = 0; i < gp->n; i++) {
-		const struct cd_protect_path *g = &gp->paths[i];
-		_cleanup_close_ int cur = -1;
-		_cleanup_free_ char *rel = NULL;
-		char *name, *save = NULL, *next;
-
-		if (g->state != CD_PROTECT_ABSENT || !g->placeholder)
-			continue; /* (most of the default set: nothing duplicated for them) */
-		cur = fcntl(skel, F_DUPFD_CLOEXEC, 3);
-		rel = strdup(g->rel);
-		if (!rel || cur < 0)
-			return cd_fail(err, ENOMEM, "protect", "placeholder %s", g->rel);
-		for (name = strtok_r(rel, "/", &save); name; name = next) {
-			int fd;
-
-			/* a directory, even for a file: git shows no empty directory as untracked,
-			 * and nothing can be created or written in its place either */
-			next = strtok_r(NULL, "/", &save);
-			if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
-				return cd_fail_errno(err, errno, "protect", "placeholder %s", g->rel);
-			fd = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				return cd_fail_errno(err, errno, "protect", "placeholder %s", g->rel);
-			close(cur);
-			cur = fd;
-		}
-	}
-	return 0;
-}
-
-static bool need_placeholders(const struct cd_protect_plan *gp)
-{
-	for (size_t i = 0; i < gp->n; i++)
-		if (gp->paths[i].state == CD_PROTECT_ABSENT && gp->paths[i].placeholder)
-			return true;
-	return false;
-}
-
 /* The layer's tmpfs holds the overlay's upper and work directories. Deleting a directory of the
  * workdir and making one of that name marks it opaque with a user.* extended attribute, which
  * tmpfs has since Linux 6.6: without, the copy-on-write workdir is refused. */
@@ -905,7 +861,7 @@ static int unstage(struct mount_ctx *ctx, size_t i, int *fd, struct cordon_error
 static int cow_layers(struct mount_ctx *ctx, struct cd_mnt *m, int st[3], int *ret,
 		      struct cordon_error *err)
 {
-	_cleanup_close_ int layer = -1, skel = -1, upper = -1, work = -1;
+	_cleanup_close_ int layer = -1, upper = -1, work = -1;
 	int r;
 
 	r = stage(ctx, 0, m->fd, &st[0], err);
@@ -918,13 +874,6 @@ static int cow_layers(struct mount_ctx *ctx, struct cd_mnt *m, int st[3], int *r
 		r = layer_dirs(st[1], st[0], &upper, &work, err);
 	if (r >= 0)
 		r = hand_over_upper(ctx, upper, err);
-	if (r >= 0 && need_placeholders(&ctx->plan->protect)) {
-		r = tmpfs_new(ctx, 1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &skel, err);
-		if (r >= 0)
-			r = stage(ctx, 2, skel, &st[2], err);
-		if (r >= 0)
-			r = make_placeholders(ctx, st[2], err);
-	}
 	if (r >= 0)
 		r = overlay_new(st[2], st[0], upper, work, ret, err);
 	return r;
@@ -995,10 +944,11 @@ static int protect_path(struct mount_ctx *ctx, const struct cd_protect_path *g,
 	struct stat st;
 	int r;
 
-	if (g->state == CD_PROTECT_BLOCKED || (g->state == CD_PROTECT_ABSENT && !ctx->plan->cow))
-		return 0; /* nothing to mount on: swept after the run (protect.h) */
-	if (g->state == CD_PROTECT_ABSENT && !g->placeholder)
-		return 0; /* refused at apply (--cow) or swept (direct) */
+	/* nothing to mount on: a path missing at the start stays missing inside (no placeholder
+	 * changes what a program sees: `test -d .git`); what the sandbox makes there is refused
+	 * by cordon apply (--cow) or swept after the run (direct; protect.h) */
+	if (g->state != CD_PROTECT_EXISTS)
+		return 0;
 	r = open_in_workdir(ctx, g->rel, &t);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "protect", "%s", g->rel);

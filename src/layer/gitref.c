@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * gitref.c - a layer's git metadata: the commits a run made, listed (cordon diff) and brought
+ * into the workdir's repository as refs of their own, refs/cordon/ID/... (cordon apply), by git
+ * itself. Runs in the CLI's process (the caller), never in a sandbox.
+ *
+ * A --cow run that used git leaves files under .git/ in its layer (index, objects, refs, logs).
+ * They are the sandbox's git state, never written into the host's .git as files. Only the new
+ * objects and the refs that point at them are taken, as data, into a fresh temporary bare
+ * repository of ours (its config ours, no hooks, no templates; its objects/info/alternates names
+ * the workdir's own objects, so that the new objects have their history). git on the host then
+ * fetches the refs from it (file://, objects checked: transfer.fsckObjects). The layer's .git is
+ * never a repository git opens: a hook, a config (core.fsmonitor, core.hooksPath, filters,
+ * alternates) or anything else the sandbox put there is data that nothing reads. Every git of
+ * ours runs with a fixed environment: no system or global config, hooks off (core.hooksPath
+ * /dev/null), no fsmonitor, only the file protocol.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsops.h"
+#include "layer.h"
+#include "rmtree.h"
+#include "util.h"
+
+#define GIT_OUT_MAX (1u << 20) /* what we read of one git's output */
+#define GIT_REFS_MAX 256       /* refs a layer may bring */
+
+struct gitref {
+	char *name; /* refs/heads/NAME, or HEAD (detached) */
+	char hex[65];
+};
+
+struct gitrepo {
+	char tmp[64];   /* the temporary bare repository ("": none) */
+	struct stat tmp_st;
+	int workdir_fd; /* borrowed */
+	struct gitref refs[GIT_REFS_MAX];
+	size_t n_refs;
+	size_t n_objects;
+};
+
+bool cd_layer_git_path(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/')) {
+		if (*p == '/')
+			p++;
+		if (!strncmp(p, ".git", 4) && (p[4] == '/' || p[4] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+size_t cd_layer_git_count(const struct cd_layer *l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n_changes; i++)
+		n += cd_layer_git_path(l->changes[i].path);
+	return n;
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* ---- running git ---- */
+
+/* What every git of ours runs with: nothing of the system's or the caller's git config, no
+ * hook, no fsmonitor, only the file protocol, every object fetched checked. */
+static const char *const git_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
+	"GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1",
+	"GIT_ASKPASS=/bin/false", "GIT_PROTOCOL_FROM_USER=0", NULL,
+};
+static const char *const git_opts[] = {
+	"git", "--no-pager", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+	"-c", "protocol.allow=never", "-c", "protocol.file.allow=always",
+	"-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true",
+	"-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.sshCommand=/bin/false",
+};
+#define N_GIT_OPTS (sizeof(git_opts) / sizeof(git_opts[0]))
+
+static ssize_t read_memfd(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+static void child_exec(int cwd_fd, int out, int errfd, char *const argv[])
+{
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
+	    (cwd_fd >= 0 && fchdir(cwd_fd) < 0))
+		_exit(127);
+	execve("/usr/bin/git", argv, (char *const *)git_env);
+	execve("/usr/local/bin/git", argv, (char *const *)git_env);
+	_exit(127);
+}
+
+/* git ARGS... in cwd_fd (-1: ours): its exit status; its stdout in *ret_out (malloc'd, may be
+ * NULL), its stderr's first line in msg. */
+static int run_git(int cwd_fd, const char *const *args, char **ret_out, char msg[200])
+{
+	const char *argv[N_GIT_OPTS + 32];
+	_cleanup_close_ int out = memfd_create("cordon-git-out", MFD_CLOEXEC);
+	_cleanup_close_ int errfd = memfd_create("cordon-git-err", MFD_CLOEXEC);
+	size_t n = 0;
+	char ebuf[512];
+	int status;
+	pid_t pid;
+
+	if (out < 0 || errfd < 0)
+		return -errno;
+	for (size_t i = 0; i < N_GIT_OPTS; i++)
+		argv[n++] = git_opts[i];
+	for (size_t i = 0; args[i] && n < sizeof(argv) / sizeof(argv[0]) - 1; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child_exec(cwd_fd, out, errfd, (char *const *)argv);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	read_memfd(errfd, ebuf, sizeof(ebuf));
+	ebuf[strcspn(ebuf, "\n")] = '\0';
+	snprintf(msg, 200, "%.199s", ebuf[0] ? ebuf : "no message");
+	if (ret_out) {
+		struct stat st;
+		char *buf;
+
+		if (fstat(out, &st) < 0)
+			return -errno;
+		if ((uint64_t)st.st_size >= GIT_OUT_MAX)
+			st.st_size = GIT_OUT_MAX - 1;
+		buf = malloc((size_t)st.st_size + 1);
+		if (!buf)
+			return -ENOMEM;
+		read_memfd(out, buf, (size_t)st.st_size + 1);
+		*ret_out = buf;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !ebuf[0])
+		snprintf(msg, 200, "git is not installed (/usr/bin/git)");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- the layer's refs and objects, as data ---- */
+
+/* A ref file of the layer's tree: one object name and a newline, nothing else. */
+static int read_ref(int tree_fd, const char *path, size_t hash_hex, char ret[65])
+{
+	_cleanup_close_ int fd = cd_lfs_open(tree_fd, path, O_RDONLY, 0);
+	char buf[80];
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != hash_hex + 1 || buf[hash_hex] != '\n' || !all_hex(buf, hash_hex))
+		return -EBADMSG; /* a symbolic ref, or not a ref */
+	memcpy(ret, buf, hash_hex);
+	ret[hash_hex] = '\0';
+	return 0;
+}
+
+static bool loose_object(const char *p, size_t hash_hex)
+{
+	/* .git/objects/XX/HEX... */
+	return !strncmp(p, ".git/objects/", 13) && strlen(p) == 13 + 3 + hash_hex - 2 &&
+	       all_hex(p + 13, 2) && p[15] == '/' && all_hex(p + 16, hash_hex - 2);
+}
+
+static bool pack_file(const char *p, size_t hash_hex)
+{
+	const char *s = ".git/objects/pack/pack-";
+	size_t n = strlen(s);
+
+	if (strncmp(p, s, n) || strlen(p) != n + hash_hex + 4 || !all_hex(p + n, hash_hex))
+		return false;
+	return !strcmp(p + n + hash_hex, ".idx") || !strcmp(p + n + hash_hex, ".pack");
+}
+
+static bool new_file(const struct cd_layer_change *c)
+{
+	return c->op != CD_LAYER_DELETE && c->now.type == CD_LT_FILE;
+}
+
+static int collect_refs(struct gitrepo *g, const struct cd_layer *l, int tree_fd, size_t hash_hex,
+			struct cordon_error *err)
+{
+	for (size_t i = 0; i < l->n_changes; i++) {
+		const struct cd_layer_change *c = &l->changes[i];
+		bool head = !strcmp(c->path, ".git/HEAD");
+		struct gitref *r = &g->refs[g->n_refs];
+
+		if (!new_file(c) || (!head && strncmp(c->path, ".git/refs/heads/", 16)))
+			continue;
+		if (read_ref(tree_fd, c->path, hash_hex, r->hex) < 0)
+			continue; /* HEAD naming a branch: the branch's file says where it is */
+		if (g->n_refs == GIT_REFS_MAX)
+			return cd_fail(err, E2BIG, "git", "layer %s: more than %d branches", l->id,
+				       GIT_REFS_MAX);
+		r->name = strdup(head ? "HEAD" : c->path + 5);
+		if (!r->name)
+			return cd_fail(err, ENOMEM, "git", "out of memory");
+		g->n_refs++;
+	}
+	return 0;
+}
+
+/* One object file of the layer into the temporary repository (at the same place below .git). */
+static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_change *c)
+{
+	_cleanup_close_ int in = cd_lfs_open(tree_fd, c->path, O_RDONLY, 0), dir = -1, out = -1;
+	_cleanup_close_ int repo = open(g->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *rel = c->path + 5, *name;
+	char parent[PATH_MAX];
+	uint8_t sha[32];
+	uint64_t size;
+	int r;
+
+	if (in < 0 || repo < 0)
+		return in < 0 ? in : -errno;
+	name = strrchr(rel, '/') + 1;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(name - rel - 1), rel);
+	dir = cd_lfs_mkdirs(repo, parent, 0700);
+	if (dir < 0)
+		return dir;
+	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (out < 0)
+		return errno == EEXIST ? 0 : -errno;
+	r = cd_lfs_copy_sparse(in, out, c->now.size, NULL, &size, sha);
+	if (r >= 0 && (size != c->now.size || memcmp(sha, c->now.sha256, 32)))
+		r = -EBADMSG; /* not what the manifest says */
+	return r < 0 ? r : 0;
+}
+
+static void repo_done(struct gitrepo *g)
+{
+	for (size_t i = 0; i < g->n_refs; i++)
+		free(g->refs[i].name);
+	if (g->tmp[0])
+		(void)cd_rmtree_path(g->tmp, &g->tmp_st);
+	g->tmp[0] = '\0';
+}
+
+/* The workdir's repository: a .git directory at its top. Its object format. */
+static int host_repo(int workdir_fd, size_t *ret_hex, char msg[200])
+{
+	const char *args[] = { "--git-dir=.git", "rev-parse", "--show-object-format", NULL };
+	_cleanup_free_ char *out = NULL;
+	struct stat st;
+	int r;
+
+	if (fstatat(workdir_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(msg, 200, "the workdir has no .git directory");
+		return -ENOENT;
+	}
+	r = run_git(workdir_fd, args, &out, msg);
+	if (r != 0)
+		return r < 0 ? r : -EIO;
+	*ret_hex = !strncmp(out, "sha256", 6) ? 64 : 40;
+	return 0;
+}
+
+static int write_new(const char *path, const char *s)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				      0600);
+
+	return fd < 0 ? -errno : cd_write_all(fd, s, strlen(s));
+}
+
+static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
+{
+	char objs[PATH_MAX], alt[PATH_MAX + 16], fdpath[32];
+	const char *args[] = { "init", "-q", "--bare", "--template=", "--object-format",
+			       hash_hex == 64 ? "sha256" : "sha1", g->tmp, NULL };
+	ssize_t n;
+	int r;
+
+	snprintf(g->tmp, sizeof(g->tmp), "/tmp/cordon-git-XXXXXX");
+	if (!mkdtemp(g->tmp)) {
+		g->tmp[0] = '\0';
+		return -errno;
+	}
+	if (lstat(g->tmp, &g->tmp_st) < 0)
+		return -errno;
+	r = run_git(-1, args, NULL, msg);
+	if (r != 0)
+		return r < 0 ? r : -EIO;
+	/* the new objects' history: the workdir's own objects (the directory opened) */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", g->workdir_fd);
+	n = readlink(fdpath, objs, sizeof(objs) - 1);
+	if (n < 0 || n > PATH_MAX - 32)
+		return -ENAMETOOLONG;
+	objs[n] = '\0';
+	snprintf(alt, sizeof(alt), "%s/.git/objects\n", objs);
+	snprintf(objs, sizeof(objs), "%s/objects/info", g->tmp);
+	if (mkdir(objs, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(objs, sizeof(objs), "%s/objects/info/alternates", g->tmp);
+	return write_new(objs, alt);
+}
+
+/* Each ref the layer names, made in the temporary repository: git checks the name and that
+ * the object is there and what it should be. */
+static int tmp_refs(struct gitrepo *g, char msg[200])
+{
+	for (size_t i = 0; i < g->n_refs; i++) {
+		_cleanup_free_ char *ref = cd_strdup_printf(
+			"refs/%s", !strcmp(g->refs[i].name, "HEAD") ? "cordon/HEAD"
+								   : g->refs[i].name + 5);
+		const char *args[] = { "--git-dir", g->tmp, "update-ref", ref ? ref : "",
+				       g->refs[i].hex, NULL };
+		int r;
+
+		if (!ref)
+			return -ENOMEM;
+		r = run_git(-1, args, NULL, msg);
+		if (r != 0)
+			return r < 0 ? r : -EIO;
+	}
+	return 0;
+}
+
+static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
+		      struct cordon_error *err)
+{
+	char msg[200] = "", rel[CD_LAYER_ID_LEN + 8];
+	_cleanup_close_ int tree_fd = -1;
+	size_t hash_hex = 40;
+	int r = host_repo(g->workdir_fd, &hash_hex, msg);
+
+	if (r < 0)
+		return cd_fail(err, -r, "git", "layer %s: its commits: %s", l->id, msg);
+	snprintf(rel, sizeof(rel), "%s/tree", l->id);
+	tree_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0);
+	if (tree_fd < 0)
+		return cd_fail_errno(err, -tree_fd, "git", "layer %s: open tree", l->id);
+	r = collect_refs(g, l, tree_fd, hash_hex, err);
+	if (r < 0 || g->n_refs == 0)
+		return r;
+	r = init_tmp(g, hash_hex, msg);
+	if (r < 0)
+		return cd_fail(err, -r, "git", "layer %s: a temporary repository: %s", l->id,
+			       r == -EIO ? msg : strerror(-r));
+	for (size_t i = 0; r >= 0 && i < l->n_changes; i++) {
+		const struct cd_layer_change *c = &l->changes[i];
+
+		if (!new_file(c) ||
+		    !(loose_object(c->path, hash_hex) || pack_file(c->path, hash_hex)))
+			continue;
+		r = copy_object(g, tree_fd, c);
+		if (r < 0)
+			return cd_fail_errno(err, -r, "git", "layer %s: %s", l->id, c->path);
+		g->n_objects++;
+	}
+	r = tmp_refs(g, msg);
+	if (r < 0)
+		return cd_fail(err, -r, "git", "layer %s: the run's refs: %s", l->id,
+			       r == -EIO ? msg : strerror(-r));
+	return 0;
+}
+
+/* ---- diff: the commits listed ---- */
+
+static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const char *not,
+		   char msg[200])
+{
+	/* the host's refs excluded: passed as arguments (at most 1024 + 1 lines) */
+	_cleanup_free_ const char **args = calloc(1024 + 16, sizeof(*args));
+	_cleanup_free_ char *log = NULL, *copy = strdup(not);
+	char *save = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!args || !copy)
+		return -ENOMEM;
+	args[n++] = "--git-dir";
+	args[n++] = g->tmp;
+	args[n++] = "log";
+	args[n++] = "--format=  %h %s";
+	args[n++] = ref->hex;
+	args[n++] = "--not";
+	for (char *t = strtok_r(copy, "\n", &save); t && n < 1024 + 14; t = strtok_r(NULL, "\n", &save))
+		if (strlen(t) >= 40 && all_hex(t, strlen(t)))
+			args[n++] = t;
+	args[n++] = "--";
+	args[n] = NULL;
+	r = run_git(-1, args, &log, msg);
+	if (r != 0)
+		return r < 0 ? r : -EIO;
+	n = 0;
+	for (const char *p = log; *p; p++)
+		n += *p == '\n';
+	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n%s", ref->name, ref->hex, n,
+		n == 1 ? "" : "s", log);
+	return 0;
+}
+
+/* The host repository's refs and HEAD, one object name a line (what the run's commits are
+ * counted from). */
+static int host_tips(int workdir_fd, char **ret, char msg[200])
+{
+	const char *args[] = { "--git-dir=.git", "for-each-ref", "--count=1024",
+			       "--format=%(objectname)", NULL };
+	const char *head[] = { "--git-dir=.git", "rev-parse", "-q", "--verify", "HEAD", NULL };
+	_cleanup_free_ char *refs = NULL, *h = NULL;
+	int r = run_git(workdir_fd, args, &refs, msg);
+
+	if (r != 0)
+		return r < 0 ? r : -EIO;
+	(void)run_git(workdir_fd, head, &h, msg);
+	*ret = cd_strdup_printf("%s%s", refs, h ? h : "");
+	return *ret ? 0 : -ENOMEM;
+}
+
+int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FILE *out,
+		     struct cordon_error *err)
+{
+	struct gitrepo g = { .workdir_fd = workdir_fd };
+	_cleanup_free_ char *tips = NULL;
+	char msg[200] = "";
+	size_t n = cd_layer_git_count(l);
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	if (workdir_fd >= 0)
+		r = repo_build(&g, l, store_fd, err);
+	if (r >= 0 && g.n_refs > 0)
+		r = host_tips(workdir_fd, &tips, msg) < 0
+			    ? cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg)
+			    : 0;
+	for (size_t i = 0; r >= 0 && i < g.n_refs; i++)
+		if (put_log(out, &g, &g.refs[i], tips, msg) < 0)
+			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
+	if (r >= 0)
+		fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, "
+			"logs) not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
+			workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
+			: g.n_refs ? "cordon apply brings the commits in as refs/cordon/"
+			: "no branch moved: cordon apply drops them", g.n_refs ? l->id : "",
+			g.n_refs ? "/... and drops the rest" : "");
+	repo_done(&g);
+	return r;
+}
+
+/* ---- apply: the commits fetched ---- */
+
+int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, char ***ret_refs,
+		       struct cordon_error *err)
+{
+	struct gitrepo g = { .workdir_fd = workdir_fd };
+	_cleanup_(cd_strv_freep) char **specs = NULL, **refs = NULL;
+	_cleanup_free_ char *url = NULL;
+	const char *args[GIT_REFS_MAX + 16];
+	char msg[200] = "";
+	size_t n = 0;
+	int r;
+
+	*ret_refs = NULL;
+	if (cd_layer_git_count(l) == 0)
+		return 0;
+	r = repo_build(&g, l, store_fd, err);
+	for (size_t i = 0; r >= 0 && i < g.n_refs; i++) {
+		const char *name = g.refs[i].name;
+		_cleanup_free_ char *dst = cd_strdup_printf(
+			"refs/cordon/%s/%s", l->id, !strcmp(name, "HEAD") ? "HEAD" : name + 11);
+		_cleanup_free_ char *spec = cd_strdup_printf(
+			"+refs/%s:%s", !strcmp(name, "HEAD") ? "cordon/HEAD" : name + 5, dst);
+
+		if (!dst || !spec || cd_strv_push(&specs, spec) < 0 || cd_strv_push(&refs, dst) < 0)
+			r = cd_fail(err, ENOMEM, "git", "out of memory");
+	}
+	url = g.n_refs ? cd_strdup_printf("file://%s", g.tmp) : NULL;
+	if (r >= 0 && g.n_refs) {
+		args[n++] = "--git-dir=.git";
+		args[n++] = "fetch";
+		args[n++] = "-q";
+		args[n++] = "--no-tags";
+		args[n++] = "--no-write-fetch-head";
+		args[n++] = "--no-recurse-submodules";
+		args[n++] = "--no-auto-gc";
+		args[n++] = url;
+		for (char **s = specs; s && *s; s++)
+			args[n++] = *s;
+		args[n] = NULL;
+		if (run_git(workdir_fd, args, NULL, msg) != 0)
+			r = cd_fail(err, EIO, "git",
+				    "layer %s: fetching its commits into the workdir's repository: %s",
+				    l->id, msg);
+	}
+	repo_done(&g);
+	if (r >= 0)
+		*ret_refs = CD_TAKE_PTR(refs);
+	return r;
+}
