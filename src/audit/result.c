@@ -83,6 +83,30 @@ static void render_capture(struct cd_json *j, const struct cordon_result *res)
 	cd_json_object_end(j);
 }
 
+/* --cow's layer: its id (null when nothing changed, or the save failed: error says why); null
+ * for a direct workdir (nothing to keep). The id is what cordon diff, apply and discard take. */
+static void render_layer(struct cd_json *j, const struct cordon_result *res)
+{
+	cd_json_key(j, "layer");
+	if (!res->layer_id[0] && !res->layer_error.step[0]) {
+		cd_json_null(j);
+		return;
+	}
+	cd_json_object_begin(j);
+	if (res->layer_id[0])
+		cd_json_kv_string(j, "id", res->layer_id);
+	else
+		cd_json_key(j, "id"), cd_json_null(j);
+	cd_json_kv_uint(j, "changes", res->layer_changes);
+	cd_json_kv_uint(j, "skipped", res->layer_skipped);
+	cd_json_kv_bool(j, "full", res->layer_full);
+	if (res->layer_error.step[0])
+		cd_json_kv_string(j, "error", res->layer_error.msg);
+	else
+		cd_json_key(j, "error"), cd_json_null(j);
+	cd_json_object_end(j);
+}
+
 void cd_audit_render_result(struct cd_json *j, const struct cordon_result *res)
 {
 	cd_json_kv_string(j, "outcome", outcome_name(res->outcome));
@@ -105,6 +129,7 @@ void cd_audit_render_result(struct cd_json *j, const struct cordon_result *res)
 	render_cgroup_usage(j, res);
 	render_proxy(j, res);
 	render_capture(j, res);
+	render_layer(j, res);
 	cd_json_key(j, "error");
 	/* after the command ran, an error is cordon's own failure since (the audit trail) */
 	if (res->outcome != CORDON_OUTCOME_SETUP_ERROR && !res->error.step[0]) {
