@@ -7,11 +7,10 @@
  *  - the directories above it (and a file standing where a directory of the path would be, as
  *    a linked worktree's .git): each bound onto itself, so that none can be renamed, removed or
  *    replaced while the sandbox runs (a mount point cannot be: EBUSY);
- *  - a literal path that does not exist: with a copy-on-write workdir, a placeholder in a lower
- *    layer of cordon's own, made read-only or masked like an existing one, so that it cannot be
- *    created; with a direct workdir there is no place for a mount point that would not be in the
- *    user's directory, so the supervisor looks after the run and removes what was made there
- *    (cd_protect_sweep).
+ *  - a literal path that does not exist: nothing (it stays missing inside: no placeholder that
+ *    changes what a program sees); with a copy-on-write workdir, cordon apply refuses a layer
+ *    that made it (the manifest's globs); with a direct workdir the supervisor looks after the
+ *    run and removes what was made there (cd_protect_sweep).
  */
 #pragma once
 
@@ -37,9 +36,8 @@ struct cd_protect_path {
 	bool deny;    /* hidden rather than read-only */
 	bool dir;     /* a directory (as found, or as the rule says for a placeholder) */
 	bool create;  /* a literal path protected against being created too */
-	bool placeholder; /* with --cow, a read-only directory holds its place (else: refused at
-			   * apply only: git reads .git/commondir whatever it is, and dies on a
-			   * directory) */
+	bool placeholder; /* the list says refuse (not drop): kept for -v and the unit tests; no
+			   * placeholder is made any more (a missing path stays missing inside) */
 	enum cd_protect_state state;
 	size_t exist_len; /* ABSENT, BLOCKED: rel[0..exist_len) were directories (pinned) */
 	dev_t link_dev;   /* BLOCKED: the symlink that stood in the path (the user's: kept) */

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The copy-on-write review flow once the run used git (issue 29; README "Copy-on-write workdir"):
+# no placeholder makes a missing protected path exist inside (`test -e .git` stays false), yet
+# what the sandbox makes there never reaches the host through cordon apply; `cordon diff
+# --patch` is the work tree only (git apply --check takes it), `cordon diff --stat` lists the
+# run's commits, `cordon apply` brings them in as refs/cordon/ID/... through git (objects
+# checked) and drops the rest of the sandbox's git state, saying so; a hook, config or
+# alternates the sandbox put in its .git runs nothing on the host, during diff or apply or
+# after; a bad object is refused; the layer's id is in --report and the audit trail; and the
+# README's copy-on-write example runs as written on a fresh clone.
+# shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
+. "$TAP_LIB"
+
+host_root=$([ "$(id -u)" = 0 ] && echo yes)
+own() { if [ -n "$host_root" ] && is_user_mode; then chown -hR "$TEST_USER:" "$@"; fi; }
+G=(git -c user.name=t -c user.email=t@example.com -c safe.directory='*' -c init.defaultBranch=main)
+L=$TEST_TMP/layers
+mkdir -m 700 "$L" && own "$L"
+export LC_ALL=C
+src=$(cd "$(dirname "$0")/../.." && pwd)
+
+lc() { # the layer commands, as the caller: $rc $out $err
+	local cmd=$1
+	shift
+	out=$(as_caller "$CORDON" "$cmd" --layer-dir "$L" "$@" 2>"$TEST_TMP/lerr")
+	rc=$?
+	err=$(cat "$TEST_TMP/lerr")
+}
+layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
+hg() { (cd "$1" && shift && as_caller "${G[@]}" "$@"); } # git on the host, as the caller
+match() { # DESC TEXT ERE
+	if [[ $2 =~ $3 ]]; then pass "$1"; else fail "$1"; diag "expected to match: $3"; diag "got: $2"; fi
+}
+
+w=$(mkwork)
+cordon -w "$w" --cow --layer-dir "$L" -- true
+if [ "$rc" != 0 ]; then
+	skip "the copy-on-write review flow with git" "--cow refused here: $err"
+	done_testing
+	exit
+fi
+
+# --- 1. a protected path missing on the host is missing inside too
+w=$(mkwork)
+echo 'int main(void) { return 0; }' >"$w/hello.c" && own "$w"
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'for p in .git .git/hooks .envrc .vscode .claude .mcp.json; do test -e "$p" && echo "$p"; done; true'
+is "--cow in a project without .git: no .git, .git/hooks, .envrc, .vscode, .claude, .mcp.json inside" "$rc:$out" "0:"
+cordon -w "$w" --cow --layer-dir "$L" -- test -d .git
+is "--cow: test -d .git is false where the host has no .git (GNU hello's build asks)" "$rc" 1
+# the protection holds: what the sandbox makes there is refused by cordon apply
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'mkdir -p .git/hooks && printf "#!/bin/sh\ntouch %s/pwned-precommit\n" "$1" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo "touch $1/pwned-envrc" >.envrc && echo ok' sh "$TEST_TMP"
+is "... the sandbox can make .git/hooks/pre-commit and .envrc inside" "$rc:$out" "0:ok"
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+match "... cordon apply refuses the layer, saying why" "$rc:$err" '^125:cordon: apply: .*protected'
+is "... and neither reaches the host" "$(ls -A "$w")" "hello.c"
+lc discard "$id"
+
+# --- 2. a repository where the run edits, adds, deletes, renames, commits twice, makes a branch
+repo() {
+	local d
+	d=$(mkwork)
+	(cd "$d" && "${G[@]}" init -q . && "${G[@]}" config user.name t && "${G[@]}" config user.email t@example.com &&
+		echo '# myproject' >README.md && printf 'one\ntwo\n' >a.txt && echo old >old.txt && echo gone >gone.txt && mkdir docs && echo d >docs/d.txt &&
+		"${G[@]}" add -A && "${G[@]}" commit -qm base) >/dev/null
+	own "$d"
+	echo "$d"
+}
+w=$(repo)
+git_state() { (cd "$1" && find .git -path .git/objects -prune -o -type f -print0 | sort -z | xargs -0 sha256sum && git -c safe.directory='*' for-each-ref); }
+before=$(git_state "$w")
+base=$(hg "$w" rev-parse HEAD)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c '
+	set -e
+	echo three >>a.txt && echo new >new.txt && git rm -q gone.txt && git mv old.txt renamed.txt
+	git add -A && git commit -qm first
+	echo more >>new.txt && git commit -qam second
+	git branch feature
+	git checkout -qb topic && echo t >t.txt && git add t.txt && git commit -qm third && git checkout -q main
+	echo uncommitted >>a.txt && echo' 2>/dev/null
+is "the run edits, adds, deletes, renames, commits twice, branches" "$rc" 0
+id=$(layer_of "$err")
+lc diff --patch "$id"
+patch=$out
+unlike "cordon diff --patch: no .git path in it" "$patch" '(^|/)\.git/'
+clone=$(mkwork)/clone
+as_caller "${G[@]}" clone -q "$w" "$clone" 2>/dev/null
+printf '%s\n' "$patch" >"$TEST_TMP/p.patch"
+is "... git apply --check takes it (a clone at the run's start)" \
+	"$(cd "$clone" && as_caller git apply --check "$TEST_TMP/p.patch" 2>&1 && echo ok)" ok
+match "... edits, adds, deletes, renames" "$(grep -E '^(diff --git|rename|deleted|new file)' <<<"$patch" | tr '\n' ' ')" \
+	'a/a.txt b/a.txt.*a/gone.txt.*deleted file.*a/new.txt.*new file.*rename from old.txt rename to renamed.txt'
+lc diff --stat "$id"
+stat=$out
+like "cordon diff --stat: the files" "$stat" $'M a.txt\nD gone.txt\nA new.txt\nR old.txt -> renamed.txt\n'
+match "... the commits on main, as commits" "$stat" $'git: refs/heads/main -> [0-9a-f]{12} \\(2 new commits\\)\n  [0-9a-f]+ second\n  [0-9a-f]+ first'
+match "... the new branch and its commit" "$stat" 'git: refs/heads/topic -> [0-9a-f]{12} \(3 new commits\)'
+match "... the git state not shown, said" "$stat" "git: [0-9]+ files of the run's git state .* not shown"
+is "(diff ran no git of the host's: its git state unchanged)" "$(git_state "$w")" "$before"
+lc apply -w "$w" "$id"
+is "cordon apply: done" "$rc" 0
+like "... says where the commits are" "$out" "the run's commits are in refs/cordon/$id/feature, refs/cordon/$id/main, refs/cordon/$id/topic"
+match "... and that the rest of the git state was dropped" "$out" "files of the run's git state .* dropped"
+is "... refs/cordon/$id/main: the two commits on the run's start" \
+	"$(hg "$w" log --format=%s "refs/cordon/$id/main" | tr '\n' ' ')" "second first base "
+is "... refs/cordon/$id/topic: and the branch's" "$(hg "$w" log --format=%s "refs/cordon/$id/topic" | tr '\n' ' ')" \
+	"third second first base "
+is "... refs/cordon/$id/feature" "$(hg "$w" rev-parse "refs/cordon/$id/feature")" "$(hg "$w" rev-parse "refs/cordon/$id/main")"
+is "... the host's branch, HEAD and index untouched (git state is not written as files)" \
+	"$(hg "$w" rev-parse HEAD):$(hg "$w" diff --cached --name-only | wc -l)" "$base:0"
+is "... the objects pass git fsck" "$(hg "$w" fsck --strict 2>&1 && echo ok)" ok
+is "... the work tree is the run's" "$(cd "$w" && cat a.txt new.txt renamed.txt | tr '\n' ' ' && ls | tr '\n' ' ')" \
+	"one two three uncommitted new more old README.md a.txt docs new.txt renamed.txt "
+is "... and git sees it as the run's commit plus the uncommitted edit" \
+	"$(cd "$w" && as_caller env GIT_INDEX_FILE="$w/.git/cordon-test-index" sh -c 'git -c safe.directory="*" read-tree "$1" && git -c safe.directory="*" add -A && git -c safe.directory="*" diff --cached --stat "$1" | tail -1; rm -f .git/cordon-test-index' sh "refs/cordon/$id/main")" \
+	" 1 file changed, 1 insertion(+)"
+
+# --- attacks: a sandbox without the default protection plants hooks, config, alternates and a
+# filter in its .git; diff, apply and a later git on the host run none of them
+w=$(repo)
+mark=$TEST_TMP/marks
+mkdir -p "$mark" && chmod 777 "$mark"
+cfg_before=$(sha256sum <"$w/.git/config")
+cordon -w "$w" --cow --layer-dir "$L" --no-default-protect -- sh -c '
+	m=$1
+	mkdir -p .git/hooks .git/evilhooks .git/info
+	for h in pre-commit post-commit reference-transaction post-checkout post-merge pre-auto-gc post-rewrite fsmonitor-watchman; do
+		printf "#!/bin/sh\ntouch %s/hook-%s 2>/dev/null\nexit 0\n" "$m" "$h" >.git/hooks/$h
+		printf "#!/bin/sh\ntouch %s/hookspath-%s 2>/dev/null\nexit 0\n" "$m" "$h" >.git/evilhooks/$h
+		chmod +x .git/hooks/$h .git/evilhooks/$h
+	done
+	git commit -q --allow-empty -m inside --no-verify
+	git config core.fsmonitor "touch $m/fsmonitor; :"
+	git config core.hooksPath .git/evilhooks
+	git config filter.evil.clean "touch $m/filter-clean; cat"
+	git config filter.evil.smudge "touch $m/filter-smudge; cat"
+	git config core.pager "touch $m/pager; cat"
+	git config alias.status "!touch $m/alias"
+	echo "* filter=evil" >.git/info/attributes
+	echo /nonexistent/objects >.git/objects/info/alternates
+	echo planted' sh "$mark"
+is "(the sandbox plants them in its .git, with --no-default-protect)" "$rc:$out" "0:planted"
+id=$(layer_of "$err")
+lc diff "$id"
+is "cordon diff: ran" "$rc" 0
+lc apply -w "$w" "$id"
+is "cordon apply: ran" "$rc" 0
+match "... the commit arrives as a ref" "$(hg "$w" log --format=%s "refs/cordon/$id/main" 2>&1 | head -1)" '^inside$'
+hg "$w" status --short >/dev/null 2>&1
+hg "$w" diff >/dev/null 2>&1
+is "... nothing planted ran, during diff, apply, or a git status on the host after" "$(ls -A "$mark")" ""
+is "... the host's .git/config is the user's" "$(sha256sum <"$w/.git/config")" "$cfg_before"
+is "... no planted hook, attributes or alternates in the host's .git" \
+	"$(ls "$w/.git/hooks" 2>/dev/null | grep -v sample; ls "$w/.git/evilhooks" "$w/.git/info/attributes" "$w/.git/objects/info/alternates" 2>/dev/null)" ""
+
+# a bad object: a commit git's fsck refuses, on a branch: apply refuses the layer, writes nothing
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- python3 -I -c '
+import hashlib, os, zlib
+body = b"tree 0000000000000000000000000000000000000000\nauthor nobody\n\nbad\n"
+obj = b"commit %d\0" % len(body) + body
+h = hashlib.sha1(obj).hexdigest()
+os.makedirs(".git/objects/" + h[:2], exist_ok=True)
+open(".git/objects/%s/%s" % (h[:2], h[2:]), "wb").write(zlib.compress(obj))
+open(".git/refs/heads/evil", "w").write(h + "\n")
+open("ok.txt", "w").write("ok\n")
+print("planted")'
+is "(a bad commit on a branch, made inside)" "$rc:$out" "0:planted"
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+match "... cordon apply refuses it (git's fsck), in one line" "$rc:$(wc -l <<<"$err"):$err" '^125:1:cordon: apply: .*'
+is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
+# --- 4. the layer's id in --report and the audit trail
+w=$(repo)
+o=$(mkwork)
+cordon -w "$w" --cow --layer-dir "$L" --report "$o/r.json" --audit "$o/a.jsonl" -- sh -c 'echo x >x'
+id=$(layer_of "$err")
+is "--report: the layer's id and changes" \
+	"$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layer"]; print(l["id"], l["changes"], l["error"])' "$o/r.json")" "$id 1 None"
+is "--audit: the exit event has it too" \
+	"$(python3 -c 'import json,sys; print([json.loads(x)["layer"]["id"] for x in open(sys.argv[1]) if json.loads(x)["event"] == "exit"][0])' "$o/a.jsonl")" "$id"
+cordon -w "$w" --report "$o/r2.json" -- true
+is "--report without --cow: layer is null" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["layer"])' "$o/r2.json")" None
+lc discard "$id"
+
+# --- README's copy-on-write example, run as written on a fresh clone (each "$ " line of its
+# first example block, in order)
+example=$(awk '/^### Copy-on-write workdir/ { s = 1 } s && n && !/^    / { exit } s && /^    \$ / { sub(/^    \$ /, ""); print; n++ }' "$src/README.md")
+match "(README's copy-on-write example: edit, commit inside, diff, git apply --check, apply, the ref)" \
+	"$(tr '\n' ' ' <<<"$example")" 'cordon --cow .*git commit.*cordon diff.*git apply --check.*cordon apply.*refs/cordon'
+origin=$(repo)
+home=$TEST_TMP/home
+rm -rf "$home" && mkdir -p "$home" && own "$home" && (cd "$home" && as_caller "${G[@]}" clone -q "$origin" myproject 2>/dev/null &&
+	cd myproject && as_caller git config user.name t && as_caller git config user.email t@example.com)
+printf 'set -e\nexport CORDON_LAYER_DIR=%q PATH=%q:$PATH\ncd %q\n%s\n' "$L" "$(dirname "$CORDON")" "$home" "$example" >"$TEST_TMP/example.sh"
+chmod 755 "$TEST_TMP/example.sh"
+out=$(as_caller bash "$TEST_TMP/example.sh" 2>&1)
+rc=$?
+is "README's example runs as written (every line succeeds)" "$rc" 0 || diag "$out"
+is "... the commit made inside arrives as a ref of its own" \
+	"$(hg "$home/myproject" for-each-ref --format='%(refname)' 'refs/cordon/' | sed 's|refs/cordon/[0-9a-f]*/|refs/cordon/ID/|')" "refs/cordon/ID/main"
+
+done_testing
