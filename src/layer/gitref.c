@@ -100,11 +100,9 @@ static ssize_t read_memfd(int fd, char *buf, size_t size)
 	return n;
 }
 
-static void child_exec(int cwd_fd, int out, int errfd, char *const argv[])
+static void child_exec(int cwd_fd, int in, int out, int errfd, char *const argv[])
 {
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
 	    (cwd_fd >= 0 && fchdir(cwd_fd) < 0))
 		_exit(127);
 	execve("/usr/bin/git", argv, (char *const *)git_env);
@@ -112,53 +110,80 @@ static void child_exec(int cwd_fd, int out, int errfd, char *const argv[])
 	_exit(127);
 }
 
-/* git ARGS... in cwd_fd (-1: ours): its exit status; its stdout in *ret_out (malloc'd, may be
- * NULL), its stderr's first line in msg. */
-static int run_git(int cwd_fd, const char *const *args, char **ret_out, char msg[200])
+/* git's output, at most GIT_OUT_MAX bytes of it (malloc'd, NUL-ended) */
+static int take_output(int fd, char **ret)
 {
-	const char *argv[N_GIT_OPTS + 32];
+	struct stat st;
+	char *buf;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size >= GIT_OUT_MAX)
+		st.st_size = GIT_OUT_MAX - 1;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	read_memfd(fd, buf, (size_t)st.st_size + 1);
+	*ret = buf;
+	return 0;
+}
+
+static int wait_git(pid_t pid, int *ret_status)
+{
+	while (waitpid(pid, ret_status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/* git ARGS... in cwd_fd (-1: ours), input (or NULL) on its stdin: its exit status; its stdout
+ * in *ret_out (malloc'd; ret_out may be NULL), its stderr's first line in msg. */
+static int run_git_in(int cwd_fd, const char *const *args, const char *input, char **ret_out,
+		      char msg[200])
+{
+	_cleanup_close_ int in = memfd_create("cordon-git-in", MFD_CLOEXEC);
 	_cleanup_close_ int out = memfd_create("cordon-git-out", MFD_CLOEXEC);
 	_cleanup_close_ int errfd = memfd_create("cordon-git-err", MFD_CLOEXEC);
-	size_t n = 0;
+	_cleanup_free_ const char **argv = NULL;
+	size_t n = 0, na = 0;
 	char ebuf[512];
-	int status;
+	int status, r;
 	pid_t pid;
 
-	if (out < 0 || errfd < 0)
-		return -errno;
+	while (args[na])
+		na++;
+	argv = calloc(N_GIT_OPTS + na + 1, sizeof(*argv));
+	if (in < 0 || out < 0 || errfd < 0 || !argv)
+		return argv ? -errno : -ENOMEM;
+	if ((input && cd_write_all(in, input, strlen(input)) < 0) || lseek(in, 0, SEEK_SET) < 0)
+		return -EIO;
 	for (size_t i = 0; i < N_GIT_OPTS; i++)
 		argv[n++] = git_opts[i];
-	for (size_t i = 0; args[i] && n < sizeof(argv) / sizeof(argv[0]) - 1; i++)
+	for (size_t i = 0; i < na; i++)
 		argv[n++] = args[i];
-	argv[n] = NULL;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		child_exec(cwd_fd, out, errfd, (char *const *)argv);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+		child_exec(cwd_fd, in, out, errfd, (char *const *)argv);
+	r = wait_git(pid, &status);
+	if (r < 0)
+		return r;
 	read_memfd(errfd, ebuf, sizeof(ebuf));
 	ebuf[strcspn(ebuf, "\n")] = '\0';
+	for (size_t k = strlen(ebuf); k > 0 && ebuf[k - 1] == ' '; k--)
+		ebuf[k - 1] = '\0'; /* (git pads its "remote:" lines) */
 	snprintf(msg, 200, "%.199s", ebuf[0] ? ebuf : "no message");
-	if (ret_out) {
-		struct stat st;
-		char *buf;
-
-		if (fstat(out, &st) < 0)
-			return -errno;
-		if ((uint64_t)st.st_size >= GIT_OUT_MAX)
-			st.st_size = GIT_OUT_MAX - 1;
-		buf = malloc((size_t)st.st_size + 1);
-		if (!buf)
-			return -ENOMEM;
-		read_memfd(out, buf, (size_t)st.st_size + 1);
-		*ret_out = buf;
-	}
+	if (ret_out && (r = take_output(out, ret_out)) < 0)
+		return r;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !ebuf[0])
 		snprintf(msg, 200, "git is not installed (/usr/bin/git)");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_git(int cwd_fd, const char *const *args, char **ret_out, char msg[200])
+{
+	return run_git_in(cwd_fd, args, NULL, ret_out, msg);
 }
 
 /* ---- the layer's refs and objects, as data ---- */
@@ -314,6 +339,8 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	if (n < 0 || n > PATH_MAX - 32)
 		return -ENAMETOOLONG;
 	objs[n] = '\0';
+	if (strchr(objs, '\n'))
+		return -EINVAL; /* (alternates are lines) */
 	snprintf(alt, sizeof(alt), "%s/.git/objects\n", objs);
 	snprintf(objs, sizeof(objs), "%s/objects/info", g->tmp);
 	if (mkdir(objs, 0700) < 0 && errno != EEXIST)
@@ -349,14 +376,23 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	char msg[200] = "", rel[CD_LAYER_ID_LEN + 8];
 	_cleanup_close_ int tree_fd = -1;
 	size_t hash_hex = 40;
-	int r = host_repo(g->workdir_fd, &hash_hex, msg);
+	int r = host_repo(g->workdir_fd, &hash_hex, msg), host = r;
 
-	if (r < 0)
-		return cd_fail(err, -r, "git", "layer %s: its commits: %s", l->id, msg);
 	snprintf(rel, sizeof(rel), "%s/tree", l->id);
 	tree_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0);
 	if (tree_fd < 0)
 		return cd_fail_errno(err, -tree_fd, "git", "layer %s: open tree", l->id);
+	if (host == -ENOENT) /* no repository here: the run's commits, if any, have nowhere to go */
+		r = collect_refs(g, l, tree_fd, hash_hex, err) ?: collect_refs(g, l, tree_fd, 64, err);
+	if (host == -ENOENT && r >= 0 && g->n_refs)
+		return cd_fail(err, ENOENT, "git",
+			       "layer %s: the run made commits in a git repository the workdir does "
+			       "not have (no .git here): they cannot be brought in (git init first, "
+			       "or cordon discard)", l->id);
+	if (host == -ENOENT)
+		return r;
+	if (host < 0)
+		return cd_fail(err, -host, "git", "layer %s: its commits: %s", l->id, msg);
 	r = collect_refs(g, l, tree_fd, hash_hex, err);
 	if (r < 0 || g->n_refs == 0)
 		return r;
@@ -387,30 +423,15 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const char *not,
 		   char msg[200])
 {
-	/* the host's refs excluded: passed as arguments (at most 1024 + 1 lines) */
-	_cleanup_free_ const char **args = calloc(1024 + 16, sizeof(*args));
-	_cleanup_free_ char *log = NULL, *copy = strdup(not);
-	char *save = NULL;
+	/* the host's refs excluded: ^NAME lines on git's stdin (however many) */
+	const char *args[] = { "--git-dir", g->tmp, "log", "--format=  %h %s", "--stdin", ref->hex,
+			       "--", NULL };
+	_cleanup_free_ char *log = NULL;
 	size_t n = 0;
-	int r;
+	int r = run_git_in(-1, args, not, &log, msg);
 
-	if (!args || !copy)
-		return -ENOMEM;
-	args[n++] = "--git-dir";
-	args[n++] = g->tmp;
-	args[n++] = "log";
-	args[n++] = "--format=  %h %s";
-	args[n++] = ref->hex;
-	args[n++] = "--not";
-	for (char *t = strtok_r(copy, "\n", &save); t && n < 1024 + 14; t = strtok_r(NULL, "\n", &save))
-		if (strlen(t) >= 40 && all_hex(t, strlen(t)))
-			args[n++] = t;
-	args[n++] = "--";
-	args[n] = NULL;
-	r = run_git(-1, args, &log, msg);
 	if (r != 0)
 		return r < 0 ? r : -EIO;
-	n = 0;
 	for (const char *p = log; *p; p++)
 		n += *p == '\n';
 	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n%s", ref->name, ref->hex, n,
@@ -422,8 +443,7 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
  * counted from). */
 static int host_tips(int workdir_fd, char **ret, char msg[200])
 {
-	const char *args[] = { "--git-dir=.git", "for-each-ref", "--count=1024",
-			       "--format=%(objectname)", NULL };
+	const char *args[] = { "--git-dir=.git", "for-each-ref", "--format=^%(objectname)", NULL };
 	const char *head[] = { "--git-dir=.git", "rev-parse", "-q", "--verify", "HEAD", NULL };
 	_cleanup_free_ char *refs = NULL, *h = NULL;
 	int r = run_git(workdir_fd, args, &refs, msg);
@@ -431,7 +451,7 @@ static int host_tips(int workdir_fd, char **ret, char msg[200])
 	if (r != 0)
 		return r < 0 ? r : -EIO;
 	(void)run_git(workdir_fd, head, &h, msg);
-	*ret = cd_strdup_printf("%s%s", refs, h ? h : "");
+	*ret = cd_strdup_printf("%s%s%s", refs, h && h[0] ? "^" : "", h ? h : "");
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -455,15 +475,17 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 	for (size_t i = 0; r >= 0 && i < g.n_refs; i++)
 		if (put_log(out, &g, &g.refs[i], tips, msg) < 0)
 			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
-	if (r >= 0)
-		fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, "
-			"logs) not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
-			workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
-			: g.n_refs ? "cordon apply brings the commits in as refs/cordon/"
-			: "no branch moved: cordon apply drops them", g.n_refs ? l->id : "",
-			g.n_refs ? "/... and drops the rest" : "");
+	if (r < 0) /* the files were shown: say why the commits are not, and go on */
+		fprintf(out, "git: the run's commits cannot be listed: %s\n", err->msg);
+	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) not "
+		"shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
+		workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
+		: r < 0	       ? "cordon apply refuses the layer as it is"
+		: g.n_refs     ? "cordon apply brings the commits in as refs/cordon/"
+			       : "no branch moved: cordon apply drops them",
+		r >= 0 && g.n_refs ? l->id : "", r >= 0 && g.n_refs ? "/... and drops the rest" : "");
 	repo_done(&g);
-	return r;
+	return 0;
 }
 
 /* ---- apply: the commits fetched ---- */

@@ -248,8 +248,8 @@ if [ -n "$cow_works" ]; then
 		"$(status_in "$w")" no
 	w=$(worktree)
 	cow_apply "$w" "$relink" --no-default-protect
-	is "(control) --cow without the defaults: apply wrote the .git file, git status ran it" \
-		"$(status_in "$w")" ran
+	is "--cow without the defaults too: cordon apply writes no .git (git's state: never), git status runs nothing" \
+		"$(status_in "$w")" no
 else
 	skip "F1 4: --cow: the .git file" "--cow does not work here: $err"
 	skip "(control) --cow without the defaults" "--cow does not work here"
@@ -313,7 +313,8 @@ if [ -n "$cow_works" ]; then
 	is "... git status runs nothing" "$(status_in "$w")" no
 	w=$(plain)
 	cow_apply "$w" "$gitlink" --no-default-protect
-	is "(control) --cow without the defaults: applied, git status ran it" "$(status_in "$w")" ran
+	is "--cow without the defaults too: cordon apply writes no x/.git (git's state: never), git status runs nothing" \
+		"$(status_in "$w")" no
 fi
 
 # a repository of the user's below the top, not a submodule (not protected: a known limit) that the
