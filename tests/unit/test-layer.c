@@ -301,6 +301,18 @@ static void test_protect(void)
 	   "a/**/z: zero or more components");
 }
 
+/* git's state: a path with a .git component, never diffed nor applied as a file (gitref.c) */
+static void test_git_path(void)
+{
+	ok(cd_layer_git_path(".git") && cd_layer_git_path(".git/index") &&
+	   cd_layer_git_path(".git/objects/ab/cdef"), ".git and below: git's state");
+	ok(cd_layer_git_path("sub/.git") && cd_layer_git_path("a/b/.git/config"),
+	   "a nested repository's .git (a directory or a file) too");
+	ok(!cd_layer_git_path(".gitignore") && !cd_layer_git_path(".github/workflows/x.yml") &&
+	   !cd_layer_git_path("a.git/x") && !cd_layer_git_path("x/.gitmodules") &&
+	   !cd_layer_git_path("git/.gi"), "not .gitignore, .github, a.git, .gitmodules: the work tree");
+}
+
 /* ---- the store ---- */
 
 static void test_store(void)
@@ -1095,6 +1107,7 @@ int main(void)
 	test_manifest();
 	test_parse_errors();
 	test_protect();
+	test_git_path();
 	test_save_live();
 	snprintf(T, sizeof(T), "/tmp/test-layer-XXXXXX");
 	if (!mkdtemp(T))
