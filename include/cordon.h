@@ -760,7 +760,10 @@ CORDON_PUBLIC void cordon_layer_list_free(struct cordon_layer_info *v, size_t n)
 CORDON_PUBLIC int cordon_layer_info(const char *store, const char *id,
 				    struct cordon_layer_info *ret, struct cordon_error *err);
 /* What the layer changes, written to out_fd (borrowed): CORDON_DIFF_STAT, one line per change
- * and a count; CORDON_DIFF_PATCH, a git-style patch of the workdir as the run saw it. A file of
+ * and a count, then the commits the run made ("git: refs/heads/B -> ID (N new commits)" and one
+ * line each, against the workdir's repository) and a line counting the git state not shown;
+ * CORDON_DIFF_PATCH, a git-style patch of the workdir as the run saw it, the work tree only (no
+ * path with a ".git" component: `git apply` takes it). A file of
  * more than 8 MiB is binary to it and never read into memory whole ("Binary files ... differ"
  * in the patch, as git past core.bigFileThreshold). */
 enum { CORDON_DIFF_STAT = 1, CORDON_DIFF_PATCH = 2 };

@@ -38,11 +38,13 @@ static const char usage[] =
 	"directory (apply: of DIR).\n"
 	"  layers   list the layers: id, when saved, workdir, number of changes; a layer\n"
 	"           that cannot be checked as cordon's own is listed with why\n"
-	"  diff     what a layer changes: a summary then a patch (--stat, --patch: only one)\n"
+	"  diff     what a layer changes: a summary (the files, then the commits the run\n"
+	"           made) then a patch of the work tree (--stat, --patch: only one)\n"
 	"  apply    write a layer's changes into the current directory (-w, --workdir: DIR),\n"
 	"           which must be the layer's workdir, after checking that nothing changed\n"
-	"           there since the run (else nothing is written); the layer is then removed\n"
-	"           from the store\n"
+	"           there since the run (else nothing is written); the run's commits are\n"
+	"           fetched as refs/cordon/ID/BRANCH, the rest of its .git is dropped; the\n"
+	"           layer is then removed from the store\n"
 	"  discard  remove a layer (--all: every layer of the store)\n";
 
 static int fail(const char *what, const char *why)
