@@ -16,6 +16,7 @@
  * /dev/null), no fsmonitor, only the file protocol.
  */
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,10 @@ struct gitrepo {
 	char tmp[64];   /* the temporary bare repository ("": none) */
 	struct stat tmp_st;
 	int workdir_fd; /* borrowed */
+	bool as_owner;  /* root in another user's workdir: git runs as that user (what it makes
+			 * in the workdir's .git is theirs, as apply's files are) */
+	uid_t uid;
+	gid_t gid;
 	struct gitref refs[GIT_REFS_MAX];
 	size_t n_refs;
 	size_t n_objects;
@@ -100,10 +105,18 @@ static ssize_t read_memfd(int fd, char *buf, size_t size)
 	return n;
 }
 
-static void child_exec(int cwd_fd, int in, int out, int errfd, char *const argv[])
+static void child_exec(const struct gitrepo *g, int cwd_fd, int in, int out, int errfd,
+		       char *const argv[])
 {
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
-	    (cwd_fd >= 0 && fchdir(cwd_fd) < 0))
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+		_exit(127);
+	if (g->as_owner && (setgroups(0, NULL) < 0 || setresgid(g->gid, g->gid, g->gid) < 0 ||
+			    setresuid(g->uid, g->uid, g->uid) < 0)) {
+		dprintf(2, "cannot become the workdir's owner (%u): %s\n", (unsigned)g->uid,
+			strerror(errno));
+		_exit(126);
+	}
+	if (cwd_fd >= 0 && fchdir(cwd_fd) < 0)
 		_exit(127);
 	execve("/usr/bin/git", argv, (char *const *)git_env);
 	execve("/usr/local/bin/git", argv, (char *const *)git_env);
@@ -138,7 +151,7 @@ static int wait_git(pid_t pid, int *ret_status)
 
 /* git ARGS... in cwd_fd (-1: ours), input (or NULL) on its stdin: its exit status; its stdout
  * in *ret_out (malloc'd; ret_out may be NULL), its stderr's first line in msg. */
-static int run_git_in(int cwd_fd, const char *const *args, const char *input, char **ret_out,
+static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *args, const char *input, char **ret_out,
 		      char msg[200])
 {
 	_cleanup_close_ int in = memfd_create("cordon-git-in", MFD_CLOEXEC);
@@ -165,7 +178,7 @@ static int run_git_in(int cwd_fd, const char *const *args, const char *input, ch
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		child_exec(cwd_fd, in, out, errfd, (char *const *)argv);
+		child_exec(g, cwd_fd, in, out, errfd, (char *const *)argv);
 	r = wait_git(pid, &status);
 	if (r < 0)
 		return r;
@@ -181,9 +194,10 @@ static int run_git_in(int cwd_fd, const char *const *args, const char *input, ch
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int run_git(int cwd_fd, const char *const *args, char **ret_out, char msg[200])
+static int run_git(const struct gitrepo *g, int cwd_fd, const char *const *args, char **ret_out,
+		   char msg[200])
 {
-	return run_git_in(cwd_fd, args, NULL, ret_out, msg);
+	return run_git_in(g, cwd_fd, args, NULL, ret_out, msg);
 }
 
 /* ---- the layer's refs and objects, as data ---- */
@@ -252,6 +266,14 @@ static int collect_refs(struct gitrepo *g, const struct cd_layer *l, int tree_fd
 	return 0;
 }
 
+/* What we make in the temporary repository is the user's whom git runs as (as_owner). */
+static int give(const struct gitrepo *g, int fd)
+{
+	if (g->as_owner && fchown(fd, g->uid, g->gid) < 0)
+		return -errno;
+	return 0;
+}
+
 /* One object file of the layer into the temporary repository (at the same place below .git). */
 static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_change *c)
 {
@@ -273,6 +295,9 @@ static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_cha
 	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 	if (out < 0)
 		return errno == EEXIST ? 0 : -errno;
+	r = give(g, dir) ?: give(g, out);
+	if (r < 0)
+		return r;
 	r = cd_lfs_copy_sparse(in, out, c->now.size, NULL, &size, sha);
 	if (r >= 0 && (size != c->now.size || memcmp(sha, c->now.sha256, 32)))
 		r = -EBADMSG; /* not what the manifest says */
@@ -289,30 +314,30 @@ static void repo_done(struct gitrepo *g)
 }
 
 /* The workdir's repository: a .git directory at its top. Its object format. */
-static int host_repo(int workdir_fd, size_t *ret_hex, char msg[200])
+static int host_repo(const struct gitrepo *g, size_t *ret_hex, char msg[200])
 {
 	const char *args[] = { "--git-dir=.git", "rev-parse", "--show-object-format", NULL };
 	_cleanup_free_ char *out = NULL;
 	struct stat st;
 	int r;
 
-	if (fstatat(workdir_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+	if (fstatat(g->workdir_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(msg, 200, "the workdir has no .git directory");
 		return -ENOENT;
 	}
-	r = run_git(workdir_fd, args, &out, msg);
+	r = run_git(g, g->workdir_fd, args, &out, msg);
 	if (r != 0)
 		return r < 0 ? r : -EIO;
 	*ret_hex = !strncmp(out, "sha256", 6) ? 64 : 40;
 	return 0;
 }
 
-static int write_new(const char *path, const char *s)
+static int write_new(const struct gitrepo *g, const char *path, const char *s)
 {
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				      0600);
 
-	return fd < 0 ? -errno : cd_write_all(fd, s, strlen(s));
+	return fd < 0 ? -errno : give(g, fd) ?: cd_write_all(fd, s, strlen(s));
 }
 
 static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
@@ -328,9 +353,9 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 		g->tmp[0] = '\0';
 		return -errno;
 	}
-	if (lstat(g->tmp, &g->tmp_st) < 0)
+	if (lstat(g->tmp, &g->tmp_st) < 0 || (g->as_owner && chown(g->tmp, g->uid, g->gid) < 0))
 		return -errno;
-	r = run_git(-1, args, NULL, msg);
+	r = run_git(g, -1, args, NULL, msg);
 	if (r != 0)
 		return r < 0 ? r : -EIO;
 	/* the new objects' history: the workdir's own objects (the directory opened) */
@@ -342,11 +367,8 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	if (strchr(objs, '\n'))
 		return -EINVAL; /* (alternates are lines) */
 	snprintf(alt, sizeof(alt), "%s/.git/objects\n", objs);
-	snprintf(objs, sizeof(objs), "%s/objects/info", g->tmp);
-	if (mkdir(objs, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	snprintf(objs, sizeof(objs), "%s/objects/info/alternates", g->tmp);
-	return write_new(objs, alt);
+	snprintf(objs, sizeof(objs), "%s/objects/info/alternates", g->tmp); /* (git init's dir) */
+	return write_new(g, objs, alt);
 }
 
 /* Each ref the layer names, made in the temporary repository: git checks the name and that
@@ -363,7 +385,7 @@ static int tmp_refs(struct gitrepo *g, char msg[200])
 
 		if (!ref)
 			return -ENOMEM;
-		r = run_git(-1, args, NULL, msg);
+		r = run_git(g, -1, args, NULL, msg);
 		if (r != 0)
 			return r < 0 ? r : -EIO;
 	}
@@ -376,7 +398,15 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	char msg[200] = "", rel[CD_LAYER_ID_LEN + 8];
 	_cleanup_close_ int tree_fd = -1;
 	size_t hash_hex = 40;
-	int r = host_repo(g->workdir_fd, &hash_hex, msg), host = r;
+	struct stat st;
+	int r, host;
+
+	if (geteuid() == 0 && fstat(g->workdir_fd, &st) == 0 && st.st_uid != 0) {
+		g->as_owner = true;
+		g->uid = st.st_uid;
+		g->gid = st.st_gid;
+	}
+	r = host = host_repo(g, &hash_hex, msg);
 
 	snprintf(rel, sizeof(rel), "%s/tree", l->id);
 	tree_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0);
@@ -428,7 +458,7 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
 			       "--", NULL };
 	_cleanup_free_ char *log = NULL;
 	size_t n = 0;
-	int r = run_git_in(-1, args, not, &log, msg);
+	int r = run_git_in(g, -1, args, not, &log, msg);
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
@@ -441,16 +471,16 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
 
 /* The host repository's refs and HEAD, one object name a line (what the run's commits are
  * counted from). */
-static int host_tips(int workdir_fd, char **ret, char msg[200])
+static int host_tips(const struct gitrepo *g, char **ret, char msg[200])
 {
 	const char *args[] = { "--git-dir=.git", "for-each-ref", "--format=^%(objectname)", NULL };
 	const char *head[] = { "--git-dir=.git", "rev-parse", "-q", "--verify", "HEAD", NULL };
 	_cleanup_free_ char *refs = NULL, *h = NULL;
-	int r = run_git(workdir_fd, args, &refs, msg);
+	int r = run_git(g, g->workdir_fd, args, &refs, msg);
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
-	(void)run_git(workdir_fd, head, &h, msg);
+	(void)run_git(g, g->workdir_fd, head, &h, msg);
 	*ret = cd_strdup_printf("%s%s%s", refs, h && h[0] ? "^" : "", h ? h : "");
 	return *ret ? 0 : -ENOMEM;
 }
@@ -469,7 +499,7 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 	if (workdir_fd >= 0)
 		r = repo_build(&g, l, store_fd, err);
 	if (r >= 0 && g.n_refs > 0)
-		r = host_tips(workdir_fd, &tips, msg) < 0
+		r = host_tips(&g, &tips, msg) < 0
 			    ? cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg)
 			    : 0;
 	for (size_t i = 0; r >= 0 && i < g.n_refs; i++)
@@ -528,7 +558,7 @@ int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, c
 		for (char **s = specs; s && *s; s++)
 			args[n++] = *s;
 		args[n] = NULL;
-		if (run_git(workdir_fd, args, NULL, msg) != 0)
+		if (run_git(&g, g.workdir_fd, args, NULL, msg) != 0)
 			r = cd_fail(err, EIO, "git",
 				    "layer %s: fetching its commits into the workdir's repository: %s",
 				    l->id, msg);

@@ -115,6 +115,22 @@ is "... and git sees it as the run's commit plus the uncommitted edit" \
 	"$(cd "$w" && as_caller env GIT_INDEX_FILE="$w/.git/cordon-test-index" sh -c 'git -c safe.directory="*" read-tree "$1" && git -c safe.directory="*" add -A && git -c safe.directory="*" diff --cached --stat "$1" | tail -1; rm -f .git/cordon-test-index' sh "refs/cordon/$id/main")" \
 	" 1 file changed, 1 insertion(+)"
 
+# root applying in another user's repository: git runs as that user (what it adds to .git is
+# theirs, as apply's files are)
+if [ -n "$host_root" ] && ! is_user_mode; then
+	w=$(repo)
+	chown -R "$TEST_USER:" "$w"
+	cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo x >>a.txt && git commit -qam inside'
+	id=$(layer_of "$err")
+	lc apply -w "$w" "$id"
+	is "root, another user's repository: the commit arrives as a ref" \
+		"$rc:$(git -c safe.directory='*' -C "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:inside"
+	is "... and nothing in its .git is root's" "$(find "$w/.git" -user 0 | head -3)" ""
+else
+	skip "root applying in another user's repository" "as root only"
+	skip "... nothing in its .git is root's" "as root only"
+fi
+
 # --- attacks: a sandbox without the default protection plants hooks, config, alternates and a
 # filter in its .git; diff, apply and a later git on the host run none of them
 w=$(repo)
