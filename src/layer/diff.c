@@ -497,12 +497,14 @@ static int put_patches(FILE *out, const struct ctx *x, const struct item *items,
  * manifest's order (by path) each take the first added file by path not yet taken. */
 static bool rename_from(const struct cd_layer_change *c)
 {
-	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_DELETE && c->base.type == CD_LT_FILE && c->base.size > 0;
+	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_DELETE &&
+	       c->base.type == CD_LT_FILE && c->base.size > 0;
 }
 
 static bool rename_to(const struct cd_layer_change *c)
 {
-	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_ADD && c->now.type == CD_LT_FILE && c->now.size > 0;
+	return !cd_layer_git_path(c->path) && c->op == CD_LAYER_ADD && c->now.type == CD_LT_FILE &&
+	       c->now.size > 0;
 }
 
 static int cmp_add(const void *x, const void *y)

@@ -151,8 +151,8 @@ static int wait_git(pid_t pid, int *ret_status)
 
 /* git ARGS... in cwd_fd (-1: ours), input (or NULL) on its stdin: its exit status; its stdout
  * in *ret_out (malloc'd; ret_out may be NULL), its stderr's first line in msg. */
-static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *args, const char *input, char **ret_out,
-		      char msg[200])
+static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *args,
+		      const char *input, char **ret_out, char msg[200])
 {
 	_cleanup_close_ int in = memfd_create("cordon-git-in", MFD_CLOEXEC);
 	_cleanup_close_ int out = memfd_create("cordon-git-out", MFD_CLOEXEC);
@@ -412,13 +412,14 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	tree_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0);
 	if (tree_fd < 0)
 		return cd_fail_errno(err, -tree_fd, "git", "layer %s: open tree", l->id);
-	if (host == -ENOENT) /* no repository here: the run's commits, if any, have nowhere to go */
-		r = collect_refs(g, l, tree_fd, hash_hex, err) ?: collect_refs(g, l, tree_fd, 64, err);
+	/* no repository here: the run's commits, if any, have nowhere to go */
+	if (host == -ENOENT)
+		r = collect_refs(g, l, tree_fd, 40, err) ?: collect_refs(g, l, tree_fd, 64, err);
 	if (host == -ENOENT && r >= 0 && g->n_refs)
 		return cd_fail(err, ENOENT, "git",
-			       "layer %s: the run made commits in a git repository the workdir does "
-			       "not have (no .git here): they cannot be brought in (git init first, "
-			       "or cordon discard)", l->id);
+			       "layer %s: the run made commits in a git repository the workdir "
+			       "does not have (no .git here): they cannot be brought in (git init "
+			       "first, or cordon discard)", l->id);
 	if (host == -ENOENT)
 		return r;
 	if (host < 0)
@@ -498,22 +499,21 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 		return 0;
 	if (workdir_fd >= 0)
 		r = repo_build(&g, l, store_fd, err);
-	if (r >= 0 && g.n_refs > 0)
-		r = host_tips(&g, &tips, msg) < 0
-			    ? cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg)
-			    : 0;
+	if (r >= 0 && g.n_refs > 0 && host_tips(&g, &tips, msg) < 0)
+		r = cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg);
 	for (size_t i = 0; r >= 0 && i < g.n_refs; i++)
 		if (put_log(out, &g, &g.refs[i], tips, msg) < 0)
 			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
 	if (r < 0) /* the files were shown: say why the commits are not, and go on */
 		fprintf(out, "git: the run's commits cannot be listed: %s\n", err->msg);
-	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) not "
-		"shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
+	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) "
+		"not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
 		workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
 		: r < 0	       ? "cordon apply refuses the layer as it is"
 		: g.n_refs     ? "cordon apply brings the commits in as refs/cordon/"
 			       : "no branch moved: cordon apply drops them",
-		r >= 0 && g.n_refs ? l->id : "", r >= 0 && g.n_refs ? "/... and drops the rest" : "");
+		r >= 0 && g.n_refs ? l->id : "",
+		r >= 0 && g.n_refs ? "/... and drops the rest" : "");
 	repo_done(&g);
 	return 0;
 }
@@ -559,9 +559,8 @@ int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, c
 			args[n++] = *s;
 		args[n] = NULL;
 		if (run_git(&g, g.workdir_fd, args, NULL, msg) != 0)
-			r = cd_fail(err, EIO, "git",
-				    "layer %s: fetching its commits into the workdir's repository: %s",
-				    l->id, msg);
+			r = cd_fail(err, EIO, "git", "layer %s: fetching its commits into the "
+				    "workdir's repository: %s", l->id, msg);
 	}
 	repo_done(&g);
 	if (r >= 0)
