@@ -233,7 +233,7 @@ static bool pack_file(const char *p, size_t hash_hex)
 	const char *s = ".git/objects/pack/pack-";
 	size_t n = strlen(s);
 
-	if (strncmp(p, s, n) || strlen(p) != n + hash_hex + 4 || !all_hex(p + n, hash_hex))
+	if (strncmp(p, s, n) || strlen(p) < n + hash_hex || !all_hex(p + n, hash_hex))
 		return false;
 	return !strcmp(p + n + hash_hex, ".idx") || !strcmp(p + n + hash_hex, ".pack");
 }
@@ -243,27 +243,93 @@ static bool new_file(const struct cd_layer_change *c)
 	return c->op != CD_LAYER_DELETE && c->now.type == CD_LT_FILE;
 }
 
-static int collect_refs(struct gitrepo *g, const struct cd_layer *l, int tree_fd, size_t hash_hex,
-			struct cordon_error *err)
+static int add_ref(struct gitrepo *g, const struct cd_layer *l, const char *name, const char *hex,
+		   size_t hash_hex, struct cordon_error *err)
 {
-	for (size_t i = 0; i < l->n_changes; i++) {
+	struct gitref *r = &g->refs[g->n_refs];
+
+	for (size_t i = 0; i < g->n_refs; i++)
+		if (!strcmp(g->refs[i].name, name))
+			return 0; /* a loose ref wins over a packed one, as in git */
+	if (g->n_refs == GIT_REFS_MAX)
+		return cd_fail(err, E2BIG, "git", "layer %s: more than %d branches", l->id,
+			       GIT_REFS_MAX);
+	r->name = strdup(name);
+	if (!r->name)
+		return cd_fail(err, ENOMEM, "git", "out of memory");
+	memcpy(r->hex, hex, hash_hex);
+	r->hex[hash_hex] = '\0';
+	g->n_refs++;
+	return 0;
+}
+
+/* A small file of the layer (tree/ or base/, dir -1: none), NUL-ended; NULL when it is not
+ * there or is past GIT_OUT_MAX bytes. */
+static char *read_small(int dir, const char *path)
+{
+	_cleanup_close_ int fd = dir >= 0 ? cd_lfs_open(dir, path, O_RDONLY, 0) : -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size >= GIT_OUT_MAX)
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || read_memfd(fd, buf, (size_t)st.st_size + 1) != st.st_size)
+		return NULL;
+	return CD_TAKE_PTR(buf);
+}
+
+/* A line of text, whole ("\n" on both sides, or the start). */
+static bool has_line(const char *text, const char *line, size_t len)
+{
+	for (const char *p = text; p && (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && p[len] == '\n')
+			return true;
+	return false;
+}
+
+/* .git/packed-refs (git gc, git pack-refs): its "HEX refs/heads/NAME" lines that the workdir's
+ * packed-refs did not have as they are (its header and peeled "^HEX" lines skipped). */
+static int collect_packed(struct gitrepo *g, const struct cd_layer *l, int tree_fd, int base_fd,
+			  size_t hash_hex, struct cordon_error *err)
+{
+	_cleanup_free_ char *now = read_small(tree_fd, ".git/packed-refs");
+	_cleanup_free_ char *was = read_small(base_fd, ".git/packed-refs");
+	char *save = NULL;
+	int r = 0;
+
+	for (char *t = now ? strtok_r(now, "\n", &save) : NULL; r >= 0 && t;
+	     t = strtok_r(NULL, "\n", &save)) {
+		size_t len = strlen(t);
+
+		if (len <= hash_hex + 12 || t[hash_hex] != ' ' || !all_hex(t, hash_hex) ||
+		    strncmp(t + hash_hex + 1, "refs/heads/", 11) || (was && has_line(was, t, len)))
+			continue;
+		r = add_ref(g, l, t + hash_hex + 1, t, hash_hex, err);
+	}
+	return r;
+}
+
+static int collect_refs(struct gitrepo *g, const struct cd_layer *l, int tree_fd, int base_fd,
+			size_t hash_hex, struct cordon_error *err)
+{
+	char hex[65];
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < l->n_changes; i++) {
 		const struct cd_layer_change *c = &l->changes[i];
 		bool head = !strcmp(c->path, ".git/HEAD");
-		struct gitref *r = &g->refs[g->n_refs];
 
 		if (!new_file(c) || (!head && strncmp(c->path, ".git/refs/heads/", 16)))
 			continue;
-		if (read_ref(tree_fd, c->path, hash_hex, r->hex) < 0)
+		if (read_ref(tree_fd, c->path, hash_hex, hex) < 0)
 			continue; /* HEAD naming a branch: the branch's file says where it is */
-		if (g->n_refs == GIT_REFS_MAX)
-			return cd_fail(err, E2BIG, "git", "layer %s: more than %d branches", l->id,
-				       GIT_REFS_MAX);
-		r->name = strdup(head ? "HEAD" : c->path + 5);
-		if (!r->name)
-			return cd_fail(err, ENOMEM, "git", "out of memory");
-		g->n_refs++;
+		r = add_ref(g, l, head ? "HEAD" : c->path + 5, hex, hash_hex, err);
 	}
-	return 0;
+	for (size_t i = 0; r >= 0 && i < l->n_changes; i++)
+		if (new_file(&l->changes[i]) && !strcmp(l->changes[i].path, ".git/packed-refs"))
+			r = collect_packed(g, l, tree_fd, base_fd, hash_hex, err);
+	return r;
 }
 
 /* What we make in the temporary repository is the user's whom git runs as (as_owner). */
@@ -396,7 +462,7 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 		      struct cordon_error *err)
 {
 	char msg[200] = "", rel[CD_LAYER_ID_LEN + 8];
-	_cleanup_close_ int tree_fd = -1;
+	_cleanup_close_ int tree_fd = -1, base_fd = -1;
 	size_t hash_hex = 40;
 	struct stat st;
 	int r, host;
@@ -412,9 +478,12 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	tree_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0);
 	if (tree_fd < 0)
 		return cd_fail_errno(err, -tree_fd, "git", "layer %s: open tree", l->id);
+	snprintf(rel, sizeof(rel), "%s/base", l->id);
+	base_fd = cd_lfs_open(store_fd, rel, O_RDONLY | O_DIRECTORY, 0); /* (-1: none) */
 	/* no repository here: the run's commits, if any, have nowhere to go */
 	if (host == -ENOENT)
-		r = collect_refs(g, l, tree_fd, 40, err) ?: collect_refs(g, l, tree_fd, 64, err);
+		r = collect_refs(g, l, tree_fd, base_fd, 40, err) ?:
+		    collect_refs(g, l, tree_fd, base_fd, 64, err);
 	if (host == -ENOENT && r >= 0 && g->n_refs)
 		return cd_fail(err, ENOENT, "git",
 			       "layer %s: the run made commits in a git repository the workdir "
@@ -424,7 +493,7 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 		return r;
 	if (host < 0)
 		return cd_fail(err, -host, "git", "layer %s: its commits: %s", l->id, msg);
-	r = collect_refs(g, l, tree_fd, hash_hex, err);
+	r = collect_refs(g, l, tree_fd, base_fd, hash_hex, err);
 	if (r < 0 || g->n_refs == 0)
 		return r;
 	r = init_tmp(g, hash_hex, msg);

@@ -115,6 +115,15 @@ is "... and git sees it as the run's commit plus the uncommitted edit" \
 	"$(cd "$w" && as_caller env GIT_INDEX_FILE="$w/.git/cordon-test-index" sh -c 'git -c safe.directory="*" read-tree "$1" && git -c safe.directory="*" add -A && git -c safe.directory="*" diff --cached --stat "$1" | tail -1; rm -f .git/cordon-test-index' sh "refs/cordon/$id/main")" \
 	" 1 file changed, 1 insertion(+)"
 
+# git gc inside: the objects in a new pack, the branches in packed-refs (their loose files gone)
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo x >>a.txt && git commit -qam packed && git branch side && git gc -q --prune=now' 2>/dev/null
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+is "git gc inside (a pack, packed-refs): the commit still arrives, on both branches" \
+	"$rc:$(hg "$w" log --format=%s -1 "refs/cordon/$id/main"):$(hg "$w" log --format=%s -1 "refs/cordon/$id/side")" \
+	"0:packed:packed"
+
 # root applying in another user's repository: git runs as that user (what it adds to .git is
 # theirs, as apply's files are)
 if [ -n "$host_root" ] && ! is_user_mode; then
