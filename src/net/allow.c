@@ -206,13 +206,25 @@ static bool same_addr(const struct sockaddr_storage *e, const struct sockaddr *a
 		      &((const struct sockaddr_in6 *)addr)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
-/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. */
+static bool is_localhost(const char *name);
+static bool is_loopback(const struct sockaddr *addr);
+
+/* The address entry that equals addr (port ignored in addr) and takes port, or NULL. A
+ * "localhost" entry is the host's loopback by name (RFC 6761): it takes every loopback address
+ * on its ports, so that `--allow-net localhost:PORT` alone reaches a service of the host's
+ * whichever of 127.0.0.1 and ::1 the name or the client picks. */
 static const struct cd_allow *match_addr(const struct cd_allow *list, size_t n,
 					 const struct sockaddr *addr, uint16_t port)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!list[i].name && port_ok(&list[i], port) && same_addr(&list[i].addr, addr))
+	for (size_t i = 0; i < n; i++) {
+		if (!port_ok(&list[i], port))
+			continue;
+		if (!list[i].name && same_addr(&list[i].addr, addr))
 			return &list[i];
+		if (list[i].name && !list[i].wildcard && is_localhost(list[i].name) &&
+		    is_loopback(addr))
+			return &list[i];
+	}
 	return NULL;
 }
 
@@ -510,18 +522,22 @@ static bool is_localhost(const char *name)
 	       (n > l && name[n - l - 1] == '.' && strcmp(name + n - l, "localhost") == 0);
 }
 
+static bool is_loopback(const struct sockaddr *addr)
+{
+	const char *special = cd_addr_special(addr);
+
+	return special && strcmp(special, "loopback") == 0;
+}
+
 bool cd_allow_has_loopback(const struct cd_allow *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *special;
-
 		if (list[i].name) {
 			if (is_localhost(list[i].name))
 				return true;
 			continue;
 		}
-		special = cd_addr_special((const struct sockaddr *)&list[i].addr);
-		if (special && strcmp(special, "loopback") == 0)
+		if (is_loopback((const struct sockaddr *)&list[i].addr))
 			return true;
 	}
 	return false;

@@ -482,6 +482,37 @@ static void test_literals(void)
 	run_cases(cases, CD_ELEMENTSOF(cases));
 }
 
+/* "localhost" is the host's loopback by name: its entry alone reaches a service of the host's
+ * on its port (the README's `--allow-net localhost:PORT`), by name or by loopback address, and
+ * nothing else. */
+static void test_localhost(void)
+{
+	const struct dcase cases[] = {
+		{ "localhost:PORT alone: localhost resolved to 127.0.0.1", LIST("localhost:8089"),
+		  "localhost", false, 8089, LIST("127.0.0.1"), "dial 127.0.0.1:8089" },
+		{ "... to ::1", LIST("localhost:8089"), "localhost", false, 8089, LIST("::1"),
+		  "dial [::1]:8089" },
+		{ "... 127.0.0.1 named by the client", LIST("localhost:8089"), "127.0.0.1", false,
+		  8089, NULL, "dial 127.0.0.1:8089" },
+		{ "... ::1 named by the client", LIST("localhost:8089"), "::1", true, 8089, NULL,
+		  "dial [::1]:8089" },
+		{ "... not on another port", LIST("localhost:8089"), "127.0.0.1", false, 8090, NULL,
+		  "refuse: 127.0.0.1:8090 is not on the allow-list" },
+		{ "... nor another port by name", LIST("localhost:8089"), "localhost", false, 22,
+		  LIST("127.0.0.1"), "refuse: localhost:22 is not on the allow-list" },
+		{ "... nor a private address", LIST("localhost:8089"), "10.0.0.1", false, 8089,
+		  NULL, "refuse: 10.0.0.1:8089 is not on the allow-list" },
+		{ "... nor the host's own address", LIST("localhost:8089"), "1.2.3.4", false, 8089,
+		  NULL, "refuse: 1.2.3.4:8089 is not on the allow-list" },
+		{ "localhost on the default ports", LIST("localhost"), "localhost", false, 80,
+		  LIST("127.0.0.1"), "dial 127.0.0.1:80" },
+		{ "another allowed name still may not lead to loopback", LIST("example.com"),
+		  "example.com", false, 443, LIST("127.0.0.1"), "refuse (loopback)" },
+	};
+
+	run_cases(cases, CD_ELEMENTSOF(cases));
+}
+
 /* The DNS-rebinding rule: an allowed name reaches a special address, or one of the host's own,
  * only when that address is allowed itself, on that port. */
 static void test_rebinding(void)
@@ -726,6 +757,7 @@ int main(void)
 	test_own_prefixes();
 	test_names();
 	test_literals();
+	test_localhost();
 	test_rebinding();
 	test_several();
 	test_no_own();
