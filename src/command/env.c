@@ -44,6 +44,16 @@ static bool keep_from_caller(const char *kv)
 }
 
 /* Cleared, then a short safe set; --pass-env and --env on top, in that order. */
+/* No network at all: a retry cannot help, yet npm (fetch-retries: 71 s) and pip (--retries:
+ * 9 s) retry every failure, a lookup the sandbox's resolver refused included: they stop at the
+ * first. --env and --pass-env come later and may change it. */
+static int no_net_env(char ***envp)
+{
+	int r = env_set(envp, "npm_config_fetch_retries=0");
+
+	return r == 0 ? env_set(envp, "PIP_RETRIES=0") : r;
+}
+
 /* --allow-net: every common spelling points at the proxy (a client that goes direct finds no
  * route anyway). Loopback is the sandbox's own (a dev server the command started): exempt, in
  * the forms clients read (names, addresses, CIDR), unless the host's loopback was allowed,
@@ -149,6 +159,8 @@ int cd_env_build(const struct cd_command_opts *o, const struct cd_net_opts *net,
 		r = env_set(&envp, user);
 	if (r == 0)
 		r = env_set(&envp, logname);
+	if (r == 0 && net->mode == CORDON_NET_NONE && !net->n_allow)
+		r = no_net_env(&envp);
 	if (r == 0 && net->n_allow)
 		r = proxy_env(&envp, cd_allow_has_loopback(net->allow, net->n_allow),
 			      hostname ? hostname : CD_DEFAULT_HOSTNAME);

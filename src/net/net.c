@@ -60,6 +60,23 @@ int cd_net_loopback_up(struct cordon_error *err)
 	return 0;
 }
 
+int cd_net_dns_socket(struct cordon_error *err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "net", "make the resolver's socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = cd_fail_errno(err, errno, "net", "bind 127.0.0.1:53 for the resolver");
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* The egress proxy's socket: made here, in the sandbox's namespace, and accepted on by the
  * supervisor outside it (the listening socket stays in the namespace it was made in). */
 int cd_net_proxy_listen(uint16_t port, struct cordon_error *err)

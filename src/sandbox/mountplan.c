@@ -24,6 +24,7 @@
 
 #include "hostpath.h"
 #include "mount.h"
+#include "resolver.h"
 
 /* Top-level entries replaced by an empty read-only directory. /var goes whole: lib, log, spool,
  * mail, cache, backups, www... hold databases, logs and credentials; /var/tmp comes back fresh. */
@@ -391,6 +392,38 @@ static int plan_hosts(struct cd_mount_plan *p, const char *root, const char *hos
 	return add_line(p, root, "etc/hosts", line, host_known, hostname, err);
 }
 
+/* The sandbox's own network has no route out: its /etc/resolv.conf names cordon's resolver on
+ * its loopback (resolver.h), which answers at once and tells cordon the name, instead of the
+ * host's servers, which cannot be reached (glibc says "temporary failure": npm and pip retry for
+ * a minute). No search domains: a name is looked up as it was written. Only over a file the root
+ * has (a symlink, as systemd-resolved's, leads where the sandbox's /run has nothing: left). */
+static int plan_resolv(struct cd_mount_plan *p, const char *root, struct cordon_error *err)
+{
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct cd_mnt *m;
+	struct stat st;
+	int r;
+
+	if (rootfd < 0)
+		return cd_fail_errno(err, errno, "rootfs", "%s", root);
+	if (user_mount_over(p, "/etc/resolv.conf", false) ||
+	    fstatat(rootfd, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	r = add(p, CD_MNT_FILE, NULL, "/etc/resolv.conf", &m, err);
+	if (r < 0)
+		return r;
+	m->content = strdup("# made by cordon: no lookup leaves the sandbox; this resolver answers "
+			    "each with an error\n# (--allow-net: allowed names go through the proxy, "
+			    "which looks them up outside)\n"
+			    "nameserver " CD_RESOLVER_ADDR "\n"
+			    "options attempts:1 timeout:2\n");
+	if (!m->content)
+		return cd_fail(err, ENOMEM, "mount", "out of memory");
+	m->content_len = strlen(m->content);
+	m->ro = true;
+	return 0;
+}
+
 /* git refuses a repository owned by another uid ("dubious ownership"): what is bound in
  * read-only shows root's files as nobody's, and the id-mapped workdir's as the sandbox user's
  * own. Inside, every repository is the sandbox's to use: HOME's .gitconfig says so, and stays
@@ -583,6 +616,8 @@ int cd_mount_plan_build(const struct cd_fs_opts *fs, const char *hostname, bool 
 	if (r >= 0)
 		r = plan_hosts(&p, fs->rootfs ? fs->rootfs : "/",
 			       hostname ? hostname : CD_DEFAULT_HOSTNAME, err);
+	if (r >= 0 && own_net)
+		r = plan_resolv(&p, fs->rootfs ? fs->rootfs : "/", err);
 	if (r >= 0)
 		r = plan_gitconfig(&p, id, err);
 	if (r >= 0)

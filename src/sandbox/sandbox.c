@@ -31,6 +31,7 @@
 #include "initspec.h"
 #include "libexec.h"
 #include "proxy.h"
+#include "resolver.h"
 #include "rlimits.h"
 #include "cares.h"
 #include "sandbox.h"
@@ -746,6 +747,21 @@ static void start_proxy(struct cd_sandbox *sb, int fd)
 		      CD_PROXY_URL, c->net.n_allow);
 }
 
+static void start_resolver(struct cd_sandbox *sb, int fd)
+{
+	const struct cordon_config *c = sb->c;
+	const struct cd_resolver_opts o = {
+		.allow = c->net.allow, .n_allow = c->net.n_allow, .audit = &sb->rec.audit,
+		.log = c->log.fn, .log_data = c->log.data,
+		.notice = c->log.notice, .notice_data = c->log.notice_data,
+	};
+
+	/* no resolver: lookups fail as they did before it (nothing listens), nothing worse */
+	if (cd_resolver_new(fd, &o, &sb->resolver, &(struct cordon_error){ 0 }) == 0)
+		cd_log_line(&c->log, "net: the sandbox's resolver answers on %s:53 inside",
+			    CD_RESOLVER_ADDR);
+}
+
 static void take_listener(struct cd_sandbox *sb, int fd, const struct cd_msg *m)
 {
 	sb->rec.listener = fd;
@@ -778,6 +794,9 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 		 * descriptor nobody takes is closed here */
 		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy && sb->c->net.n_allow)
 			start_proxy(sb, CD_TAKE_FD(fd));
+		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && !sb->resolver &&
+		    sb->c->net.mode != CORDON_NET_HOST)
+			start_resolver(sb, CD_TAKE_FD(fd));
 		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->rec.listener < 0 &&
 		    cd_audit_on(&sb->rec.audit))
 			take_listener(sb, CD_TAKE_FD(fd), &m);
@@ -799,6 +818,8 @@ void cd_sandbox_poll(const struct cd_sandbox *sb, struct pollfd p[CD_SANDBOX_NPO
 	p[CD_SANDBOX_POLL_LISTENER] = (struct pollfd){ sb->rec.listener, POLLIN, 0 };
 	p[CD_SANDBOX_POLL_PROXY] =
 		(struct pollfd){ sb->proxy ? cd_proxy_fd(sb->proxy) : -1, POLLIN, 0 };
+	p[CD_SANDBOX_POLL_DNS] =
+		(struct pollfd){ sb->resolver ? cd_resolver_fd(sb->resolver) : -1, POLLIN, 0 };
 }
 
 void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NPOLL])
@@ -811,6 +832,8 @@ void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NP
 		sb->rec.listener = cd_safe_close(sb->rec.listener);
 	if (p[CD_SANDBOX_POLL_PROXY].revents && sb->proxy)
 		cd_proxy_run(sb->proxy);
+	if (p[CD_SANDBOX_POLL_DNS].revents && sb->resolver)
+		cd_resolver_run(sb->resolver);
 }
 
 void cd_sandbox_reap(struct cd_sandbox *sb)
@@ -912,6 +935,8 @@ void cd_sandbox_end(struct cd_sandbox *sb)
 		/* its net events go to the audit before the exit event */
 		cd_proxy_free(CD_TAKE_PTR(sb->proxy), &sb->res->proxy);
 	}
+	/* (its dns events, and its last notice, before the exit event) */
+	cd_resolver_free(CD_TAKE_PTR(sb->resolver));
 	audit_end(sb);
 }
 
@@ -949,6 +974,7 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 	cd_audit_close(&sb->rec.audit);
 	cd_closep(&sb->rec.listener);
 	cd_proxy_free(sb->proxy, NULL);
+	cd_resolver_free(sb->resolver);
 	if (sb->rec.have_before)
 		cd_snapshot_done(&sb->rec.before);
 	if (sb->have_id)

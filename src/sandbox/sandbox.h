@@ -32,6 +32,7 @@
 #include "userns.h"
 
 struct cd_proxy;
+struct cd_resolver;
 
 struct cd_sandbox;
 struct cd_json;
@@ -113,6 +114,7 @@ struct cd_sandbox {
 	bool have_id;
 	struct cd_mount_plan plan;
 	struct cd_proxy *proxy;     /* the egress proxy, once pid 1 sent its socket */
+	struct cd_resolver *resolver; /* the sandbox's resolver, once pid 1 sent its socket */
 	bool failed; /* a setup error came from pid 1, or the proxy could not start */
 	struct cd_sandbox_seccomp sec;
 	struct cd_sandbox_bounds bounds;
@@ -145,7 +147,7 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 
 /* The poll loop: the sandbox's descriptors (pidfd first: POLLIN once pid 1 ended). */
 enum { CD_SANDBOX_POLL_PIDFD, CD_SANDBOX_POLL_SOCK, CD_SANDBOX_POLL_LISTENER,
-       CD_SANDBOX_POLL_PROXY, CD_SANDBOX_NPOLL };
+       CD_SANDBOX_POLL_PROXY, CD_SANDBOX_POLL_DNS, CD_SANDBOX_NPOLL };
 void cd_sandbox_poll(const struct cd_sandbox *sb, struct pollfd p[CD_SANDBOX_NPOLL]);
 /* What poll found: messages of pid 1, exec notifications, proxy connections. */
 void cd_sandbox_serve(struct cd_sandbox *sb, const struct pollfd p[CD_SANDBOX_NPOLL]);

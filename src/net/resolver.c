@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * resolver.c - the sandbox's resolver (resolver.h): answers each query on 127.0.0.1:53 inside
+ * with an error and tells the names once. Runs in the supervisor, on a socket of the sandbox's
+ * network namespace: every byte it reads is the sandbox's, so it reads a bounded number of
+ * bounded datagrams per call, keeps a bounded set of names, and sends back no more than came.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dns.h"
+#include "resolver.h"
+#include "util.h"
+
+#define MAX_QUERY 4096   /* an EDNS query's usual ceiling; a longer datagram is dropped */
+#define PER_RUN   64     /* datagrams read per call: the supervisor has other work */
+
+struct cd_resolver {
+	struct cd_resolver_opts o;
+	int fd;
+	char *seen[CD_RESOLVER_MAX_NAMES]; /* names met, told (or logged, when allowed) once */
+	size_t n_seen;
+	uint64_t more;   /* lookups of names past the set */
+	uint64_t queries;
+	uint8_t buf[MAX_QUERY];
+};
+
+/* Does the allow-list let this name through on any port of its entries (the proxy is where it
+ * goes)? name is in presentation form: one with escapes is no host name and matches nothing. */
+static bool name_allowed(const struct cd_resolver *r, const char *name)
+{
+	for (size_t i = 0; i < r->o.n_allow; i++) {
+		const struct cd_allow *a = &r->o.allow[i];
+		struct cd_decision d;
+
+		if (a->name && cd_allow_decide(r->o.allow, r->o.n_allow, NULL, name, false,
+					       a->port ? a->port : 443, NULL, &d) ==
+				       CD_VERDICT_RESOLVE)
+			return true;
+	}
+	return false;
+}
+
+static bool is_reverse(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strcmp(name, "arpa") == 0 || (n > 5 && strcmp(name + n - 5, ".arpa") == 0);
+}
+
+static bool host_name(const char *name)
+{
+	char norm[256];
+
+	return cd_allow_normalize_name(name, norm, sizeof(norm)) == 0;
+}
+
+static void audit_name(const struct cd_resolver *r, const char *name, uint16_t qtype,
+		       const char *answer)
+{
+	struct cd_json j;
+
+	if (!r->o.audit || !cd_audit_on(r->o.audit))
+		return;
+	cd_audit_begin(r->o.audit, &j, "dns");
+	cd_json_kv_string(&j, "name", name);
+	cd_json_kv_uint(&j, "qtype", qtype);
+	cd_json_kv_string(&j, "answer", answer);
+	cd_audit_end(r->o.audit, &j);
+}
+
+/* The first lookup of a name: -v's line, the audit's event, and the notice when it is refused
+ * (a reverse lookup or a bad name gets no advice: no --allow-net would help). */
+static void tell(const struct cd_resolver *r, const char *name, uint16_t qtype, bool allowed)
+{
+	char line[CD_DNS_NAME_MAX + 256];
+
+	if (r->o.log) {
+		snprintf(line, sizeof(line), "net: dns: %s (type %u): %s", name, qtype,
+			 allowed ? "allowed: REFUSED here, the proxy looks it up"
+				 : "NXDOMAIN, not looked up");
+		r->o.log(r->o.log_data, line);
+	}
+	audit_name(r, name, qtype, allowed ? "refused" : "nxdomain");
+	if (allowed || !r->o.notice || is_reverse(name))
+		return;
+	if (!host_name(name))
+		snprintf(line, sizeof(line), "%s: looked up %s (not a host name)",
+			 r->o.n_allow ? "not on the allow-list" : "no network", name);
+	else if (r->o.n_allow)
+		snprintf(line, sizeof(line), "not on the allow-list: looked up %s "
+			 "(another --allow-net %s lets it through)", name, name);
+	else
+		snprintf(line, sizeof(line), "no network: looked up %s "
+			 "(--allow-net %s lets it through)", name, name);
+	r->o.notice(r->o.notice_data, line);
+}
+
+/* The answer to a name, told the first time it comes (while the set has room). */
+static uint8_t answer(struct cd_resolver *r, const struct cd_dns_query *q)
+{
+	bool allowed = name_allowed(r, q->name);
+
+	for (size_t i = 0; i < r->n_seen; i++)
+		if (strcmp(r->seen[i], q->name) == 0)
+			return allowed ? CD_DNS_REFUSED : CD_DNS_NXDOMAIN;
+	if (r->n_seen == CD_RESOLVER_MAX_NAMES || !(r->seen[r->n_seen] = strdup(q->name))) {
+		r->more += !allowed;
+	} else {
+		r->n_seen++;
+		tell(r, q->name, q->qtype, allowed);
+	}
+	return allowed ? CD_DNS_REFUSED : CD_DNS_NXDOMAIN;
+}
+
+static void serve_one(struct cd_resolver *r, const uint8_t *msg, size_t n,
+		      const struct sockaddr_in *from)
+{
+	struct cd_dns_query q;
+	uint8_t out[CD_DNS_HEADER + CD_DNS_NAME_WIRE_MAX + 4], rcode = CD_DNS_FORMERR;
+	int k = cd_dns_parse_query(msg, n, &q, &rcode);
+	size_t len;
+
+	if (k < 0)
+		return;
+	if (k > 0)
+		rcode = answer(r, &q);
+	len = cd_dns_reply(msg, n, &q, rcode, out, sizeof(out));
+	if (len)
+		(void)sendto(r->fd, out, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+			     (const struct sockaddr *)from, sizeof(*from));
+}
+
+void cd_resolver_run(struct cd_resolver *r)
+{
+	uint8_t *buf = r->buf;
+
+	for (int i = 0; i < PER_RUN; i++) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(r->fd, buf, MAX_QUERY, MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&from, &fl);
+
+		if (n < 0)
+			return; /* EAGAIN: all read (an error: nothing else to do) */
+		r->queries++;
+		if ((size_t)n > MAX_QUERY || fl != sizeof(from) || from.sin_family != AF_INET)
+			continue; /* cut short (MSG_TRUNC says the whole size): not a query we read */
+		serve_one(r, buf, (size_t)n, &from);
+	}
+}
+
+int cd_resolver_fd(const struct cd_resolver *r)
+{
+	return r->fd;
+}
+
+int cd_resolver_new(int udp_fd, const struct cd_resolver_opts *o, struct cd_resolver **ret,
+		    struct cordon_error *err)
+{
+	struct cd_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		close(udp_fd);
+		return cd_fail(err, ENOMEM, "net", "out of memory");
+	}
+	r->o = *o;
+	r->fd = udp_fd;
+	*ret = r;
+	return 0;
+}
+
+void cd_resolver_free(struct cd_resolver *r)
+{
+	char line[256];
+
+	if (!r)
+		return;
+	if (r->more && r->o.notice) {
+		snprintf(line, sizeof(line), "%s: ... and %llu more lookups (names past the first %d "
+			 "are not told one by one)", r->o.n_allow ? "not on the allow-list"
+			 : "no network", (unsigned long long)r->more, CD_RESOLVER_MAX_NAMES);
+		r->o.notice(r->o.notice_data, line);
+	}
+	for (size_t i = 0; i < r->n_seen; i++)
+		free(r->seen[i]);
+	cd_safe_close(r->fd);
+	free(r);
+}
