@@ -2,7 +2,7 @@
 /*
  * fuzz-net.c - libFuzzer target for what the egress proxy parses from the sandbox and from the
  * command line: the request head (httpreq.c), SOCKS5 (socks.c), the allow-list entries and names
- * (allow.c); and the DNS-rebinding rule of cd_allow_decide (allow.c) for the addresses the input's
+ * (allow.c); the sandbox's resolver's DNS reading and reply (dns.c); and the DNS-rebinding rule of cd_allow_decide (allow.c) for the addresses the input's
  * bytes make.
  * Checks the invariants the proxy relies on, not only the absence of crashes.
  */
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "allow.h"
+#include "dns.h"
 #include "httpreq.h"
 #include "socks.h"
 
@@ -60,6 +61,41 @@ static void check_socks(const uint8_t *d, size_t n)
 	if (r < 0 && (!why || !code))
 		abort();
 	if (r > 0 && (used > n || !req.host[0] || !req.port || strpbrk(req.host, " \r\n/@?#")))
+		abort();
+}
+
+/* The sandbox's resolver's reading of a datagram (dns.c): what it answers, and that the answer
+ * is no longer than the query, keeps its id and question, and names it in printable bytes only. */
+static void check_dns(const uint8_t *d, size_t n)
+{
+	uint8_t out[CD_DNS_HEADER + CD_DNS_NAME_WIRE_MAX + 4], rcode = 0xee;
+	struct cd_dns_query q;
+	int r = cd_dns_parse_query(d, n, &q, &rcode);
+	size_t len;
+
+	if (r < 0) {
+		if (n >= CD_DNS_HEADER && !(d[2] & 0x80))
+			abort(); /* only a runt or a response is dropped */
+		return;
+	}
+	if (r == 0 && (q.question_len || (rcode != CD_DNS_FORMERR && rcode != CD_DNS_NOTIMP)))
+		abort();
+	if (r > 0) {
+		if (q.question_len < 5 || CD_DNS_HEADER + q.question_len > n || !q.name[0] ||
+		    strlen(q.name) >= CD_DNS_NAME_MAX)
+			abort();
+		for (const char *c = q.name; *c; c++)
+			if (*c <= ' ' || *c >= 0x7f || (*c >= 'A' && *c <= 'Z'))
+				abort(); /* nothing that could move a terminal's cursor, one case */
+		if (q.qtype != (d[CD_DNS_HEADER + q.question_len - 4] << 8 |
+				d[CD_DNS_HEADER + q.question_len - 3]))
+			abort();
+		rcode = CD_DNS_NXDOMAIN;
+	}
+	len = cd_dns_reply(d, n, &q, rcode, out, sizeof(out));
+	if (len != CD_DNS_HEADER + q.question_len || len > n || out[0] != d[0] || out[1] != d[1] ||
+	    !(out[2] & 0x80) || (out[3] & 0x0f) != rcode ||
+	    memcmp(out + CD_DNS_HEADER, d + CD_DNS_HEADER, q.question_len) != 0)
 		abort();
 }
 
@@ -142,6 +178,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	check_request(s, size);
 	check_socks(data, size);
 	check_rebinding(data, size);
+	check_dns(data, size);
 	if (size < 300 && !memchr(data, '\0', size))
 		check_entry(s);
 	free(s);
