@@ -9,7 +9,8 @@ export LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC TERM=xterm-test
 
 HOME=$TEST_TMP/nohome c -- "$PROBE" env # no git identity of the caller's (t-hints)
 names=$(cut -d= -f1 <<<"$out" | sort | tr '\n' ' ')
-is "only the safe set is kept" "$names" "HOME LANG LC_ALL LOGNAME PATH TERM TZ USER "
+is "only the safe set is kept (and, without network, npm's and pip's retries off)" "$names" \
+	"HOME LANG LC_ALL LOGNAME PATH PIP_RETRIES TERM TZ USER npm_config_fetch_retries "
 unlike "no secret of the caller's leaks" "$out" "secret"
 like "TERM, LANG, TZ pass" "$out" "TERM=xterm-test"
 c --pass-env OPENAI_API_KEY -- "$PROBE" env

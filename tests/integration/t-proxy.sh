@@ -126,16 +126,19 @@ like "-v: one line per connection, with the decision and the reason" "$err" "cor
 c --report "$o/r3.json" -- true
 is "without --allow-net: net none, no proxy in the report" "$(jv "$o/r3.json" '[r["applied"]["net"], r["proxy"]]')" '["none", null]'
 
-# --- names and DNS rebinding (localhost resolves to a loopback address)
+# --- names and DNS rebinding. "localhost" is the host's loopback by name (RFC 6761): its entry
+# takes the loopback addresses on its ports (README: `--allow-net localhost:PORT` alone); another
+# name that resolves to loopback is refused unless the address is allowed too (below, in the
+# network namespace that plays the host, whose /etc/hosts has such a name)
 c --allow-net "localhost:$P1" --allow-net "127.0.0.1:$P1" -- curl -sS "http://localhost:$P1/index.txt"
 is "a name (localhost) with its loopback address allowed too works" "$rc:$out" "0:hello from the allowed server"
 c --allow-net "localhost:$P1" -- curl -sS "http://localhost:$P1/index.txt"
-like_glob "a name allowed alone that resolves to loopback is refused (rebinding)" "$out" "cordon: localhost resolves to * a loopback address, which is not on the allow-list itself*"
+is "localhost:PORT allowed alone reaches the host's loopback on PORT" "$rc:$out" "0:hello from the allowed server"
 c --allow-net "localhost:$P1" -- curl -sS -o /dev/null -w '%{http_connect}' -p "http://localhost:$P1/"
-is "... CONNECT too: 403" "$out" 403
+is "... CONNECT too: 200" "$out" 200
 for alias in 127.0.0.1 '[::ffff:127.0.0.1]' '[::1]' 0x7f000001 127.1 2130706433 0177.0.0.1 '[0:0:0:0:0:ffff:7f00:1]'; do
-	c --allow-net "localhost:$P1" --allow-net "example.test:$P1" -- curl -sS -o /dev/null -w '%{http_code}' "http://$alias:$P1/index.txt"
-	like_glob "the host's loopback by another spelling ($alias) is refused" "$out" "40[03]"
+	c --allow-net "localhost:$P1" --allow-net "example.test:$P1" -- curl -sS -o /dev/null -w '%{http_code}' "http://$alias:$P2/index.txt"
+	like_glob "the host's loopback by another spelling ($alias), on a port localhost is not allowed, is refused" "$out" "40[03]"
 done
 c --allow-net "*.example.test:$P1" -- curl -sS "http://example.test:$P1/"
 is "*.example.test does not cover example.test itself" "$out" "cordon: example.test:$P1 is not on the allow-list"
@@ -175,7 +178,8 @@ make_host_ns() {
 		mkdir -p "/etc/netns/$hns" &&
 		printf '%s\n' "127.0.0.1 localhost" "$HA hostaddr.cordon-test" \
 			"::ffff:$HA mapped.cordon-test" "0.0.0.0 zero.cordon-test" ":: zero6.cordon-test" \
-			"$HA6 hostaddr6.cordon-test" "$ANYIP.9 anyip.cordon-test" >"/etc/netns/$hns/hosts" &&
+			"$HA6 hostaddr6.cordon-test" "$ANYIP.9 anyip.cordon-test" \
+			"127.0.0.1 loop.cordon-test" >"/etc/netns/$hns/hosts" &&
 		ip -n "$hns" route add local "$ANYIP.0/24" dev lo table local
 }
 own_v4=("control, without cordon: the server on 0.0.0.0 answers on $HA in the namespace"
@@ -187,7 +191,10 @@ own_v4=("control, without cordon: the server on 0.0.0.0 answers on $HA in the na
 	"with $HA allowed too it is reached (a server on 0.0.0.0)"
 	"a name that resolves to 0.0.0.0 (which connects to the host) is refused"
 	"... or to ::"
-	"an address of a prefix routed to the host itself (AnyIP: a local route, no interface address) is the host's own too")
+	"an address of a prefix routed to the host itself (AnyIP: a local route, no interface address) is the host's own too"
+	"a name allowed alone that resolves to loopback (not localhost) is refused (rebinding)"
+	"... CONNECT too: 403"
+	"... SOCKS5 too")
 own_v6=("IPv6 control, without cordon: the server on :: answers on [$HA6] in the namespace"
 	"IPv6: a name allowed alone that resolves to the host's own $HA6 is refused"
 	"... with $HA6 allowed too it is reached (a server on ::)")
@@ -222,6 +229,12 @@ else
 	like_glob "${own_v4[8]}" "$out" "cordon: zero6.cordon-test resolves to ::, an unspecified address, *"
 	hc --allow-net "anyip.cordon-test:$PH" -- curl -sS "http://anyip.cordon-test:$PH/index.txt"
 	is "${own_v4[9]}" "$out" "cordon: anyip.cordon-test resolves to one of this host's own addresses ($ANYIP.9), which is not on the allow-list itself (DNS rebinding protection: allow $ANYIP.9 too to reach it)"
+	hc --allow-net "loop.cordon-test:$PH" -- curl -sS "http://loop.cordon-test:$PH/index.txt"
+	is "${own_v4[10]}" "$out" "cordon: loop.cordon-test resolves to 127.0.0.1, a loopback address, which is not on the allow-list itself (DNS rebinding protection: allow 127.0.0.1 too to reach it)"
+	hc --allow-net "loop.cordon-test:$PH" -- curl -sS -o /dev/null -w '%{http_connect}' -p "http://loop.cordon-test:$PH/"
+	is "${own_v4[11]}" "$out" 403
+	hc --allow-net "loop.cordon-test:$PH" -- curl -sS -x socks5h://127.0.0.1:3128 "http://loop.cordon-test:$PH/index.txt"
+	like_glob "${own_v4[12]}" "$rc:$err" "97:*(2)*"
 	if ip -n "$hns" -6 addr add "$HA6/128" dev ha0 nodad 2>/dev/null; then
 		server_ns=$hns
 		start_server PH6 http :::0 "$site"
@@ -259,7 +272,7 @@ is "... audited as socks5" "$(grep -c '"protocol":"socks5","method":"CONNECT","h
 c --allow-net "127.0.0.1:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.2:$P2/index.txt"
 like_glob "SOCKS5: the other server is refused (not allowed by ruleset)" "$rc:$err" "97:*(2)*"
 c --allow-net "localhost:$P1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://localhost:$P1/index.txt"
-like_glob "SOCKS5: the rebinding rule holds (localhost alone)" "$rc:$err" "97:*(2)*"
+is "SOCKS5: localhost:PORT alone too" "$rc:$out" "0:hello from the allowed server"
 c --allow-net "127.0.0.1:1" -- curl -sS -x socks5h://127.0.0.1:3128 "http://127.0.0.1:1/"
 like_glob "SOCKS5: connection refused is told as such" "$rc:$err" "97:*(5)*"
 socks_raw() { # greeting-and-request hex: the bytes the proxy answers, as hex
