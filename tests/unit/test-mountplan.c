@@ -350,6 +350,55 @@ static void test_plan_order(void)
 	cordon_config_free(c);
 }
 
+/* The resolv.conf of the plan built with own_net and, optionally, a --ro-bind over it: its
+ * content, or NULL when the plan has none of cordon's. */
+static char *planned_resolv(bool own_net, bool bound)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = { 0 };
+	char *content = NULL;
+
+	if (bound && cordon_config_add_ro_bind(c, dir_a, "/etc/resolv.conf", fresh_err()) < 0)
+		diag("configure: %s", err.msg);
+	if (cd_mount_plan_build(&c->fs, NULL, own_net, dir_a, &dir_st, "/w", &id, NULL, &p,
+				fresh_err()) < 0)
+		diag("plan: %s", err.msg);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.m[i].kind == CD_MNT_FILE && strcmp(p.m[i].dst, "/etc/resolv.conf") == 0)
+			content = strdup(p.m[i].content);
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+	return content;
+}
+
+/* The sandbox's own network: its resolv.conf names cordon's resolver (resolver.h), over the
+ * root's, and nothing else; the host's network, or a --ro-bind of the user's: the root's. */
+static void plan_resolv_conf(void)
+{
+	struct stat st;
+	char *s;
+
+	if (lstat("/etc/resolv.conf", &st) < 0 || !S_ISREG(st.st_mode)) {
+		skip("this host's /etc/resolv.conf is no regular file: left as it is", "resolv.conf");
+		skip("this host's /etc/resolv.conf is no regular file", "resolv.conf: host net");
+		skip("this host's /etc/resolv.conf is no regular file", "resolv.conf: --ro-bind");
+		return;
+	}
+	s = planned_resolv(true, false);
+	ok(s && strstr(s, "\nnameserver 127.0.0.1\n") && !strstr(s, "search") &&
+	   strstr(s, "\nnameserver ") == strstr(s, "\nnameserver 127.0.0.1\n") &&
+	   !strstr(strstr(s, "\nnameserver ") + 1, "\nnameserver "),
+	   "own network: /etc/resolv.conf names cordon's resolver, no search domain");
+	free(s);
+	s = planned_resolv(false, false);
+	ok(!s, "--net host: the host's /etc/resolv.conf");
+	free(s);
+	s = planned_resolv(true, true);
+	ok(!s, "--ro-bind over /etc/resolv.conf: the user's");
+	free(s);
+}
+
 int main(void)
 {
 	if (setup_scratch() < 0) {
@@ -360,6 +409,7 @@ int main(void)
 	test_plan_conflicts();
 	test_plan_order();
 	plan_given_account();
+	plan_resolv_conf();
 	rmdir(dir_a);
 	rmdir(scratch);
 	return done_testing();
