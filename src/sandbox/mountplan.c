@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -392,24 +393,54 @@ static int plan_hosts(struct cd_mount_plan *p, const char *root, const char *hos
 	return add_line(p, root, "etc/hosts", line, host_known, hostname, err);
 }
 
+/* Where the root's /etc/resolv.conf leads when it is a symlink into /run (systemd-resolved's
+ * "../run/systemd/resolve/stub-resolv.conf"): that path, absolute, into buf; NULL for any other
+ * link (a "..", a link elsewhere: what the sandbox sees there is not cordon's to make). */
+static const char *resolv_link(int rootfd, char *buf, size_t size)
+{
+	char t[PATH_MAX];
+	ssize_t n = readlinkat(rootfd, "etc/resolv.conf", t, sizeof(t) - 1);
+	const char *rest;
+
+	if (n <= 0)
+		return NULL;
+	t[n] = '\0';
+	rest = strncmp(t, "/run/", 5) == 0 ? t + 5 : strncmp(t, "../run/", 7) == 0 ? t + 7 : NULL;
+	if (!rest || !*rest || strstr(rest, "..") || strstr(rest, "//") ||
+	    rest[strlen(rest) - 1] == '/' || (size_t)snprintf(buf, size, "/run/%s", rest) >= size)
+		return NULL;
+	return buf;
+}
+
 /* The sandbox's own network has no route out: its /etc/resolv.conf names cordon's resolver on
  * its loopback (resolver.h), which answers at once and tells cordon the name, instead of the
  * host's servers, which cannot be reached (glibc says "temporary failure": npm and pip retry for
- * a minute). No search domains: a name is looked up as it was written. Only over a file the root
- * has (a symlink, as systemd-resolved's, leads where the sandbox's /run has nothing: left). */
+ * a minute). No search domains: a name is looked up as it was written. Over the root's file; or,
+ * where that is a symlink into /run (systemd-resolved's stub), written where it leads, in the
+ * sandbox's own empty /run. */
 static int plan_resolv(struct cd_mount_plan *p, const char *root, struct cordon_error *err)
 {
 	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *dst = "/etc/resolv.conf";
+	char link[PATH_MAX];
 	struct cd_mnt *m;
 	struct stat st;
 	int r;
 
 	if (rootfd < 0)
 		return cd_fail_errno(err, errno, "rootfs", "%s", root);
-	if (user_mount_over(p, "/etc/resolv.conf", false) ||
-	    fstatat(rootfd, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+	if (user_mount_over(p, dst, false) ||
+	    fstatat(rootfd, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	r = add(p, CD_MNT_FILE, NULL, "/etc/resolv.conf", &m, err);
+	if (S_ISLNK(st.st_mode)) {
+		dst = resolv_link(rootfd, link, sizeof(link));
+		/* (/run is the sandbox's own unless an option mounts there) */
+		if (!dst || user_mount_over(p, dst, false))
+			return 0;
+	} else if (!S_ISREG(st.st_mode)) {
+		return 0;
+	}
+	r = add(p, CD_MNT_FILE, NULL, dst, &m, err);
 	if (r < 0)
 		return r;
 	m->content = strdup("# made by cordon: no lookup leaves the sandbox; this resolver answers "
@@ -420,7 +451,7 @@ static int plan_resolv(struct cd_mount_plan *p, const char *root, struct cordon_
 	if (!m->content)
 		return cd_fail(err, ENOMEM, "mount", "out of memory");
 	m->content_len = strlen(m->content);
-	m->ro = true;
+	m->ro = S_ISREG(st.st_mode); /* bound over the root's; or seeded in the sandbox's /run */
 	return 0;
 }
 

@@ -70,6 +70,29 @@ print([(e["name"], e["answer"]) for e in map(json.loads, open(sys.argv[1])) if e
 c -- sh -c 'getent hosts 1.2.3.4; getent hosts 4.3.2.1.in-addr.arpa'
 unlike "reverse lookups are answered, not told" "$err" "looked up"
 
+# a root whose /etc/resolv.conf is systemd-resolved's symlink into /run (Ubuntu's): cordon's is
+# written where it leads, in the sandbox's own /run
+r=$TEST_TMP/rootfs
+mkdir -p "$r/bin" "$r/etc"
+cp "$(command -v busybox 2>/dev/null || echo /bin/busybox)" "$r/bin/busybox" 2>/dev/null
+if [ -x "$r/bin/busybox" ] && ldd "$r/bin/busybox" 2>&1 | grep -c "not a dynamic" >/dev/null; then
+	ln -s busybox "$r/bin/sh"
+	ln -s ../run/systemd/resolve/stub-resolv.conf "$r/etc/resolv.conf"
+	chmod -R a+rX "$r"
+	cordon_bare --workdir "$w" --rootfs "$r" -- /bin/sh -c \
+		'/bin/busybox grep ^nameserver /etc/resolv.conf; /bin/busybox nslookup stub.example.org'
+	like "a root with a resolv.conf symlink into /run: cordon's resolver there" "$out" \
+		"nameserver 127.0.0.1"
+	like "... busybox nslookup: NXDOMAIN" "$out" "can't find stub.example.org: NXDOMAIN"
+	is "... told" "$(count 'looked up stub.example.org' "$err")" 1
+	is "... nothing written in the root's own /run" "$(ls -A "$r")" "bin
+etc"
+else
+	for d in "a root with a resolv.conf symlink" "... nslookup" "... told" "... nothing written"; do
+		skip "$d" "no static busybox (Debian: busybox-static)"
+	done
+fi
+
 # --- what the sandbox sends it: every byte is the sandbox's
 c -- python3 "$DNSPEER" query 051b5b33316d03726564 # "\e[31m.red": a terminal escape
 is "a name with a terminal escape: NXDOMAIN" "$out" 3
