@@ -372,6 +372,55 @@ static char *planned_resolv(bool own_net, bool bound)
 	return content;
 }
 
+/* A root (scratch/root) whose etc/resolv.conf is a symlink to target: where cordon's file goes
+ * ("ro" for a bind over the link's target, "seed" for one written in the sandbox's tmpfs), or
+ * "none". */
+static const char *resolv_through_link(const char *target, char *buf, size_t size)
+{
+	struct cordon_config *c = cordon_config_new();
+	struct cd_identity id = test_identity();
+	struct cd_mount_plan p = { 0 };
+	char root[PATH_MAX + 16], etc[PATH_MAX + 32], conf[PATH_MAX + 48];
+
+	snprintf(buf, size, "none");
+	snprintf(root, sizeof(root), "%s/root", scratch);
+	snprintf(etc, sizeof(etc), "%s/etc", root);
+	snprintf(conf, sizeof(conf), "%s/resolv.conf", etc);
+	if ((mkdir(root, 0755) < 0 && errno != EEXIST) || (mkdir(etc, 0755) < 0 && errno != EEXIST) ||
+	    (unlink(conf) < 0 && errno != ENOENT) || symlink(target, conf) < 0 ||
+	    cordon_config_set_rootfs(c, root, fresh_err()) < 0)
+		snprintf(buf, size, "setup failed");
+	else if (cd_mount_plan_build(&c->fs, NULL, true, dir_a, &dir_st, "/w", &id, NULL, &p,
+				     fresh_err()) < 0)
+		snprintf(buf, size, "plan: %s", err.msg);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.m[i].kind == CD_MNT_FILE && p.m[i].content &&
+		    strstr(p.m[i].content, "nameserver 127.0.0.1"))
+			snprintf(buf, size, "%s %s", p.m[i].ro ? "ro" : "seed", p.m[i].dst);
+	cd_mount_plan_done(&p);
+	cordon_config_free(c);
+	unlink(conf);
+	rmdir(etc);
+	rmdir(root);
+	return buf;
+}
+
+static void plan_resolv_link(void)
+{
+	char b[PATH_MAX];
+
+	is_str(resolv_through_link("../run/systemd/resolve/stub-resolv.conf", b, sizeof(b)),
+	       "seed /run/systemd/resolve/stub-resolv.conf",
+	       "resolv.conf a symlink into /run (relative): written there, in the sandbox's /run");
+	is_str(resolv_through_link("/run/resolvconf/resolv.conf", b, sizeof(b)),
+	       "seed /run/resolvconf/resolv.conf", "... absolute");
+	is_str(resolv_through_link("../run/../etc/passwd", b, sizeof(b)), "none",
+	       "... one that climbs back out of /run: nothing of cordon's");
+	is_str(resolv_through_link("/etc/resolv.conf.real", b, sizeof(b)), "none",
+	       "... one elsewhere than /run: nothing");
+	is_str(resolv_through_link("../run/", b, sizeof(b)), "none", "... /run itself: nothing");
+}
+
 /* The sandbox's own network: its resolv.conf names cordon's resolver (resolver.h), over the
  * root's, and nothing else; the host's network, or a --ro-bind of the user's: the root's. */
 static void plan_resolv_conf(void)
@@ -410,6 +459,7 @@ int main(void)
 	test_plan_order();
 	plan_given_account();
 	plan_resolv_conf();
+	plan_resolv_link();
 	rmdir(dir_a);
 	rmdir(scratch);
 	return done_testing();
