@@ -60,16 +60,18 @@ int cd_net_loopback_up(struct cordon_error *err)
 	return 0;
 }
 
-int cd_net_dns_socket(struct cordon_error *err)
+int cd_net_dns_socket(int type, struct cordon_error *err)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "net", "make the resolver's socket");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = cd_fail_errno(err, errno, "net", "bind 127.0.0.1:53 for the resolver");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 16) < 0)) {
+		int r = cd_fail_errno(err, errno, "net", "bind 127.0.0.1:53 (%s) for the resolver",
+				      type == SOCK_STREAM ? "TCP" : "UDP");
 
 		close(fd);
 		return r;

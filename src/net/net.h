@@ -13,7 +13,7 @@ int cd_net_loopback_up(struct cordon_error *err);
  * supervisor accepts on it from outside. The fd, or -errno with err set. */
 int cd_net_proxy_listen(uint16_t port, struct cordon_error *err);
 
-/* The sandbox's resolver's UDP socket on 127.0.0.1:53, in the current network namespace (a
- * privileged port: made while pid 1 has its capabilities): the supervisor answers on it
- * (resolver.h). The fd, or -errno with err set. */
-int cd_net_dns_socket(struct cordon_error *err);
+/* The sandbox's resolver's socket on 127.0.0.1:53, in the current network namespace (a
+ * privileged port: made while pid 1 has its capabilities): type SOCK_DGRAM, or SOCK_STREAM
+ * listening; the supervisor answers on it (resolver.h). The fd, or -errno with err set. */
+int cd_net_dns_socket(int type, struct cordon_error *err);

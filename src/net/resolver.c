@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,12 +18,25 @@
 #include "resolver.h"
 #include "util.h"
 
-#define MAX_QUERY 4096   /* an EDNS query's usual ceiling; a longer datagram is dropped */
+#define MAX_QUERY 4096   /* an EDNS query's usual ceiling; a longer one is dropped */
 #define PER_RUN   64     /* datagrams read per call: the supervisor has other work */
+#define MAX_TCP   8      /* TCP connections at once: a ninth closes the oldest */
+
+enum { EV_UDP = MAX_TCP, EV_LISTEN }; /* epoll's data: a connection's slot, or these */
+
+struct tconn {
+	int fd;          /* -1: a free slot */
+	size_t have;     /* bytes read: the 2-byte length, then the message */
+	uint8_t buf[2 + MAX_QUERY];
+};
 
 struct cd_resolver {
 	struct cd_resolver_opts o;
-	int fd;
+	int fd;          /* UDP */
+	int lfd;         /* TCP, listening; -1 */
+	int ep;
+	struct tconn tcp[MAX_TCP];
+	unsigned oldest; /* the slot a new connection takes when all are busy (round robin) */
 	char *seen[CD_RESOLVER_MAX_NAMES]; /* names met, told (or logged, when allowed) once */
 	size_t n_seen;
 	uint64_t more;   /* lookups of names past the set */
@@ -118,25 +132,101 @@ static uint8_t answer(struct cd_resolver *r, const struct cd_dns_query *q)
 	return allowed ? CD_DNS_REFUSED : CD_DNS_NXDOMAIN;
 }
 
+#define REPLY_MAX (CD_DNS_HEADER + CD_DNS_NAME_WIRE_MAX + 4)
+
+/* The reply to a query into out (REPLY_MAX bytes): its length, 0 for none. */
+static size_t respond(struct cd_resolver *r, const uint8_t *msg, size_t n, uint8_t *out)
+{
+	struct cd_dns_query q;
+	uint8_t rcode = CD_DNS_FORMERR;
+	int k = cd_dns_parse_query(msg, n, &q, &rcode);
+
+	if (k < 0)
+		return 0;
+	if (k > 0)
+		rcode = answer(r, &q);
+	return cd_dns_reply(msg, n, &q, rcode, out, REPLY_MAX);
+}
+
 static void serve_one(struct cd_resolver *r, const uint8_t *msg, size_t n,
 		      const struct sockaddr_in *from)
 {
-	struct cd_dns_query q;
-	uint8_t out[CD_DNS_HEADER + CD_DNS_NAME_WIRE_MAX + 4], rcode = CD_DNS_FORMERR;
-	int k = cd_dns_parse_query(msg, n, &q, &rcode);
-	size_t len;
+	uint8_t out[REPLY_MAX];
+	size_t len = respond(r, msg, n, out);
 
-	if (k < 0)
-		return;
-	if (k > 0)
-		rcode = answer(r, &q);
-	len = cd_dns_reply(msg, n, &q, rcode, out, sizeof(out));
 	if (len)
 		(void)sendto(r->fd, out, len, MSG_DONTWAIT | MSG_NOSIGNAL,
 			     (const struct sockaddr *)from, sizeof(*from));
 }
 
-void cd_resolver_run(struct cd_resolver *r)
+static void tcp_close(struct cd_resolver *r, struct tconn *c)
+{
+	epoll_ctl(r->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	c->fd = cd_safe_close(c->fd);
+	c->have = 0;
+}
+
+/* One query per connection (RFC 7766 allows more; clients reconnect): read its length and
+ * itself, answer, close. A length over MAX_QUERY, EOF or an error closes it unanswered. */
+static void tcp_read(struct cd_resolver *r, struct tconn *c)
+{
+	size_t want = c->have < 2 ? 2 : 2 + (size_t)(c->buf[0] << 8 | c->buf[1]);
+	uint8_t out[2 + REPLY_MAX];
+	ssize_t n;
+	size_t len;
+
+	if (want > sizeof(c->buf)) {
+		tcp_close(r, c);
+		return;
+	}
+	n = recv(c->fd, c->buf + c->have, want - c->have, MSG_DONTWAIT);
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			tcp_close(r, c);
+		return;
+	}
+	c->have += (size_t)n;
+	if (c->have < 2 || c->have < 2 + (size_t)(c->buf[0] << 8 | c->buf[1]))
+		return;
+	r->queries++;
+	len = respond(r, c->buf + 2, c->have - 2, out + 2);
+	if (len) {
+		out[0] = (uint8_t)(len >> 8);
+		out[1] = (uint8_t)len;
+		/* a fresh connection's send buffer takes these few hundred bytes, or nothing */
+		(void)send(c->fd, out, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	tcp_close(r, c);
+}
+
+static void tcp_accept(struct cd_resolver *r)
+{
+	for (int i = 0; i < MAX_TCP; i++) {
+		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event e = { .events = EPOLLIN };
+		struct tconn *c = NULL;
+
+		if (fd < 0)
+			return;
+		for (unsigned k = 0; k < MAX_TCP && !c; k++)
+			if (r->tcp[k].fd < 0)
+				c = &r->tcp[k];
+		if (!c) { /* all busy: the oldest goes (one that sends nothing holds no slot long) */
+			c = &r->tcp[r->oldest];
+			r->oldest = (r->oldest + 1) % MAX_TCP;
+			tcp_close(r, c);
+		}
+		e.data.u32 = (uint32_t)(c - r->tcp);
+		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->have = 0;
+	}
+}
+
+static void udp_read(struct cd_resolver *r)
 {
 	uint8_t *buf = r->buf;
 
@@ -155,9 +245,40 @@ void cd_resolver_run(struct cd_resolver *r)
 	}
 }
 
+void cd_resolver_run(struct cd_resolver *r)
+{
+	struct epoll_event ev[MAX_TCP + 2];
+	int n = epoll_wait(r->ep, ev, MAX_TCP + 2, 0);
+
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data.u32 == EV_UDP)
+			udp_read(r);
+		else if (ev[i].data.u32 == EV_LISTEN)
+			tcp_accept(r);
+		else if (ev[i].data.u32 < MAX_TCP && r->tcp[ev[i].data.u32].fd >= 0)
+			tcp_read(r, &r->tcp[ev[i].data.u32]);
+	}
+}
+
 int cd_resolver_fd(const struct cd_resolver *r)
 {
-	return r->fd;
+	return r->ep;
+}
+
+static int watch(struct cd_resolver *r, int fd, uint32_t what)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u32 = what };
+
+	return epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
+void cd_resolver_add_tcp(struct cd_resolver *r, int listen_fd)
+{
+	if (r->lfd >= 0 || watch(r, listen_fd, EV_LISTEN) < 0) {
+		close(listen_fd);
+		return;
+	}
+	r->lfd = listen_fd;
 }
 
 int cd_resolver_new(int udp_fd, const struct cd_resolver_opts *o, struct cd_resolver **ret,
@@ -171,6 +292,16 @@ int cd_resolver_new(int udp_fd, const struct cd_resolver_opts *o, struct cd_reso
 	}
 	r->o = *o;
 	r->fd = udp_fd;
+	r->lfd = -1;
+	for (size_t i = 0; i < MAX_TCP; i++)
+		r->tcp[i].fd = -1;
+	r->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r->ep < 0 || watch(r, udp_fd, EV_UDP) < 0) {
+		int e = errno;
+
+		cd_resolver_free(r);
+		return cd_fail_errno(err, e, "net", "the resolver's epoll");
+	}
 	*ret = r;
 	return 0;
 }
@@ -189,6 +320,10 @@ void cd_resolver_free(struct cd_resolver *r)
 	}
 	for (size_t i = 0; i < r->n_seen; i++)
 		free(r->seen[i]);
+	for (size_t i = 0; i < MAX_TCP; i++)
+		cd_safe_close(r->tcp[i].fd);
+	cd_safe_close(r->lfd);
+	cd_safe_close(r->ep);
 	cd_safe_close(r->fd);
 	free(r);
 }

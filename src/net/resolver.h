@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * resolver.h - the sandbox's resolver: a UDP socket on 127.0.0.1:53 made inside the sandbox's
- * network namespace (its /etc/resolv.conf names it), served by the supervisor from outside. It
+ * resolver.h - the sandbox's resolver: UDP and TCP sockets on 127.0.0.1:53, made inside the
+ * sandbox's network namespace (its /etc/resolv.conf names it), served by the supervisor. It
  * answers every query with an error and tells the names: nothing is looked up, nothing is sent
  * anywhere for them. A name the allow-list refuses (or any, without --allow-net) gets NXDOMAIN
  * and a notice once; an allowed name gets REFUSED, silently: it is reached through the proxy,
@@ -32,6 +32,8 @@ struct cd_resolver;
 /* Serve udp_fd (taken: closed by cd_resolver_free). */
 int cd_resolver_new(int udp_fd, const struct cd_resolver_opts *o, struct cd_resolver **ret,
 		    struct cordon_error *err);
+/* Serve listen_fd too (taken): TCP on 127.0.0.1:53, one query per connection. */
+void cd_resolver_add_tcp(struct cd_resolver *r, int listen_fd);
 /* The fd to poll for POLLIN; then call cd_resolver_run(). */
 int cd_resolver_fd(const struct cd_resolver *r);
 /* Answer what has come, without blocking (a bounded number of queries per call). */

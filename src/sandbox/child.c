@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "caps.h"
@@ -83,7 +84,7 @@ static int no_nested_userns(struct cordon_error *err)
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	_cleanup_close_ int proxy_fd = -1, dns_fd = -1;
+	_cleanup_close_ int proxy_fd = -1, dns_fd = -1, dns_tcp = -1;
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
@@ -107,9 +108,12 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 			return r;
 		if (a->proxy_port && (proxy_fd = cd_net_proxy_listen(a->proxy_port, err)) < 0)
 			return proxy_fd;
-		dns_fd = cd_net_dns_socket(err);
+		dns_fd = cd_net_dns_socket(SOCK_DGRAM, err);
 		if (dns_fd < 0)
 			return dns_fd;
+		dns_tcp = cd_net_dns_socket(SOCK_STREAM, err);
+		if (dns_tcp < 0)
+			return dns_tcp;
 	}
 	cd_timing("pid 1: lo up");
 	/* sync 2: the --ro-bind trees a root supervisor cloned from what it checked, then GO */
@@ -146,8 +150,12 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 			return cd_fail_errno(err, -r, "net", "hand the proxy's socket to the supervisor");
 	}
 	if (r >= 0 && dns_fd >= 0) {
+		/* UDP (value 0) first: the resolver starts with it, then takes TCP (1) */
 		r = cd_msg_send(a->sock, CD_MSG_DNS, 0, NULL, dns_fd);
+		if (r >= 0)
+			r = cd_msg_send(a->sock, CD_MSG_DNS, 1, NULL, dns_tcp);
 		dns_fd = cd_safe_close(dns_fd);
+		dns_tcp = cd_safe_close(dns_tcp);
 		if (r < 0)
 			return cd_fail_errno(err, -r, "net", "hand the resolver's socket to the "
 							     "supervisor");

@@ -794,9 +794,11 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 		 * descriptor nobody takes is closed here */
 		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy && sb->c->net.n_allow)
 			start_proxy(sb, CD_TAKE_FD(fd));
-		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && !sb->resolver &&
+		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && m.value == 0 && !sb->resolver &&
 		    sb->c->net.mode != CORDON_NET_HOST)
 			start_resolver(sb, CD_TAKE_FD(fd));
+		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && m.value == 1 && sb->resolver)
+			cd_resolver_add_tcp(sb->resolver, CD_TAKE_FD(fd)); /* (once: then it closes) */
 		if (r > 0 && m.type == CD_MSG_LISTENER && fd >= 0 && sb->rec.listener < 0 &&
 		    cd_audit_on(&sb->rec.audit))
 			take_listener(sb, CD_TAKE_FD(fd), &m);

@@ -55,7 +55,8 @@ enum cd_msg_type {
 	CD_MSG_TREE,     /* before GO: fd a --ro-bind source cloned by root; value: its plan index */
 	CD_MSG_RLIMITS,  /* rlim: every rlimit of the command's process, as it will exec */
 	CD_MSG_LAYER,    /* sync 2, --cow: fd the layer's upper; back: value 0 once it is ready */
-	CD_MSG_DNS,      /* fd: the sandbox's resolver's UDP socket, inside (own network) */
+	CD_MSG_DNS,      /* fd: the sandbox's resolver's socket, inside (own network); value 0:
+			  * UDP, 1: TCP, listening */
 };
 
 /* CPU and memory of every process of the sandbox, pid 1 included */

@@ -9,6 +9,8 @@
   dnspeer.py flood N            N hostile datagrams to 127.0.0.1:53 (malformed, huge, truncated,
                                 compression loops, responses, random names), then one good query:
                                 prints its rcode ("timeout" when none came)
+  dnspeer.py tcpflood           over TCP: 20 idle connections, a length of 65535, garbage, a
+                                half-sent query, then one good query: prints its rcode
 """
 import os
 import random
@@ -92,6 +94,34 @@ def flood(n):
     print(ask(s, query_bytes(encode(b"after.flood.example"), qid=0x2929), 0x2929))
 
 
+def tcp_ask(msg, timeout=10):
+    s = socket.create_connection(("127.0.0.1", 53), timeout=timeout)
+    s.sendall(struct.pack(">H", len(msg)) + msg)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        return "timeout"
+    return str(data[5] & 0x0f) if len(data) >= 6 else "closed"
+
+
+def tcpflood():
+    idle = [socket.create_connection(("127.0.0.1", 53)) for _ in range(20)]
+    big = socket.create_connection(("127.0.0.1", 53))
+    big.sendall(b"\xff\xff" + os.urandom(4000))
+    junk = socket.create_connection(("127.0.0.1", 53))
+    junk.sendall(b"\x00\x20" + os.urandom(32))
+    half = socket.create_connection(("127.0.0.1", 53))
+    half.sendall(b"\x00\x40" + b"\x00" * 10)
+    print(tcp_ask(query_bytes(encode(b"after.tcp.example"), qid=0x3030)))
+    for s in idle + [big, junk, half]:
+        s.close()
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "serve":
@@ -102,6 +132,8 @@ def main():
         print(ask(s, query_bytes(bytes.fromhex(sys.argv[2]), qid=0x1717), 0x1717))
     elif cmd == "flood":
         flood(int(sys.argv[2]))
+    elif cmd == "tcpflood":
+        tcpflood()
     else:
         sys.exit("dnspeer.py: serve, query or flood")
 
