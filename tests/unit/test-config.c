@@ -443,9 +443,13 @@ static void test_inside_path_details(void)
 		NOT_ABS("rel"), "ro-bind to a relative dst");
 	is_uint(c->fs.n_binds, 2, "ro-bind: two binds stored");
 
-	/* chdir: absolute, normalized; / and the managed trees are fine */
-	refused(cordon_config_set_chdir(c, "rel", fresh_err()), 0, "chdir", NOT_ABS("rel"),
-		"chdir relative");
+	/* chdir: absolute, normalized; / and the managed trees are fine; a relative one is the
+	 * workdir's, and may not climb out of it */
+	is_int(cordon_config_set_chdir(c, "rel/./x/../y/", fresh_err()), 0, "chdir relative");
+	is_str(c->command.chdir, "rel/y", "chdir relative: normalized below the workdir");
+	ok(c->command.chdir_relative, "chdir relative: marked the workdir's");
+	refused(cordon_config_set_chdir(c, "rel/../..", fresh_err()), 0, "chdir",
+		"\"rel/../..\": outside the workdir", "chdir relative climbing out");
 	refused(cordon_config_set_chdir(c, "/a/../b", fresh_err()), 0, "chdir", NOT_ABS("/a/../b"),
 		"chdir with ..");
 	is_int(cordon_config_set_chdir(c, "//w/./sub/", fresh_err()), 0, "chdir //w/./sub/");
