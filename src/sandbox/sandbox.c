@@ -105,7 +105,9 @@ static int open_outputs(struct cd_sandbox *sb, struct cordon_error *err)
 
 /* Files at the workdir's top of another owner than the sandbox's (a tarball unpacked there by
  * root, whose tar kept the archive's owners): the sandbox cannot write them, and would fail
- * later with a bare "Permission denied". Said at the start; nothing is changed. */
+ * later with a bare "Permission denied". Said once the run is sure to start; nothing is
+ * changed. Only for a root caller, who may write those files on the host and not inside: an
+ * unprivileged caller cannot write them on the host either, so nothing differs to be told. */
 static void tell_foreign(const struct cd_sandbox *sb)
 {
 	const struct cd_identity *id = &sb->id;
@@ -114,7 +116,7 @@ static void tell_foreign(const struct cd_sandbox *sb)
 	struct cd_workdir_foreign f;
 	char more[48] = "";
 
-	if (cd_workdir_foreign(sb->wd.fd, own, &f) < 0 || f.count == 0)
+	if (geteuid() != 0 || cd_workdir_foreign(sb->wd.fd, own, &f) < 0 || f.count == 0)
 		return;
 	if (f.count > 1)
 		snprintf(more, sizeof(more), " (and %u more)", f.count - 1);
@@ -308,7 +310,6 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	log_plan(sb);
-	tell_foreign(sb);
 	remember_workdir(sb);
 	/* the list of earlier workdirs has served (paths are resolved): it is not carried into
 	 * pid 1, nor kept by a session's supervisor (up to 65,536 entries) */
@@ -691,6 +692,8 @@ int cd_sandbox_start(struct cd_sandbox *sb, const struct cd_child_args *args,
 	if (r >= 0)
 		r = compile_filters(sb, err);
 	cd_timing("filters compiled");
+	if (r >= 0)
+		tell_foreign(sb);
 	if (r >= 0)
 		r = spawn(sb, args, err);
 	if (r < 0)
