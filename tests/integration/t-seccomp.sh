@@ -299,7 +299,7 @@ while select.select([master], [], [], 0.1)[0]:
 print("rc=%d %s" % (p.returncode, out.decode(errors="replace").replace("\r", "").replace("\n", "|")))
 PY
 }
-res=$(pty_run 5 '' "$CORDON" --workdir "$w" -- python3 -c 'import os; print("fg", os.tcgetpgrp(0) == os.getpgrp(), os.getsid(0) != os.getpid())')
+res=$(pty_run 5 '' "$CORDON" -q --workdir "$w" -- python3 -c 'import os; print("fg", os.tcgetpgrp(0) == os.getpgrp(), os.getsid(0) != os.getpid())')
 like_glob "with the filter, the command is in the terminal's foreground process group (job control)" "$res" "rc=0 fg True True*"
 # (not sh -c: dash catches SIGINT, and a Ctrl-C between its fork and the child's exec is lost)
 res=$(pty_run 5 '\x03' "$CORDON" --workdir "$w" -- python3 -c 'import signal, time
