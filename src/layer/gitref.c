@@ -520,6 +520,22 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 
 /* ---- diff: the commits listed ---- */
 
+/* A commit's subject is the sandbox's text, shown on the reviewer's terminal: a control
+ * character (ESC, CR, BEL, a C1 control in UTF-8) is written as \OOO, as the files' names are
+ * quoted, so that no escape sequence clears, rewrites or hides a line (or sets the clipboard). */
+static void put_text(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(out, "\\%03o\\%03o", *p, p[1]);
+			p++;
+		} else if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			fprintf(out, "\\%03o", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
 static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const char *not,
 		   char msg[200])
 {
@@ -534,8 +550,9 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
 		return r < 0 ? r : -EIO;
 	for (const char *p = log; *p; p++)
 		n += *p == '\n';
-	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n%s", ref->name, ref->hex, n,
-		n == 1 ? "" : "s", log);
+	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n", ref->name, ref->hex, n,
+		n == 1 ? "" : "s");
+	put_text(out, log);
 	return 0;
 }
 

@@ -197,6 +197,17 @@ match "... cordon apply refuses it (git's fsck), in one line" "$rc:$(wc -l <<<"$
 is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
 lc discard "$id"
 
+# a commit's subject is the sandbox's text on the reviewer's terminal: cordon diff writes its
+# control characters escaped (ESC, CR, BEL, a C1 CSI), as it quotes file names
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m "$(printf "ok\r\033[2K\302\233\033]52;c;eA==\007hidden")"'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+is "cordon diff: a commit subject's escape sequences reach the terminal as text" \
+	"$rc:$(LC_ALL=C tr -d '\n -~' <<<"$out" | od -An -c | tr -d ' \n')" "0:"
+like "... and are shown escaped" "$out" ' ok\015\033[2K\302\233\033]52;c;eA==\007hidden'
+lc discard "$id"
+
 # --- 4. the layer's id in --report and the audit trail
 w=$(repo)
 o=$(mkwork)
