@@ -40,8 +40,10 @@ struct gitref {
 };
 
 struct gitrepo {
-	char tmp[64];   /* the temporary bare repository ("": none) */
-	struct stat tmp_st;
+	char top[64];   /* the temporary directory, root's or the caller's ("": none) */
+	char tmp[80];   /* the temporary bare repository in it, TOP/repo */
+	int top_fd;     /* (valid while top[0]) */
+	int repo_fd;    /* what we write in the repository, beneath this, no symlink followed */
 	int workdir_fd; /* borrowed */
 	bool as_owner;  /* root in another user's workdir: git runs as that user (what it makes
 			 * in the workdir's .git is theirs, as apply's files are) */
@@ -340,22 +342,22 @@ static int give(const struct gitrepo *g, int fd)
 	return 0;
 }
 
-/* One object file of the layer into the temporary repository (at the same place below .git). */
+/* One object file of the layer into the temporary repository (at the same place below .git).
+ * The repository may be the workdir's owner's (as_owner): every step from its descriptor. */
 static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_change *c)
 {
 	_cleanup_close_ int in = cd_lfs_open(tree_fd, c->path, O_RDONLY, 0), dir = -1, out = -1;
-	_cleanup_close_ int repo = open(g->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const char *rel = c->path + 5, *name;
 	char parent[PATH_MAX];
 	uint8_t sha[32];
 	uint64_t size;
 	int r;
 
-	if (in < 0 || repo < 0)
-		return in < 0 ? in : -errno;
+	if (in < 0)
+		return in;
 	name = strrchr(rel, '/') + 1;
 	snprintf(parent, sizeof(parent), "%.*s", (int)(name - rel - 1), rel);
-	dir = cd_lfs_mkdirs(repo, parent, 0700);
+	dir = cd_lfs_mkdirs(g->repo_fd, parent, 0700);
 	if (dir < 0)
 		return dir;
 	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
@@ -370,13 +372,42 @@ static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_cha
 	return r < 0 ? r : 0;
 }
 
+/* The repository's contents removed: as the user it belongs to (as_owner), so that nothing they
+ * move into it while we walk it is removed as root. */
+static void remove_repo(const struct gitrepo *g)
+{
+	pid_t pid;
+	int st;
+
+	if (!g->as_owner) {
+		(void)cd_rmtree_contents(g->repo_fd);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(g->gid, g->gid, g->gid) < 0 ||
+		    setresuid(g->uid, g->uid, g->uid) < 0)
+			_exit(126);
+		_exit(cd_rmtree_contents(g->repo_fd) < 0);
+	}
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void repo_done(struct gitrepo *g)
 {
 	for (size_t i = 0; i < g->n_refs; i++)
 		free(g->refs[i].name);
-	if (g->tmp[0])
-		(void)cd_rmtree_path(g->tmp, &g->tmp_st);
-	g->tmp[0] = '\0';
+	if (g->top[0]) {
+		if (g->repo_fd >= 0) {
+			remove_repo(g);
+			(void)unlinkat(g->top_fd, "repo", AT_REMOVEDIR);
+		}
+		cd_closep(&g->repo_fd);
+		cd_closep(&g->top_fd);
+		(void)rmdir(g->top); /* (ours in sticky /tmp: no one else can replace it) */
+	}
+	g->top[0] = '\0';
 }
 
 /* The workdir's repository: a .git directory at its top. Its object format. */
@@ -398,12 +429,39 @@ static int host_repo(const struct gitrepo *g, size_t *ret_hex, char msg[200])
 	return 0;
 }
 
+/* A new file in the repository, beneath its descriptor: git made the directories as the
+ * workdir's owner (as_owner), who could have put a symlink on the way. */
 static int write_new(const struct gitrepo *g, const char *path, const char *s)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				      0600);
+	_cleanup_close_ int dir = -1, fd = -1;
+	const char *name;
 
+	dir = cd_lfs_open_parent(g->repo_fd, path, &name);
+	if (dir < 0)
+		return dir;
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : give(g, fd) ?: cd_write_all(fd, s, strlen(s));
+}
+
+/* TOP (ours, in /tmp: mode 0711 when git runs as the workdir's owner) and TOP/repo, the
+ * owner's: they can work in it but never rename it, nor TOP, to send our writes elsewhere. */
+static int make_tmp(struct gitrepo *g)
+{
+	g->top_fd = g->repo_fd = -1;
+	snprintf(g->top, sizeof(g->top), "/tmp/cordon-git-XXXXXX");
+	if (!mkdtemp(g->top)) {
+		g->top[0] = '\0';
+		return -errno;
+	}
+	g->top_fd = open(g->top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->top_fd < 0 || (g->as_owner && fchmod(g->top_fd, 0711) < 0) ||
+	    mkdirat(g->top_fd, "repo", 0700) < 0)
+		return -errno;
+	g->repo_fd = openat(g->top_fd, "repo", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->repo_fd < 0)
+		return -errno;
+	snprintf(g->tmp, sizeof(g->tmp), "%s/repo", g->top);
+	return give(g, g->repo_fd);
 }
 
 static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
@@ -414,13 +472,9 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	ssize_t n;
 	int r;
 
-	snprintf(g->tmp, sizeof(g->tmp), "/tmp/cordon-git-XXXXXX");
-	if (!mkdtemp(g->tmp)) {
-		g->tmp[0] = '\0';
-		return -errno;
-	}
-	if (lstat(g->tmp, &g->tmp_st) < 0 || (g->as_owner && chown(g->tmp, g->uid, g->gid) < 0))
-		return -errno;
+	r = make_tmp(g);
+	if (r < 0)
+		return r;
 	r = run_git(g, -1, args, NULL, msg);
 	if (r != 0)
 		return r < 0 ? r : -EIO;
@@ -433,8 +487,7 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	if (strchr(objs, '\n'))
 		return -EINVAL; /* (alternates are lines) */
 	snprintf(alt, sizeof(alt), "%s/.git/objects\n", objs);
-	snprintf(objs, sizeof(objs), "%s/objects/info/alternates", g->tmp); /* (git init's dir) */
-	return write_new(g, objs, alt);
+	return write_new(g, "objects/info/alternates", alt); /* (git init's dir) */
 }
 
 /* Each ref the layer names, made in the temporary repository: git checks the name and that

@@ -135,9 +135,46 @@ if [ -n "$host_root" ] && ! is_user_mode; then
 	is "root, another user's repository: the commit arrives as a ref" \
 		"$rc:$(git -c safe.directory='*' -C "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:inside"
 	is "... and nothing in its .git is root's" "$(find "$w/.git" -user 0 | head -3)" ""
+	# that user, racing: the moment cordon's temporary repository in /tmp is theirs, they put a
+	# symlink in it (objects/info -> a directory of root's); root writes nothing through it
+	w=$(repo)
+	chown -R "$TEST_USER:" "$w"
+	cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m inside'
+	id=$(layer_of "$err")
+	victim=$TEST_TMP/victim
+	mkdir -m 755 "$victim"
+	setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups /usr/bin/python3 -I -c '
+import os, sys
+victim, stop = sys.argv[1], sys.argv[2]
+old = set(os.listdir("/tmp"))
+todo = []
+while not os.path.exists(stop):
+	new = [n for n in os.listdir("/tmp") if n.startswith("cordon-git-") and n not in old]
+	old.update(new)
+	todo += ["/tmp/" + n + s for n in new for s in ("", "/repo")]
+	for d in list(todo):
+		try:
+			os.mkdir(d + "/objects")
+		except FileExistsError:
+			pass
+		except OSError:
+			continue
+		try:
+			os.symlink(victim, d + "/objects/info")
+		except OSError:
+			pass
+		todo.remove(d)' "$victim" "$TEST_TMP/stop" &
+	racer=$!
+	lc diff --stat "$id"
+	lc apply -w "$w" "$id"
+	touch "$TEST_TMP/stop"
+	wait "$racer"
+	is "root in another user's repository: nothing written through their symlink in /tmp" \
+		"$(ls -A "$victim")" ""
 else
 	skip "root applying in another user's repository" "as root only"
 	skip "... nothing in its .git is root's" "as root only"
+	skip "root in another user's repository: nothing written through their symlink" "as root only"
 fi
 
 # --- attacks: a sandbox without the default protection plants hooks, config, alternates and a
