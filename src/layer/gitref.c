@@ -28,6 +28,7 @@
 
 #include "fsops.h"
 #include "layer.h"
+#include "manifest.h"
 #include "rmtree.h"
 #include "util.h"
 
@@ -125,14 +126,17 @@ static void child_exec(const struct gitrepo *g, int cwd_fd, int in, int out, int
 	_exit(127);
 }
 
-/* git's output, at most GIT_OUT_MAX bytes of it (malloc'd, NUL-ended) */
-static int take_output(int fd, char **ret)
+/* git's output, at most GIT_OUT_MAX bytes of it (malloc'd, NUL-ended); -E2BIG past that when
+ * all of it is needed (whole). Its length in *ret_len. */
+static int take_output(int fd, bool whole, char **ret, size_t *ret_len)
 {
 	struct stat st;
 	char *buf;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	if ((uint64_t)st.st_size >= GIT_OUT_MAX && whole)
+		return -E2BIG;
 	if ((uint64_t)st.st_size >= GIT_OUT_MAX)
 		st.st_size = GIT_OUT_MAX - 1;
 	buf = malloc((size_t)st.st_size + 1);
@@ -140,6 +144,7 @@ static int take_output(int fd, char **ret)
 		return -ENOMEM;
 	read_memfd(fd, buf, (size_t)st.st_size + 1);
 	*ret = buf;
+	*ret_len = (size_t)st.st_size;
 	return 0;
 }
 
@@ -152,10 +157,12 @@ static int wait_git(pid_t pid, int *ret_status)
 }
 
 /* git ARGS... in cwd_fd (-1: ours), input (or NULL) on its stdin: its exit status; its stdout
- * in *ret_out (malloc'd; ret_out may be NULL), its stderr's first line in msg. */
+ * in *ret_out (malloc'd; ret_out may be NULL; ret_len: all of it, and its length, or -E2BIG),
+ * its stderr's first line in msg. */
 static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *args,
-		      const char *input, char **ret_out, char msg[200])
+		      const char *input, char **ret_out, size_t *ret_len, char msg[200])
 {
+	size_t len;
 	_cleanup_close_ int in = memfd_create("cordon-git-in", MFD_CLOEXEC);
 	_cleanup_close_ int out = memfd_create("cordon-git-out", MFD_CLOEXEC);
 	_cleanup_close_ int errfd = memfd_create("cordon-git-err", MFD_CLOEXEC);
@@ -189,7 +196,7 @@ static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *ar
 	for (size_t k = strlen(ebuf); k > 0 && ebuf[k - 1] == ' '; k--)
 		ebuf[k - 1] = '\0'; /* (git pads its "remote:" lines) */
 	snprintf(msg, 200, "%.199s", ebuf[0] ? ebuf : "no message");
-	if (ret_out && (r = take_output(out, ret_out)) < 0)
+	if (ret_out && (r = take_output(out, ret_len != NULL, ret_out, ret_len ? ret_len : &len)) < 0)
 		return r;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !ebuf[0])
 		snprintf(msg, 200, "git is not installed (/usr/bin/git)");
@@ -199,7 +206,7 @@ static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *ar
 static int run_git(const struct gitrepo *g, int cwd_fd, const char *const *args, char **ret_out,
 		   char msg[200])
 {
-	return run_git_in(g, cwd_fd, args, NULL, ret_out, msg);
+	return run_git_in(g, cwd_fd, args, NULL, ret_out, NULL, msg);
 }
 
 /* ---- the layer's refs and objects, as data ---- */
@@ -571,6 +578,57 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	return 0;
 }
 
+/* ---- the commits' paths: protected ones refused, as in the work tree ---- */
+
+static int protected_in(const struct cd_layer *l, const char *path, struct cordon_error *err)
+{
+	for (char **gl = l->protect; gl && *gl; gl++)
+		if (cd_layer_protected(*gl, path))
+			return cd_fail(err, EPERM, "git", "layer %s: a commit of the run changes %s, "
+				       "protected (%s): not applied", l->id, path, *gl);
+	return 0;
+}
+
+/* Every path a new commit changes (each parent of a merge), against the layer's protected
+ * globs: a sandbox that commits .envrc, .vscode/ or .gitmodules and then removes it from its
+ * work tree would otherwise bring it to the host as a commit, which the user then merges. */
+static int check_commits(struct gitrepo *g, const struct cd_layer *l, const char *tips,
+			 struct cordon_error *err)
+{
+	const char *args[GIT_REFS_MAX + 16];
+	_cleanup_free_ char *names = NULL;
+	char msg[200] = "";
+	size_t n = 0, len = 0;
+	int r;
+
+	args[n++] = "--git-dir";
+	args[n++] = g->tmp;
+	args[n++] = "log";
+	args[n++] = "--format=";
+	args[n++] = "--name-only";
+	args[n++] = "--no-renames";
+	args[n++] = "-m";
+	args[n++] = "-z";
+	args[n++] = "--stdin";
+	for (size_t i = 0; i < g->n_refs; i++)
+		args[n++] = g->refs[i].hex;
+	args[n++] = "--";
+	args[n] = NULL;
+	r = run_git_in(g, -1, args, tips, &names, &len, msg);
+	if (r == -E2BIG)
+		return cd_fail(err, E2BIG, "git", "layer %s: its commits change more paths than "
+			       "cordon checks (%u bytes of names): not applied", l->id, GIT_OUT_MAX);
+	if (r != 0)
+		return cd_fail(err, r < 0 ? -r : EIO, "git", "layer %s: the paths of its commits: "
+			       "%s", l->id, msg);
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		r = names[i] ? protected_in(l, names + i, err) : 0;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* ---- diff: the commits listed ---- */
 
 /* A commit's subject is the sandbox's text, shown on the reviewer's terminal: a control
@@ -597,7 +655,7 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
 			       "--", NULL };
 	_cleanup_free_ char *log = NULL;
 	size_t n = 0;
-	int r = run_git_in(g, -1, args, not, &log, msg);
+	int r = run_git_in(g, -1, args, not, &log, NULL, msg);
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
@@ -645,6 +703,8 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
 	if (r < 0) /* the files were shown: say why the commits are not, and go on */
 		fprintf(out, "git: the run's commits cannot be listed: %s\n", err->msg);
+	else if (g.n_refs && (r = check_commits(&g, l, tips, err)) < 0)
+		fprintf(out, "git: %s\n", err->msg);
 	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) "
 		"not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
 		workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
@@ -673,7 +733,13 @@ int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, c
 	*ret_refs = NULL;
 	if (cd_layer_git_count(l) == 0)
 		return 0;
+	_cleanup_free_ char *tips = NULL;
+
 	r = repo_build(&g, l, store_fd, err);
+	if (r >= 0 && g.n_refs > 0 && host_tips(&g, &tips, msg) < 0)
+		r = cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg);
+	if (r >= 0 && g.n_refs > 0)
+		r = check_commits(&g, l, tips, err);
 	for (size_t i = 0; r >= 0 && i < g.n_refs; i++) {
 		const char *name = g.refs[i].name;
 		_cleanup_free_ char *dst = cd_strdup_printf(

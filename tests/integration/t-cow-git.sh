@@ -234,6 +234,20 @@ match "... cordon apply refuses it (git's fsck), in one line" "$rc:$(wc -l <<<"$
 is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
 lc discard "$id"
 
+# a protected path in a commit, gone from the work tree: the commit would bring it to the host
+# (a user merges refs/cordon/ID/main), so apply refuses the layer as it refuses the file
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo "touch /tmp/x" >.envrc && mkdir .vscode && echo "{}" >.vscode/tasks.json &&
+	git add -f .envrc .vscode && git commit -qm tidy && git rm -rq --cached .envrc .vscode && git commit -qm "tidy 2" && rm -r .envrc .vscode && echo x >ok.txt'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+match "cordon diff: a commit that changes a protected path (.envrc) is named, and apply's refusal" \
+	"$out" "git: layer $id: a commit of the run changes \.envrc, protected .*cordon apply refuses the layer"
+lc apply -w "$w" "$id"
+match "... cordon apply refuses the layer, in one line" "$rc:$(wc -l <<<"$err"):$err" '^125:1:cordon: apply: .*\.envrc, protected'
+is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
 # a commit's subject is the sandbox's text on the reviewer's terminal: cordon diff writes its
 # control characters escaped (ESC, CR, BEL, a C1 CSI), as it quotes file names
 w=$(repo)
