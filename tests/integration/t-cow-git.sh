@@ -51,6 +51,9 @@ is "--cow: test -d .git is false where the host has no .git (GNU hello's build a
 cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'mkdir -p .git/hooks && printf "#!/bin/sh\ntouch %s/pwned-precommit\n" "$1" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo "touch $1/pwned-envrc" >.envrc && echo ok' sh "$TEST_TMP"
 is "... the sandbox can make .git/hooks/pre-commit and .envrc inside" "$rc:$out" "0:ok"
 id=$(layer_of "$err")
+lc diff --stat "$id"
+like "... cordon diff says which are protected (its patch holds them: git apply would write them)" \
+	"$out" "A .envrc (protected: cordon apply refuses the layer)"
 lc apply -w "$w" "$id"
 match "... cordon apply refuses the layer, saying why" "$rc:$err" '^125:cordon: apply: .*protected'
 is "... and neither reaches the host" "$(ls -A "$w")" "hello.c"
