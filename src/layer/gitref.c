@@ -41,8 +41,8 @@ struct gitref {
 };
 
 struct gitrepo {
-	char top[64];   /* the temporary directory, root's or the caller's ("": none) */
-	char tmp[80];   /* the temporary bare repository in it, TOP/repo */
+	char top[PATH_MAX]; /* the temporary directory, root's or the caller's ("": none) */
+	char tmp[PATH_MAX + 8]; /* the temporary bare repository in it, TOP/repo */
 	int top_fd;     /* (valid while top[0]) */
 	int repo_fd;    /* what we write in the repository, beneath this, no symlink followed */
 	int workdir_fd; /* borrowed */
@@ -412,7 +412,7 @@ static void repo_done(struct gitrepo *g)
 		}
 		cd_closep(&g->repo_fd);
 		cd_closep(&g->top_fd);
-		(void)rmdir(g->top); /* (ours in sticky /tmp: no one else can replace it) */
+		(void)rmdir(g->top); /* (ours in a sticky $TMPDIR: no one else can replace it) */
 	}
 	g->top[0] = '\0';
 }
@@ -450,12 +450,30 @@ static int write_new(const struct gitrepo *g, const char *path, const char *s)
 	return fd < 0 ? -errno : give(g, fd) ?: cd_write_all(fd, s, strlen(s));
 }
 
-/* TOP (ours, in /tmp: mode 0711 when git runs as the workdir's owner) and TOP/repo, the
+/* $TMPDIR, else /tmp; for git as the workdir's owner, only a sticky one of ours they can enter
+ * (root's private one, pam_tmpdir's /tmp/user/0, would shut them out; in a directory of theirs
+ * they could rename TOP) */
+static const char *tmp_dir(const struct gitrepo *g)
+{
+	const char *dir = getenv("TMPDIR");
+	struct stat st;
+
+	if (!dir || dir[0] != '/' || strlen(dir) > PATH_MAX - 64)
+		return "/tmp";
+	if (g->as_owner && (stat(dir, &st) < 0 || st.st_uid != geteuid() ||
+			    (st.st_mode & (S_ISVTX | S_IXOTH)) != (S_ISVTX | S_IXOTH)))
+		return "/tmp";
+	return dir;
+}
+
+/* TOP (ours, in tmp_dir(): mode 0711 when git runs as the workdir's owner) and TOP/repo, the
  * owner's: they can work in it but never rename it, nor TOP, to send our writes elsewhere. */
 static int make_tmp(struct gitrepo *g)
 {
+	const char *dir = tmp_dir(g);
+
 	g->top_fd = g->repo_fd = -1;
-	snprintf(g->top, sizeof(g->top), "/tmp/cordon-git-XXXXXX");
+	snprintf(g->top, sizeof(g->top), "%s/cordon-git-XXXXXX", dir);
 	if (!mkdtemp(g->top)) {
 		g->top[0] = '\0';
 		return -errno;

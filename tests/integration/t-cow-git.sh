@@ -138,7 +138,7 @@ if [ -n "$host_root" ] && ! is_user_mode; then
 	is "root, another user's repository: the commit arrives as a ref" \
 		"$rc:$(git -c safe.directory='*' -C "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:inside"
 	is "... and nothing in its .git is root's" "$(find "$w/.git" -user 0 | head -3)" ""
-	# that user, racing: the moment cordon's temporary repository in /tmp is theirs, they put a
+	# that user, racing: the moment cordon's temporary repository in $TMPDIR is theirs, they put a
 	# symlink in it (objects/info -> a directory of root's); root writes nothing through it
 	w=$(repo)
 	chown -R "$TEST_USER:" "$w"
@@ -146,15 +146,18 @@ if [ -n "$host_root" ] && ! is_user_mode; then
 	id=$(layer_of "$err")
 	victim=$TEST_TMP/victim
 	mkdir -m 755 "$victim"
+	# a $TMPDIR of the test's own (sticky, as /tmp): the racer touches no other run's directory
+	tmpd=$TEST_TMP/tmpdir
+	mkdir -m 1777 "$tmpd"
 	setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups /usr/bin/python3 -I -c '
 import os, sys
-victim, stop = sys.argv[1], sys.argv[2]
-old = set(os.listdir("/tmp"))
+victim, stop, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+old = set()
 todo = []
 while not os.path.exists(stop):
-	new = [n for n in os.listdir("/tmp") if n.startswith("cordon-git-") and n not in old]
+	new = [n for n in os.listdir(tmp) if n.startswith("cordon-git-") and n not in old]
 	old.update(new)
-	todo += ["/tmp/" + n + s for n in new for s in ("", "/repo")]
+	todo += [tmp + "/" + n + s for n in new for s in ("", "/repo")]
 	for d in list(todo):
 		try:
 			os.mkdir(d + "/objects")
@@ -166,13 +169,13 @@ while not os.path.exists(stop):
 			os.symlink(victim, d + "/objects/info")
 		except OSError:
 			pass
-		todo.remove(d)' "$victim" "$TEST_TMP/stop" &
+		todo.remove(d)' "$victim" "$TEST_TMP/stop" "$tmpd" &
 	racer=$!
-	lc diff --stat "$id"
-	lc apply -w "$w" "$id"
+	TMPDIR=$tmpd lc diff --stat "$id"
+	TMPDIR=$tmpd lc apply -w "$w" "$id"
 	touch "$TEST_TMP/stop"
 	wait "$racer"
-	is "root in another user's repository: nothing written through their symlink in /tmp" \
+	is "root in another user's repository: nothing written through their symlink in \$TMPDIR" \
 		"$(ls -A "$victim")" ""
 else
 	skip "root applying in another user's repository" "as root only"
