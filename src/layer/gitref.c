@@ -41,10 +41,10 @@ struct gitref {
 };
 
 struct gitrepo {
-	char top[PATH_MAX]; /* the temporary directory, root's or the caller's ("": none) */
+	char top[PATH_MAX];     /* the temporary directory, root's or the caller's ("": none) */
 	char tmp[PATH_MAX + 8]; /* the temporary bare repository in it, TOP/repo */
-	int top_fd;     /* (valid while top[0]) */
-	int repo_fd;    /* what we write in the repository, beneath this, no symlink followed */
+	int top_fd;             /* (valid while top[0]) */
+	int repo_fd;            /* what we write in the repository: beneath it, no symlink */
 	int workdir_fd; /* borrowed */
 	bool as_owner;  /* root in another user's workdir: git runs as that user (what it makes
 			 * in the workdir's .git is theirs, as apply's files are) */
