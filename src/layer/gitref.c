@@ -720,9 +720,13 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 		if (put_log(out, &g, &g.refs[i], tips, msg) < 0)
 			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
 	if (r < 0) /* the files were shown: say why the commits are not, and go on */
-		fprintf(out, "git: the run's commits cannot be listed: %s\n", err->msg);
+		fputs("git: the run's commits cannot be listed: ", out);
 	else if (g.n_refs && (r = check_commits(&g, l, tips, err)) < 0)
-		fprintf(out, "git: %s\n", err->msg);
+		fputs("git: ", out);
+	if (r < 0) { /* (a path or git's words: the sandbox's names in them, escaped) */
+		put_text(out, err->msg);
+		fputc('\n', out);
+	}
 	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) "
 		"not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
 		workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"

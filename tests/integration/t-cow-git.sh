@@ -254,6 +254,25 @@ match "... cordon apply refuses the layer, in one line" "$rc:$(wc -l <<<"$err"):
 is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
 lc discard "$id"
 
+# a protected path's name is the sandbox's (lefthook*): apply's refusal and diff's line show its
+# control characters escaped, for a file of the work tree and for a path in a commit
+nonprint() { LC_ALL=C tr -d '\n -~' <<<"$1" | od -An -c | tr -d ' \n'; }
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo x >"$(printf "lefthook\033[2K\rfine")"'
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+is "cordon apply: a protected file's name, escape sequences as text" "$rc:$(nonprint "$err")" "125:"
+like "... shown escaped" "$err" 'lefthook\x1b[2K\x0dfine'
+lc discard "$id"
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'f=$(printf "lefthook\033[2K\rfine") && echo x >"$f" && git add "$f" && git commit -qm c && git rm -q "$f" && git commit -qm d'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+is "cordon diff: a commit's protected path, escape sequences as text" "$rc:$(nonprint "$out")" "0:"
+lc apply -w "$w" "$id"
+is "cordon apply: the same" "$rc:$(nonprint "$err")" "125:"
+lc discard "$id"
+
 # a commit's subject is the sandbox's text on the reviewer's terminal: cordon diff writes its
 # control characters escaped (ESC, CR, BEL, a C1 CSI), as it quotes file names
 w=$(repo)
