@@ -693,9 +693,14 @@ static int host_tips(const struct gitrepo *g, char **ret, char msg[200])
 	const char *head[] = { "--git-dir=.git", "rev-parse", "-q", "--verify", "HEAD", NULL };
 	_cleanup_free_ char *refs = NULL, *h = NULL;
 	int r = run_git(g, g->workdir_fd, args, &refs, msg);
+	char *nl;
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
+	/* whole lines only: past GIT_OUT_MAX (some 25,000 refs) the output is cut, and a cut
+	 * "^HEX" would be a prefix git resolves or refuses (fewer tips: more commits checked) */
+	nl = strrchr(refs, '\n');
+	*(nl ? nl + 1 : refs) = '\0';
 	(void)run_git(g, g->workdir_fd, head, &h, msg);
 	*ret = cd_strdup_printf("%s%s%s", refs, h && h[0] ? "^" : "", h ? h : "");
 	return *ret ? 0 : -ENOMEM;

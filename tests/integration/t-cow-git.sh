@@ -127,6 +127,17 @@ is "git gc inside (a pack, packed-refs): the commit still arrives, on both branc
 	"$rc:$(hg "$w" log --format=%s -1 "refs/cordon/$id/main"):$(hg "$w" log --format=%s -1 "refs/cordon/$id/side")" \
 	"0:packed:packed"
 
+# a repository of 30,000 refs (tags): their list is past what cordon reads of git's output
+w=$(repo)
+(h=$(hg "$w" rev-parse HEAD) && echo "# pack-refs with: peeled fully-peeled sorted" &&
+	for i in $(seq 100000 130000); do echo "$h refs/tags/t$i"; done) >"$w/.git/packed-refs" && own "$w"
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m many'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+match "30,000 refs: cordon diff lists the commit" "$out" $'\(1 new commit\)\n  [0-9a-f]+ many'
+lc apply -w "$w" "$id"
+is "... cordon apply brings it in" "$rc:$(hg "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:many"
+
 # root applying in another user's repository: git runs as that user (what it adds to .git is
 # theirs, as apply's files are)
 if [ -n "$host_root" ] && ! is_user_mode; then
