@@ -59,6 +59,23 @@ match "... cordon apply refuses the layer, saying why" "$rc:$err" '^125:cordon: 
 is "... and neither reaches the host" "$(ls -A "$w")" "hello.c"
 lc discard "$id"
 
+# a bare repository (HEAD, objects, refs, config: no .git in its path) in a directory, or at the
+# top: git on the host enters it from there and runs its config's pager; apply refuses it
+for d in sub .; do
+	w=$(mkwork)
+	echo x >"$w/x" && own "$w"
+	cordon -w "$w" --cow --layer-dir "$L" --git-identity 'a <a@example.com>' -- sh -c 'mkdir -p "$1" && cd "$1" && git init -q --bare . &&
+		git config core.pager "touch $2/pager-$3; cat" && git update-ref refs/heads/master "$(git commit-tree -m x "$(git mktree </dev/null)")" && echo ok' sh "$d" "$TEST_TMP" "${d%.}"
+	is "(a bare repository made inside, in ${d/./the top})" "$rc:$out" "0:ok"
+	id=$(layer_of "$err")
+	lc apply -w "$w" "$id"
+	prefix=$([ "$d" = . ] || echo "$d/")
+	match "... cordon apply refuses it" "$rc:$err" "^125:cordon: apply: ${prefix}HEAD: protected"
+	(cd "$w/$d" && as_caller script -qc "git -c safe.directory='*' log -1" /dev/null >/dev/null 2>&1)
+	is "... and git there runs nothing of its" "$(ls -A "$w" "$TEST_TMP" | grep -c pager)" 0
+	lc discard "$id"
+done
+
 # --- 2. a repository where the run edits, adds, deletes, renames, commits twice, makes a branch
 repo() {
 	local d
