@@ -607,6 +607,42 @@ static int protected_in(const struct cd_layer *l, const char *path, struct cordo
 	return 0;
 }
 
+/* Whether names (len bytes, NUL-separated) hold one that is dir/part or below it */
+static bool has_part(const char *names, size_t len, const char *dir, size_t n, const char *part)
+{
+	size_t pl = strlen(part);
+
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		const char *s = names + i, *rest = s + n + (n > 0);
+
+		if ((n == 0 || (!strncmp(s, dir, n) && s[n] == '/')) && !strncmp(rest, part, pl) &&
+		    (rest[pl] == '\0' || rest[pl] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* A bare repository in the commits (HEAD with objects/ and refs/, or commondir, in a directory
+ * or at the top): checked out on the host, git would enter it from there and run its config's
+ * pager, editor or aliases (protect_git.c refuses the same in the work tree). */
+static int bare_in(const struct cd_layer *l, const char *names, size_t len,
+		   struct cordon_error *err)
+{
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		const char *s = names + i, *slash = strrchr(s, '/');
+		size_t n = slash ? (size_t)(slash - s) : 0;
+
+		if (strcmp(slash ? slash + 1 : s, "HEAD") != 0)
+			continue;
+		if ((has_part(names, len, s, n, "objects") && has_part(names, len, s, n, "refs")) ||
+		    has_part(names, len, s, n, "commondir"))
+			return cd_fail(err, EPERM, "git", "layer %s: a commit of the run makes %s "
+				       "part of a bare repository (git would enter it): not applied",
+				       l->id, s);
+	}
+	return 0;
+}
+
 /* Every path a new commit changes (each parent of a merge), against the layer's protected
  * globs: a sandbox that commits .envrc, .vscode/ or .gitmodules and then removes it from its
  * work tree would otherwise bring it to the host as a commit, which the user then merges. */
@@ -644,7 +680,7 @@ static int check_commits(struct gitrepo *g, const struct cd_layer *l, const char
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return bare_in(l, names, len, err);
 }
 
 /* ---- diff: the commits listed ---- */

@@ -282,6 +282,19 @@ match "... cordon apply refuses the layer, in one line" "$rc:$(wc -l <<<"$err"):
 is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
 lc discard "$id"
 
+# a bare repository in a commit, gone from the work tree: checked out on the host, git would
+# enter it and run its config's pager; apply refuses the layer
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'mkdir -p sub/objects sub/refs && echo "ref: refs/heads/main" >sub/HEAD &&
+	printf "[core]\n\tpager = touch /tmp/x; cat\n" >sub/config && touch sub/objects/k sub/refs/k &&
+	git add -f sub && git commit -qm vendor && git rm -rq --cached sub && git commit -qm unvendor && rm -r sub && echo x >ok.txt'
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+match "cordon apply: a commit that makes a bare repository (sub/HEAD, objects, refs) is refused" \
+	"$rc:$err" '^125:cordon: apply: .*a commit of the run makes sub/HEAD part of a bare repository'
+is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
 # a protected path's name is the sandbox's (lefthook*): apply's refusal and diff's line show its
 # control characters escaped, for a file of the work tree and for a path in a commit
 nonprint() { LC_ALL=C tr -d '\n -~' <<<"$1" | od -An -c | tr -d ' \n'; }
