@@ -4,6 +4,7 @@
  * `cordon discard`, over cordon.h's cordon_layer_*. Runs in the caller. Bad input or a failure:
  * one line `cordon: <what>: <why>` on stderr, exit 125.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -47,9 +48,17 @@ static const char usage[] =
 	"           layer is then removed from the store\n"
 	"  discard  remove a layer (--all: every layer of the store)\n";
 
+/* One line: its control bytes shown as \xNN (why may name a path of the sandbox's, a file's or
+ * a commit's: no escape sequence of its reaches the terminal, no newline forges a line) */
 static int fail(const char *what, const char *why)
 {
-	fprintf(stderr, "cordon: %s: %s\n", what, why);
+	fprintf(stderr, "cordon: %s: ", what);
+	for (const unsigned char *p = (const unsigned char *)why; *p; p++)
+		if (iscntrl(*p))
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	fputc('\n', stderr);
 	return CORDON_EXIT_FAILURE;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "layer.h"
+#include "manifest.h"
 #include "patch.h"
 #include "sha256.h"
 #include "textdiff.h"
@@ -373,12 +374,24 @@ static void put_path(FILE *out, const struct cd_layer_change *c, const struct cd
 		fputc('/', out);
 }
 
-static void put_marks(FILE *out, const struct item *it, bool binary)
+/* A path a protected glob covers: cordon apply refuses the layer, but the patch holds it, and
+ * `git apply` would write it (an .envrc, a .vscode/tasks.json): said on its line. */
+static bool protected(const struct cd_layer *l, const char *path)
+{
+	for (char **g = l->protect; g && *g; g++)
+		if (cd_layer_protected(*g, path))
+			return true;
+	return false;
+}
+
+static void put_marks(FILE *out, const struct cd_layer *l, const struct item *it, bool binary)
 {
 	if (binary)
 		fputs(" (binary)", out);
 	if (it->from->base.type == CD_LT_SYMLINK || it->to->now.type == CD_LT_SYMLINK)
 		fputs(" (symlink)", out);
+	if (protected(l, it->from->path) || protected(l, it->to->path))
+		fputs(" (protected: cordon apply refuses the layer)", out);
 	fputc('\n', out);
 }
 
@@ -396,7 +409,7 @@ static void put_modes(FILE *out, const struct cd_layer_state *a, const struct cd
 		fprintf(out, " (mode %06o -> %06o)", full_mode(a), full_mode(b));
 }
 
-static void put_stat_line(FILE *out, const struct item *it, bool binary)
+static void put_stat_line(FILE *out, const struct cd_layer *l, const struct item *it, bool binary)
 {
 	const struct cd_layer_change *c = it->to;
 
@@ -420,7 +433,7 @@ static void put_stat_line(FILE *out, const struct item *it, bool binary)
 		else
 			put_modes(out, &c->base, &c->now);
 	}
-	put_marks(out, it, binary);
+	put_marks(out, l, it, binary);
 }
 
 struct totals {
@@ -443,7 +456,7 @@ static int put_stat_item(FILE *out, const struct ctx *x, const struct item *it, 
 	if (r < 0)
 		return cd_fail(err, -r, "diff", "layer %s: %s: cannot diff", x->l->id,
 			       esc(it->to->path, b));
-	put_stat_line(out, it, binary);
+	put_stat_line(out, x->l, it, binary);
 	if (has_content(&it->from->base) || has_content(&it->to->now))
 		t->files++;
 	t->added += c.added;

@@ -28,6 +28,7 @@
 
 #include "fsops.h"
 #include "layer.h"
+#include "manifest.h"
 #include "rmtree.h"
 #include "util.h"
 
@@ -40,8 +41,10 @@ struct gitref {
 };
 
 struct gitrepo {
-	char tmp[64];   /* the temporary bare repository ("": none) */
-	struct stat tmp_st;
+	char top[PATH_MAX];     /* the temporary directory, root's or the caller's ("": none) */
+	char tmp[PATH_MAX + 8]; /* the temporary bare repository in it, TOP/repo */
+	int top_fd;             /* (valid while top[0]) */
+	int repo_fd;            /* what we write in the repository: beneath it, no symlink */
 	int workdir_fd; /* borrowed */
 	bool as_owner;  /* root in another user's workdir: git runs as that user (what it makes
 			 * in the workdir's .git is theirs, as apply's files are) */
@@ -123,14 +126,17 @@ static void child_exec(const struct gitrepo *g, int cwd_fd, int in, int out, int
 	_exit(127);
 }
 
-/* git's output, at most GIT_OUT_MAX bytes of it (malloc'd, NUL-ended) */
-static int take_output(int fd, char **ret)
+/* git's output, at most GIT_OUT_MAX bytes of it (malloc'd, NUL-ended); -E2BIG past that when
+ * all of it is needed (whole). Its length in *ret_len. */
+static int take_output(int fd, bool whole, char **ret, size_t *ret_len)
 {
 	struct stat st;
 	char *buf;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	if ((uint64_t)st.st_size >= GIT_OUT_MAX && whole)
+		return -E2BIG;
 	if ((uint64_t)st.st_size >= GIT_OUT_MAX)
 		st.st_size = GIT_OUT_MAX - 1;
 	buf = malloc((size_t)st.st_size + 1);
@@ -138,6 +144,7 @@ static int take_output(int fd, char **ret)
 		return -ENOMEM;
 	read_memfd(fd, buf, (size_t)st.st_size + 1);
 	*ret = buf;
+	*ret_len = (size_t)st.st_size;
 	return 0;
 }
 
@@ -150,10 +157,12 @@ static int wait_git(pid_t pid, int *ret_status)
 }
 
 /* git ARGS... in cwd_fd (-1: ours), input (or NULL) on its stdin: its exit status; its stdout
- * in *ret_out (malloc'd; ret_out may be NULL), its stderr's first line in msg. */
+ * in *ret_out (malloc'd; ret_out may be NULL; ret_len: all of it, and its length, or -E2BIG),
+ * its stderr's first line in msg. */
 static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *args,
-		      const char *input, char **ret_out, char msg[200])
+		      const char *input, char **ret_out, size_t *ret_len, char msg[200])
 {
+	size_t len;
 	_cleanup_close_ int in = memfd_create("cordon-git-in", MFD_CLOEXEC);
 	_cleanup_close_ int out = memfd_create("cordon-git-out", MFD_CLOEXEC);
 	_cleanup_close_ int errfd = memfd_create("cordon-git-err", MFD_CLOEXEC);
@@ -187,7 +196,7 @@ static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *ar
 	for (size_t k = strlen(ebuf); k > 0 && ebuf[k - 1] == ' '; k--)
 		ebuf[k - 1] = '\0'; /* (git pads its "remote:" lines) */
 	snprintf(msg, 200, "%.199s", ebuf[0] ? ebuf : "no message");
-	if (ret_out && (r = take_output(out, ret_out)) < 0)
+	if (ret_out && (r = take_output(out, ret_len != NULL, ret_out, ret_len ? ret_len : &len)) < 0)
 		return r;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !ebuf[0])
 		snprintf(msg, 200, "git is not installed (/usr/bin/git)");
@@ -197,7 +206,7 @@ static int run_git_in(const struct gitrepo *g, int cwd_fd, const char *const *ar
 static int run_git(const struct gitrepo *g, int cwd_fd, const char *const *args, char **ret_out,
 		   char msg[200])
 {
-	return run_git_in(g, cwd_fd, args, NULL, ret_out, msg);
+	return run_git_in(g, cwd_fd, args, NULL, ret_out, NULL, msg);
 }
 
 /* ---- the layer's refs and objects, as data ---- */
@@ -340,22 +349,22 @@ static int give(const struct gitrepo *g, int fd)
 	return 0;
 }
 
-/* One object file of the layer into the temporary repository (at the same place below .git). */
+/* One object file of the layer into the temporary repository (at the same place below .git).
+ * The repository may be the workdir's owner's (as_owner): every step from its descriptor. */
 static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_change *c)
 {
 	_cleanup_close_ int in = cd_lfs_open(tree_fd, c->path, O_RDONLY, 0), dir = -1, out = -1;
-	_cleanup_close_ int repo = open(g->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const char *rel = c->path + 5, *name;
 	char parent[PATH_MAX];
 	uint8_t sha[32];
 	uint64_t size;
 	int r;
 
-	if (in < 0 || repo < 0)
-		return in < 0 ? in : -errno;
+	if (in < 0)
+		return in;
 	name = strrchr(rel, '/') + 1;
 	snprintf(parent, sizeof(parent), "%.*s", (int)(name - rel - 1), rel);
-	dir = cd_lfs_mkdirs(repo, parent, 0700);
+	dir = cd_lfs_mkdirs(g->repo_fd, parent, 0700);
 	if (dir < 0)
 		return dir;
 	out = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
@@ -370,13 +379,42 @@ static int copy_object(struct gitrepo *g, int tree_fd, const struct cd_layer_cha
 	return r < 0 ? r : 0;
 }
 
+/* The repository's contents removed: as the user it belongs to (as_owner), so that nothing they
+ * move into it while we walk it is removed as root. */
+static void remove_repo(const struct gitrepo *g)
+{
+	pid_t pid;
+	int st;
+
+	if (!g->as_owner) {
+		(void)cd_rmtree_contents(g->repo_fd);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(g->gid, g->gid, g->gid) < 0 ||
+		    setresuid(g->uid, g->uid, g->uid) < 0)
+			_exit(126);
+		_exit(cd_rmtree_contents(g->repo_fd) < 0);
+	}
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void repo_done(struct gitrepo *g)
 {
 	for (size_t i = 0; i < g->n_refs; i++)
 		free(g->refs[i].name);
-	if (g->tmp[0])
-		(void)cd_rmtree_path(g->tmp, &g->tmp_st);
-	g->tmp[0] = '\0';
+	if (g->top[0]) {
+		if (g->repo_fd >= 0) {
+			remove_repo(g);
+			(void)unlinkat(g->top_fd, "repo", AT_REMOVEDIR);
+		}
+		cd_closep(&g->repo_fd);
+		cd_closep(&g->top_fd);
+		(void)rmdir(g->top); /* (ours in a sticky $TMPDIR: no one else can replace it) */
+	}
+	g->top[0] = '\0';
 }
 
 /* The workdir's repository: a .git directory at its top. Its object format. */
@@ -398,12 +436,57 @@ static int host_repo(const struct gitrepo *g, size_t *ret_hex, char msg[200])
 	return 0;
 }
 
+/* A new file in the repository, beneath its descriptor: git made the directories as the
+ * workdir's owner (as_owner), who could have put a symlink on the way. */
 static int write_new(const struct gitrepo *g, const char *path, const char *s)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				      0600);
+	_cleanup_close_ int dir = -1, fd = -1;
+	const char *name;
 
+	dir = cd_lfs_open_parent(g->repo_fd, path, &name);
+	if (dir < 0)
+		return dir;
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : give(g, fd) ?: cd_write_all(fd, s, strlen(s));
+}
+
+/* $TMPDIR, else /tmp; for git as the workdir's owner, only a sticky one of ours they can enter
+ * (root's private one, pam_tmpdir's /tmp/user/0, would shut them out; in a directory of theirs
+ * they could rename TOP) */
+static const char *tmp_dir(const struct gitrepo *g)
+{
+	const char *dir = getenv("TMPDIR");
+	struct stat st;
+
+	if (!dir || dir[0] != '/' || strlen(dir) > PATH_MAX - 64)
+		return "/tmp";
+	if (g->as_owner && (stat(dir, &st) < 0 || st.st_uid != geteuid() ||
+			    (st.st_mode & (S_ISVTX | S_IXOTH)) != (S_ISVTX | S_IXOTH)))
+		return "/tmp";
+	return dir;
+}
+
+/* TOP (ours, in tmp_dir(): mode 0711 when git runs as the workdir's owner) and TOP/repo, the
+ * owner's: they can work in it but never rename it, nor TOP, to send our writes elsewhere. */
+static int make_tmp(struct gitrepo *g)
+{
+	const char *dir = tmp_dir(g);
+
+	g->top_fd = g->repo_fd = -1;
+	snprintf(g->top, sizeof(g->top), "%s/cordon-git-XXXXXX", dir);
+	if (!mkdtemp(g->top)) {
+		g->top[0] = '\0';
+		return -errno;
+	}
+	g->top_fd = open(g->top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->top_fd < 0 || (g->as_owner && fchmod(g->top_fd, 0711) < 0) ||
+	    mkdirat(g->top_fd, "repo", 0700) < 0)
+		return -errno;
+	g->repo_fd = openat(g->top_fd, "repo", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->repo_fd < 0)
+		return -errno;
+	snprintf(g->tmp, sizeof(g->tmp), "%s/repo", g->top);
+	return give(g, g->repo_fd);
 }
 
 static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
@@ -414,13 +497,9 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	ssize_t n;
 	int r;
 
-	snprintf(g->tmp, sizeof(g->tmp), "/tmp/cordon-git-XXXXXX");
-	if (!mkdtemp(g->tmp)) {
-		g->tmp[0] = '\0';
-		return -errno;
-	}
-	if (lstat(g->tmp, &g->tmp_st) < 0 || (g->as_owner && chown(g->tmp, g->uid, g->gid) < 0))
-		return -errno;
+	r = make_tmp(g);
+	if (r < 0)
+		return r;
 	r = run_git(g, -1, args, NULL, msg);
 	if (r != 0)
 		return r < 0 ? r : -EIO;
@@ -433,8 +512,7 @@ static int init_tmp(struct gitrepo *g, size_t hash_hex, char msg[200])
 	if (strchr(objs, '\n'))
 		return -EINVAL; /* (alternates are lines) */
 	snprintf(alt, sizeof(alt), "%s/.git/objects\n", objs);
-	snprintf(objs, sizeof(objs), "%s/objects/info/alternates", g->tmp); /* (git init's dir) */
-	return write_new(g, objs, alt);
+	return write_new(g, "objects/info/alternates", alt); /* (git init's dir) */
 }
 
 /* Each ref the layer names, made in the temporary repository: git checks the name and that
@@ -518,7 +596,110 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	return 0;
 }
 
+/* ---- the commits' paths: protected ones refused, as in the work tree ---- */
+
+static int protected_in(const struct cd_layer *l, const char *path, struct cordon_error *err)
+{
+	for (char **gl = l->protect; gl && *gl; gl++)
+		if (cd_layer_protected(*gl, path))
+			return cd_fail(err, EPERM, "git", "layer %s: a commit of the run changes %s, "
+				       "protected (%s): not applied", l->id, path, *gl);
+	return 0;
+}
+
+/* Whether names (len bytes, NUL-separated) hold one that is dir/part or below it */
+static bool has_part(const char *names, size_t len, const char *dir, size_t n, const char *part)
+{
+	size_t pl = strlen(part);
+
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		const char *s = names + i, *rest = s + n + (n > 0);
+
+		if ((n == 0 || (!strncmp(s, dir, n) && s[n] == '/')) && !strncmp(rest, part, pl) &&
+		    (rest[pl] == '\0' || rest[pl] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* A bare repository in the commits (HEAD with objects/ and refs/, or commondir, in a directory
+ * or at the top): checked out on the host, git would enter it from there and run its config's
+ * pager, editor or aliases (protect_git.c refuses the same in the work tree). */
+static int bare_in(const struct cd_layer *l, const char *names, size_t len,
+		   struct cordon_error *err)
+{
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		const char *s = names + i, *slash = strrchr(s, '/');
+		size_t n = slash ? (size_t)(slash - s) : 0;
+
+		if (strcmp(slash ? slash + 1 : s, "HEAD") != 0)
+			continue;
+		if ((has_part(names, len, s, n, "objects") && has_part(names, len, s, n, "refs")) ||
+		    has_part(names, len, s, n, "commondir"))
+			return cd_fail(err, EPERM, "git", "layer %s: a commit of the run makes %s "
+				       "part of a bare repository (git would enter it): not applied",
+				       l->id, s);
+	}
+	return 0;
+}
+
+/* Every path a new commit changes (each parent of a merge), against the layer's protected
+ * globs: a sandbox that commits .envrc, .vscode/ or .gitmodules and then removes it from its
+ * work tree would otherwise bring it to the host as a commit, which the user then merges. */
+static int check_commits(struct gitrepo *g, const struct cd_layer *l, const char *tips,
+			 struct cordon_error *err)
+{
+	const char *args[GIT_REFS_MAX + 16];
+	_cleanup_free_ char *names = NULL;
+	char msg[200] = "";
+	size_t n = 0, len = 0;
+	int r;
+
+	args[n++] = "--git-dir";
+	args[n++] = g->tmp;
+	args[n++] = "log";
+	args[n++] = "--format=";
+	args[n++] = "--name-only";
+	args[n++] = "--no-renames";
+	args[n++] = "-m";
+	args[n++] = "-z";
+	args[n++] = "--stdin";
+	for (size_t i = 0; i < g->n_refs; i++)
+		args[n++] = g->refs[i].hex;
+	args[n++] = "--";
+	args[n] = NULL;
+	r = run_git_in(g, -1, args, tips, &names, &len, msg);
+	if (r == -E2BIG)
+		return cd_fail(err, E2BIG, "git", "layer %s: its commits change more paths than "
+			       "cordon checks (%u bytes of names): not applied", l->id, GIT_OUT_MAX);
+	if (r != 0)
+		return cd_fail(err, r < 0 ? -r : EIO, "git", "layer %s: the paths of its commits: "
+			       "%s", l->id, msg);
+	for (size_t i = 0; i < len; i += strlen(names + i) + 1) {
+		r = names[i] ? protected_in(l, names + i, err) : 0;
+		if (r < 0)
+			return r;
+	}
+	return bare_in(l, names, len, err);
+}
+
 /* ---- diff: the commits listed ---- */
+
+/* A commit's subject is the sandbox's text, shown on the reviewer's terminal: a control
+ * character (ESC, CR, BEL, a C1 control in UTF-8) is written as \OOO, as the files' names are
+ * quoted, so that no escape sequence clears, rewrites or hides a line (or sets the clipboard). */
+static void put_text(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(out, "\\%03o\\%03o", *p, p[1]);
+			p++;
+		} else if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			fprintf(out, "\\%03o", *p);
+		else
+			fputc(*p, out);
+	}
+}
 
 static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const char *not,
 		   char msg[200])
@@ -528,14 +709,15 @@ static int put_log(FILE *out, struct gitrepo *g, const struct gitref *ref, const
 			       "--", NULL };
 	_cleanup_free_ char *log = NULL;
 	size_t n = 0;
-	int r = run_git_in(g, -1, args, not, &log, msg);
+	int r = run_git_in(g, -1, args, not, &log, NULL, msg);
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
 	for (const char *p = log; *p; p++)
 		n += *p == '\n';
-	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n%s", ref->name, ref->hex, n,
-		n == 1 ? "" : "s", log);
+	fprintf(out, "git: %s -> %.12s (%zu new commit%s)\n", ref->name, ref->hex, n,
+		n == 1 ? "" : "s");
+	put_text(out, log);
 	return 0;
 }
 
@@ -547,9 +729,14 @@ static int host_tips(const struct gitrepo *g, char **ret, char msg[200])
 	const char *head[] = { "--git-dir=.git", "rev-parse", "-q", "--verify", "HEAD", NULL };
 	_cleanup_free_ char *refs = NULL, *h = NULL;
 	int r = run_git(g, g->workdir_fd, args, &refs, msg);
+	char *nl;
 
 	if (r != 0)
 		return r < 0 ? r : -EIO;
+	/* whole lines only: past GIT_OUT_MAX (some 25,000 refs) the output is cut, and a cut
+	 * "^HEX" would be a prefix git resolves or refuses (fewer tips: more commits checked) */
+	nl = strrchr(refs, '\n');
+	*(nl ? nl + 1 : refs) = '\0';
 	(void)run_git(g, g->workdir_fd, head, &h, msg);
 	*ret = cd_strdup_printf("%s%s%s", refs, h && h[0] ? "^" : "", h ? h : "");
 	return *ret ? 0 : -ENOMEM;
@@ -574,7 +761,13 @@ int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FIL
 		if (put_log(out, &g, &g.refs[i], tips, msg) < 0)
 			r = cd_fail(err, EIO, "git", "layer %s: its commits: %s", l->id, msg);
 	if (r < 0) /* the files were shown: say why the commits are not, and go on */
-		fprintf(out, "git: the run's commits cannot be listed: %s\n", err->msg);
+		fputs("git: the run's commits cannot be listed: ", out);
+	else if (g.n_refs && (r = check_commits(&g, l, tips, err)) < 0)
+		fputs("git: ", out);
+	if (r < 0) { /* (a path or git's words: the sandbox's names in them, escaped) */
+		put_text(out, err->msg);
+		fputc('\n', out);
+	}
 	fprintf(out, "git: %zu file%s of the run's git state (.git: index, objects, refs, logs) "
 		"not shown as changes; %s%s%s\n", n, n == 1 ? "" : "s",
 		workdir_fd < 0 ? "its commits are listed from the workdir (not there now)"
@@ -603,7 +796,13 @@ int cd_layer_git_fetch(const struct cd_layer *l, int store_fd, int workdir_fd, c
 	*ret_refs = NULL;
 	if (cd_layer_git_count(l) == 0)
 		return 0;
+	_cleanup_free_ char *tips = NULL;
+
 	r = repo_build(&g, l, store_fd, err);
+	if (r >= 0 && g.n_refs > 0 && host_tips(&g, &tips, msg) < 0)
+		r = cd_fail(err, EIO, "git", "layer %s: the workdir's refs: %s", l->id, msg);
+	if (r >= 0 && g.n_refs > 0)
+		r = check_commits(&g, l, tips, err);
 	for (size_t i = 0; r >= 0 && i < g.n_refs; i++) {
 		const char *name = g.refs[i].name;
 		_cleanup_free_ char *dst = cd_strdup_printf(

@@ -1100,10 +1100,63 @@ static int layer_index(const struct cd_protect_repo *rec, int upper_fd, int wfd,
 	return r;
 }
 
+/* dir/name beneath fd, no symlink followed: whether it is there (a whiteout counts: a bare
+ * repository the layer only seems to have is refused too, never one it has let through) */
+static bool there(int fd, const char *dir, const char *name)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	char path[PATH_MAX + 16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s%s%s", dir, dir[0] ? "/" : "", name);
+	r = (int)syscall(SYS_openat2, fd, path, &how, sizeof(how));
+	if (r < 0)
+		return false;
+	close(r);
+	return true;
+}
+
+/* dir (the layer's upper over the workdir) is a git directory as git tells one (setup.c's
+ * is_git_directory: HEAD, and objects and refs, or a commondir file naming them) */
+static bool git_dir(int upper_fd, int workdir_fd, const char *dir)
+{
+#define THERE(name) (there(upper_fd, dir, name) || there(workdir_fd, dir, name))
+	return THERE("HEAD") && ((THERE("objects") && THERE("refs")) || THERE("commondir"));
+#undef THERE
+}
+
+/* A bare repository the run made or completed, anywhere, the top included: git enters one it
+ * finds from the directory it runs in (safe.bareRepository's default: all) and runs what its
+ * config names (a pager at git log, an editor, aliases, a hook), so its parts the layer brings
+ * become protected globs, refused by apply. */
+static int layer_bare(const struct cd_layer *l, int upper_fd, int workdir_fd, char ***globs)
+{
+	static const char *const parts[] = { "HEAD", "objects", "refs", "commondir", "config" };
+	char dir[PATH_MAX];
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < l->n_changes; i++) {
+		const char *path = l->changes[i].path, *slash = strrchr(path, '/');
+		const char *name = slash ? slash + 1 : path;
+		bool part = false;
+
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			part |= strcmp(name, parts[k]) == 0;
+		if (!part || l->changes[i].op == CD_LAYER_DELETE || cd_layer_git_path(path))
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+		if (git_dir(upper_fd, workdir_fd, dir))
+			r = push_glob(globs, path);
+	}
+	return r;
+}
+
 int cd_protect_git_layer(const struct cd_protect_plan *p, const struct cd_layer *l, int upper_fd,
 			 int workdir_fd, char ***globs, struct cordon_error *err)
 {
-	int r = 0;
+	int r = layer_bare(l, upper_fd, workdir_fd, globs);
 
 	/* a .git below the top the run made, or replaced: a repository git may enter */
 	for (size_t i = 0; r >= 0 && i < l->n_changes; i++) {

@@ -15,8 +15,10 @@
  *  - after a direct run (cd_protect_git_sweep): an index that changed is read again; a .git where
  *    a gitlink (or a sparse directory) now is, and was not at the start, is moved aside;
  *  - with --cow (cd_protect_git_layer, when the layer is saved): a new or replaced .git below the
- *    top, and the .git of a gitlink an index of the layer adds, become protected globs of the
- *    layer, which cordon apply then refuses.
+ *    top, the .git of a gitlink an index of the layer adds, and the parts the layer brings of a
+ *    bare repository (HEAD, objects, refs, commondir, config of a directory git would take for
+ *    a git directory, the top included) become protected globs of the layer, which cordon
+ *    apply then refuses.
  * A new repository at the top of a workdir that had none is the sandbox's (README).
  */
 #pragma once

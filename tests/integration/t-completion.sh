@@ -76,6 +76,13 @@ if [ -n "$layer" ]; then
 	is "bash: --cow-from <TAB>: the layer's id" "$out" "$layer"
 fi
 
+# a name is offered as it is, never expanded (compgen -W expands its words: $(...) would run)
+evil='$(id>&2).policy'
+printf 'default allow\n' >"$P/$evil" && chmod a+r "$P/$evil"
+bcomplete "$CORDON" --seccomp-policy '$'
+is "bash: a policy file named \$(id>&2): offered as it is, nothing run" "$out" '$(id>&2)'
+rm -f "$P/$evil"
+
 # --- zsh, on a terminal: the lines shown after each TAB
 if ! command -v zsh >/dev/null; then
 	skip "zsh completion" "zsh is not installed (Debian package zsh)"

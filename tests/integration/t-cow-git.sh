@@ -51,10 +51,30 @@ is "--cow: test -d .git is false where the host has no .git (GNU hello's build a
 cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'mkdir -p .git/hooks && printf "#!/bin/sh\ntouch %s/pwned-precommit\n" "$1" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo "touch $1/pwned-envrc" >.envrc && echo ok' sh "$TEST_TMP"
 is "... the sandbox can make .git/hooks/pre-commit and .envrc inside" "$rc:$out" "0:ok"
 id=$(layer_of "$err")
+lc diff --stat "$id"
+like "... cordon diff says which are protected (its patch holds them: git apply would write them)" \
+	"$out" "A .envrc (protected: cordon apply refuses the layer)"
 lc apply -w "$w" "$id"
 match "... cordon apply refuses the layer, saying why" "$rc:$err" '^125:cordon: apply: .*protected'
 is "... and neither reaches the host" "$(ls -A "$w")" "hello.c"
 lc discard "$id"
+
+# a bare repository (HEAD, objects, refs, config: no .git in its path) in a directory, or at the
+# top: git on the host enters it from there and runs its config's pager; apply refuses it
+for d in sub .; do
+	w=$(mkwork)
+	echo x >"$w/x" && own "$w"
+	cordon -w "$w" --cow --layer-dir "$L" --git-identity 'a <a@example.com>' -- sh -c 'mkdir -p "$1" && cd "$1" && git init -q --bare . &&
+		git config core.pager "touch $2/pager-$3; cat" && git update-ref refs/heads/master "$(git commit-tree -m x "$(git mktree </dev/null)")" && echo ok' sh "$d" "$TEST_TMP" "${d%.}"
+	is "(a bare repository made inside, in ${d/./the top})" "$rc:$out" "0:ok"
+	id=$(layer_of "$err")
+	lc apply -w "$w" "$id"
+	prefix=$([ "$d" = . ] || echo "$d/")
+	match "... cordon apply refuses it" "$rc:$err" "^125:cordon: apply: ${prefix}HEAD: protected"
+	(cd "$w/$d" && as_caller script -qc "git -c safe.directory='*' log -1" /dev/null >/dev/null 2>&1)
+	is "... and git there runs nothing of its" "$(ls -A "$w" "$TEST_TMP" | grep -c pager)" 0
+	lc discard "$id"
+done
 
 # --- 2. a repository where the run edits, adds, deletes, renames, commits twice, makes a branch
 repo() {
@@ -124,6 +144,17 @@ is "git gc inside (a pack, packed-refs): the commit still arrives, on both branc
 	"$rc:$(hg "$w" log --format=%s -1 "refs/cordon/$id/main"):$(hg "$w" log --format=%s -1 "refs/cordon/$id/side")" \
 	"0:packed:packed"
 
+# a repository of 30,000 refs (tags): their list is past what cordon reads of git's output
+w=$(repo)
+(h=$(hg "$w" rev-parse HEAD) && echo "# pack-refs with: peeled fully-peeled sorted" &&
+	for i in $(seq 100000 130000); do echo "$h refs/tags/t$i"; done) >"$w/.git/packed-refs" && own "$w"
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m many'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+match "30,000 refs: cordon diff lists the commit" "$out" $'\(1 new commit\)\n  [0-9a-f]+ many'
+lc apply -w "$w" "$id"
+is "... cordon apply brings it in" "$rc:$(hg "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:many"
+
 # root applying in another user's repository: git runs as that user (what it adds to .git is
 # theirs, as apply's files are)
 if [ -n "$host_root" ] && ! is_user_mode; then
@@ -135,9 +166,49 @@ if [ -n "$host_root" ] && ! is_user_mode; then
 	is "root, another user's repository: the commit arrives as a ref" \
 		"$rc:$(git -c safe.directory='*' -C "$w" log --format=%s -1 "refs/cordon/$id/main")" "0:inside"
 	is "... and nothing in its .git is root's" "$(find "$w/.git" -user 0 | head -3)" ""
+	# that user, racing: the moment cordon's temporary repository in $TMPDIR is theirs, they put a
+	# symlink in it (objects/info -> a directory of root's); root writes nothing through it
+	w=$(repo)
+	chown -R "$TEST_USER:" "$w"
+	cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m inside'
+	id=$(layer_of "$err")
+	victim=$TEST_TMP/victim
+	mkdir -m 755 "$victim"
+	# a $TMPDIR of the test's own (sticky, as /tmp): the racer touches no other run's directory
+	tmpd=$TEST_TMP/tmpdir
+	mkdir -m 1777 "$tmpd"
+	setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups /usr/bin/python3 -I -c '
+import os, sys
+victim, stop, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+old = set()
+todo = []
+while not os.path.exists(stop):
+	new = [n for n in os.listdir(tmp) if n.startswith("cordon-git-") and n not in old]
+	old.update(new)
+	todo += [tmp + "/" + n + s for n in new for s in ("", "/repo")]
+	for d in list(todo):
+		try:
+			os.mkdir(d + "/objects")
+		except FileExistsError:
+			pass
+		except OSError:
+			continue
+		try:
+			os.symlink(victim, d + "/objects/info")
+		except OSError:
+			pass
+		todo.remove(d)' "$victim" "$TEST_TMP/stop" "$tmpd" &
+	racer=$!
+	TMPDIR=$tmpd lc diff --stat "$id"
+	TMPDIR=$tmpd lc apply -w "$w" "$id"
+	touch "$TEST_TMP/stop"
+	wait "$racer"
+	is "root in another user's repository: nothing written through their symlink in \$TMPDIR" \
+		"$(ls -A "$victim")" ""
 else
 	skip "root applying in another user's repository" "as root only"
 	skip "... nothing in its .git is root's" "as root only"
+	skip "root in another user's repository: nothing written through their symlink" "as root only"
 fi
 
 # --- attacks: a sandbox without the default protection plants hooks, config, alternates and a
@@ -195,6 +266,63 @@ id=$(layer_of "$err")
 lc apply -w "$w" "$id"
 match "... cordon apply refuses it (git's fsck), in one line" "$rc:$(wc -l <<<"$err"):$err" '^125:1:cordon: apply: .*'
 is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
+# a protected path in a commit, gone from the work tree: the commit would bring it to the host
+# (a user merges refs/cordon/ID/main), so apply refuses the layer as it refuses the file
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo "touch /tmp/x" >.envrc && mkdir .vscode && echo "{}" >.vscode/tasks.json &&
+	git add -f .envrc .vscode && git commit -qm tidy && git rm -rq --cached .envrc .vscode && git commit -qm "tidy 2" && rm -r .envrc .vscode && echo x >ok.txt'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+match "cordon diff: a commit that changes a protected path (.envrc) is named, and apply's refusal" \
+	"$out" "git: layer $id: a commit of the run changes \.envrc, protected .*cordon apply refuses the layer"
+lc apply -w "$w" "$id"
+match "... cordon apply refuses the layer, in one line" "$rc:$(wc -l <<<"$err"):$err" '^125:1:cordon: apply: .*\.envrc, protected'
+is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
+# a bare repository in a commit, gone from the work tree: checked out on the host, git would
+# enter it and run its config's pager; apply refuses the layer
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'mkdir -p sub/objects sub/refs && echo "ref: refs/heads/main" >sub/HEAD &&
+	printf "[core]\n\tpager = touch /tmp/x; cat\n" >sub/config && touch sub/objects/k sub/refs/k &&
+	git add -f sub && git commit -qm vendor && git rm -rq --cached sub && git commit -qm unvendor && rm -r sub && echo x >ok.txt'
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+match "cordon apply: a commit that makes a bare repository (sub/HEAD, objects, refs) is refused" \
+	"$rc:$err" '^125:cordon: apply: .*a commit of the run makes sub/HEAD part of a bare repository'
+is "... and writes nothing: no ref, no file" "$(hg "$w" for-each-ref 'refs/cordon/' | wc -l):$(test -e "$w/ok.txt" || echo none)" "0:none"
+lc discard "$id"
+
+# a protected path's name is the sandbox's (lefthook*): apply's refusal and diff's line show its
+# control characters escaped, for a file of the work tree and for a path in a commit
+nonprint() { LC_ALL=C tr -d '\n -~' <<<"$1" | od -An -c | tr -d ' \n'; }
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'echo x >"$(printf "lefthook\033[2K\rfine")"'
+id=$(layer_of "$err")
+lc apply -w "$w" "$id"
+is "cordon apply: a protected file's name, escape sequences as text" "$rc:$(nonprint "$err")" "125:"
+like "... shown escaped" "$err" 'lefthook\x1b[2K\x0dfine'
+lc discard "$id"
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'f=$(printf "lefthook\033[2K\rfine") && echo x >"$f" && git add "$f" && git commit -qm c && git rm -q "$f" && git commit -qm d'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+is "cordon diff: a commit's protected path, escape sequences as text" "$rc:$(nonprint "$out")" "0:"
+lc apply -w "$w" "$id"
+is "cordon apply: the same" "$rc:$(nonprint "$err")" "125:"
+lc discard "$id"
+
+# a commit's subject is the sandbox's text on the reviewer's terminal: cordon diff writes its
+# control characters escaped (ESC, CR, BEL, a C1 CSI), as it quotes file names
+w=$(repo)
+cordon -w "$w" --cow --layer-dir "$L" -- sh -c 'git commit -q --allow-empty -m "$(printf "ok\r\033[2K\302\233\033]52;c;eA==\007hidden")"'
+id=$(layer_of "$err")
+lc diff --stat "$id"
+is "cordon diff: a commit subject's escape sequences reach the terminal as text" \
+	"$rc:$(LC_ALL=C tr -d '\n -~' <<<"$out" | od -An -c | tr -d ' \n')" "0:"
+like "... and are shown escaped" "$out" ' ok\015\033[2K\302\233\033]52;c;eA==\007hidden'
 lc discard "$id"
 
 # --- 4. the layer's id in --report and the audit trail

@@ -309,7 +309,9 @@ is "F1 3 in two runs (the gitlink first, x/.git at the next): git status runs no
 if [ -n "$cow_works" ]; then
 	w=$(plain)
 	cow_apply "$w" "$gitlink"
-	like "F1 3 with --cow: cordon apply refuses the new x/.git" "$applied" "x/.git: protected"
+	# (the git directory it names, x/.evil, is a bare repository: refused first, sorted first)
+	like "F1 3 with --cow: cordon apply refuses the new x/.git and x/.evil" "$applied" \
+		"x/.evil/HEAD: protected"
 	is "... git status runs nothing" "$(status_in "$w")" no
 	w=$(plain)
 	cow_apply "$w" "$gitlink" --no-default-protect
