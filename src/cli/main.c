@@ -209,6 +209,8 @@ static int h_home_size(struct cli *cli, const char *arg, struct cordon_error *er
 static int h_git_identity(struct cli *cli, const char *arg, struct cordon_error *err)
 {
 	cli->git_identity = true;
+	if (strcmp(arg, "none") == 0) /* neither one given nor the caller's own */
+		return 0;
 	return cordon_config_set_git_identity(cli->c, arg, err);
 }
 
@@ -449,7 +451,7 @@ static const struct opt base_opts[] = {
 	OPT("hostname", 0, "NAME", h_hostname, "hostname inside (default cordon)"),
 	OPT("user-share", 0, "N", h_user_share,
 	    "unprivileged: 1/N of your inotify, process, message queue and signal budgets"),
-	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside (default: your global git config's)"),
+	OPT("git-identity", 0, "'NAME <EMAIL>'", h_git_identity, "the git author and committer inside (default: your global git config's; none: no identity)"),
 	OPT("uid", 0, "UID", h_uid, "uid inside (default: yours; 65532 for root)"),
 	OPT("gid", 0, "GID", h_gid, "gid inside (default: yours)"),
 	OPT("report", 0, "FILE", h_report, "write a JSON report (atomically)"),

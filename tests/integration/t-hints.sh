@@ -49,6 +49,8 @@ gc "$gh" -v -- true
 like "... and -v says so" "$err" "git-identity: Ann Caller <ann@example.com>, your global git config's"
 gc "$gh" --git-identity 'Bo <bo@example.com>' -- sh -c "$commit"
 is "--git-identity wins over it" "$rc:$out" "0:Bo|bo@example.com|Bo|bo@example.com"
+gc "$gh" --git-identity none -- sh -c 'echo "${GIT_AUTHOR_NAME-unset}"'
+is "--git-identity none: the caller's is not taken" "$rc:$out" "0:unset"
 gc "$TEST_TMP/nohome" -- sh -c 'echo "${GIT_AUTHOR_NAME-unset}"'
 is "a caller without a git identity: none set" "$rc:$out" "0:unset"
 # the workdir's repository is the sandbox's to write: its config neither names the identity nor
