@@ -12,21 +12,12 @@
 . "$TAP_LIB"
 
 host_root=$([ "$(id -u)" = 0 ] && echo yes)
-own() { if [ -n "$host_root" ] && is_user_mode; then chown -hR "$TEST_USER:" "$@"; fi; }
 G=(git -c user.name=t -c user.email=t@example.com -c safe.directory='*' -c init.defaultBranch=main)
 L=$TEST_TMP/layers
 mkdir -m 700 "$L" && own "$L"
 export LC_ALL=C
 src=$(cd "$(dirname "$0")/../.." && pwd)
 
-lc() { # the layer commands, as the caller: $rc $out $err
-	local cmd=$1
-	shift
-	out=$(as_caller "$CORDON" "$cmd" --layer-dir "$L" "$@" 2>"$TEST_TMP/lerr")
-	rc=$?
-	err=$(cat "$TEST_TMP/lerr")
-}
-layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
 hg() { (cd "$1" && shift && as_caller "${G[@]}" "$@"); } # git on the host, as the caller
 match() { # DESC TEXT ERE
 	if [[ $2 =~ $3 ]]; then pass "$1"; else fail "$1"; diag "expected to match: $3"; diag "got: $2"; fi

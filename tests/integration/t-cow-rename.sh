@@ -7,8 +7,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib/tap.sh
 . "$TAP_LIB"
 
-host_root=$([ "$(id -u)" = 0 ] && echo yes)
-own() { if [ -n "$host_root" ] && is_user_mode; then chown -hR "$TEST_USER:" "$@"; fi; }
 L=$TEST_TMP/layers
 mkdir -m 700 "$L" && own "$L"
 export LC_ALL=C
@@ -20,14 +18,6 @@ raw() {
 	rc=$?
 	err=$(cat "$TEST_TMP/stderr")
 }
-lc() {
-	local cmd=$1
-	shift
-	out=$(as_caller "$CORDON" "$cmd" --layer-dir "$L" "$@" 2>"$TEST_TMP/lerr")
-	rc=$?
-	err=$(cat "$TEST_TMP/lerr")
-}
-layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
 # listing: a tree's directories and files, then their SHA-256 (not .git, nor the empty
 # placeholders a --cow sandbox sees at protected paths that do not exist: t-cow's rule)
 skip_paths="-path ./.git$("$CORDON" protect show | awk '$3 == "refuse" { split($2, c, "/"); print c[1] }' |

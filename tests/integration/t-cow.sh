@@ -8,21 +8,11 @@
 . "$TAP_LIB"
 
 host_root=$([ "$(id -u)" = 0 ] && echo yes)
-own() { if [ -n "$host_root" ] && is_user_mode; then chown -hR "$TEST_USER:" "$@"; fi; }
 G=(git -c user.name=t -c user.email=t@example.com -c safe.directory='*' -c init.defaultBranch=main)
 L=$TEST_TMP/layers
 mkdir -m 700 "$L" && own "$L"
 export LC_ALL=C
 
-# the layer commands, as the caller: $rc $out $err
-lc() {
-	local cmd=$1
-	shift
-	out=$(as_caller "$CORDON" "$cmd" --layer-dir "$L" "$@" 2>"$TEST_TMP/lerr")
-	rc=$?
-	err=$(cat "$TEST_TMP/lerr")
-}
-layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
 # one_line DESC: exit 125 and exactly one line "cordon: ..." on stderr
 one_line() { like_glob "$1" "$rc|$(wc -l <<<"$err")|$err" "125|1|cordon: *"; }
 

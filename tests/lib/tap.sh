@@ -250,3 +250,19 @@ is_user_mode() { [ "${CORDON_AS:-root}" = user ]; }
 caller_uid() {
 	if is_user_mode && [ "$(id -u)" = 0 ]; then id -u "$TEST_USER"; else id -u; fi
 }
+
+# --- the copy-on-write suites' common ground (t-cow, t-cow-git, t-cow-rename)
+
+# own PATH...: the caller's, when root runs the suite as the unprivileged user
+own() { if is_user_mode && [ "$(id -u)" = 0 ]; then chown -hR "$TEST_USER:" "$@"; fi; }
+# layer_of TEXT: the id of the layer a --cow run's stderr says it kept
+layer_of() { sed -n 's/.*kept as layer \([0-9a-f]\{16\}\).*/\1/p' <<<"$1" | head -1; }
+# lc CMD ARG...: a layer command (layers, diff, apply, discard) on the store $L, as the caller:
+# $rc $out $err
+lc() {
+	local cmd=$1
+	shift
+	out=$(as_caller "$CORDON" "$cmd" --layer-dir "$L" "$@" 2>"$TEST_TMP/lerr")
+	rc=$?
+	err=$(cat "$TEST_TMP/lerr")
+}
