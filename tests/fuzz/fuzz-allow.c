@@ -158,12 +158,31 @@ static bool same(const struct sockaddr_storage *a, const struct sockaddr_storage
 	return a->ss_family == b->ss_family && la == lb && memcmp(pa, pb, la) == 0;
 }
 
+/* "localhost" or a name below it (RFC 6761) */
+static bool localhost_name(const char *name)
+{
+	size_t n = strlen(name), l = strlen("localhost");
+
+	return n >= l && strcmp(name + n - l, "localhost") == 0 && (n == l || name[n - l - 1] == '.');
+}
+
+/* an entry of the address's own, or a localhost entry (not a wildcard) for a loopback address:
+ * either takes it on the entry's ports */
 static bool addr_listed(const struct input *in, const struct sockaddr_storage *ss)
 {
-	for (size_t i = 0; i < in->n; i++)
-		if (!in->list[i].name && port_takes(&in->list[i], in->port) &&
-		    same(&in->list[i].addr, ss))
+	const char *special = cd_addr_special((const struct sockaddr *)ss);
+	bool loopback = special && strcmp(special, "loopback") == 0;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct cd_allow *a = &in->list[i];
+
+		if (!port_takes(a, in->port))
+			continue;
+		if (!a->name && same(&a->addr, ss))
 			return true;
+		if (a->name && !a->wildcard && loopback && localhost_name(a->name))
+			return true;
+	}
 	return false;
 }
 
