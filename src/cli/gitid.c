@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -37,6 +38,23 @@ static const char *caller_home(void)
 	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }
 
+/* Whether the caller has a global git config at all: git's global scope is these two files
+ * (and what they include), so without either there is nothing for git to read, and no git need
+ * start (a millisecond and more of every run). A path too long to say is left to git. */
+static bool has_global_config(const char *home, const char *xdg)
+{
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s/.gitconfig", home);
+
+	if (n < 0 || (size_t)n >= sizeof(p) || access(p, F_OK) == 0)
+		return true;
+	if (xdg && xdg[0] == '/')
+		n = snprintf(p, sizeof(p), "%s/git/config", xdg);
+	else
+		n = snprintf(p, sizeof(p), "%s/.config/git/config", home);
+	return n < 0 || (size_t)n >= sizeof(p) || access(p, F_OK) == 0;
+}
+
 /* git config's "-z --get-regexp" output into buf: its length, or -errno */
 static ssize_t run_git(char *buf, size_t size)
 {
@@ -56,7 +74,7 @@ static ssize_t run_git(char *buf, size_t size)
 	ssize_t n;
 	pid_t pid;
 
-	if (!home_kv)
+	if (!home_kv || !has_global_config(home, xdg))
 		return -ENOENT;
 	if (!xdg_kv)
 		envp[5] = NULL;
