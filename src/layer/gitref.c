@@ -55,17 +55,6 @@ struct gitrepo {
 	size_t n_objects;
 };
 
-bool cd_layer_git_path(const char *path)
-{
-	for (const char *p = path; p; p = strchr(p, '/')) {
-		if (*p == '/')
-			p++;
-		if (!strncmp(p, ".git", 4) && (p[4] == '/' || p[4] == '\0'))
-			return true;
-	}
-	return false;
-}
-
 size_t cd_layer_git_count(const struct cd_layer *l)
 {
 	size_t n = 0;

@@ -252,7 +252,7 @@ int cd_layer_diff(const struct cd_layer *l, int store_fd, unsigned flags, FILE *
  * git files dropped) or fetches them into the workdir's repository, objects checked, as
  * refs/cordon/ID/BRANCH and refs/cordon/ID/HEAD (cd_layer_git_fetch: *ret_refs, NULL-ended,
  * NULL when none). workdir_fd: the workdir the layer is of (-1: not there, for a diff). */
-bool cd_layer_git_path(const char *path);
+bool cd_layer_git_path(const char *path);	/* manifest.c: a pure path test */
 size_t cd_layer_git_count(const struct cd_layer *l);
 int cd_layer_git_log(const struct cd_layer *l, int store_fd, int workdir_fd, FILE *out,
 		     struct cordon_error *err);

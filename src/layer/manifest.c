@@ -27,6 +27,17 @@ bool cd_layer_id_valid(const char *id)
 	return id[i] == '\0';
 }
 
+bool cd_layer_git_path(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/')) {
+		if (*p == '/')
+			p++;
+		if (!strncmp(p, ".git", 4) && (p[4] == '/' || p[4] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 bool cd_layer_path_valid(const char *p)
 {
 	const char *c = p;
