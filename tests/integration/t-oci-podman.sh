@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# podman (conmon) driving cordon-runtime: rootful as root, rootless as $TEST_USER. Exit statuses,
+# stdio, a terminal, run -d with exec, stop/kill/rm, pause, and cordon's floor seen from the host
+# (no container process is host root, capabilities only in a user namespace of its own).
+# OCI_RUNTIME=/usr/sbin/runc runs the same cases against runc: the floor's cases then fail as
+# root, which is what they are for.
+. "$TAP_LIB"
+. "$(dirname "$0")/../oci/lib.sh"
+
+plan_skip() { # the whole suite, one reason
+	skip "t-oci-podman" "$1"
+	done_testing
+	exit
+}
+command -v podman >/dev/null && command -v conmon >/dev/null || plan_skip "podman or conmon not installed"
+oci_init || plan_skip "$oci_skip"
+oci_podman_setup || plan_skip "$oci_skip"
+oci_podman_image || plan_skip "$oci_skip"
+NET=$(oci_podman_net)
+mode=rootful
+oci_rootless && mode=rootless
+diag "podman $mode, runtime $OCI_RUNTIME"
+
+run() { pm run --rm "$NET" "$OCI_IMAGE" "$@"; }
+
+# ---- run --rm: status and stdio ----
+run /bin/true
+is "run --rm true: exit 0" "$rc:$err" "0:"
+run /bin/sh -c 'exit 7'
+is "run --rm sh -c 'exit 7': exit 7" "$rc" 7
+run /bin/echo hello from the container
+is "stdout comes back" "$rc:$out" "0:hello from the container"
+run /bin/sh -c 'echo to-stderr >&2'
+is "stderr comes back" "$rc:$err" "0:to-stderr"
+out=$(echo x-through-stdin | pm_raw run --rm -i "$NET" "$OCI_IMAGE" /bin/cat 2>"$TEST_TMP/stderr")
+rc=$?
+is "stdin: echo x | podman run -i cat" "$rc:$out" "0:x-through-stdin"
+out=$(pm_raw run --rm "$NET" "$OCI_IMAGE" /bin/cat </dev/null 2>"$TEST_TMP/stderr")
+rc=$?
+is "no -i: stdin is empty" "$rc:$out" "0:"
+
+# ---- a terminal: -it under script(1) (conmon gets the pty through --console-socket) ----
+out=$(script -qec "$PM run --rm -it $NET $OCI_IMAGE /bin/sh -c 'tty; echo in-tty; exit 3'" /dev/null </dev/null | tr -d '\r')
+rc=$?
+like "-it: the process's stdin is a terminal" "$out" "/dev/pts/"
+like "-it: its output comes back" "$out" "in-tty"
+pm run --rm -t "$NET" "$OCI_IMAGE" /bin/sh -c 'exit 3'
+is "-t: the exit status comes back" "$rc" 3
+
+# ---- run -d, exec, stop, kill, rm ----
+pm run -d --name c1 "$NET" "$OCI_IMAGE" /bin/sleep 1000
+is "run -d" "$rc" 0
+pm inspect --format '{{.State.Status}}' c1
+is "... running" "$out" running
+pm exec c1 /bin/sh -c 'echo exec-ok; id -u'
+is "exec: output and status" "$rc:$out" "0:exec-ok
+0"
+pm exec c1 /bin/sh -c 'exit 5'
+is "exec: exit status 5" "$rc" 5
+pm exec -e FOO=bar -w /tmp c1 /bin/sh -c 'echo "$FOO $PWD"'
+is "exec -e -w: env and cwd" "$rc:$out" "0:bar /tmp"
+out=$(echo exec-stdin | pm_raw exec -i c1 /bin/cat 2>"$TEST_TMP/stderr")
+is "exec -i: stdin" "$out" exec-stdin
+out=$(script -qec "$PM exec -it c1 /bin/sh -c 'tty; echo exec-tty'" /dev/null </dev/null | tr -d '\r')
+like "exec -it: a terminal" "$out" "/dev/pts/"
+like "exec -it: its output" "$out" "exec-tty"
+pm exec c1 /bin/ps -o pid,args
+like "exec: ps inside sees the container's sleep" "$out" "sleep 1000"
+unlike "... and not the host's conmon" "$out" "conmon"
+
+# ---- the floor, seen from the host ----
+pid=$(oci_container_pid c1)
+# every process in the container's pid namespace, found from the host
+ns=$(readlink "/proc/$pid/ns/pid" 2>/dev/null)
+procs=
+for p in /proc/[0-9]*; do
+	[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && procs+=" ${p#/proc/}"
+done
+if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$ns" ] || [ -z "$procs" ]; then
+	fail "the container's processes found on the host (pid '$pid')"
+else
+	pass "the container's processes found on the host:$procs"
+	hostroot=
+	for p in $procs; do
+		uids=$(awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$p/status" 2>/dev/null)
+		case " $uids " in *" 0 "*) hostroot+=" $p($uids)" ;; esac
+	done
+	is "no container process has host uid 0 (real, effective, saved, fs)" "$hostroot" ""
+	userns=
+	for p in $procs; do
+		[ "$(readlink "/proc/$p/ns/user")" = "$(readlink /proc/$$/ns/user)" ] && userns+=" $p"
+	done
+	is "every container process is in a user namespace other than the host's" "$userns" ""
+fi
+pm exec c1 /bin/cat /proc/self/uid_map
+first=$(awk '$1 == 0 { print $2 }' <<<"$out")
+if [ "$rc" = 0 ] && [ -n "$first" ] && [ "$first" != 0 ]; then
+	pass "uid 0 inside maps to host uid $first, not 0"
+else
+	fail "uid 0 inside maps to a host uid other than 0"
+	diag "uid_map: $out"
+fi
+pm exec c1 /bin/sh -c 'cat /proc/self/status' 
+hostcaps=$(awk '/^CapEff:/ { print $2 }' <<<"$out")
+diag "CapEff inside (in the container's own user namespace): $hostcaps"
+
+pm stop -t 2 c1
+is "stop" "$rc" 0
+pm inspect --format '{{.State.Status}}' c1
+is "... exited" "$out" exited
+pm rm c1
+is "rm" "$rc" 0
+pm container exists c1
+is "... gone" "$rc" 1
+
+pm run -d --name c2 "$NET" "$OCI_IMAGE" /bin/sleep 1000
+pm kill c2
+is "kill (SIGKILL)" "$rc" 0
+pm wait c2
+is "... the container's exit status: 137" "$rc:$out" "0:137"
+pm rm c2
+is "rm after kill" "$rc" 0
+pm run -d --name c3 "$NET" "$OCI_IMAGE" /bin/sleep 1000
+pm rm -f -t 0 c3
+is "rm -f of a running container" "$rc" 0
+pm container exists c3
+is "... gone" "$rc" 1
+
+# ---- pause / unpause: the freezer of the container's cgroup ----
+if oci_rootless && [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+	skip "pause/unpause" "rootless podman cannot pause on cgroup v1 or hybrid (no delegated freezer)"
+else
+	pm run -d --name c4 "$NET" "$OCI_IMAGE" /bin/sleep 1000
+	pm pause c4
+	is "pause" "$rc:$err" "0:"
+	pm inspect --format '{{.State.Status}}' c4
+	is "... paused" "$out" paused
+	pm unpause c4
+	is "unpause" "$rc:$err" "0:"
+	pm exec c4 /bin/echo after-unpause
+	is "... runs again" "$out" after-unpause
+	pm rm -f -t 0 c4
+fi
+
+# ---- the configuration podman writes, honoured ----
+pm run --rm --read-only "$NET" "$OCI_IMAGE" /bin/sh -c 'touch /bin/x 2>/dev/null && echo wrote || echo read-only'
+is "--read-only: the rootfs cannot be written" "$rc:$out" "0:read-only"
+pm run --rm --cap-drop all "$NET" "$OCI_IMAGE" /bin/sh -c 'grep ^CapEff /proc/self/status'
+like_glob "--cap-drop all: no capability (CapEff 0)" "$out" "CapEff:*0000000000000000"
+pm run --rm --hostname box1 "$NET" "$OCI_IMAGE" /bin/hostname
+is "--hostname" "$out" box1
+pm run --rm -e A=1 -w /tmp "$NET" "$OCI_IMAGE" /bin/sh -c 'echo "$A $PWD"'
+is "-e and -w" "$out" "1 /tmp"
+pm run --rm -u 1000:1000 "$NET" "$OCI_IMAGE" /bin/id
+like_glob "-u 1000:1000" "$out" "uid=1000* gid=1000*"
+
+# ---- limits: cgroup v2 controllers only ----
+ctl=/sys/fs/cgroup/cgroup.controllers
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && grep -w memory "$ctl" >/dev/null &&
+	grep -w pids "$ctl" >/dev/null && ! oci_rootless; then
+	pm run --rm --memory 64m --pids-limit 50 "$NET" "$OCI_IMAGE" \
+		/bin/sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max'
+	is "--memory 64m --pids-limit 50" "$rc:$out" "0:67108864
+50"
+else
+	skip "--memory/--pids-limit" "no cgroup v2 memory and pids controllers here (hybrid or rootless): tests/vm"
+fi
+
+done_testing
