@@ -38,6 +38,7 @@ oci_init() {
 	fi
 	OCI_RUNTIME_NAME=$(basename "$OCI_RUNTIME")
 	trap oci_cleanup EXIT
+	trap 'exit 143' TERM INT HUP # (the EXIT trap then runs)
 	return 0
 }
 
