@@ -141,12 +141,6 @@ oci_podman_image() {
 # on the host by a test)
 oci_podman_net() { echo --network=none; }
 
-# oci_container_pid NAME: the host pid podman recorded for a running container
-oci_container_pid() {
-	pm inspect --format '{{.State.Pid}}' "$1"
-	echo "$out"
-}
-
 _oci_podman_cleanup() {
 	local P=$TEST_TMP/podman f pid
 	[ "$_oci_podman_used" = 1 ] || return 0
@@ -232,7 +226,13 @@ _oci_ctrd_cleanup() {
 	for f in "$TEST_TMP"/*/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
 		[ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 	done
-	rm -rf "/run/containerd/runc/$OCI_NS" 2>/dev/null
+	# what a shim left half-made (a create that never returned): the runtime's own list
+	if [ -d "/run/containerd/runc/$OCI_NS" ]; then
+		for id in $("$OCI_RUNTIME" --root "/run/containerd/runc/$OCI_NS" list -q 2>/dev/null); do
+			"$OCI_RUNTIME" --root "/run/containerd/runc/$OCI_NS" delete --force "$id" >/dev/null 2>&1
+		done
+		rm -rf "/run/containerd/runc/$OCI_NS" 2>/dev/null
+	fi
 }
 
 # ---- cleanup ----------------------------------------------------------------------------------
