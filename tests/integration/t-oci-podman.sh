@@ -105,7 +105,9 @@ else
 	diag "uid_map: $out"
 fi
 pm exec c1 /bin/cat /proc/self/status
-diag "CapEff inside (in the container's own user namespace): $(awk '/^CapEff:/ { print $2 }' <<<"$out")"
+is "exec: no capability, even as the config's root (CapEff 0)" "$(awk '/^CapEff:/ { print $2 }' <<<"$out")" 0000000000000000
+pm exec c1 /bin/sh -c 'touch /bin/x 2>/dev/null && echo wrote || echo read-only'
+is "exec: the rootfs is read-only (no --read-only asked)" "$out" read-only
 
 pm stop -t 2 c1
 is "stop" "$rc" 0
@@ -146,6 +148,9 @@ else
 fi
 
 # ---- the configuration podman writes, honoured ----
+pm run --rm "$NET" "$OCI_IMAGE" /bin/sh -c 'grep ^CapEff /proc/self/status; touch /bin/x 2>/dev/null && echo wrote || echo read-only'
+like_glob "podman's default capabilities: none (CapEff 0)" "$out" "CapEff:*0000000000000000*"
+like_glob "... and the rootfs read-only" "$out" "*read-only"
 pm run --rm --read-only "$NET" "$OCI_IMAGE" /bin/sh -c 'touch /bin/x 2>/dev/null && echo wrote || echo read-only'
 is "--read-only: the rootfs cannot be written" "$rc:$out" "0:read-only"
 pm run --rm --cap-drop all "$NET" "$OCI_IMAGE" /bin/sh -c 'grep ^CapEff /proc/self/status'

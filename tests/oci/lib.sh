@@ -207,7 +207,11 @@ oci_ctrd_image() {
 }
 
 _oci_ctrd_cleanup() {
-	local sock id p f
+	local sock id p f shims=
+	# each shim wrote its pid in its task's state directory, which a delete removes: read first
+	for f in "$TEST_TMP"/*/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
+		[ -s "$f" ] && shims+=" $(cat "$f")"
+	done
 	for sock in "$TEST_TMP"/*/ctrd.sock; do
 		[ -S "$sock" ] || continue
 		for id in $(ctr -a "$sock" -n "$OCI_NS" tasks ls -q 2>/dev/null); do
@@ -222,10 +226,8 @@ _oci_ctrd_cleanup() {
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	_oci_ctrd_pids=()
-	# a shim outlives containerd: each wrote its pid in its task's state directory
-	for f in "$TEST_TMP"/*/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-		[ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
-	done
+	# a shim outlives containerd
+	for p in $shims; do kill -9 "$p" 2>/dev/null; done
 	# what a shim left half-made (a create that never returned): the runtime's own list
 	if [ -d "/run/containerd/runc/$OCI_NS" ]; then
 		for id in $("$OCI_RUNTIME" --root "/run/containerd/runc/$OCI_NS" list -q 2>/dev/null); do
