@@ -31,6 +31,13 @@ out=$(timeout -k 5 60 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS run --rm -t ${R[
 like "-t: a terminal" "$out" "/dev/pts/"
 like "-t: its output" "$out" "in-tty"
 
+# ---- the floor under containerd's default config (ctr's: caps, a writable rootfs, root) ----
+c run --rm "${R[@]}" "$IMG" t3 /bin/sh -c 'grep ^CapEff /proc/self/status; cat /proc/self/uid_map; touch /bin/x 2>/dev/null && echo wrote || echo read-only'
+like_glob "no capability (CapEff 0)" "$out" "CapEff:*0000000000000000*"
+like_glob "the rootfs read-only" "$out" "*read-only"
+zero=$(awk '$1 ~ /^[0-9]+$/ && $2 == 0 { print }' <<<"$out")
+is "no uid inside maps to host uid 0" "$rc:$zero" "0:"
+
 # ---- run -d and the task commands ----
 c run -d "${R[@]}" "$IMG" t5 /bin/sleep 1000
 is "run -d" "$rc:$err" "0:"
