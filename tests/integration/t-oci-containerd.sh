@@ -27,7 +27,7 @@ is "run --rm: output and exit status 7" "$rc:$out" "7:ctr-ok"
 c run --rm "${R[@]}" "$IMG" t2 /bin/true
 is "run --rm true: exit 0" "$rc:$err" "0:"
 # (bounded: a runtime that never answers the shim's console socket leaves ctr waiting for ever)
-out=$(timeout -k 5 60 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS run --rm -t ${R[*]} $IMG t4 /bin/sh -c 'tty; echo in-tty'" /dev/null </dev/null | tr -d '\r')
+out=$(timeout -k 5 30 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS run --rm -t ${R[*]} $IMG t4 /bin/sh -c 'tty; echo in-tty'" /dev/null </dev/null | tr -d '\r')
 like "-t: a terminal" "$out" "/dev/pts/"
 like "-t: its output" "$out" "in-tty"
 
@@ -45,7 +45,7 @@ c task ls
 like_glob "task ls: RUNNING" "$out" "*t5 * RUNNING*"
 c task exec --exec-id e1 t5 /bin/sh -c 'echo exec-ok; exit 4'
 is "task exec: output and status" "$rc:$out" "4:exec-ok"
-out=$(timeout -k 5 60 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS task exec -t --exec-id e2 t5 /bin/tty" /dev/null </dev/null | tr -d '\r')
+out=$(timeout -k 5 30 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS task exec -t --exec-id e2 t5 /bin/tty" /dev/null </dev/null | tr -d '\r')
 like "task exec -t: a terminal" "$out" "/dev/pts/"
 c task ps t5
 pid=$(awk 'NR > 1 { print $1 }' <<<"$out" | head -n 1)

@@ -36,7 +36,6 @@ oci_init() {
 		oci_skip="$OCI_RUNTIME: not executable"
 		return 1
 	fi
-	OCI_RUNTIME_NAME=$(basename "$OCI_RUNTIME")
 	trap oci_cleanup EXIT
 	trap 'exit 143' TERM INT HUP # (the EXIT trap then runs)
 	return 0
@@ -160,7 +159,7 @@ _oci_podman_cleanup() {
 # tests/oci/fixtures/containerd-test.toml, or containerd-cri.toml with CRI=cri), started in the
 # background; waits for it to answer. Sets CTRD_SOCK and CTRD_DIR; returns 1 with $oci_skip.
 oci_ctrd_start() {
-	local name=$1 conf=containerd-test.toml d i
+	local name=$1 conf=containerd-test.toml d
 	[ "${2:-}" = cri ] && conf=containerd-cri.toml
 	d=$TEST_TMP/$name
 	mkdir -p "$d"
@@ -168,7 +167,7 @@ oci_ctrd_start() {
 	containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1 &
 	_oci_ctrd_pids+=("$!")
 	CTRD_DIR=$d CTRD_SOCK=$d/ctrd.sock
-	for i in $(seq 1 200); do
+	for _ in $(seq 1 200); do
 		ctr -a "$CTRD_SOCK" version >/dev/null 2>&1 && return 0
 		kill -0 "$!" 2>/dev/null || break
 		sleep 0.05
@@ -207,10 +206,11 @@ oci_ctrd_image() {
 }
 
 _oci_ctrd_cleanup() {
-	local sock id p f shims=
-	# each shim wrote its pid in its task's state directory, which a delete removes: read first
-	for f in "$TEST_TMP"/*/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-		[ -s "$f" ] && shims+=" $(cat "$f")"
+	local sock id p shims=
+	# our shims: a runc-v2 shim works in its task's directory, under our state directories
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = containerd-shim ] || continue
+		case $(readlink "$p/cwd" 2>/dev/null) in "$TEST_TMP"/*) shims+=" ${p#/proc/}" ;; esac
 	done
 	for sock in "$TEST_TMP"/*/ctrd.sock; do
 		[ -S "$sock" ] || continue
