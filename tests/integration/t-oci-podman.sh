@@ -81,6 +81,11 @@ like "exec -it: its output" "$out" "exec-tty"
 pm exec c1 /bin/ps -o pid,args
 like "exec: ps inside sees the container's sleep" "$out" "sleep 1000"
 unlike "... and not the host's conmon" "$out" "conmon"
+# podman top reads the processes of the pid namespace of the pid in --pid-file (runc's: the
+# container's pid 1): the container's, never the host's
+pm top c1
+like "top: the container's sleep" "$out" "sleep 1000"
+unlike "top: not the host's processes (conmon)" "$out" "conmon"
 
 # ---- the floor, seen from the host ----
 # the container's pid namespace, named from inside (nsfs ids are the same seen from the host),
