@@ -38,6 +38,15 @@ like_glob "the rootfs read-only" "$out" "*read-only"
 zero=$(awk '$1 ~ /^[0-9]+$/ && $2 == 0 { print }' <<<"$out")
 is "no uid inside maps to host uid 0" "$rc:$zero" "0:"
 
+# ---- a network namespace made beforehand, joined by path (a Kubernetes pod's, CRI passes it) ----
+if oci_netns_add; then
+	c run --rm "${R[@]}" --with-ns "network:/run/netns/$OCI_NETNS" "$IMG" t6 /bin/readlink /proc/self/ns/net
+	is "--with-ns network:PATH: the container is in that namespace" "$rc:$out" \
+		"0:net:[$(stat -L -c %i "/run/netns/$OCI_NETNS")]"
+else
+	skip "--with-ns network:PATH" "ip netns add failed"
+fi
+
 # ---- run -d and the task commands ----
 c run -d "${R[@]}" "$IMG" t5 /bin/sleep 1000
 is "run -d" "$rc:$err" "0:"

@@ -237,6 +237,15 @@ _oci_ctrd_cleanup() {
 	fi
 }
 
+# oci_netns_add: a network namespace made as an engine makes a pod's (`ip netns add`), named in
+# $OCI_NETNS (/run/netns/$OCI_NETNS); removed by the cleanup
+_oci_netns=
+oci_netns_add() {
+	OCI_NETNS=cordon-test-$$
+	ip netns add "$OCI_NETNS" || return 1
+	_oci_netns=$OCI_NETNS
+}
+
 # ---- cleanup ----------------------------------------------------------------------------------
 
 # oci_umount_tmp: unmounts whatever is still mounted under $TEST_TMP, deepest first
@@ -249,6 +258,8 @@ oci_umount_tmp() {
 oci_cleanup() {
 	_oci_podman_cleanup
 	_oci_ctrd_cleanup
+	[ -n "$_oci_netns" ] && ip netns delete "$_oci_netns" 2>/dev/null
+	_oci_netns=
 	[ "$(id -u)" = 0 ] && oci_umount_tmp
 	return 0
 }
