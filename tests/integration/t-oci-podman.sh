@@ -33,7 +33,7 @@ is "stdout comes back" "$rc:$out" "0:hello from the container"
 run /bin/sh -c 'echo to-stderr >&2'
 is "stderr comes back" "$rc:$err" "0:to-stderr"
 # killed from outside while `run --rm` waits on it: podman run ends with 137
-pm_raw run --rm --name k1 "$NET" "$OCI_IMAGE" /bin/sleep 1000 >/dev/null 2>&1 &
+pm_raw run --rm --name k1 "$NET" "$OCI_IMAGE" /bin/sleep 1000 >/dev/null 2>"$TEST_TMP/k1.stderr" &
 bg=$!
 running() { pm inspect --format '{{.State.Status}}' k1; [ "$out" = running ]; }
 if wait_until 60 running; then
@@ -44,13 +44,15 @@ else
 	kill "$bg" 2>/dev/null
 	wait "$bg"
 	fail "run --rm, killed (podman kill): the container never ran"
-	diag "$out $err"
+	diag "$(cat "$TEST_TMP/k1.stderr")"
 fi
 out=$(echo x-through-stdin | pm_raw run --rm -i "$NET" "$OCI_IMAGE" /bin/cat 2>"$TEST_TMP/stderr")
 rc=$?
+err=$(cat "$TEST_TMP/stderr")
 is "stdin: echo x | podman run -i cat" "$rc:$out" "0:x-through-stdin"
 out=$(pm_raw run --rm "$NET" "$OCI_IMAGE" /bin/cat </dev/null 2>"$TEST_TMP/stderr")
 rc=$?
+err=$(cat "$TEST_TMP/stderr")
 is "no -i: stdin is empty" "$rc:$out" "0:"
 
 # ---- a terminal: -it under script(1) (conmon gets the pty through --console-socket) ----
@@ -74,6 +76,7 @@ is "exec: exit status 5" "$rc" 5
 pm exec -e FOO=bar -w /tmp c1 /bin/sh -c 'echo "$FOO $PWD"'
 is "exec -e -w: env and cwd" "$rc:$out" "0:bar /tmp"
 out=$(echo exec-stdin | pm_raw exec -i c1 /bin/cat 2>"$TEST_TMP/stderr")
+err=$(cat "$TEST_TMP/stderr")
 is "exec -i: stdin" "$out" exec-stdin
 out=$(script -qec "$PM exec -it c1 /bin/sh -c 'tty; echo exec-tty'" /dev/null </dev/null | tr -d '\r')
 like "exec -it: a terminal" "$out" "/dev/pts/"
