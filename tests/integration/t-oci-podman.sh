@@ -56,9 +56,9 @@ err=$(cat "$TEST_TMP/stderr")
 is "no -i: stdin is empty" "$rc:$out" "0:"
 
 # ---- a terminal: -it under script(1) (conmon gets the pty through --console-socket) ----
-out=$(script -qec "$PM run --rm -it $NET $OCI_IMAGE /bin/sh -c 'tty; echo in-tty; exit 3'" /dev/null </dev/null | tr -d '\r')
-rc=$?
-like "-it: the process's stdin is a terminal" "$out" "/dev/pts/"
+out=$(script -qec "$PM run --rm -it $NET $OCI_IMAGE /bin/sh -c 'test -t 0 && test -t 1 && echo stdio-terminal; tty; echo in-tty; exit 3'" /dev/null </dev/null | tr -d '\r')
+like "-it: the process's stdin and stdout are a terminal" "$out" "stdio-terminal"
+like "-it: ... of the container's /dev/pts (tty names it)" "$out" "/dev/pts/"
 like "-it: its output comes back" "$out" "in-tty"
 pm run --rm -t "$NET" "$OCI_IMAGE" /bin/sh -c 'exit 3'
 is "-t: the exit status comes back" "$rc" 3
@@ -78,8 +78,9 @@ is "exec -e -w: env and cwd" "$rc:$out" "0:bar /tmp"
 out=$(echo exec-stdin | pm_raw exec -i c1 /bin/cat 2>"$TEST_TMP/stderr")
 err=$(cat "$TEST_TMP/stderr")
 is "exec -i: stdin" "$out" exec-stdin
-out=$(script -qec "$PM exec -it c1 /bin/sh -c 'tty; echo exec-tty'" /dev/null </dev/null | tr -d '\r')
-like "exec -it: a terminal" "$out" "/dev/pts/"
+out=$(script -qec "$PM exec -it c1 /bin/sh -c 'test -t 0 && echo stdin-terminal; tty; echo exec-tty'" /dev/null </dev/null | tr -d '\r')
+like "exec -it: stdin is a terminal" "$out" "stdin-terminal"
+like "exec -it: ... of the container's /dev/pts" "$out" "/dev/pts/"
 like "exec -it: its output" "$out" "exec-tty"
 pm exec c1 /bin/ps -o pid,args
 like "exec: ps inside sees the container's sleep" "$out" "sleep 1000"
