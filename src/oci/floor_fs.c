@@ -6,9 +6,13 @@
  * mounts[i] or the field. Runs in cordon-runtime, before anything starts.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "specdata.h"
 
@@ -23,6 +27,12 @@ static const char *const cordon_masked[] = {
 /* and its read-only ones (all of /sys is read-only) */
 static const char *const cordon_readonly[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+/* The rootfs's top-level entries cordon replaces with a directory of its own (mountplan.c's
+ * hidden_top; keep in step): a mount point below one is made there, in cordon's root. */
+static const char *const cordon_hidden_top[] = {
+	"boot", "home", "lost+found", "media", "mnt", "root", "run", "snap", "srv", "var",
 };
 
 static bool in_list(const char *p, const char *const *list, size_t n)
@@ -83,6 +93,43 @@ static int own_mount(const struct oci_floor *f, size_t i, const struct oci_mount
 	return oci_floor_refuse(f, "mounts[%zu]: %s: /proc, /sys and /dev are cordon's own (only "
 				   "their usual mounts are accepted): refused",
 				i, m->dest);
+}
+
+static const char *writable_below(const struct oci_spec *s, const char *p, bool strict);
+
+/* Whether dest must be made in the rootfs itself, which cordon mounts read-only, and is not
+ * there: a mount point below a top-level directory the image has, neither one cordon replaces
+ * nor below a tmpfs or the read-write directory of the config. Looked up inside the rootfs (its
+ * symlinks resolve in it). */
+static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
+{
+	const char *rest = dest + strspn(dest, "/");
+	size_t top = strcspn(rest, "/");
+	char name[256];
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	_cleanup_close_ int root = -1;
+	int fd;
+
+	if (!rest[top] || top >= sizeof(name) || writable_below(f->s, dest, true))
+		return false;
+	memcpy(name, rest, top);
+	name[top] = '\0';
+	if (in_list(name, cordon_hidden_top, CD_ELEMENTSOF(cordon_hidden_top)))
+		return false;
+	root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return false; /* cordon_config_set_rootfs() said why */
+	/* a top-level entry the image lacks is made in cordon's own root, with what is below */
+	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
+	if (fd < 0)
+		return false;
+	close(fd);
+	fd = (int)syscall(SYS_openat2, root, rest, &how, sizeof(how));
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == ENOENT;
 }
 
 /* tmpfs's size= option: bytes, or 0 (cordon's default) for none or a percentage. */
@@ -166,12 +213,25 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 				  : cd_strdup_printf("%s/%s", f->s->bundle, m->source);
 	if (!src)
 		return cd_fail(f->err, ENOMEM, "config", "out of memory");
+	if (stat(src, &st) < 0)
+		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
+	if (missing_in_rootfs(f, m->dest)) {
+		/* podman binds /etc/hostname, /etc/hosts, /etc/resolv.conf into any image; runc
+		 * makes their mount points in the image, cordon's root is read-only */
+		if (S_ISDIR(st.st_mode))
+			return oci_floor_refuse(f, "%s: %s: no such directory in the rootfs, which "
+						   "cordon mounts read-only: refused (make it in "
+						   "the image)",
+						path, m->dest);
+		oci_floor_say(f, "%s: %s: no such file in the rootfs, which cordon mounts "
+				 "read-only: not bound",
+			      path, m->dest);
+		return 0;
+	}
 	if (has_option(m->options, "ro")) {
 		r = cordon_config_add_ro_bind(f->c, src, m->dest, &e);
 		return r < 0 ? oci_floor_relay(f, r, &e, path) : 0;
 	}
-	if (stat(src, &st) < 0)
-		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
 	if (S_ISDIR(st.st_mode))
 		return workdir_mount(f, path, src, m->dest);
 	/* podman's /etc/hosts, /etc/resolv.conf, /etc/hostname, /run/.containerenv: it writes
@@ -225,17 +285,24 @@ int oci_floor_mounts(struct oci_floor *f, const char *scratch_dir)
 	return r;
 }
 
-/* A path below one of the config's writable mounts (tmpfs, the workdir's bind). */
-static const char *writable_below(const struct oci_spec *s, const char *p)
+/* The config's writable mount that p is in (strictly below it when strict): a tmpfs, or the
+ * read-write bind of a directory (the workdir); NULL: none. */
+static const char *writable_below(const struct oci_spec *s, const char *p, bool strict)
 {
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct oci_mount *m = &s->mounts[i];
-		bool w = (m->type && !strcmp(m->type, "tmpfs")) ||
-			 ((has_option(m->options, "bind") || has_option(m->options, "rbind") ||
-			   (m->type && !strcmp(m->type, "bind"))) &&
-			  !has_option(m->options, "ro"));
+		bool bind = has_option(m->options, "bind") || has_option(m->options, "rbind") ||
+			    (m->type && !strcmp(m->type, "bind"));
+		bool w = m->type && !strcmp(m->type, "tmpfs");
+		struct stat st;
 
-		if (w && !managed(m->dest) && cd_path_startswith(p, m->dest))
+		if (managed(m->dest) || !cd_path_startswith(p, m->dest) ||
+		    (strict && !strcmp(p, m->dest)))
+			continue;
+		if (!w && bind && !has_option(m->options, "ro") && m->source &&
+		    m->source[0] == '/' && stat(m->source, &st) == 0)
+			w = S_ISDIR(st.st_mode);
+		if (w)
 			return m->dest;
 	}
 	return NULL;
@@ -272,7 +339,7 @@ int oci_floor_paths(struct oci_floor *f)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; f->s->readonly && f->s->readonly[i]; i++) {
-		const char *p = f->s->readonly[i], *w = writable_below(f->s, p);
+		const char *p = f->s->readonly[i], *w = writable_below(f->s, p, false);
 
 		if (w)
 			return oci_floor_refuse(f, "linux.readonlyPaths[%zu]: %s: below the writable "

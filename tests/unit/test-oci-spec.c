@@ -595,6 +595,21 @@ static void test_mounts(void)
 		 "{\"destination\":\"/etc/hosts\",\"type\":\"bind\",\"source\":\"%s\"}", file);
 	ACCEPTED("/mounts/1", value);
 	LOGGED("mounts[1]: /etc/hosts: a read-write file: clamped to read-only");
+	/* the rootfs is read-only: a mount point it lacks below a directory it has */
+	snprintf(value, sizeof(value),
+		 "{\"destination\":\"/etc/nothing\",\"type\":\"bind\",\"source\":\"%s\"}", file);
+	ACCEPTED("/mounts/1", value);
+	LOGGED("mounts[1]: /etc/nothing: no such file in the rootfs, which cordon mounts read-only: "
+	       "not bound");
+	snprintf(value, sizeof(value),
+		 "{\"destination\":\"/etc/nodir\",\"type\":\"bind\",\"source\":\"%s\"}", dir);
+	REFUSED("/mounts/1", value,
+		"mounts[1]: /etc/nodir: no such directory in the rootfs, which cordon mounts "
+		"read-only: refused (make it in the image)");
+	snprintf(value, sizeof(value),
+		 "{\"destination\":\"/srv/x\",\"type\":\"bind\",\"source\":\"%s\"}", file);
+	ACCEPTED("/mounts/1", value);
+	LOGGED("mounts[1]: /srv/x: a read-write file: clamped to read-only");
 	ACCEPTED("/mounts/1", "{\"destination\":\"/opt\",\"type\":\"bind\",\"source\":\"/usr\","
 			      "\"options\":[\"rbind\",\"ro\"]}");
 	ACCEPTED("/mounts/1", "{\"destination\":\"/data\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
@@ -732,6 +747,19 @@ int main(void)
 	snprintf(scratch, sizeof(scratch), "%s/scratch", tmp);
 	if (mkdir(bundle, 0755) < 0 || mkdir(rootfs, 0755) < 0 || mkdir(scratch, 0755) < 0)
 		BAIL_OUT("mkdir: %s", strerror(errno));
+	/* an image's /etc, with the files podman binds over */
+	{
+		static const char *const files[] = { "hosts", "hostname", "resolv.conf" };
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/etc", rootfs);
+		if (mkdir(path, 0755) < 0)
+			BAIL_OUT("mkdir: %s", strerror(errno));
+		for (size_t i = 0; i < CD_ELEMENTSOF(files); i++) {
+			snprintf(path, sizeof(path), "%s/etc/%s", rootfs, files[i]);
+			write_file(path, "");
+		}
+	}
 
 	test_podman_root();
 	test_fixtures();
