@@ -95,8 +95,11 @@ refused "the host's /dev" 'c["mounts"].append({"destination": "/dev/kmsg", "type
 	"mounts[5]: /dev/kmsg: /proc, /sys and /dev are cordon's own (only their usual mounts are accepted): refused"
 refused "a host sysctl" 'c["linux"]["sysctl"] = {"kernel.core_pattern": "|/tmp/x"}' \
 	"linux.sysctl.kernel.core_pattern: not the container's own (the host's): refused"
-refused "an audit trail over a host file" 'c["annotations"] = {"cordon.audit": "/etc/passwd"}' \
-	"annotations.cordon.audit: \"/etc/passwd\": a file name (made in the bundle directory)"
+# an engine's user writes annotations, the runtime may be root: the trail stays in the bundle
+refused "an audit trail out of the bundle" 'c["annotations"] = {"cordon.audit": "../escaped.jsonl"}' \
+	"annotations.cordon.audit: \"../escaped.jsonl\": a file name (made in the bundle directory)"
+[ ! -e "$TEST_TMP/escaped.jsonl" ] && pass "the audit trail: nothing written out of the bundle" ||
+	fail "the audit trail: nothing written out of the bundle"
 refused "a hook" 'c["hooks"] = {"prestart": [{"path": "/bin/sh"}]}' \
 	"hooks.prestart[0]: hooks are not built yet: refused"
 

@@ -712,6 +712,8 @@ static void test_annotations(void)
 	REFUSED("/annotations", "{\"cordon.audit\":\"/etc/shadow\"}",
 		"annotations.cordon.audit: \"/etc/shadow\": a file name (made in the bundle "
 		"directory)");
+	REFUSED("/annotations", "{\"cordon.audit\":\"../../x\"}",
+		"annotations.cordon.audit: \"../../x\": a file name (made in the bundle directory)");
 	REFUSED("/annotations", "{\"cordon.audit\":\"config.json\"}",
 		"annotations.cordon.audit: \"config.json\": a file name (made in the bundle "
 		"directory)");
