@@ -365,15 +365,13 @@ static int parse_top(json_object *top, struct oci_spec *s, struct cordon_error *
 	return r;
 }
 
-/* The whole file, at most OCI_CONFIG_MAX bytes, NUL-terminated. */
-static int read_config(int dir, char **ret, size_t *ret_len, struct cordon_error *err)
+/* The whole of fd (name: for messages), at most OCI_CONFIG_MAX bytes, NUL-terminated. */
+static int read_all(int fd, const char *name, char **ret, size_t *ret_len,
+		    struct cordon_error *err)
 {
-	_cleanup_close_ int fd = openat(dir, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
 
-	if (fd < 0)
-		return cd_fail_errno(err, errno, "config", "config.json");
 	for (;;) {
 		ssize_t n;
 
@@ -381,7 +379,7 @@ static int read_config(int dir, char **ret, size_t *ret_len, struct cordon_error
 			char *nb;
 
 			if (cap >= OCI_CONFIG_MAX)
-				return cd_fail(err, EFBIG, "config", "config.json: larger than %u MiB",
+				return cd_fail(err, EFBIG, "config", "%s: larger than %u MiB", name,
 					       OCI_CONFIG_MAX >> 20);
 			cap = cap ? cap * 2 : 65536;
 			nb = realloc(buf, cap);
@@ -393,7 +391,7 @@ static int read_config(int dir, char **ret, size_t *ret_len, struct cordon_error
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return cd_fail_errno(err, errno, "config", "read config.json");
+			return cd_fail_errno(err, errno, "config", "read %s", name);
 		if (n == 0)
 			break;
 		len += (size_t)n;
@@ -402,6 +400,15 @@ static int read_config(int dir, char **ret, size_t *ret_len, struct cordon_error
 	*ret_len = len;
 	*ret = CD_TAKE_PTR(buf);
 	return 0;
+}
+
+static int read_config(int dir, char **ret, size_t *ret_len, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = openat(dir, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "config", "config.json");
+	return read_all(fd, "config.json", ret, ret_len, err);
 }
 
 /* The text as one JSON value (and nothing after it), json-c's reason otherwise. */
@@ -543,22 +550,16 @@ int oci_process_load(const char *path, const struct oci_spec *container, struct 
 	json_object *o = NULL;
 	struct oci_proc *p = NULL;
 	struct stat st;
-	ssize_t n;
+	size_t len = 0;
 	int r;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return cd_fail_errno(err, errno, "config", "%s", path);
-	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)OCI_CONFIG_MAX)
-		return cd_fail(err, EINVAL, "config", "%s: not a regular file of at most %u MiB",
-			       path, OCI_CONFIG_MAX >> 20);
-	text = malloc((size_t)st.st_size + 1);
-	if (!text)
-		return cd_fail(err, ENOMEM, "config", "out of memory");
-	n = read(fd, text, (size_t)st.st_size);
-	if (n < 0)
-		return cd_fail_errno(err, errno, "config", "read %s", path);
-	text[n] = '\0';
-	r = parse_text(text, (size_t)n, "process", &o, err);
+	if (!S_ISREG(st.st_mode))
+		return cd_fail(err, EINVAL, "config", "%s: not a regular file", path);
+	r = read_all(fd, path, &text, &len, err);
+	if (r >= 0)
+		r = parse_text(text, len, "process", &o, err);
 	if (r >= 0 && !json_object_is_type(o, json_type_object))
 		r = cd_fail(err, 0, "config", "process: not a JSON object");
 	if (r >= 0)

@@ -154,15 +154,17 @@ static char *variant(const char *pointer, const char *value)
 	json_object *top = json_tokener_parse(base);
 	char *text;
 
-	if (value && json_pointer_set(&top, pointer, json_tokener_parse(value)) < 0) {
-		/* one past an array's end: appended */
+	json_object *v = value ? json_tokener_parse(value) : NULL;
+
+	/* json-c leaves v to the caller when it fails: one past an array's end, appended */
+	if (value && json_pointer_set(&top, pointer, v) < 0) {
 		_cleanup_free_ char *parent = strdup(pointer);
 		json_object *a;
 
 		*strrchr(parent, '/') = '\0';
 		if (json_pointer_get(top, parent, &a) < 0 || !json_object_is_type(a, json_type_array))
 			BAIL_OUT("variant %s", pointer);
-		json_object_array_add(a, json_tokener_parse(value));
+		json_object_array_add(a, v);
 	}
 	if (!value) {
 		_cleanup_free_ char *parent = strdup(pointer);
@@ -278,6 +280,32 @@ static void test_podman_root(void)
 			ok(!ep->terminal && ep->uid == 0, "podman exec: no terminal, uid 0");
 		}
 		oci_process_free(ep);
+		snprintf(path, sizeof(path), "%s/exec.json", tmp);
+		write_file(path, "{\"args\":[\"/bin/id\"],\"cwd\":\"/\",\"user\":{\"uid\":1000,"
+				 "\"gid\":1000}}");
+		ep = NULL;
+		memset(&err, 0, sizeof(err));
+		ok(oci_process_load(path, s, &ep, &err) == -EPERM && !ep, "exec as another user: "
+									    "-EPERM");
+		is_str(err.msg, "process.user: 1000:1000: exec runs as the container's user (0:0)",
+		       "exec as another user: refused, one line");
+		write_file(path, "{\"args\":[\"/bin/id\"],\"cwd\":\"/\",\"capabilities\":"
+				 "{\"effective\":[\"CAP_SYS_PTRACE\"]}}");
+		memset(&err, 0, sizeof(err));
+		oci_process_load(path, s, &ep, &err);
+		like_str(err.msg, "process.capabilities.effective[0]: CAP_SYS_PTRACE: refused",
+			 "exec with CAP_SYS_PTRACE: refused");
+		write_file(path, "{\"args\":[\"/bin/id\"],\"cwd\":\"/\"");
+		memset(&err, 0, sizeof(err));
+		oci_process_load(path, s, &ep, &err);
+		like_str(err.msg, "process: not JSON: unexpected end at byte", "exec: bad JSON");
+		write_file(path, "{\"args\":\"/bin/id\",\"cwd\":\"/\"}");
+		memset(&err, 0, sizeof(err));
+		oci_process_load(path, s, &ep, &err);
+		is_str(err.msg, "process.args: not an array", "exec: a wrong type, its path");
+		memset(&err, 0, sizeof(err));
+		oci_process_load(tmp, s, &ep, &err);
+		like_str(err.msg, ": not a regular file", "exec: a directory as --process");
 	}
 	cordon_config_free(c);
 	oci_spec_free(s);
