@@ -19,7 +19,9 @@
 
 const char *oci_json_path(char buf[OCI_PATH_MAX], const char *parent, const char *key)
 {
-	snprintf(buf, OCI_PATH_MAX, "%s%s%s", parent, *parent ? "." : "", key);
+	/* a longer path is cut: it only names a field in a message */
+	if (snprintf(buf, OCI_PATH_MAX, "%s%s%s", parent, *parent ? "." : "", key) < 0)
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -273,6 +275,26 @@ static int parse_mounts(json_object *top, struct oci_spec *s, struct cordon_erro
 	return 0;
 }
 
+/* A hook's args and env (arrays of strings) and timeout (a positive integer). */
+static int hook_fields(json_object *h, const char *path, struct cordon_error *err)
+{
+	_cleanup_strv_ char **args = NULL, **env = NULL;
+	char buf[OCI_PATH_MAX];
+	json_object *v;
+	uint64_t t;
+	int r = oci_json_strv(h, path, "args", &args, err);
+
+	if (r >= 0)
+		r = oci_json_strv(h, path, "env", &env, err);
+	if (r >= 0)
+		r = oci_json_member(h, path, "timeout", json_type_int, false, &v, err);
+	if (r >= 0 && v)
+		r = oci_json_u64(v, oci_json_path(buf, path, "timeout"), INT32_MAX, &t, err);
+	if (r >= 0 && v && t == 0)
+		r = cd_fail(err, 0, "config", "%s.timeout: 0 (it must be positive)", path);
+	return r;
+}
+
 /* Hooks are read for their shape only: any one present is refused by the floor this round. */
 static int parse_hooks(json_object *top, struct oci_spec *s, struct cordon_error *err)
 {
@@ -296,6 +318,8 @@ static int parse_hooks(json_object *top, struct oci_spec *s, struct cordon_error
 			if (!json_object_is_type(h, json_type_object))
 				return cd_fail(err, 0, "config", "%s: not an object", path);
 			r = oci_json_member(h, path, "path", json_type_string, true, &p, err);
+			if (r >= 0)
+				r = hook_fields(h, path, err);
 			if (r < 0)
 				return r;
 			if (!s->hook && !(s->hook = strdup(path)))

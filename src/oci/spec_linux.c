@@ -291,6 +291,37 @@ static int parse_resources(json_object *lx, struct oci_spec *s, struct cordon_er
 	return 0;
 }
 
+/* A rule's errnoRet and args, type-checked (the profile is not compiled this round). */
+static int syscall_rule_args(json_object *e, const char *path, struct cordon_error *err)
+{
+	static const char *const fields[] = { "index", "value", "valueTwo" };
+	char buf[OCI_PATH_MAX], apath[OCI_PATH_MAX];
+	json_object *v, *a;
+	uint64_t u;
+	size_t n;
+	int r = oci_json_member(e, path, "errnoRet", json_type_int, false, &v, err);
+
+	if (r >= 0 && v)
+		r = oci_json_u64(v, oci_json_path(buf, path, "errnoRet"), UINT32_MAX, &u, err);
+	if (r >= 0)
+		r = object_array(e, path, "args", &a, &n, err);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		json_object *arg = json_object_array_get_idx(a, i);
+		_cleanup_free_ char *op = NULL;
+
+		oci_json_item(apath, path, "args", i);
+		for (size_t f = 0; r >= 0 && f < CD_ELEMENTSOF(fields); f++) {
+			r = oci_json_member(arg, apath, fields[f], json_type_int, f == 0, &v, err);
+			if (r >= 0 && v)
+				r = oci_json_u64(v, oci_json_path(buf, apath, fields[f]),
+						 f == 0 ? 5 : UINT64_MAX, &u, err);
+		}
+		if (r >= 0)
+			r = oci_json_string(arg, apath, "op", true, &op, err);
+	}
+	return r;
+}
+
 /* The first rule of linux.seccomp.syscalls handing its calls to a listener (SCMP_ACT_NOTIFY):
  * its JSON path in *ret, NULL when none. Every rule's action and names are type-checked. */
 static int notify_rule(json_object *a, size_t n, char **ret, struct cordon_error *err)
@@ -306,6 +337,8 @@ static int notify_rule(json_object *a, size_t n, char **ret, struct cordon_error
 		r = oci_json_string(e, path, "action", true, &action, err);
 		if (r >= 0)
 			r = oci_json_strv(e, path, "names", &names, err);
+		if (r >= 0)
+			r = syscall_rule_args(e, path, err);
 		if (r < 0)
 			return r;
 		if (strcmp(action, "SCMP_ACT_NOTIFY") == 0 && !*ret) {
@@ -315,6 +348,24 @@ static int notify_rule(json_object *a, size_t n, char **ret, struct cordon_error
 		}
 	}
 	return 0;
+}
+
+/* linux.seccomp's architectures and flags: arrays of strings; defaultErrnoRet a number. */
+static int seccomp_lists(json_object *o, struct cordon_error *err)
+{
+	_cleanup_strv_ char **archs = NULL, **flags = NULL;
+	json_object *v;
+	uint64_t u;
+	int r = oci_json_strv(o, "linux.seccomp", "architectures", &archs, err);
+
+	if (r >= 0)
+		r = oci_json_strv(o, "linux.seccomp", "flags", &flags, err);
+	if (r >= 0)
+		r = oci_json_member(o, "linux.seccomp", "defaultErrnoRet", json_type_int, false, &v,
+				    err);
+	if (r >= 0 && v)
+		r = oci_json_u64(v, "linux.seccomp.defaultErrnoRet", UINT32_MAX, &u, err);
+	return r;
 }
 
 /* linux.seccomp's shape: the floor keeps cordon's own filter and only needs to know whether
@@ -333,6 +384,8 @@ static int parse_seccomp(json_object *lx, struct oci_seccomp *sc, struct cordon_
 	r = oci_json_string(o, p, "defaultAction", true, &sc->default_action, err);
 	if (r >= 0)
 		r = oci_json_string(o, p, "listenerPath", false, &listener, err);
+	if (r >= 0)
+		r = seccomp_lists(o, err);
 	if (r >= 0)
 		r = object_array(o, p, "syscalls", &a, &n, err);
 	if (r < 0)

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	    cordon_config_set_command(c, (const char *const *)p->args, &err) < 0 ||
 	    set_env(c, p->env, &err) < 0 || cordon_config_set_chdir(c, p->cwd, &err) < 0 ||
 	    cordon_run(c, &res, &err) < 0)
-		return fail(&err);
+		res.exit_code = fail(&err);
 	cordon_config_free(c);
 	oci_spec_free(s);
 	return res.exit_code;

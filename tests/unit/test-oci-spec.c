@@ -488,6 +488,21 @@ static void test_types(void)
 	REFUSED("/linux/maskedPaths", "\"/proc/kcore\"", "linux.maskedPaths: not an array");
 	REFUSED("/annotations", "{\"a\": 1}", "annotations.a: not a string");
 	REFUSED("/hooks", "{\"prestart\": [{\"args\": []}]}", "hooks.prestart[0].path: missing");
+	REFUSED("/hooks", "{\"poststart\": [{\"path\": \"/bin/x\", \"args\": \"x\"}]}",
+		"hooks.poststart[0].args: not an array");
+	REFUSED("/hooks", "{\"poststart\": [{\"path\": \"/bin/x\", \"timeout\": 0}]}",
+		"hooks.poststart[0].timeout: 0 (it must be positive)");
+	REFUSED("/linux/seccomp", "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": "
+				  "[1]}",
+		"linux.seccomp.architectures[0]: not a string");
+	REFUSED("/linux/seccomp", "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": "
+				  "[{\"names\": [\"x\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": "
+				  "[{\"index\": 7, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+		"linux.seccomp.syscalls[0].args[0].index: 7 is out of range (at most 5)");
+	REFUSED("/linux/seccomp", "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": "
+				  "[{\"names\": [\"x\"], \"action\": \"SCMP_ACT_ERRNO\", "
+				  "\"errnoRet\": \"EPERM\"}]}",
+		"linux.seccomp.syscalls[0].errnoRet: not an integer");
 	ACCEPTED("/hooks", "null");
 }
 
