@@ -34,8 +34,8 @@ p["terminal"] = False
 exec(sys.argv[1])
 json.dump(c, open(sys.argv[2], "w"))' "$1" "$b/config.json"
 }
-run_floor() {
-	out=$(as_caller "$OCI_FLOOR_RUN" "$b" "$scratch" 2>"$TEST_TMP/stderr")
+run_floor() { # [--session]
+	out=$(as_caller "$OCI_FLOOR_RUN" "$@" "$b" "$scratch" 2>"$TEST_TMP/stderr")
 	rc=$?
 	logs=$(grep '^log: ' "$TEST_TMP/stderr")
 	err=$(grep -v '^log: ' "$TEST_TMP/stderr")
@@ -52,25 +52,29 @@ p["rlimits"] = [{"type": "RLIMIT_NOFILE", "soft": 1048576, "hard": 1048576}]
 c["root"]["readonly"] = False
 c["hostname"] = "oci-floor"
 c["mounts"].append({"destination": "/etc/hosts", "type": "bind", "source": "'"$TEST_TMP/hosts"'", "options": ["rbind", "rprivate"]})'
-run_floor
-is "clamped config: runs (rc 0)" "$rc" 0
-like "no capabilities inside (permitted)" "$out" "CapPrm:	0000000000000000"
-like "no capabilities inside (effective)" "$out" "CapEff:	0000000000000000"
-like "noNewPrivileges false: on anyway" "$out" "NoNewPrivs:	1"
-like "process.user uid 0: 0 inside" "$out" $'\n0\n'
-like "hostname honoured" "$out" "oci-floor"
-hard=$(as_caller sh -c 'ulimit -Hn')
-like "RLIMIT_NOFILE 1048576: the caller's hard limit ($hard)" "$out" $'\n'"$hard"$'\n'
-like "root.readonly false: read-only all the same" "$out" "touch: /x: Read-only file system"
-like "a read-write file bind: read-only inside" "$out" "can't create /etc/hosts: Read-only file system"
-like "the file bind's content" "$out" "192.0.2.7 engine-made"
-like "the scratch workdir: writable" "$out" "scratch-writable"
-[ -e "$scratch/f" ] && pass "the scratch workdir: the lifecycle's directory" || fail "the scratch workdir: the lifecycle's directory"
-like "each clamp logged: capabilities" "$logs" "log: process.capabilities: 5 of the engines' default set: clamped to none"
-like "each clamp logged: nofile" "$logs" "log: process.rlimits[0]: RLIMIT_NOFILE 1048576:1048576: clamped to $hard:$hard (the caller's hard limit)"
-like "each clamp logged: root" "$logs" "log: root.readonly: false: clamped to true"
-like "each clamp logged: the file bind" "$logs" "log: mounts[5]: /etc/hosts: a read-write file: clamped to read-only"
-is "nothing else on stderr" "$err" ""
+# once as a run, once as a session (cordon-runtime's way: the process by cordon_session_exec)
+for how in run session; do
+	rm -f "$scratch/f"
+	if [ $how = session ]; then run_floor --session; else run_floor; fi
+	is "$how: clamped config: runs (rc 0)" "$rc" 0
+	like "$how: no capabilities inside (permitted)" "$out" "CapPrm:	0000000000000000"
+	like "$how: no capabilities inside (effective)" "$out" "CapEff:	0000000000000000"
+	like "$how: noNewPrivileges false: on anyway" "$out" "NoNewPrivs:	1"
+	like "$how: process.user uid 0: 0 inside" "$out" $'\n0\n'
+	like "$how: hostname honoured" "$out" "oci-floor"
+	hard=$(as_caller sh -c 'ulimit -Hn')
+	like "$how: RLIMIT_NOFILE 1048576: the caller's hard limit ($hard)" "$out" $'\n'"$hard"$'\n'
+	like "$how: root.readonly false: read-only all the same" "$out" "touch: /x: Read-only file system"
+	like "$how: a read-write file bind: read-only inside" "$out" "can't create /etc/hosts: Read-only file system"
+	like "$how: the file bind's content" "$out" "192.0.2.7 engine-made"
+	like "$how: the scratch workdir: writable" "$out" "scratch-writable"
+	[ -e "$scratch/f" ] && pass "$how: the scratch workdir: the lifecycle's directory" || fail "$how: the scratch workdir: the lifecycle's directory"
+	like "$how: each clamp logged: capabilities" "$logs" "log: process.capabilities: 5 of the engines' default set: clamped to none"
+	like "$how: each clamp logged: nofile" "$logs" "log: process.rlimits[0]: RLIMIT_NOFILE 1048576:1048576: clamped to $hard:$hard (the caller's hard limit)"
+	like "$how: each clamp logged: root" "$logs" "log: root.readonly: false: clamped to true"
+	like "$how: each clamp logged: the file bind" "$logs" "log: mounts[5]: /etc/hosts: a read-write file: clamped to read-only"
+	is "$how: nothing else on stderr" "$err" ""
+done
 
 # refused: one line, 125, nothing run (the command would leave a file in the scratch)
 refused() { # description, python edit, exact line
