@@ -34,6 +34,10 @@ static const char *const cordon_readonly[] = {
 static const char *const cordon_hidden_top[] = {
 	"boot", "home", "lost+found", "media", "mnt", "root", "run", "snap", "srv", "var",
 };
+/* Of those, the ones an image's own data lives in (not a host's secrets here: the image is the
+ * container's system), shown read-only as they are in the image. Not /home and /root (HOME, a
+ * fresh tmpfs, goes there), not /run (runtime state: the engine's tmpfs or binds). */
+static const char *const image_top[] = { "boot", "media", "mnt", "srv", "var" };
 
 static bool in_list(const char *p, const char *const *list, size_t n)
 {
@@ -97,6 +101,16 @@ static int own_mount(const struct oci_floor *f, size_t i, const struct oci_mount
 
 static const char *writable_below(const struct oci_spec *s, const char *p, bool strict);
 
+/* Whether the floor shows the image's top-level name (image_top) as it is: a directory there
+ * (not a symlink: cordon's root has its own top level). */
+static bool image_dir(int root, const char *name)
+{
+	struct stat st;
+
+	return in_list(name, image_top, CD_ELEMENTSOF(image_top)) &&
+	       fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Whether dest must be made in the rootfs itself, which cordon mounts read-only, and is not
  * there: a mount point below a top-level directory the image has, neither one cordon replaces
  * nor below a tmpfs or the read-write directory of the config. Looked up inside the rootfs (its
@@ -114,11 +128,14 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 		return false;
 	memcpy(name, rest, top);
 	name[top] = '\0';
-	if (in_list(name, cordon_hidden_top, CD_ELEMENTSOF(cordon_hidden_top)))
-		return false;
 	root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return false; /* cordon_config_set_rootfs() said why */
+	if (in_list(name, cordon_hidden_top, CD_ELEMENTSOF(cordon_hidden_top)) &&
+	    !image_dir(root, name))
+		return false;
+	if (cd_path_startswith(dest, "/var/tmp"))
+		return false; /* image_dirs()'s tmpfs, or the image has none and cordon makes it */
 	/* a top-level entry the image lacks is made in cordon's own root, with what is below */
 	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
 	if (fd < 0)
@@ -259,9 +276,43 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 				path, m->dest, type);
 }
 
+/* The image's /var, /srv, /mnt, ... read-only (cordon would hide them as it does a host's),
+ * with a fresh /var/tmp where the image has one, as cordon gives a host root. */
+static int image_dirs(const struct oci_floor *f)
+{
+	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct cordon_error e = { 0 };
+	struct stat st;
+	int r;
+
+	if (root < 0)
+		return cd_fail_errno(f->err, errno, "config", "root.path: %s", f->s->rootfs);
+	for (size_t i = 0; i < CD_ELEMENTSOF(image_top); i++) {
+		_cleanup_free_ char *src = NULL, *dst = NULL;
+
+		if (!image_dir(root, image_top[i]))
+			continue;
+		src = cd_strdup_printf("%s/%s", f->s->rootfs, image_top[i]);
+		dst = cd_strdup_printf("/%s", image_top[i]);
+		if (!src || !dst)
+			return cd_fail(f->err, ENOMEM, "config", "out of memory");
+		r = cordon_config_add_ro_bind(f->c, src, dst, &e);
+		if (r < 0)
+			return oci_floor_relay(f, r, &e, "root.path");
+	}
+	if (!image_dir(root, "var") || fstatat(root, "var/tmp", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return 0;
+	r = cordon_config_add_tmpfs(f->c, "/var/tmp", 256u << 20, &e);
+	return r < 0 ? oci_floor_relay(f, r, &e, "root.path") : 0;
+}
+
 int oci_floor_mounts(struct oci_floor *f, const char *scratch_dir)
 {
-	int r;
+	int r = image_dirs(f);
+
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < f->s->n_mounts; i++) {
 		char path[OCI_PATH_MAX];

@@ -19,6 +19,8 @@ mkdir -p "$b/rootfs/bin" "$b/rootfs/etc"
 cp "$busybox" "$b/rootfs/bin/busybox"
 for c in sh cat grep id hostname touch ls; do ln -s busybox "$b/rootfs/bin/$c"; done
 echo 'root:x:0:0::/root:/bin/sh' >"$b/rootfs/etc/passwd"
+mkdir -p "$b/rootfs/var/lib/app" "$b/rootfs/var/tmp"
+echo 'the image data' >"$b/rootfs/var/lib/app/data"
 : >"$b/rootfs/etc/hosts"
 echo '192.0.2.7 engine-made' >"$TEST_TMP/hosts"
 chmod -R a+rX "$b" "$TEST_TMP/hosts"
@@ -44,7 +46,7 @@ run_floor() { # [--session]
 # what engines ask beyond the floor, clamped: the engines' default capabilities, NNP off, a
 # writable root, nofile far above any caller's hard limit, podman's read-write /etc/hosts bind
 oci_config '
-p["args"] = ["sh", "-c", "grep -E \"^(CapPrm|CapEff|CapBnd|NoNewPrivs)\" /proc/self/status; id -u; hostname; ulimit -Hn; touch /x 2>&1; echo y 2>&1 >/etc/hosts; cat /etc/hosts; touch /.cordon-scratch/f && echo scratch-writable"]
+p["args"] = ["sh", "-c", "grep -E \"^(CapPrm|CapEff|CapBnd|NoNewPrivs)\" /proc/self/status; id -u; hostname; ulimit -Hn; touch /x 2>&1; echo y 2>&1 >/etc/hosts; cat /etc/hosts; touch /.cordon-scratch/f && echo scratch-writable; cat /var/lib/app/data; touch /var/tmp/t && echo var-tmp-writable; touch /var/lib/x 2>&1; true"]
 caps = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_KILL", "CAP_SETUID", "CAP_NET_RAW"]
 p["capabilities"] = {"bounding": caps, "effective": caps, "permitted": caps}
 p["noNewPrivileges"] = False
@@ -68,6 +70,9 @@ for how in run session; do
 	like "$how: a read-write file bind: read-only inside" "$out" "can't create /etc/hosts: Read-only file system"
 	like "$how: the file bind's content" "$out" "192.0.2.7 engine-made"
 	like "$how: the scratch workdir: writable" "$out" "scratch-writable"
+	like "$how: the image's /var, shown (cordon hides a host's)" "$out" "the image data"
+	like "$how: the image's /var, read-only" "$out" "touch: /var/lib/x: Read-only file system"
+	like "$how: a fresh /var/tmp" "$out" "var-tmp-writable"
 	[ -e "$scratch/f" ] && pass "$how: the scratch workdir: the lifecycle's directory" || fail "$how: the scratch workdir: the lifecycle's directory"
 	like "$how: each clamp logged: capabilities" "$logs" "log: process.capabilities: 5 of the engines' default set: clamped to none"
 	like "$how: each clamp logged: nofile" "$logs" "log: process.rlimits[0]: RLIMIT_NOFILE 1048576:1048576: clamped to $hard:$hard (the caller's hard limit)"

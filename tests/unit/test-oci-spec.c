@@ -701,6 +701,44 @@ static void test_mounts(void)
 	}
 }
 
+static void test_image_dirs(void)
+{
+	struct cordon_config *c;
+	struct cordon_error err;
+	_cleanup_free_ char *text = variant("/hostname", "\"h\"");
+	char path[256], want[256];
+	bool var = false;
+
+	is_int(load_config(text, NULL, &c, &err), 0, "an image without /var: accepted (%s)", err.msg);
+	ok(c && c->fs.n_binds == 0 && c->fs.n_tmpfs == 0, "an image without /var: nothing added");
+	cordon_config_free(c);
+	snprintf(path, sizeof(path), "%s/rootfs/var", bundle);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/rootfs/var/tmp", bundle);
+	mkdir(path, 0755);
+	is_int(load_config(text, NULL, &c, &err), 0, "an image with /var: accepted (%s)", err.msg);
+	snprintf(want, sizeof(want), "%s/rootfs/var", bundle);
+	for (size_t i = 0; c && i < c->fs.n_binds; i++)
+		var |= !strcmp(c->fs.binds[i].dst, "/var") && !strcmp(c->fs.binds[i].src, want);
+	ok(var, "the image's /var: bound read-only (cordon hides a host root's)");
+	ok(c && c->fs.n_tmpfs == 1 && !strcmp(c->fs.tmpfs[0].path, "/var/tmp") &&
+		   c->fs.tmpfs[0].size == 256u << 20,
+	   "the image's /var/tmp: a fresh tmpfs, as cordon gives a host root");
+	cordon_config_free(c);
+	/* a mount point the read-only /var lacks */
+	snprintf(path, sizeof(path), "%s/hosts", tmp);
+	snprintf(want, sizeof(want),
+		 "{\"destination\":\"/var/lib/dir\",\"type\":\"bind\",\"source\":\"%s\","
+		 "\"options\":[\"ro\"]}", tmp);
+	REFUSED("/mounts/1", want,
+		"mounts[1]: /var/lib/dir: no such directory in the rootfs, which cordon mounts "
+		"read-only: refused (make it in the image)");
+	snprintf(path, sizeof(path), "%s/rootfs/var/tmp", bundle);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/rootfs/var", bundle);
+	rmdir(path);
+}
+
 static void test_linux_floor(void)
 {
 	REFUSED("/linux/sysctl", "{\"kernel.domainname\":\"x\"}",
@@ -815,6 +853,7 @@ int main(void)
 	test_process_floor();
 	test_rlimit_clamp();
 	test_mounts();
+	test_image_dirs();
 	test_linux_floor();
 	test_annotations();
 	test_example();
