@@ -258,6 +258,22 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 	return r < 0 ? oci_floor_relay(f, r, &e, path) : 0;
 }
 
+/* Options cordon's mounts do not take: said, never silently dropped (its own are always nosuid
+ * and nodev). */
+static void unapplied_options(const struct oci_floor *f, const struct oci_mount *m,
+			      const char *path)
+{
+	static const char *const unapplied[] = { "noexec", "sync", "dirsync", "noatime", "nodiratime",
+						  "strictatime", "lazytime", "mand" };
+
+	for (char *const *o = m->options; *o; o++)
+		if (in_list(*o, unapplied, CD_ELEMENTSOF(unapplied)) ||
+		    !strncmp(*o, "mode=", 5) || !strncmp(*o, "uid=", 4) || !strncmp(*o, "gid=", 4))
+			oci_floor_say(f, "%s: %s: option %s not applied (cordon's mounts are nosuid, "
+					 "nodev)",
+				      path, m->dest, *o);
+}
+
 static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, const char *path)
 {
 	const char *type = m->type ? m->type : "";
@@ -268,10 +284,14 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 	if (!strcmp(m->dest, "/"))
 		return oci_floor_refuse(f, "%s: a mount on /: refused (root.path is the root)",
 					path);
-	if (!strcmp(type, "tmpfs"))
+	if (!strcmp(type, "tmpfs")) {
+		unapplied_options(f, m, path);
 		return tmpfs_mount(f, i, m);
-	if (!strcmp(type, "bind") || (bind && (!*type || !strcmp(type, "none"))))
+	}
+	if (!strcmp(type, "bind") || (bind && (!*type || !strcmp(type, "none")))) {
+		unapplied_options(f, m, path);
 		return bind_mount(f, m, path);
+	}
 	return oci_floor_refuse(f, "%s: %s: type \"%s\" there: refused (bind and tmpfs only)",
 				path, m->dest, type);
 }

@@ -657,6 +657,11 @@ static void test_mounts(void)
 			      "\"options\":[\"rbind\",\"ro\"]}");
 	ACCEPTED("/mounts/1", "{\"destination\":\"/data\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
 			      "\"options\":[\"size=1g\"]}");
+	unlike_str(logbuf, "size=1g", "tmpfs size=: applied, not logged");
+	ACCEPTED("/mounts/1", "{\"destination\":\"/data\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+			      "\"options\":[\"rw\",\"noexec\",\"nosuid\",\"nodev\",\"mode=1777\"]}");
+	LOGGED("mounts[1]: /data: option noexec not applied (cordon's mounts are nosuid, nodev)");
+	LOGGED("mounts[1]: /data: option mode=1777 not applied");
 	REFUSED("/mounts/1", "{\"destination\":\"/data\",\"type\":\"tmpfs\",\"options\":[\"size=lots\"]}",
 		"mounts[1].options: \"size=lots\" is not a size");
 	REFUSED("/mounts/1", "{\"destination\":\"/data\",\"type\":\"overlay\",\"source\":\"o\"}",
