@@ -112,6 +112,11 @@ struct oci_spec {
 	char **linux_other; /* other linux keys present: mountLabel, personality, ... */
 };
 
+/* config.json's text (len bytes) for the bundle at the absolute path bundle: oci_spec_load()
+ * without the reading (pure: the unit tests' and the fuzzer's way in). */
+int oci_spec_parse(const char *bundle, const char *text, size_t len, struct oci_spec **ret,
+		   struct cordon_error *err);
+
 /* The reader's helpers (spec.c): a member of obj of the given type; absent or null: *ret NULL
  * (required: an error). Messages name the JSON path "<parent>.<key>". */
 int oci_json_member(json_object *obj, const char *parent, const char *key, json_type type,
