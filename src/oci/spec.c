@@ -151,8 +151,8 @@ int oci_json_i64(json_object *v, const char *path, int64_t *ret, struct cordon_e
 	return 0;
 }
 
-int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has,
-		  bool *ret, struct cordon_error *err)
+int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has, bool *ret,
+		  struct cordon_error *err)
 {
 	json_object *v;
 	int r = oci_json_member(obj, parent, key, json_type_boolean, false, &v, err);
@@ -298,8 +298,8 @@ static int hook_fields(json_object *h, const char *path, struct cordon_error *er
 /* Hooks are read for their shape only: any one present is refused by the floor this round. */
 static int parse_hooks(json_object *top, struct oci_spec *s, struct cordon_error *err)
 {
-	static const char *const points[] = { "prestart",	  "createRuntime", "createContainer",
-					      "startContainer", "poststart",	   "poststop" };
+	static const char *const points[] = {"prestart",       "createRuntime", "createContainer",
+					     "startContainer", "poststart",	"poststop"};
 	json_object *hooks, *a;
 	int r = oci_json_member(top, "", "hooks", json_type_object, false, &hooks, err);
 
@@ -390,8 +390,7 @@ static int parse_top(json_object *top, struct oci_spec *s, struct cordon_error *
 }
 
 /* The whole of fd (name: for messages), at most OCI_CONFIG_MAX bytes, NUL-terminated. */
-static int read_all(int fd, const char *name, char **ret, size_t *ret_len,
-		    struct cordon_error *err)
+static int read_all(int fd, const char *name, char **ret, size_t *ret_len, struct cordon_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;

@@ -67,7 +67,7 @@ static void check_spec(const struct oci_spec *s)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	struct cordon_error err = { 0 };
+	struct cordon_error err = {0};
 	struct cordon_config *c;
 	struct oci_spec *s = NULL;
 
