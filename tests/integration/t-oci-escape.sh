@@ -41,7 +41,7 @@ chmod 700 "$E/xdg"
 pod() {
 	as_caller env HOME="$E/home" XDG_RUNTIME_DIR="$E/xdg" \
 		podman --root "$E/root" --runroot "$E/run" --tmpdir "$E/tmp" --storage-driver vfs \
-		--cgroup-manager=cgroupfs --events-backend=file "$@"
+		--cgroup-manager=cgroupfs --events-backend=file --runtime-flag "root=$E/state" "$@"
 }
 run() { # run OPTIONS... IMAGE CMD...: podman run --rm through the runtime; $out, $err, $rc
 	out=$(pod run --rm --runtime "$RT" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "$@" \
