@@ -202,6 +202,9 @@ if wait_until 300 running; then
 	like "... and the runtime knows the container $id (state, as root on the user's --root)" \
 		"$st" '"status"'
 	scancel "$job"
+	# (a zombie until waited for: its state, not kill -0)
+	srun_ended() { [[ $(awk '{print $3}' "/proc/$srun_pid/stat" 2>/dev/null) == ?(Z) ]]; }
+	wait_until 300 srun_ended || kill -KILL "$srun_pid"
 	wait "$srun_pid"
 	diag "srun after scancel: rc $?; $(tr '\n' ' ' <"$TEST_TMP/sleep.out")"
 	# (srun's status after a cancel is Slurm's: 0 when it gave up waiting for the step)
