@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * state.c - where containers live: --root (checked, made 0700), container ids, a container's
+ * directory ROOT/ID/ (0700: state.json, the holder's socket; its lock is the directory's flock,
+ * held by the holder for its life), state.json read and written atomically, the engine's pid
+ * file. Runs in cordon-runtime's commands and in the holder.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "runtime.h"
+#include "util.h"
+
+#define STATE_FILE "state.json"
+#define STATE_TMP  "state.json.tmp"
+
+static const char *const status_names[] = {
+    [OCI_CREATED] = "created",
+    [OCI_RUNNING] = "running",
+    [OCI_PAUSED] = "paused",
+    [OCI_STOPPED] = "stopped",
+};
+
+const char *oci_status_name(enum oci_status s)
+{
+	return (unsigned)s < CD_ELEMENTSOF(status_names) ? status_names[s] : "unknown";
+}
+
+void oci_now_rfc3339(char buf[40])
+{
+	struct timespec ts;
+	struct tm tm;
+	char day[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, 40, "%s.%09ldZ", day, ts.tv_nsec);
+}
+
+void oci_state_clear(struct oci_state *st)
+{
+	free(st->id);
+	free(st->bundle);
+	free(st->rootfs);
+	free(st->created);
+	for (size_t i = 0; i < st->n_ann; i++) {
+		free(st->ann_keys[i]);
+		free(st->ann_values[i]);
+	}
+	free(st->ann_keys);
+	free(st->ann_values);
+	memset(st, 0, sizeof(*st));
+}
+
+int oci_id_check(const char *id, struct cordon_error *err)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 255 || !strcmp(id, ".") || !strcmp(id, ".."))
+		return cd_fail(err, EINVAL, "id", "\"%.64s\": not a container id", id);
+	if (strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != n)
+		return cd_fail(err, EINVAL, "id",
+			       "\"%.64s\": not a container id (letters, digits, _ . - only)", id);
+	return 0;
+}
+
+/* uid 0 of the first user namespace: /proc/self/uid_map is "0 0 4294967295" */
+static bool initial_root(void)
+{
+	_cleanup_(cd_fclosep) FILE *f = NULL;
+	unsigned long a, b, c;
+
+	if (geteuid() != 0)
+		return false;
+	f = fopen("/proc/self/uid_map", "re");
+	if (!f || fscanf(f, "%lu %lu %lu", &a, &b, &c) != 3)
+		return false;
+	return a == 0 && b == 0 && c == 4294967295ul;
+}
+
+char *oci_root_default(struct cordon_error *err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *r;
+
+	/* rootless podman calls us as uid 0 of its own user namespace, where /run is not ours */
+	if (initial_root())
+		r = strdup("/run/cordon-runtime");
+	else if (xdg && xdg[0] == '/')
+		r = cd_strdup_printf("%s/cordon-runtime", xdg);
+	else {
+		cd_fail(err, EINVAL, "--root",
+			"no default: XDG_RUNTIME_DIR is not set (give --root)");
+		return NULL;
+	}
+	if (!r)
+		cd_fail(err, ENOMEM, "--root", "out of memory");
+	return r;
+}
+
+static int root_check(int fd, const char *root, bool foreign_ok, struct cordon_error *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return cd_fail_errno(err, errno, "--root", "%s", root);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return cd_fail(err, EPERM, "--root",
+			       "%s: writable by group or others (mode %04o): refused", root,
+			       st.st_mode & 07777);
+	if (st.st_uid != geteuid() && !(foreign_ok && geteuid() == 0))
+		return cd_fail(err, EPERM, "--root",
+			       "%s: owned by uid %u, not by the caller: refused", root, st.st_uid);
+	return 0;
+}
+
+int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (root[0] != '/')
+		return cd_fail(err, EINVAL, "--root", "%s: not an absolute path", root);
+	if (lstat(root, &st) < 0) {
+		if (errno != ENOENT || !make)
+			return cd_fail_errno(err, errno, "--root", "%s", root);
+		if (mkdir(root, 0700) < 0 && errno != EEXIST)
+			return cd_fail_errno(err, errno, "--root", "mkdir %s", root);
+	} else if (S_ISLNK(st.st_mode)) {
+		return cd_fail(err, ELOOP, "--root", "%s: a symbolic link: refused", root);
+	}
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "--root", "%s", root);
+	if (root_check(fd, root, foreign_ok, err) < 0)
+		return -EPERM;
+	return CD_TAKE_FD(fd);
+}
+
+int oci_dir_open(int rootfd, const char *id, struct cordon_error *err)
+{
+	int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		return cd_fail(err, ENOENT, "container", "%s: container does not exist", id);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "container", "%s", id);
+	return fd;
+}
+
+int oci_holder_alive(int dirfd)
+{
+	/* a lock of our own on another description of the directory: free only when no holder has
+	 * one (the kernel drops the holder's when it exits, however it exits) */
+	_cleanup_close_ int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? 1 : 0;
+	return 0;
+}
+
+static char *json_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return strdup(json_object_get_string(v));
+}
+
+static int state_annotations(json_object *o, struct oci_state *st)
+{
+	json_object *a;
+	size_t n;
+
+	if (!json_object_object_get_ex(o, "annotations", &a) ||
+	    !json_object_is_type(a, json_type_object))
+		return 0;
+	n = (size_t)json_object_object_length(a);
+	st->ann_keys = calloc(n + 1, sizeof(char *));
+	st->ann_values = calloc(n + 1, sizeof(char *));
+	if (!st->ann_keys || !st->ann_values)
+		return -ENOMEM;
+	json_object_object_foreach(a, k, v)
+	{
+		st->ann_keys[st->n_ann] = strdup(k);
+		st->ann_values[st->n_ann] = strdup(json_object_get_string(v));
+		st->n_ann++;
+	}
+	return 0;
+}
+
+static int state_parse(const char *text, struct oci_state *st, struct cordon_error *err)
+{
+	json_object *o = json_tokener_parse(text), *v;
+	const char *status;
+	int r = 0;
+
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return cd_fail(err, EBADMSG, "state", "state.json: not a JSON object");
+	}
+	st->id = json_str(o, "id");
+	st->bundle = json_str(o, "bundle");
+	st->rootfs = json_str(o, "rootfs");
+	st->created = json_str(o, "created");
+	if (json_object_object_get_ex(o, "pid", &v))
+		st->pid = (pid_t)json_object_get_int(v);
+	status = json_object_object_get_ex(o, "status", &v) ? json_object_get_string(v) : "";
+	st->status = OCI_STOPPED;
+	for (size_t i = 0; i < CD_ELEMENTSOF(status_names); i++)
+		if (!strcmp(status, status_names[i]))
+			st->status = (enum oci_status)i;
+	if (state_annotations(o, st) < 0 || !st->id || !st->bundle || !st->created)
+		r = cd_fail(err, EBADMSG, "state", "state.json: a field is missing");
+	json_object_put(o);
+	return r;
+}
+
+int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "state", "state.json");
+	for (;;) {
+		ssize_t n;
+
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = (cap ? cap * 2 : 8192));
+
+			if (!nb)
+				return cd_fail(err, ENOMEM, "state", "out of memory");
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cd_fail_errno(err, errno, "state", "state.json");
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > (1u << 20))
+			return cd_fail(err, EFBIG, "state", "state.json: too large");
+	}
+	buf[len] = '\0';
+	r = state_parse(buf, st, err);
+	if (r < 0) {
+		oci_state_clear(st);
+		return r;
+	}
+	/* a holder gone is a container stopped, whatever it could not write on its way out */
+	if (st->status != OCI_STOPPED && !oci_holder_alive(dirfd))
+		st->status = OCI_STOPPED;
+	if (st->status == OCI_STOPPED)
+		st->pid = 0;
+	return 0;
+}
+
+char *oci_state_json(const struct oci_state *st)
+{
+	struct cd_json j = {0};
+
+	cd_json_object_begin(&j);
+	cd_json_kv_string(&j, "ociVersion", "1.2.0");
+	cd_json_kv_string(&j, "id", st->id);
+	cd_json_kv_string(&j, "status", oci_status_name(st->status));
+	cd_json_kv_int(&j, "pid", st->status == OCI_STOPPED ? 0 : st->pid);
+	cd_json_kv_string(&j, "bundle", st->bundle);
+	cd_json_kv_string(&j, "rootfs", st->rootfs ? st->rootfs : "");
+	cd_json_kv_string(&j, "created", st->created);
+	cd_json_kv_string(&j, "owner", "");
+	cd_json_key(&j, "annotations");
+	cd_json_object_begin(&j);
+	for (size_t i = 0; i < st->n_ann; i++)
+		cd_json_kv_string(&j, st->ann_keys[i], st->ann_values[i]);
+	cd_json_object_end(&j);
+	cd_json_object_end(&j);
+	return cd_json_steal(&j);
+}
+
+int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = oci_state_json(st);
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!text)
+		return cd_fail(err, ENOMEM, "state", "out of memory");
+	fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "state", "%s", STATE_TMP);
+	r = cd_write_all(fd, text, strlen(text));
+	if (r < 0)
+		return cd_fail_errno(err, -r, "state", "%s", STATE_TMP);
+	if (renameat(dirfd, STATE_TMP, dirfd, STATE_FILE) < 0)
+		return cd_fail_errno(err, errno, "state", "rename %s", STATE_TMP);
+	return 0;
+}
+
+int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err)
+{
+	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME};
+	_cleanup_close_ int dirfd = oci_dir_open(rootfd, id, err);
+
+	if (dirfd < 0)
+		return dirfd;
+	for (size_t i = 0; i < CD_ELEMENTSOF(files); i++)
+		if (unlinkat(dirfd, files[i], 0) < 0 && errno != ENOENT)
+			return cd_fail_errno(err, errno, "delete", "%s/%s", id, files[i]);
+	if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0)
+		return cd_fail_errno(err, errno, "delete", "%s", id);
+	return 0;
+}
+
+int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err)
+{
+	_cleanup_free_ char *tmp = cd_strdup_printf("%s.cordon-tmp", path);
+	_cleanup_close_ int fd = -1;
+	char text[24];
+	int r;
+
+	if (!tmp)
+		return cd_fail(err, ENOMEM, "--pid-file", "out of memory");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "--pid-file", "%s", tmp);
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	r = cd_write_all(fd, text, strlen(text));
+	if (r < 0 || rename(tmp, path) < 0) {
+		int e = r < 0 ? -r : errno;
+
+		unlink(tmp);
+		return cd_fail_errno(err, e, "--pid-file", "%s", path);
+	}
+	return 0;
+}
