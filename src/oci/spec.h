@@ -59,6 +59,18 @@ const char *oci_spec_annotation(const struct oci_spec *s, const char *key);
 int oci_spec_config(const struct oci_spec *s, struct cordon_config *c, oci_log_fn log,
 		    void *userdata, struct cordon_error *err);
 
+/* The same, for a container whose config binds no read-write directory: cordon's sandbox always
+ * has one (its workdir), so scratch_dir, an empty directory the lifecycle made for this
+ * container, is it, at OCI_SCRATCH_TARGET inside. It must pass cordon_config_set_workdir()'s
+ * rules: not /run or /var (but below /var/tmp), not /tmp itself, not a home directory; e.g.
+ * /var/tmp/cordon-runtime/ID (remove it at delete). A config's first read-write directory bind
+ * is the workdir instead (scratch_dir unused); a second is refused. oci_spec_config() is this
+ * with scratch_dir NULL: a config without a read-write directory bind is then refused. */
+#define OCI_SCRATCH_TARGET "/.cordon-scratch"
+int oci_spec_config_scratch(const struct oci_spec *s, const char *scratch_dir,
+			    struct cordon_config *c, oci_log_fn log, void *userdata,
+			    struct cordon_error *err);
+
 /* exec's --process FILE (one runtime-spec "process" object), checked against the container's
  * floor as config.json's process is: the same errors as oci_spec_load(). */
 int oci_process_load(const char *path, const struct oci_spec *container,
