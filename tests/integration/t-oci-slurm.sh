@@ -190,7 +190,11 @@ srun_pid=$!
 # the container's process on the host: the user's `sleep 3061`
 sleeper() { pgrep -u "$TEST_USER" -f '^sleep 3061$' | head -1; }
 running() { [ -n "$(sleeper)" ]; }
-if wait_until 300 running; then
+# (a zombie until waited for: its state, not kill -0)
+srun_ended() { [[ $(awk '{print $3}' "/proc/$srun_pid/stat" 2>/dev/null) == ?(Z) ]]; }
+running_or_ended() { running || srun_ended; }
+wait_until 300 running_or_ended
+if running; then
 	pid=$(sleeper)
 	diag "the container's sleep: host pid $pid"
 	pidns=$(readlink "/proc/$pid/ns/pid")
@@ -204,8 +208,6 @@ if wait_until 300 running; then
 	like "... and the runtime knows the container $id (state, as root on the user's --root)" \
 		"$st" '"status"'
 	scancel "$job"
-	# (a zombie until waited for: its state, not kill -0)
-	srun_ended() { [[ $(awk '{print $3}' "/proc/$srun_pid/stat" 2>/dev/null) == ?(Z) ]]; }
 	wait_until 300 srun_ended || kill -KILL "$srun_pid"
 	wait "$srun_pid"
 	diag "srun after scancel: rc $?; $(tr '\n' ' ' <"$TEST_TMP/sleep.out")"
