@@ -4,9 +4,9 @@
 # --network none) the container's processes are no host root, have no capabilities, cannot make
 # a setuid file anywhere they can write, meet the /proc masks, cannot mount, see no host
 # process, find the rootfs and a read-only bind unwritable and no host file outside; configs
-# asking for less isolation (--privileged, --pid host, --cap-add SYS_ADMIN, --network host) are
-# refused with one line. OCI_RUNTIME=runc runs the same checks against runc: those where runc
-# gives less isolation fail there (the suite's own proof).
+# asking for less isolation (--privileged, --pid host, --cap-add SYS_ADMIN, --network host
+# without the annotation cordon.net=host) are refused with one line. OCI_RUNTIME=runc runs the
+# same checks against runc: those where runc gives less isolation fail there (the suite's proof).
 . "$TAP_LIB"
 shopt -s extglob
 
@@ -195,6 +195,11 @@ refused() { # description, podman run options...
 refused "--privileged" --network none --privileged
 refused "--pid host" --network none --pid host
 refused "--cap-add SYS_ADMIN" --network none --cap-add SYS_ADMIN
-refused "--network host (no cordon.allow-net annotation)" --network host
+refused "--network host (without the annotation cordon.net=host)" --network host
+# ... which the annotation allows: the host's network, said so, and the rest of the floor held
+run --network host --annotation cordon.net=host "$I" sh -c \
+	'awk "\$1 == \"CapEff:\" {print \$2}" /proc/self/status; ( : >/etc/x ) 2>/dev/null || echo ro'
+is "--network host with --annotation cordon.net=host runs (no capability, read-only root still)" \
+	"$(tr '\n' ' ' <<<"$out")" "0000000000000000 ro "
 
 done_testing
