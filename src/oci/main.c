@@ -323,17 +323,18 @@ int main(int argc, char **argv)
 	r = globals_apply(v);
 	if (r)
 		return r;
-	if (v[G_ROOT]) {
+	for (size_t i = 0; i < CD_ELEMENTSOF(commands); i++) {
+		if (strcmp(rest[0], commands[i].name))
+			continue;
+		oci_log("debug", "%s", rest[0]);
+		/* spec and features need no --root (nor its default's XDG_RUNTIME_DIR) */
 		oci_g.root = v[G_ROOT];
-	} else {
-		oci_g.root = oci_root_default(&err);
-		if (!oci_g.root)
+		if (!oci_g.root && commands[i].fn != oci_cmd_spec &&
+		    commands[i].fn != oci_cmd_features)
+			oci_g.root = oci_root_default(&err);
+		if (!oci_g.root && err.msg[0])
 			return oci_error_from(OCI_EXIT_BAD, "--root", &err);
+		return commands[i].fn(n - 1, rest + 1);
 	}
-	for (size_t i = 0; i < CD_ELEMENTSOF(commands); i++)
-		if (!strcmp(rest[0], commands[i].name)) {
-			oci_log("debug", "%s", rest[0]);
-			return commands[i].fn(n - 1, rest + 1);
-		}
 	return oci_error(OCI_EXIT_BAD, rest[0], "unknown command (cordon-runtime --help)");
 }
