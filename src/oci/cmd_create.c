@@ -36,6 +36,7 @@ struct create_ctx {
 	int rootfd;
 	int dirfd;
 	int tty;
+	char *scratch; /* made for a config without a read-write directory; removed on failure */
 };
 
 static void ctx_done(struct create_ctx *x)
@@ -45,6 +46,7 @@ static void ctx_done(struct create_ctx *x)
 	cd_closep(&x->rootfd);
 	cd_closep(&x->dirfd);
 	cd_closep(&x->tty);
+	free(x->scratch);
 }
 
 /* Everything that can be refused, refused before the container's directory exists */
@@ -75,7 +77,10 @@ static int create_check(struct create_ctx *x, int argc, char **argv)
 	if (!x->config)
 		return oci_error(OCI_EXIT_BAD, x->cmd, "out of memory");
 	cordon_config_set_notice(x->config, oci_log_line, NULL);
-	r = oci_spec_config(x->spec, x->config, oci_log_line, NULL, &err);
+	r = oci_scratch_make(&x->scratch, &err);
+	if (r < 0)
+		return oci_error_from(OCI_EXIT_BAD, "scratch", &err);
+	r = oci_spec_config_scratch(x->spec, x->scratch, x->config, oci_log_line, NULL, &err);
 	if (r < 0)
 		return oci_error_from(OCI_EXIT_BAD, "config.json", &err);
 	if (oci_spec_process(x->spec)->terminal && !x->v[C_CONSOLE] &&
@@ -97,6 +102,8 @@ static int create_dir(struct create_ctx *x)
 			   : oci_error(OCI_EXIT_BAD, x->id, "mkdir: %s", strerror(errno));
 	x->dirfd = oci_dir_open(x->rootfd, x->id, &err);
 	if (x->dirfd < 0)
+		return oci_error_from(OCI_EXIT_FAIL, x->id, &err);
+	if (oci_scratch_note(x->dirfd, x->scratch, &err) < 0)
 		return oci_error_from(OCI_EXIT_FAIL, x->id, &err);
 	if (p->terminal && x->v[C_CONSOLE]) {
 		x->tty = oci_console_open(x->v[C_CONSOLE], p->rows, p->cols, &err);
@@ -174,6 +181,8 @@ static int create_main(const char *cmd, int argc, char **argv, bool run)
 	if (r) {
 		if (x.dirfd >= 0)
 			oci_dir_remove(x.rootfd, x.id, NULL);
+		else if (x.scratch)
+			oci_scratch_remove(x.scratch);
 		ctx_done(&x);
 		return r;
 	}

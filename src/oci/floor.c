@@ -53,9 +53,9 @@ int oci_floor_relay(const struct oci_floor *f, int r, const struct cordon_error 
 /* What the engines ask by default (docker's, podman's and containerd's lists): clamped to none.
  * Anything else asks for power a container under cordon never has: refused. */
 static const char *const default_caps[] = {
-	"CAP_AUDIT_WRITE", "CAP_CHOWN",	  "CAP_DAC_OVERRIDE", "CAP_FOWNER",	  "CAP_FSETID",
-	"CAP_KILL",	   "CAP_MKNOD",	  "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",  "CAP_SETFCAP",
-	"CAP_SETGID",	   "CAP_SETPCAP", "CAP_SETUID",	      "CAP_SYS_CHROOT",
+    "CAP_AUDIT_WRITE", "CAP_CHOWN",   "CAP_DAC_OVERRIDE",     "CAP_FOWNER",	"CAP_FSETID",
+    "CAP_KILL",	       "CAP_MKNOD",   "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",	"CAP_SETFCAP",
+    "CAP_SETGID",      "CAP_SETPCAP", "CAP_SETUID",	      "CAP_SYS_CHROOT",
 };
 
 static int floor_caps(const struct oci_proc *p, const struct oci_floor *f)
@@ -68,9 +68,10 @@ static int floor_caps(const struct oci_proc *p, const struct oci_floor *f)
 		for (size_t j = 0; j < CD_ELEMENTSOF(default_caps); j++)
 			dflt |= strcmp(p->caps[i], default_caps[j]) == 0;
 		if (!dflt)
-			return oci_floor_refuse(f, "%s: %s: refused (cordon's processes hold no "
-						   "capabilities; only the engines' default set is "
-						   "accepted, and clamped to none)",
+			return oci_floor_refuse(f,
+						"%s: %s: refused (cordon's processes hold no "
+						"capabilities; only the engines' default set is "
+						"accepted, and clamped to none)",
 						p->cap_sets[i], p->caps[i]);
 		/* each name once, whatever the sets it is in */
 		for (size_t j = 0; j < i && dflt; j++)
@@ -78,8 +79,9 @@ static int floor_caps(const struct oci_proc *p, const struct oci_floor *f)
 		n += dflt;
 	}
 	if (n)
-		oci_floor_say(f, "process.capabilities: %zu of the engines' default set: clamped to "
-				 "none (cordon's processes hold no capabilities)",
+		oci_floor_say(f,
+			      "process.capabilities: %zu of the engines' default set: clamped to "
+			      "none (cordon's processes hold no capabilities)",
 			      n);
 	return 0;
 }
@@ -94,15 +96,17 @@ static void floor_process_notes(const struct oci_proc *p, const struct oci_floor
 	if (p->selinux)
 		oci_floor_say(f, "process.selinuxLabel: \"%s\": ignored", p->selinux);
 	if (p->has_oom)
-		oci_floor_say(f, "process.oomScoreAdj: %d: not applied (the container's processes "
-				 "keep cordon's)",
+		oci_floor_say(f,
+			      "process.oomScoreAdj: %d: not applied (the container's processes "
+			      "keep cordon's)",
 			      p->oom_score_adj);
 	if (p->has_umask && p->umask != 022)
 		oci_floor_say(f, "process.user.umask: 0%o: not applied", p->umask);
 	for (size_t i = 0; i < p->n_groups; i++)
 		if (p->groups[i] != p->pub.gid) {
-			oci_floor_say(f, "process.user.additionalGids: clamped to none (the process "
-					 "has its gid %u only)",
+			oci_floor_say(f,
+				      "process.user.additionalGids: clamped to none (the process "
+				      "has its gid %u only)",
 				      p->pub.gid);
 			break;
 		}
@@ -113,15 +117,16 @@ static void floor_process_notes(const struct oci_proc *p, const struct oci_floor
 int oci_floor_process(const struct oci_proc *p, const struct oci_proc *container, oci_log_fn log,
 		      void *userdata, struct cordon_error *err)
 {
-	const struct oci_floor f = { .log = log, .userdata = userdata, .err = err };
+	const struct oci_floor f = {.log = log, .userdata = userdata, .err = err};
 	int r = floor_caps(p, &f);
 
 	if (r < 0)
 		return r;
 	/* a session runs every command as its one user: exec cannot pick another this round */
 	if (container && (p->pub.uid != container->pub.uid || p->pub.gid != container->pub.gid))
-		return oci_floor_refuse(&f, "process.user: %u:%u: exec runs as the container's "
-					    "user (%u:%u)",
+		return oci_floor_refuse(&f,
+					"process.user: %u:%u: exec runs as the container's "
+					"user (%u:%u)",
 					p->pub.uid, p->pub.gid, container->pub.uid,
 					container->pub.gid);
 	floor_process_notes(p, &f);
@@ -145,7 +150,7 @@ static int floor_rlimits(const struct oci_floor *f, const struct oci_proc *p)
 		const struct oci_rlimit *rl = &p->rlimits[i];
 		uint64_t soft = rl->soft, hard = rl->hard;
 		int res = rlimit_resource(rl->type);
-		struct cordon_error e = { 0 };
+		struct cordon_error e = {0};
 		char path[OCI_PATH_MAX];
 		struct rlimit mine;
 		int r;
@@ -159,8 +164,9 @@ static int floor_rlimits(const struct oci_floor *f, const struct oci_proc *p)
 		    hard > mine.rlim_max) {
 			hard = mine.rlim_max;
 			soft = soft < hard ? soft : hard;
-			oci_floor_say(f, "%s: %s %llu:%llu: clamped to %llu:%llu (the caller's hard "
-					 "limit)",
+			oci_floor_say(f,
+				      "%s: %s %llu:%llu: clamped to %llu:%llu (the caller's hard "
+				      "limit)",
 				      path, rl->type, (unsigned long long)rl->soft,
 				      (unsigned long long)rl->hard, (unsigned long long)soft,
 				      (unsigned long long)hard);
@@ -175,7 +181,7 @@ static int floor_rlimits(const struct oci_floor *f, const struct oci_proc *p)
 static int floor_user(const struct oci_floor *f)
 {
 	const struct oci_proc *p = f->s->process;
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r = cordon_config_set_uid(f->c, p->pub.uid, &e);
 
 	if (r >= 0)
@@ -200,7 +206,7 @@ static const struct oci_ns *ns_find(const struct oci_spec *s, const char *type)
 static int floor_network(const struct oci_floor *f)
 {
 	const char *net = oci_spec_annotation(f->s, "cordon.net");
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (net && strcmp(net, "host") != 0)
@@ -213,8 +219,9 @@ static int floor_network(const struct oci_floor *f)
 		return 0;
 	}
 	if (!net)
-		return oci_floor_refuse(f, "linux.namespaces: no network entry: the host's network "
-					   "namespace: refused (annotation cordon.net=host allows it)");
+		return oci_floor_refuse(
+		    f, "linux.namespaces: no network entry: the host's network "
+		       "namespace: refused (annotation cordon.net=host allows it)");
 	r = cordon_config_set_net(f->c, CORDON_NET_HOST, &e);
 	if (r < 0)
 		return oci_floor_relay(f, r, &e, "annotations.cordon.net");
@@ -225,7 +232,7 @@ static int floor_network(const struct oci_floor *f)
 
 static int floor_namespaces(const struct oci_floor *f)
 {
-	static const char *const required[] = { "pid", "mount", "ipc", "uts" };
+	static const char *const required[] = {"pid", "mount", "ipc", "uts"};
 
 	for (size_t i = 0; i < f->s->n_ns; i++) {
 		const struct oci_ns *ns = &f->s->ns[i];
@@ -233,12 +240,14 @@ static int floor_namespaces(const struct oci_floor *f)
 				!strcmp(ns->type, "uts");
 
 		if (ns->path && joinable)
-			return oci_floor_refuse(f, "linux.namespaces[%zu]: %s %s: joining a "
-						   "namespace by path is not built yet: refused",
+			return oci_floor_refuse(f,
+						"linux.namespaces[%zu]: %s %s: joining a "
+						"namespace by path is not built yet: refused",
 						i, ns->type, ns->path);
 		if (ns->path)
-			return oci_floor_refuse(f, "linux.namespaces[%zu]: %s %s: joining one: "
-						   "refused (the container's is always its own)",
+			return oci_floor_refuse(f,
+						"linux.namespaces[%zu]: %s %s: joining one: "
+						"refused (the container's is always its own)",
 						i, ns->type, ns->path);
 		if (!strcmp(ns->type, "time"))
 			oci_floor_say(f, "linux.namespaces[%zu]: time: not made (no clock offsets)",
@@ -246,8 +255,9 @@ static int floor_namespaces(const struct oci_floor *f)
 	}
 	for (size_t i = 0; i < CD_ELEMENTSOF(required); i++)
 		if (!ns_find(f->s, required[i]))
-			return oci_floor_refuse(f, "linux.namespaces: no %s entry: the host's %s "
-						   "namespace: refused",
+			return oci_floor_refuse(f,
+						"linux.namespaces: no %s entry: the host's %s "
+						"namespace: refused",
 						required[i], required[i]);
 	/* user and cgroup: always new, whether or not listed (podman and containerd list
 	 * neither) */
@@ -271,17 +281,19 @@ static void floor_idmaps(const struct oci_floor *f)
 		same &= s->gid_maps[0].inside == s->process->pub.gid &&
 			s->gid_maps[0].host == getgid() && s->gid_maps[0].size == 1;
 	if (!same)
-		oci_floor_say(f, "linux.uidMappings, gidMappings: clamped: cordon maps uid %u and "
-				 "gid %u to %s, nothing else",
+		oci_floor_say(f,
+			      "linux.uidMappings, gidMappings: clamped: cordon maps uid %u and "
+			      "gid %u to %s, nothing else",
 			      s->process->pub.uid, s->process->pub.gid,
-			      getuid() ? "the caller's own ids" : "host ids leased for the container");
+			      getuid() ? "the caller's own ids"
+				       : "host ids leased for the container");
 }
 
 /* --- the rest of the top level --- */
 
 static int floor_root(const struct oci_floor *f)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r = cordon_config_set_rootfs(f->c, f->s->rootfs, &e);
 
 	if (r < 0)
@@ -294,7 +306,7 @@ static int floor_root(const struct oci_floor *f)
 
 static int floor_hostname(const struct oci_floor *f)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (f->s->domainname)
@@ -310,8 +322,9 @@ static int floor_annotations(const struct oci_floor *f)
 	const char *v = oci_spec_annotation(f->s, "io.podman.annotations.privileged");
 
 	if (v && strcasecmp(v, "true") == 0)
-		return oci_floor_refuse(f, "annotations.io.podman.annotations.privileged: %s: "
-					   "privileged containers are refused",
+		return oci_floor_refuse(f,
+					"annotations.io.podman.annotations.privileged: %s: "
+					"privileged containers are refused",
 					v);
 	if (f->s->hook)
 		return oci_floor_refuse(f, "%s: hooks are not built yet: refused", f->s->hook);
@@ -323,7 +336,7 @@ static int floor_features(const struct oci_floor *f)
 {
 	const char *allow = oci_spec_annotation(f->s, "cordon.allow-net");
 	const char *audit = oci_spec_annotation(f->s, "cordon.audit");
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (allow && !ns_find(f->s, "network"))
@@ -345,8 +358,9 @@ static int floor_features(const struct oci_floor *f)
 	/* the engine's user writes annotations (a Kubernetes pod's author), the runtime may be
 	 * root: the trail is a plain name in the bundle, never a path of the host */
 	if (!*audit || strchr(audit, '/') || audit[0] == '.' || !strcmp(audit, "config.json"))
-		return cd_fail(f->err, 0, "config", "annotations.cordon.audit: \"%s\": a file name "
-						    "(made in the bundle directory)",
+		return cd_fail(f->err, 0, "config",
+			       "annotations.cordon.audit: \"%s\": a file name "
+			       "(made in the bundle directory)",
 			       audit);
 	{
 		_cleanup_free_ char *path = cd_strdup_printf("%s/%s", f->s->bundle, audit);
@@ -363,19 +377,20 @@ static int floor_features(const struct oci_floor *f)
 static int floor_cgroup_mode(const struct oci_floor *f, bool any)
 {
 	const char *v = oci_spec_annotation(f->s, "cordon.cgroup");
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (v && strcmp(v, "required") != 0)
-		return cd_fail(f->err, 0, "config", "annotations.cordon.cgroup: \"%s\": only "
-						    "\"required\"",
+		return cd_fail(f->err, 0, "config",
+			       "annotations.cordon.cgroup: \"%s\": only "
+			       "\"required\"",
 			       v);
 	if (!v && !any)
 		return 0;
 	/* engines always send some (podman pids 2048, containerd cpu.shares): on a host without
 	 * the controllers they must not refuse every container */
-	r = cordon_config_set_cgroup_mode(f->c, v ? CORDON_CGROUP_REQUIRED
-						  : CORDON_CGROUP_BEST_EFFORT, &e);
+	r = cordon_config_set_cgroup_mode(
+	    f->c, v ? CORDON_CGROUP_REQUIRED : CORDON_CGROUP_BEST_EFFORT, &e);
 	return r < 0 ? oci_floor_relay(f, r, &e, "annotations.cordon.cgroup") : 0;
 }
 
@@ -386,7 +401,7 @@ static uint64_t limit_of(int64_t v)
 
 static int floor_memory(const struct oci_floor *f, const struct oci_resources *res)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (res->has_memory) {
@@ -398,21 +413,22 @@ static int floor_memory(const struct oci_floor *f, const struct oci_resources *r
 		return 0;
 	/* OCI's swap is memory plus swap; cordon's, the swap alone */
 	if (res->swap >= 0 && res->has_memory && res->memory >= 0 && res->swap < res->memory)
-		return cd_fail(f->err, 0, "config", "linux.resources.memory.swap: %lld is below "
-						    "memory.limit (it counts memory and swap)",
+		return cd_fail(f->err, 0, "config",
+			       "linux.resources.memory.swap: %lld is below "
+			       "memory.limit (it counts memory and swap)",
 			       (long long)res->swap);
 	r = cordon_config_set_memory_swap(
-		f->c,
-		res->swap < 0 ? CORDON_UNLIMITED
-			      : (uint64_t)res->swap -
-					(res->has_memory && res->memory > 0 ? (uint64_t)res->memory : 0),
-		&e);
+	    f->c,
+	    res->swap < 0 ? CORDON_UNLIMITED
+			  : (uint64_t)res->swap -
+				(res->has_memory && res->memory > 0 ? (uint64_t)res->memory : 0),
+	    &e);
 	return r < 0 ? oci_floor_relay(f, r, &e, "linux.resources.memory.swap") : 0;
 }
 
 static int floor_cpu_pids(const struct oci_floor *f, const struct oci_resources *res)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (res->has_quota) {
@@ -427,8 +443,9 @@ static int floor_cpu_pids(const struct oci_floor *f, const struct oci_resources 
 			return oci_floor_relay(f, r, &e, "linux.resources.cpu.quota");
 	}
 	if (res->has_shares)
-		oci_floor_say(f, "linux.resources.cpu.shares: %llu: not applied (cordon limits "
-				 "bandwidth: cpu.quota)",
+		oci_floor_say(f,
+			      "linux.resources.cpu.shares: %llu: not applied (cordon limits "
+			      "bandwidth: cpu.quota)",
 			      (unsigned long long)res->shares);
 	if (res->has_cpuset)
 		oci_floor_say(f, "linux.resources.cpu.cpus: not applied");
@@ -447,8 +464,8 @@ static int floor_cpu_pids(const struct oci_floor *f, const struct oci_resources 
  * engines' usual list: ptys, console); any other allow rule is refused. */
 static int floor_devrules(const struct oci_floor *f, const struct oci_resources *res)
 {
-	static const int std[][2] = { { 1, 3 }, { 1, 5 }, { 1, 7 }, { 1, 8 }, { 1, 9 },
-				      { 5, 0 }, { 5, 1 }, { 5, 2 }, { 136, -1 } };
+	static const int std[][2] = {{1, 3}, {1, 5}, {1, 7}, {1, 8},   {1, 9},
+				     {5, 0}, {5, 1}, {5, 2}, {136, -1}};
 
 	for (size_t i = 0; i < res->n_devs; i++) {
 		const struct oci_devrule *d = &res->devs[i];
@@ -457,9 +474,10 @@ static int floor_devrules(const struct oci_floor *f, const struct oci_resources 
 		for (size_t j = 0; j < CD_ELEMENTSOF(std) && !ok; j++)
 			ok = d->type == 'c' && d->major == std[j][0] && d->minor == std[j][1];
 		if (!ok)
-			return oci_floor_refuse(f, "linux.resources.devices[%zu]: allow %c %lld:%lld: "
-						   "refused (cordon's /dev has only its standard "
-						   "nodes)",
+			return oci_floor_refuse(f,
+						"linux.resources.devices[%zu]: allow %c %lld:%lld: "
+						"refused (cordon's /dev has only its standard "
+						"nodes)",
 						i, d->type, (long long)d->major,
 						(long long)d->minor);
 	}
@@ -469,8 +487,8 @@ static int floor_devrules(const struct oci_floor *f, const struct oci_resources 
 static int floor_resources(const struct oci_floor *f)
 {
 	const struct oci_resources *res = &f->s->res;
-	bool any = res->has_memory || res->has_swap || res->has_quota ||
-		   (res->has_pids && res->pids != 0);
+	bool any =
+	    res->has_memory || res->has_swap || res->has_quota || (res->has_pids && res->pids != 0);
 	int r = floor_cgroup_mode(f, any);
 
 	if (r >= 0)
@@ -480,8 +498,9 @@ static int floor_resources(const struct oci_floor *f)
 	if (r >= 0)
 		r = floor_devrules(f, res);
 	if (r >= 0 && f->s->cgroups_path)
-		oci_floor_say(f, "linux.cgroupsPath: \"%s\": not used (cordon makes the "
-				 "container's cgroup under its own parent)",
+		oci_floor_say(f,
+			      "linux.cgroupsPath: \"%s\": not used (cordon makes the "
+			      "container's cgroup under its own parent)",
 			      f->s->cgroups_path);
 	return r;
 }
@@ -495,11 +514,13 @@ static int floor_seccomp(const struct oci_floor *f)
 	if (!sc->present)
 		return 0;
 	if (sc->notify_at)
-		return oci_floor_refuse(f, "%s: SCMP_ACT_NOTIFY: handing system calls to a "
-					   "listener is refused",
+		return oci_floor_refuse(f,
+					"%s: SCMP_ACT_NOTIFY: handing system calls to a "
+					"listener is refused",
 					sc->notify_at);
-	oci_floor_say(f, "linux.seccomp: the config's profile (%zu rules, default %s) is not "
-			 "installed; cordon's own filter (the \"default\" policy) applies",
+	oci_floor_say(f,
+		      "linux.seccomp: the config's profile (%zu rules, default %s) is not "
+		      "installed; cordon's own filter (the \"default\" policy) applies",
 		      sc->n_rules, sc->default_action);
 	return 0;
 }
@@ -507,9 +528,9 @@ static int floor_seccomp(const struct oci_floor *f)
 /* A sysctl key that belongs to a namespace the container has of its own. */
 static bool sysctl_namespaced(const char *k, bool own_net)
 {
-	static const char *const ipc[] = { "kernel.shmmax", "kernel.shmall", "kernel.shmmni",
-					   "kernel.shm_rmid_forced", "kernel.msgmax",
-					   "kernel.msgmnb", "kernel.msgmni", "kernel.sem" };
+	static const char *const ipc[] = {
+	    "kernel.shmmax", "kernel.shmall", "kernel.shmmni", "kernel.shm_rmid_forced",
+	    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem"};
 
 	if (!strncmp(k, "net.", 4))
 		return own_net;
@@ -529,13 +550,15 @@ static int floor_sysctl(const struct oci_floor *f)
 		const char *k = f->s->sysctl_keys[i];
 
 		if (!sysctl_namespaced(k, own_net))
-			return oci_floor_refuse(f, "linux.sysctl.%s: not the container's own "
-						   "(the host's): refused",
+			return oci_floor_refuse(f,
+						"linux.sysctl.%s: not the container's own "
+						"(the host's): refused",
 						k);
 		/* podman always asks net.ipv4.ping_group_range "0 0": the namespace keeps its
 		 * defaults, which only allow less */
-		oci_floor_say(f, "linux.sysctl.%s: \"%s\": not applied (the namespace's default "
-				 "stays)",
+		oci_floor_say(f,
+			      "linux.sysctl.%s: \"%s\": not applied (the namespace's default "
+			      "stays)",
 			      k, f->s->sysctl_values[i]);
 	}
 	for (size_t i = 0; f->s->linux_other && f->s->linux_other[i]; i++)
@@ -547,7 +570,7 @@ int oci_spec_config_scratch(const struct oci_spec *s, const char *scratch_dir,
 			    struct cordon_config *c, oci_log_fn log, void *userdata,
 			    struct cordon_error *err)
 {
-	struct oci_floor f = { .s = s, .c = c, .log = log, .userdata = userdata, .err = err };
+	struct oci_floor f = {.s = s, .c = c, .log = log, .userdata = userdata, .err = err};
 	int r = floor_annotations(&f);
 
 	if (r >= 0)

@@ -19,25 +19,25 @@
 /* cordon's own masks of /proc and /sys (src/sandbox/mount.c: a front end cannot see them; keep
  * in step): maskedPaths there need nothing more. */
 static const char *const cordon_masked[] = {
-	"/proc/kallsyms",    "/proc/kcore",	"/proc/keys",	       "/proc/kpagecgroup",
-	"/proc/kpagecount",  "/proc/kpageflags", "/proc/latency_stats", "/proc/sched_debug",
-	"/proc/timer_list",  "/proc/timer_stats", "/proc/vmallocinfo",  "/proc/acpi",
-	"/proc/asound",	     "/proc/scsi",	"/sys/firmware",       "/sys/devices/virtual/powercap",
+    "/proc/kallsyms",	"/proc/kcore",	     "/proc/keys",	    "/proc/kpagecgroup",
+    "/proc/kpagecount", "/proc/kpageflags",  "/proc/latency_stats", "/proc/sched_debug",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/vmallocinfo",   "/proc/acpi",
+    "/proc/asound",	"/proc/scsi",	     "/sys/firmware",	    "/sys/devices/virtual/powercap",
 };
 /* and its read-only ones (all of /sys is read-only) */
 static const char *const cordon_readonly[] = {
-	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 };
 
 /* The rootfs's top-level entries cordon replaces with a directory of its own (mountplan.c's
  * hidden_top; keep in step): a mount point below one is made there, in cordon's root. */
 static const char *const cordon_hidden_top[] = {
-	"boot", "home", "lost+found", "media", "mnt", "root", "run", "snap", "srv", "var",
+    "boot", "home", "lost+found", "media", "mnt", "root", "run", "snap", "srv", "var",
 };
 /* Of those, the ones an image's own data lives in (not a host's secrets here: the image is the
  * container's system), shown read-only as they are in the image. Not /home and /root (HOME, a
  * fresh tmpfs, goes there), not /run (runtime state: the engine's tmpfs or binds). */
-static const char *const image_top[] = { "boot", "media", "mnt", "srv", "var" };
+static const char *const image_top[] = {"boot", "media", "mnt", "srv", "var"};
 
 static bool in_list(const char *p, const char *const *list, size_t n)
 {
@@ -66,8 +66,12 @@ static bool managed(const char *dest)
 static int own_mount(const struct oci_floor *f, size_t i, const struct oci_mount *m)
 {
 	static const char *const own[][2] = {
-		{ "/proc", "proc" },	   { "/sys", "sysfs" },	      { "/dev", "tmpfs" },
-		{ "/dev/pts", "devpts" }, { "/sys/fs/cgroup", "cgroup" }, { "/sys/fs/cgroup", "cgroup2" },
+	    {"/proc", "proc"},
+	    {"/sys", "sysfs"},
+	    {"/dev", "tmpfs"},
+	    {"/dev/pts", "devpts"},
+	    {"/sys/fs/cgroup", "cgroup"},
+	    {"/sys/fs/cgroup", "cgroup2"},
 	};
 	const char *type = m->type ? m->type : "";
 	bool bind = has_option(m->options, "bind") || has_option(m->options, "rbind");
@@ -76,26 +80,30 @@ static int own_mount(const struct oci_floor *f, size_t i, const struct oci_mount
 		if (!strcmp(m->dest, own[j][0]) && !strcmp(type, own[j][1]))
 			return 0;
 	if (!strcmp(m->dest, "/sys") && bind && m->source && !strcmp(m->source, "/sys")) {
-		oci_floor_say(f, "mounts[%zu]: /sys: the host's /sys bound: cordon's own read-only "
-				 "/sys instead",
+		oci_floor_say(f,
+			      "mounts[%zu]: /sys: the host's /sys bound: cordon's own read-only "
+			      "/sys instead",
 			      i);
 		return 0;
 	}
 	if (!strcmp(m->dest, "/dev/shm") && (bind || !strcmp(type, "tmpfs"))) {
 		if (bind)
-			oci_floor_say(f, "mounts[%zu]: /dev/shm: the engine's directory is not "
-					 "shared: cordon's own /dev/shm (a tmpfs)",
+			oci_floor_say(f,
+				      "mounts[%zu]: /dev/shm: the engine's directory is not "
+				      "shared: cordon's own /dev/shm (a tmpfs)",
 				      i);
 		return 0;
 	}
 	if (!strcmp(m->dest, "/dev/mqueue") && !strcmp(type, "mqueue")) {
-		oci_floor_say(f, "mounts[%zu]: /dev/mqueue: not mounted (POSIX message queues work "
-				 "without it)",
+		oci_floor_say(f,
+			      "mounts[%zu]: /dev/mqueue: not mounted (POSIX message queues work "
+			      "without it)",
 			      i);
 		return 0;
 	}
-	return oci_floor_refuse(f, "mounts[%zu]: %s: /proc, /sys and /dev are cordon's own (only "
-				   "their usual mounts are accepted): refused",
+	return oci_floor_refuse(f,
+				"mounts[%zu]: %s: /proc, /sys and /dev are cordon's own (only "
+				"their usual mounts are accepted): refused",
 				i, m->dest);
 }
 
@@ -120,7 +128,7 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 	const char *rest = dest + strspn(dest, "/");
 	size_t top = strcspn(rest, "/");
 	char name[256];
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
 	_cleanup_close_ int root = -1;
 	int fd;
 
@@ -150,8 +158,7 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 }
 
 /* tmpfs's size= option: bytes, or 0 (cordon's default) for none or a percentage. */
-static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_mount *m,
-		      uint64_t *ret)
+static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_mount *m, uint64_t *ret)
 {
 	*ret = 0;
 	for (char *const *o = m->options; *o; o++) {
@@ -170,12 +177,15 @@ static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_moun
 			continue;
 		}
 		if (*end && end[1] == '\0' && strchr("kKmMgG", *end))
-			shift = *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : 30;
+			shift = *end == 'k' || *end == 'K'   ? 10
+				: *end == 'm' || *end == 'M' ? 20
+							     : 30;
 		else if (*end)
 			n = 0, errno = EINVAL;
 		if (errno || end == v + 5 || n > (UINT64_MAX >> shift))
-			return cd_fail(f->err, 0, "config", "mounts[%zu].options: \"%s\" is not a "
-							    "size",
+			return cd_fail(f->err, 0, "config",
+				       "mounts[%zu].options: \"%s\" is not a "
+				       "size",
 				       i, v);
 		*ret = (uint64_t)n << shift;
 	}
@@ -184,7 +194,7 @@ static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_moun
 
 static int tmpfs_mount(const struct oci_floor *f, size_t i, const struct oci_mount *m)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	char path[OCI_PATH_MAX];
 	uint64_t size;
 	int r = tmpfs_size(f, i, m, &size);
@@ -199,12 +209,13 @@ static int tmpfs_mount(const struct oci_floor *f, size_t i, const struct oci_mou
 /* The one read-write directory: the workdir, at dest. */
 static int workdir_mount(struct oci_floor *f, const char *path, const char *src, const char *dest)
 {
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	int r;
 
 	if (f->workdir_from[0])
-		return oci_floor_refuse(f, "%s: %s: a second read-write directory: refused (cordon's "
-					   "container has one, %s)",
+		return oci_floor_refuse(f,
+					"%s: %s: a second read-write directory: refused (cordon's "
+					"container has one, %s)",
 					path, dest, f->workdir_from);
 	r = cordon_config_set_workdir(f->c, src, &e);
 	if (r >= 0)
@@ -218,7 +229,7 @@ static int workdir_mount(struct oci_floor *f, const char *path, const char *src,
 static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char *path)
 {
 	_cleanup_free_ char *src = NULL;
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	struct stat st;
 	int r;
 
@@ -236,12 +247,14 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 		/* podman binds /etc/hostname, /etc/hosts, /etc/resolv.conf into any image; runc
 		 * makes their mount points in the image, cordon's root is read-only */
 		if (S_ISDIR(st.st_mode))
-			return oci_floor_refuse(f, "%s: %s: no such directory in the rootfs, which "
-						   "cordon mounts read-only: refused (make it in "
-						   "the image)",
+			return oci_floor_refuse(f,
+						"%s: %s: no such directory in the rootfs, which "
+						"cordon mounts read-only: refused (make it in "
+						"the image)",
 						path, m->dest);
-		oci_floor_say(f, "%s: %s: no such file in the rootfs, which cordon mounts "
-				 "read-only: not bound",
+		oci_floor_say(f,
+			      "%s: %s: no such file in the rootfs, which cordon mounts "
+			      "read-only: not bound",
 			      path, m->dest);
 		return 0;
 	}
@@ -258,6 +271,23 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 	return r < 0 ? oci_floor_relay(f, r, &e, path) : 0;
 }
 
+/* Options cordon's mounts do not take: said, never silently dropped (its own are always nosuid
+ * and nodev). */
+static void unapplied_options(const struct oci_floor *f, const struct oci_mount *m,
+			      const char *path)
+{
+	static const char *const unapplied[] = {"noexec",     "sync",	     "dirsync",	 "noatime",
+						"nodiratime", "strictatime", "lazytime", "mand"};
+
+	for (char *const *o = m->options; *o; o++)
+		if (in_list(*o, unapplied, CD_ELEMENTSOF(unapplied)) || !strncmp(*o, "mode=", 5) ||
+		    !strncmp(*o, "uid=", 4) || !strncmp(*o, "gid=", 4))
+			oci_floor_say(f,
+				      "%s: %s: option %s not applied (cordon's mounts are nosuid, "
+				      "nodev)",
+				      path, m->dest, *o);
+}
+
 static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, const char *path)
 {
 	const char *type = m->type ? m->type : "";
@@ -268,12 +298,16 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 	if (!strcmp(m->dest, "/"))
 		return oci_floor_refuse(f, "%s: a mount on /: refused (root.path is the root)",
 					path);
-	if (!strcmp(type, "tmpfs"))
+	if (!strcmp(type, "tmpfs")) {
+		unapplied_options(f, m, path);
 		return tmpfs_mount(f, i, m);
-	if (!strcmp(type, "bind") || (bind && (!*type || !strcmp(type, "none"))))
+	}
+	if (!strcmp(type, "bind") || (bind && (!*type || !strcmp(type, "none")))) {
+		unapplied_options(f, m, path);
 		return bind_mount(f, m, path);
-	return oci_floor_refuse(f, "%s: %s: type \"%s\" there: refused (bind and tmpfs only)",
-				path, m->dest, type);
+	}
+	return oci_floor_refuse(f, "%s: %s: type \"%s\" there: refused (bind and tmpfs only)", path,
+				m->dest, type);
 }
 
 /* The image's /var, /srv, /mnt, ... read-only (cordon would hide them as it does a host's),
@@ -281,7 +315,7 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 static int image_dirs(const struct oci_floor *f)
 {
 	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct cordon_error e = { 0 };
+	struct cordon_error e = {0};
 	struct stat st;
 	int r;
 
@@ -363,7 +397,7 @@ static int masked_paths(const struct oci_floor *f)
 {
 	for (size_t i = 0; f->s->masked && f->s->masked[i]; i++) {
 		const char *p = f->s->masked[i];
-		struct cordon_error e = { 0 };
+		struct cordon_error e = {0};
 		char path[OCI_PATH_MAX];
 		int r;
 
@@ -371,8 +405,9 @@ static int masked_paths(const struct oci_floor *f)
 		if (in_list(p, cordon_masked, CD_ELEMENTSOF(cordon_masked)))
 			continue;
 		if (managed(p)) {
-			oci_floor_say(f, "%s: %s: not masked (cordon's /proc, /sys and /dev are its "
-					 "own, /sys read-only, with their own masks)",
+			oci_floor_say(f,
+				      "%s: %s: not masked (cordon's /proc, /sys and /dev are its "
+				      "own, /sys read-only, with their own masks)",
 				      path, p);
 			continue;
 		}
@@ -393,15 +428,17 @@ int oci_floor_paths(struct oci_floor *f)
 		const char *p = f->s->readonly[i], *w = writable_below(f->s, p, false);
 
 		if (w)
-			return oci_floor_refuse(f, "linux.readonlyPaths[%zu]: %s: below the writable "
-						   "%s: a read-only path there is not built yet: "
-						   "refused",
+			return oci_floor_refuse(f,
+						"linux.readonlyPaths[%zu]: %s: below the writable "
+						"%s: a read-only path there is not built yet: "
+						"refused",
 						i, p, w);
 		if (cd_path_startswith(p, "/proc") &&
 		    !in_list(p, cordon_readonly, CD_ELEMENTSOF(cordon_readonly)) &&
 		    !in_list(p, cordon_masked, CD_ELEMENTSOF(cordon_masked)))
-			oci_floor_say(f, "linux.readonlyPaths[%zu]: %s: not made read-only (cordon's "
-					 "/proc has its own list)",
+			oci_floor_say(f,
+				      "linux.readonlyPaths[%zu]: %s: not made read-only (cordon's "
+				      "/proc has its own list)",
 				      i, p);
 	}
 	return 0;
@@ -410,14 +447,15 @@ int oci_floor_paths(struct oci_floor *f)
 /* linux.devices: the nodes cordon's /dev has anyway; any other refused. */
 int oci_floor_devices(struct oci_floor *f)
 {
-	static const char *const std[] = { "/dev/full", "/dev/null",	"/dev/random",
-					   "/dev/tty",	"/dev/urandom", "/dev/zero" };
+	static const char *const std[] = {"/dev/full", "/dev/null",    "/dev/random",
+					  "/dev/tty",  "/dev/urandom", "/dev/zero"};
 
 	for (size_t i = 0; i < f->s->n_devices; i++)
 		if (!in_list(f->s->devices[i].path, std, CD_ELEMENTSOF(std)))
-			return oci_floor_refuse(f, "linux.devices[%zu]: %s: refused (cordon's /dev "
-						   "has only null, zero, full, random, urandom, "
-						   "tty)",
+			return oci_floor_refuse(f,
+						"linux.devices[%zu]: %s: refused (cordon's /dev "
+						"has only null, zero, full, random, urandom, "
+						"tty)",
 						i, f->s->devices[i].path);
 	return 0;
 }

@@ -93,6 +93,15 @@ int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
 /* "2026-12-07T05:40:12.123456789Z" */
 void oci_now_rfc3339(char buf[40]);
 
+/* --- scratch.c: the workdir of a container whose config binds no read-write directory --- */
+/* A fresh empty directory (malloc'd path) under /var/tmp/cordon-runtime-UID. */
+int oci_scratch_make(char **ret, struct cordon_error *err);
+/* Name it in the container's directory, for delete. */
+int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err);
+/* Remove it (only a directory oci_scratch_make() could have made), and the one noted. */
+void oci_scratch_remove(const char *path);
+void oci_scratch_remove_noted(int dirfd);
+
 /* --- ctl.c: the holder's control socket (SOCK_SEQPACKET, frames of src/base/frame.h) --- */
 enum oci_msg {
 	OCI_MSG_START = 1, /* -> OK | ERROR */

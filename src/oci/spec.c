@@ -151,8 +151,8 @@ int oci_json_i64(json_object *v, const char *path, int64_t *ret, struct cordon_e
 	return 0;
 }
 
-int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has,
-		  bool *ret, struct cordon_error *err)
+int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has, bool *ret,
+		  struct cordon_error *err)
 {
 	json_object *v;
 	int r = oci_json_member(obj, parent, key, json_type_boolean, false, &v, err);
@@ -298,8 +298,8 @@ static int hook_fields(json_object *h, const char *path, struct cordon_error *er
 /* Hooks are read for their shape only: any one present is refused by the floor this round. */
 static int parse_hooks(json_object *top, struct oci_spec *s, struct cordon_error *err)
 {
-	static const char *const points[] = { "prestart",	  "createRuntime", "createContainer",
-					      "startContainer", "poststart",	   "poststop" };
+	static const char *const points[] = {"prestart",       "createRuntime", "createContainer",
+					     "startContainer", "poststart",	"poststop"};
 	json_object *hooks, *a;
 	int r = oci_json_member(top, "", "hooks", json_type_object, false, &hooks, err);
 
@@ -390,8 +390,7 @@ static int parse_top(json_object *top, struct oci_spec *s, struct cordon_error *
 }
 
 /* The whole of fd (name: for messages), at most OCI_CONFIG_MAX bytes, NUL-terminated. */
-static int read_all(int fd, const char *name, char **ret, size_t *ret_len,
-		    struct cordon_error *err)
+static int read_all(int fd, const char *name, char **ret, size_t *ret_len, struct cordon_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -459,9 +458,9 @@ static int parse_text(const char *text, size_t len, const char *name, json_objec
 							  : json_tokener_error_desc(e),
 			       end);
 	}
-	text += end;
-	text += strspn(text, " \t\r\n");
-	if (*text) {
+	while (end < len && text[end] && strchr(" \t\r\n", text[end]))
+		end++;
+	if (end < len) {
 		json_object_put(o);
 		return cd_fail(err, 0, "config", "%s: not JSON: text after the value at byte %zu",
 			       name, end);
@@ -480,24 +479,16 @@ static int bundle_abs(const char *bundle, char **ret, struct cordon_error *err)
 	return 0;
 }
 
-int oci_spec_load(const char *bundle, struct oci_spec **ret, struct cordon_error *err)
+int oci_spec_parse(const char *bundle, const char *text, size_t len, struct oci_spec **ret,
+		   struct cordon_error *err)
 {
 	struct oci_spec *s = calloc(1, sizeof(*s));
-	_cleanup_close_ int dir = -1;
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
 	int r;
 
 	if (!s)
 		return cd_fail(err, ENOMEM, "config", "out of memory");
-	r = bundle_abs(bundle, &s->bundle, err);
-	if (r >= 0) {
-		dir = open(s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dir < 0)
-			r = cd_fail_errno(err, errno, "config", "bundle %s", s->bundle);
-	}
-	if (r >= 0)
-		r = read_config(dir, &text, &len, err);
+	s->bundle = strdup(bundle);
+	r = s->bundle ? 0 : cd_fail(err, ENOMEM, "config", "out of memory");
 	if (r >= 0)
 		r = parse_text(text, len, "config.json", &s->json, err);
 	if (r >= 0)
@@ -508,6 +499,22 @@ int oci_spec_load(const char *bundle, struct oci_spec **ret, struct cordon_error
 	}
 	*ret = s;
 	return 0;
+}
+
+int oci_spec_load(const char *bundle, struct oci_spec **ret, struct cordon_error *err)
+{
+	_cleanup_free_ char *abs = NULL, *text = NULL;
+	_cleanup_close_ int dir = -1;
+	size_t len = 0;
+	int r = bundle_abs(bundle, &abs, err);
+
+	if (r < 0)
+		return r;
+	dir = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return cd_fail_errno(err, errno, "config", "bundle %s", abs);
+	r = read_config(dir, &text, &len, err);
+	return r < 0 ? r : oci_spec_parse(abs, text, len, ret, err);
 }
 
 void oci_spec_free(struct oci_spec *s)

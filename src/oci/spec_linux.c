@@ -59,8 +59,8 @@ static int object_array(json_object *obj, const char *parent, const char *key, j
 
 static int parse_namespaces(json_object *lx, struct oci_spec *s, struct cordon_error *err)
 {
-	static const char *const types[] = { "pid",  "network", "mount", "ipc",
-					     "uts",  "user",    "cgroup", "time" };
+	static const char *const types[] = {"pid", "network", "mount",	"ipc",
+					    "uts", "user",    "cgroup", "time"};
 	json_object *a;
 	size_t n;
 	int r = object_array(lx, "linux", "namespaces", &a, &n, err);
@@ -98,7 +98,7 @@ static int parse_namespaces(json_object *lx, struct oci_spec *s, struct cordon_e
 static int parse_idmaps(json_object *lx, const char *key, struct oci_idmap **ret, size_t *ret_n,
 			struct cordon_error *err)
 {
-	static const char *const fields[] = { "containerID", "hostID", "size" };
+	static const char *const fields[] = {"containerID", "hostID", "size"};
 	json_object *a;
 	size_t n;
 	int r = object_array(lx, "linux", key, &a, &n, err);
@@ -122,7 +122,7 @@ static int parse_idmaps(json_object *lx, const char *key, struct oci_idmap **ret
 			if (r < 0)
 				return r;
 		}
-		(*ret)[i] = (struct oci_idmap){ (uint32_t)u[0], (uint32_t)u[1], (uint32_t)u[2] };
+		(*ret)[i] = (struct oci_idmap){(uint32_t)u[0], (uint32_t)u[1], (uint32_t)u[2]};
 	}
 	*ret_n = n;
 	return 0;
@@ -150,7 +150,7 @@ static int limit_member(json_object *o, const char *parent, const char *key, boo
 
 static int parse_memory(json_object *res, struct oci_resources *r_, struct cordon_error *err)
 {
-	static const char *const known[] = { "limit", "swap", NULL };
+	static const char *const known[] = {"limit", "swap", NULL};
 	const char *p = "linux.resources.memory";
 	json_object *m;
 	int r = oci_json_member(res, "linux.resources", "memory", json_type_object, false, &m, err);
@@ -178,7 +178,7 @@ static int parse_memory(json_object *res, struct oci_resources *r_, struct cordo
 
 static int parse_cpu(json_object *res, struct oci_resources *r_, struct cordon_error *err)
 {
-	static const char *const known[] = { "shares", "quota", "period", "cpus", NULL };
+	static const char *const known[] = {"shares", "quota", "period", "cpus", NULL};
 	const char *p = "linux.resources.cpu";
 	char buf[OCI_PATH_MAX];
 	json_object *c, *v;
@@ -254,7 +254,7 @@ static int parse_devrule(json_object *e, const char *path, struct oci_devrule *d
 
 static int parse_resources(json_object *lx, struct oci_spec *s, struct cordon_error *err)
 {
-	static const char *const known[] = { "devices", "memory", "cpu", "pids", NULL };
+	static const char *const known[] = {"devices", "memory", "cpu", "pids", NULL};
 	struct oci_resources *res = &s->res;
 	json_object *o, *a, *v;
 	size_t n;
@@ -294,7 +294,7 @@ static int parse_resources(json_object *lx, struct oci_spec *s, struct cordon_er
 /* A rule's errnoRet and args, type-checked (the profile is not compiled this round). */
 static int syscall_rule_args(json_object *e, const char *path, struct cordon_error *err)
 {
-	static const char *const fields[] = { "index", "value", "valueTwo" };
+	static const char *const fields[] = {"index", "value", "valueTwo"};
 	char buf[OCI_PATH_MAX], apath[OCI_PATH_MAX];
 	json_object *v, *a;
 	uint64_t u;
@@ -399,8 +399,8 @@ static int parse_seccomp(json_object *lx, struct oci_seccomp *sc, struct cordon_
 	if (r < 0)
 		return r;
 	sc->n_rules = n;
-	if (!sc->notify_at && (strcmp(sc->default_action, "SCMP_ACT_NOTIFY") == 0 ||
-			       (listener && *listener)))
+	if (!sc->notify_at &&
+	    (strcmp(sc->default_action, "SCMP_ACT_NOTIFY") == 0 || (listener && *listener)))
 		return cd_fail(err, ENOMEM, "config", "out of memory");
 	return 0;
 }
@@ -462,9 +462,8 @@ static int parse_devices(json_object *lx, struct oci_spec *s, struct cordon_erro
 int oci_linux_parse(json_object *lx, struct oci_spec *s, struct cordon_error *err)
 {
 	static const char *const known[] = {
-		"namespaces",	 "uidMappings",	  "gidMappings", "resources", "seccomp",
-		"maskedPaths",	 "readonlyPaths", "sysctl",	 "devices",   "cgroupsPath",
-		NULL,
+	    "namespaces",    "uidMappings", "gidMappings", "resources",	  "seccomp", "maskedPaths",
+	    "readonlyPaths", "sysctl",	    "devices",	   "cgroupsPath", NULL,
 	};
 	int r = parse_namespaces(lx, s, err);
 

@@ -136,8 +136,8 @@ static int parse_rlimits(json_object *o, const char *path, struct oci_proc *p,
 static int parse_caps(json_object *o, const char *path, struct oci_proc *p,
 		      struct cordon_error *err)
 {
-	static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted",
-					    "ambient" };
+	static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
+					   "ambient"};
 	char cpath[OCI_PATH_MAX];
 	json_object *caps;
 	int r = oci_json_member(o, path, "capabilities", json_type_object, false, &caps, err);
@@ -188,8 +188,7 @@ static int parse_console(json_object *o, const char *path, struct oci_proc *p,
 	return 0;
 }
 
-static int parse_oom(json_object *o, const char *path, struct oci_proc *p,
-		     struct cordon_error *err)
+static int parse_oom(json_object *o, const char *path, struct oci_proc *p, struct cordon_error *err)
 {
 	char buf[OCI_PATH_MAX];
 	json_object *v;
@@ -242,9 +241,19 @@ int oci_proc_parse(json_object *o, const char *path, struct oci_proc **ret,
 		   struct cordon_error *err)
 {
 	static const char *const known[] = {
-		"terminal", "consoleSize", "user", "args", "env", "cwd",
-		"capabilities", "rlimits", "noNewPrivileges", "apparmorProfile", "oomScoreAdj",
-		"selinuxLabel", NULL,
+	    "terminal",
+	    "consoleSize",
+	    "user",
+	    "args",
+	    "env",
+	    "cwd",
+	    "capabilities",
+	    "rlimits",
+	    "noNewPrivileges",
+	    "apparmorProfile",
+	    "oomScoreAdj",
+	    "selinuxLabel",
+	    NULL,
 	};
 	struct oci_proc *p = calloc(1, sizeof(*p));
 	bool has;

@@ -43,8 +43,8 @@ struct oci_proc {
 
 struct oci_mount {
 	char *dest, *type, *source; /* type, source: NULL when absent */
-	char **options;             /* never NULL */
-	bool has_idmap;             /* mounts[].uidMappings / gidMappings */
+	char **options;		    /* never NULL */
+	bool has_idmap;		    /* mounts[].uidMappings / gidMappings */
 };
 
 struct oci_ns {
@@ -59,7 +59,7 @@ struct oci_idmap {
 /* linux.resources.devices[] */
 struct oci_devrule {
 	bool allow;
-	char type; /* 'a' (or absent), 'c', 'b' */
+	char type;	      /* 'a' (or absent), 'c', 'b' */
 	int64_t major, minor; /* -1: any */
 	char *access;
 };
@@ -112,6 +112,11 @@ struct oci_spec {
 	char **linux_other; /* other linux keys present: mountLabel, personality, ... */
 };
 
+/* config.json's text (len bytes) for the bundle at the absolute path bundle: oci_spec_load()
+ * without the reading (pure: the unit tests' and the fuzzer's way in). */
+int oci_spec_parse(const char *bundle, const char *text, size_t len, struct oci_spec **ret,
+		   struct cordon_error *err);
+
 /* The reader's helpers (spec.c): a member of obj of the given type; absent or null: *ret NULL
  * (required: an error). Messages name the JSON path "<parent>.<key>". */
 int oci_json_member(json_object *obj, const char *parent, const char *key, json_type type,
@@ -123,8 +128,8 @@ int oci_json_strv(json_object *obj, const char *parent, const char *key, char **
 int oci_json_u64(json_object *v, const char *path, uint64_t max, uint64_t *ret,
 		 struct cordon_error *err);
 int oci_json_i64(json_object *v, const char *path, int64_t *ret, struct cordon_error *err);
-int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has,
-		  bool *ret, struct cordon_error *err);
+int oci_json_bool(json_object *obj, const char *parent, const char *key, bool *ret_has, bool *ret,
+		  struct cordon_error *err);
 /* "parent.key" into buf ("key" when parent is ""). */
 const char *oci_json_path(char buf[OCI_PATH_MAX], const char *parent, const char *key);
 /* "parent.key[i]" into buf. */

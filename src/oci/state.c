@@ -317,11 +317,12 @@ int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *
 
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err)
 {
-	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME};
+	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME, "scratch"};
 	_cleanup_close_ int dirfd = oci_dir_open(rootfd, id, err);
 
 	if (dirfd < 0)
 		return dirfd;
+	oci_scratch_remove_noted(dirfd);
 	for (size_t i = 0; i < CD_ELEMENTSOF(files); i++)
 		if (unlinkat(dirfd, files[i], 0) < 0 && errno != ENOENT)
 			return cd_fail_errno(err, errno, "delete", "%s/%s", id, files[i]);

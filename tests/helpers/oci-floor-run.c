@@ -54,10 +54,10 @@ static int set_env(struct cordon_config *c, char *const *env, struct cordon_erro
 static int run_session(struct cordon_config *c, const struct oci_process *p,
 		       struct cordon_error *err)
 {
-	struct cordon_exec e = { .argv = (const char *const *)p->args,
-				 .env = (const char *const *)p->env,
-				 .cwd = p->cwd,
-				 .fd = { 0, 1, 2 } };
+	struct cordon_exec e = {.argv = (const char *const *)p->args,
+				.env = (const char *const *)p->env,
+				.cwd = p->cwd,
+				.fd = {0, 1, 2}};
 	struct cordon_session *s;
 	struct cordon_process *proc;
 	int status = 0, r;
@@ -79,8 +79,8 @@ static int run_session(struct cordon_config *c, const struct oci_process *p,
 int main(int argc, char **argv)
 {
 	bool session = argc > 1 && !strcmp(argv[1], "--session");
-	struct cordon_error err = { 0 };
-	struct cordon_result res = { 0 };
+	struct cordon_error err = {0};
+	struct cordon_result res = {0};
 	struct cordon_config *c;
 	const struct oci_process *p;
 	struct oci_spec *s;

@@ -98,10 +98,10 @@ def console(path, create, start):
 def frame(path, typ):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
-    s.send(struct.pack("III", int(typ), 0, 0))
     try:
+        s.send(struct.pack("III", int(typ), 0, 0))
         b = s.recv(4096)
-    except ConnectionResetError:
+    except (ConnectionResetError, BrokenPipeError):
         b = b""
     print("answer %d" % struct.unpack("I", b[:4])[0] if b else "closed")
     return 0

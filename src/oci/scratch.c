@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * scratch.c - a container's scratch directory: cordon's sandbox always has one read-write
+ * directory (its workdir); a config that binds none gets this empty one (spec.h,
+ * oci_spec_config_scratch), /var/tmp/cordon-runtime-UID/RANDOM (0700, ours; UID the caller's
+ * host uid, also under rootless podman's user namespace), named in ROOT/ID/scratch and removed
+ * with the container. Runs in cordon-runtime's create, run and delete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rmtree.h"
+#include "runtime.h"
+#include "util.h"
+
+#define SCRATCH_FILE "scratch"
+
+/* our euid as the initial user namespace knows it (uid_map's line holding it) */
+static unsigned long host_uid(void)
+{
+	_cleanup_(cd_fclosep) FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long in, out, n, uid = geteuid();
+
+	while (f && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+		if (uid >= in && uid - in < n)
+			return out + (uid - in);
+	return uid;
+}
+
+static int parent_dir(char *buf, size_t size, struct cordon_error *err)
+{
+	struct stat st;
+
+	snprintf(buf, size, "/var/tmp/cordon-runtime-%lu", host_uid());
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return cd_fail_errno(err, errno, "scratch", "mkdir %s", buf);
+	if (lstat(buf, &st) < 0)
+		return cd_fail_errno(err, errno, "scratch", "%s", buf);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return cd_fail(err, EPERM, "scratch",
+			       "%s: not a directory of ours, or writable by others: refused", buf);
+	return 0;
+}
+
+int oci_scratch_make(char **ret, struct cordon_error *err)
+{
+	char parent[64], id[33];
+	char *path;
+	int r;
+
+	r = parent_dir(parent, sizeof(parent), err);
+	if (r < 0)
+		return r;
+	r = cd_random_id(id);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "scratch", "random id");
+	path = cd_strdup_printf("%s/%s", parent, id);
+	if (!path)
+		return cd_fail(err, ENOMEM, "scratch", "out of memory");
+	if (mkdir(path, 0700) < 0) {
+		r = cd_fail_errno(err, errno, "scratch", "mkdir %s", path);
+		free(path);
+		return r;
+	}
+	*ret = path;
+	return 0;
+}
+
+int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err)
+{
+	_cleanup_close_ int fd =
+	    openat(dirfd, SCRATCH_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r;
+
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "scratch", "%s", SCRATCH_FILE);
+	r = cd_write_all(fd, path, strlen(path));
+	return r < 0 ? cd_fail_errno(err, -r, "scratch", "%s", SCRATCH_FILE) : 0;
+}
+
+void oci_scratch_remove(const char *path)
+{
+	char parent[64];
+	struct stat st;
+
+	/* only what we made: our parent's direct child, a directory */
+	if (parent_dir(parent, sizeof(parent), NULL) < 0 || !cd_path_startswith(path, parent) ||
+	    cd_path_depth(path) != cd_path_depth(parent) + 1 || lstat(path, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return;
+	if (cd_rmtree_path(path, &st) < 0)
+		oci_log("warning", "scratch: %s: not removed", path);
+}
+
+void oci_scratch_remove_noted(int dirfd)
+{
+	_cleanup_close_ int fd = openat(dirfd, SCRATCH_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char path[256];
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	oci_scratch_remove(path);
+}
