@@ -22,7 +22,8 @@ if [ -z "$RT" ]; then
 	done_testing
 	exit
 fi
-if [ ! -x /bin/busybox ] || ! file -L /bin/busybox 2>/dev/null | grep 'statically linked' >/dev/null; then
+if [ ! -x /bin/busybox ] ||
+	! file -L /bin/busybox 2>/dev/null | grep 'statically linked' >/dev/null; then
 	skip "podman: escapes through the OCI runtime" "no static /bin/busybox (package busybox-static)"
 	done_testing
 	exit
@@ -31,8 +32,10 @@ rootless=
 if [ "${CORDON_AS:-root}" = user ] || [ "$(id -u)" != 0 ]; then
 	rootless=1
 fi
-if [ -n "$rootless" ] && ! grep "^$(id -un "${TEST_USER:-$(id -un)}"):" /etc/subuid >/dev/null 2>&1; then
-	skip "podman: escapes through the OCI runtime" "rootless podman: no subuid range for ${TEST_USER:-$(id -un)} (.ci/run adds cordon-test:1000000:65536)"
+podman_user=$(id -un "${TEST_USER:-$(id -un)}")
+if [ -n "$rootless" ] && ! grep "^$podman_user:" /etc/subuid >/dev/null 2>&1; then
+	skip "podman: escapes through the OCI runtime" \
+		"rootless podman: no subuid range for $podman_user (.ci/run adds cordon-test:1000000:65536)"
 	done_testing
 	exit
 fi
@@ -163,7 +166,7 @@ if wait_until 60 running; then
 		ids+=" $(awk '/^Uid:/ {print $2 "," $3 "," $4 "," $5}' "$p/status" 2>/dev/null)"
 	done
 	diag "the container's processes' host uids (real,effective,saved,fs):$ids"
-	unlike_glob "no process of the container is host root (/proc/PID/status Uid, every process of its pid namespace)" \
+	unlike_glob "no process of the container is host root (Uid in /proc/PID/status, all of its pid ns)" \
 		"$ids " "*[ ,]0[ ,]*"
 	like_glob "... (and there is one at least)" "$ids" " +([0-9]),*"
 else
