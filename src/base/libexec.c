@@ -11,7 +11,18 @@
 #define CORDON_LIBEXECDIR "/usr/local/libexec"
 #endif
 
-/* A program that any user but root and us could have written is not run. */
+/* The owner of the program running (whoever could change it owns us already); -1 unknown. */
+static uid_t exe_owner(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/exe", &st) < 0 ? (uid_t)-1 : st.st_uid;
+}
+
+/* A program that any user but root, us and the owner of the program running could have written
+ * is not run. The last is for uid 0 in a user namespace of its own (rootless podman runs its OCI
+ * runtime so): there root's files, cordon's installed ones, show as the overflow uid, as the
+ * runtime's own binary does. */
 static int check_program(int fd, const char *path, struct cordon_error *err)
 {
 	struct stat st;
@@ -20,9 +31,10 @@ static int check_program(int fd, const char *path, struct cordon_error *err)
 		return cd_fail_errno(err, errno, "libexec", "stat %s", path);
 	if (!S_ISREG(st.st_mode))
 		return cd_fail(err, EACCES, "libexec", "%s is not a regular file", path);
-	if (st.st_uid != 0 && st.st_uid != geteuid())
+	if (st.st_uid != 0 && st.st_uid != geteuid() && st.st_uid != exe_owner())
 		return cd_fail(err, EACCES, "libexec",
-			       "%s belongs to uid %u, neither root nor us: not run in a sandbox",
+			       "%s belongs to uid %u, neither root, us nor the owner of the program "
+			       "running: not run in a sandbox",
 			       path, (unsigned)st.st_uid);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return cd_fail(err, EACCES, "libexec",

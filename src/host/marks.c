@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "hostroot.h"
 #include "marks.h"
 
 #define ROOT_STATE "/var/lib/cordon"
@@ -20,7 +21,7 @@ char *cd_marks_state_dir(void)
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	struct passwd *pw;
 
-	if (geteuid() == 0)
+	if (cd_host_root())
 		return strdup(ROOT_STATE);
 	if (xdg && xdg[0] == '/')
 		return cd_strdup_printf("%s/cordon", xdg);
@@ -224,7 +225,7 @@ void cd_marks_load(struct cd_marks *m)
 	m->dir_fd = load_one(m, state);
 	/* root's list too: a sandbox root ran for this user (sudo cordon -w ~/proj) left its
 	 * symlinks here as well; only root writes that list */
-	if (geteuid() != 0)
+	if (!cd_host_root())
 		m->root_fd = load_one(m, ROOT_STATE);
 }
 
@@ -358,7 +359,7 @@ static void migrate(struct cd_marks *m, mode_t mode)
 
 int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_path)
 {
-	mode_t mode = geteuid() == 0 ? 0755 : 0700; /* every user's runs read root's list */
+	mode_t mode = cd_host_root() ? 0755 : 0700; /* every user's runs read root's list */
 	char name[NAME_MAX_];
 	int r;
 
@@ -376,7 +377,7 @@ int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_pa
 	}
 	/* whatever a umask made of root's list (this run's, or an earlier one's): every user's
 	 * runs read it */
-	if (geteuid() == 0) {
+	if (cd_host_root()) {
 		chmod(ROOT_STATE, mode);
 		chmod(m->path, mode);
 	}
@@ -384,7 +385,7 @@ int cd_marks_add(struct cd_marks *m, const struct cd_mark *d, const char *dir_pa
 	r = add_entry(m->dir_fd, d, dir_path, mode);
 	entry_name(d, name);
 	name[2] = '\0';
-	if (r == 0 && geteuid() == 0 && fchmodat(m->dir_fd, name, mode, 0) < 0)
+	if (r == 0 && cd_host_root() && fchmodat(m->dir_fd, name, mode, 0) < 0)
 		r = -errno; /* other users' runs could not read their marks */
 	if (r > 0)
 		prune_bucket(m->dir_fd, name);

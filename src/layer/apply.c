@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "hostroot.h"
 #include "layer.h"
 #include "manifest.h"
 #include "protect_glob.h"
@@ -404,7 +405,7 @@ int cd_layer_apply_git(const struct cd_layer *l, int store_fd, int workdir_fd, c
 	if (fstat(workdir_fd, &st) < 0)
 		return cd_fail_errno(err, errno, "layer", "the workdir");
 	a.dev = st.st_dev;
-	a.chown = geteuid() == 0;
+	a.chown = cd_host_root();
 	a.uid = st.st_uid;
 	a.gid = st.st_gid;
 	r = check_protect(l, err);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "hostroot.h"
 #include "layer.h"
 #include "manifest.h"
 #include "rmtree.h"
@@ -534,7 +535,7 @@ static int repo_build(struct gitrepo *g, const struct cd_layer *l, int store_fd,
 	struct stat st;
 	int r, host;
 
-	if (geteuid() == 0 && fstat(g->workdir_fd, &st) == 0 && st.st_uid != 0) {
+	if (cd_host_root() && fstat(g->workdir_fd, &st) == 0 && st.st_uid != 0) {
 		g->as_owner = true;
 		g->uid = st.st_uid;
 		g->gid = st.st_gid;

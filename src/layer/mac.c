@@ -11,6 +11,7 @@
 
 #include "fsops.h"
 #include "hostpath.h"
+#include "hostroot.h"
 #include "mac.h"
 #include "marks.h"
 #include "util.h"
@@ -58,7 +59,7 @@ static int open_dir(int store_fd, bool make, struct cd_layer_key *k, int *ret_fd
 {
 	_cleanup_free_ char *state = cd_marks_state_dir();
 	struct cd_layer_place how = { .what = WHAT_DIR,
-				      .fix = geteuid() == 0 ? "cordon follows none on the way to "
+				      .fix = cd_host_root() ? "cordon follows none on the way to "
 							      "its key"
 							    : "cordon follows none on the way to "
 							      "its key: set XDG_STATE_HOME to a "
@@ -73,7 +74,7 @@ static int open_dir(int store_fd, bool make, struct cd_layer_key *k, int *ret_fd
 			    : 0;
 	snprintf(k->path, sizeof(k->path), "%s/" CD_LAYER_KEY_NAME, state);
 	how.make = make;
-	how.mode = geteuid() == 0 ? 0755 : 0700;
+	how.mode = cd_host_root() ? 0755 : 0700;
 	fd = cd_layer_dir_open(state, &how, err);
 	if (fd == -ENOENT)
 		return 0;

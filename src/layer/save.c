@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "hostroot.h"
 #include "layer.h"
 #include "mac.h"
 #include "manifest.h"
@@ -255,7 +256,7 @@ static int make_readable(int dirfd, const char *name, const struct stat *st, str
 	struct stat now;
 
 	*pin = PIN_NONE;
-	if (geteuid() == 0 || !(S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) ||
+	if (cd_host_root() || !(S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) ||
 	    (st->st_mode & need) == need || st->st_uid != geteuid())
 		return 0;
 	pathfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);

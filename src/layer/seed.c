@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "hostroot.h"
 #include "layer.h"
 #include "manifest.h"
 #include "util.h"
@@ -48,7 +49,7 @@ struct seed {
  * user namespace the upper's tmpfs belongs to (EOVERFLOW). Reading the store stays root's. */
 static void become(const struct seed *s, bool sandbox)
 {
-	if (geteuid() != 0)
+	if (!cd_host_root())
 		return;
 	setfsgid(sandbox ? s->gid : 0);
 	setfsuid(sandbox ? s->uid : 0);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "hostroot.h"
 #include "layer.h"
 #include "mac.h"
 #include "manifest.h"
@@ -26,7 +27,7 @@ static char *default_dir(void)
 
 	if (e && *e)
 		return strdup(e);
-	if (geteuid() == 0)
+	if (cd_host_root())
 		return strdup("/var/lib/cordon/layers");
 	e = getenv("XDG_STATE_HOME");
 	if (e && e[0] == '/')

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "hostroot.h"
 #include "rawsys.h"
 
 #define SUPERVISOR_LEAF "cordon-supervisors"
@@ -231,7 +232,7 @@ static int choose_parent(const struct cd_limits_opts *lim, char **ret, struct co
 		p = strdup(lim->cgroup_parent);
 	else if (!(mnt = cgroup2_mount()))
 		return cd_fail(err, ENOENT, "cgroup", "no cgroup2 file system is mounted");
-	else if (geteuid() == 0) {
+	else if (cd_host_root()) {
 		p = cd_strdup_printf("%s/cordon", mnt);
 		if (p && mkdir(p, 0755) < 0 && errno != EEXIST)
 			return cd_fail_errno(err, errno, "cgroup", "cannot make %s", p);
@@ -333,7 +334,7 @@ static void clean_stale(const char *parent)
 		if (de->d_type != DT_DIR || !is_sandbox_name(de->d_name))
 			continue;
 		p = cd_strdup_printf("%s/%s", parent, de->d_name);
-		if (!p || stat(p, &st) < 0 || (geteuid() != 0 && st.st_uid != geteuid()))
+		if (!p || stat(p, &st) < 0 || (!cd_host_root() && st.st_uid != geteuid()))
 			continue;
 		/* in use: its cordon holds a lock on it; or it was made a moment ago, before its
 		 * cordon could lock it */

@@ -18,6 +18,7 @@
 
 #include "fsops.h"
 #include "hostpath.h"
+#include "hostroot.h"
 #include "idxcache.h"
 #include "marks.h"
 #include "output.h"
@@ -392,7 +393,7 @@ static int open_state(struct cd_idxcache *c, const char *state)
 	const struct cd_layer_place how = { .what = "cordon's state directory",
 					    .fix = "cordon follows none on the way to its state",
 					    .make = true,
-					    .mode = geteuid() == 0 ? 0755 : 0700,
+					    .mode = cd_host_root() ? 0755 : 0700,
 					    .marks = c->marks };
 	struct cordon_error err = { 0 };
 	struct stat st;

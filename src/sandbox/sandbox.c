@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 
 #include "events.h"
+#include "hostroot.h"
 #include "initspec.h"
 #include "libexec.h"
 #include "proxy.h"
@@ -116,7 +117,7 @@ static void tell_foreign(const struct cd_sandbox *sb)
 	struct cd_workdir_foreign f;
 	char more[48] = "";
 
-	if (geteuid() != 0 || cd_workdir_foreign(sb->wd.fd, own, &f) < 0 || f.count == 0)
+	if (!cd_host_root() || cd_workdir_foreign(sb->wd.fd, own, &f) < 0 || f.count == 0)
 		return;
 	if (f.count > 1)
 		snprintf(more, sizeof(more), " (and %u more)", f.count - 1);
@@ -476,7 +477,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
  * name, and sources below directories only root may enter (/root/.cargo) can be bound. */
 static int send_bind_trees(struct cd_sandbox *sb, struct cordon_error *err)
 {
-	if (geteuid() != 0)
+	if (!cd_host_root())
 		return 0;
 	for (size_t i = 0; i < sb->plan.n; i++) {
 		const struct cd_mnt *m = &sb->plan.m[i];
@@ -506,7 +507,7 @@ static int make_workdir_tree(struct cd_sandbox *sb, struct cordon_error *err)
 	if (sb->id.idmap_workdir)
 		r = cd_userns_idmapped_workdir(sb->pid1.pid, &sb->id, sb->wd.fd, sb->wd.path,
 					       &sb->pid1.workdir_tree, err);
-	else if (geteuid() == 0)
+	else if (cd_host_root())
 		r = cd_userns_tree(sb->wd.fd, sb->wd.path, false, &sb->pid1.workdir_tree, err);
 	cd_timing("workdir tree");
 	return r;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hostroot.h"
 #include "sysinfo.h"
 #include "util.h"
 
@@ -125,7 +126,7 @@ bool cd_sysinfo_userns_hint(char *buf, size_t size)
 		.max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces"),
 		.apparmor_restrict =
 			read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
-		.privileged = geteuid() == 0,
+		.privileged = cd_host_root(),
 	};
 
 	if (f.apparmor_restrict == 1) {

@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "hostroot.h"
 #include "passwd.h"
 #include "rawsys.h"
 #include "sysinfo.h"
@@ -228,7 +229,7 @@ int cd_identity_resolve(const struct cd_identity_opts *who, const struct stat *w
 	struct cd_identity id = { .lease = CD_ID_LEASE_INIT };
 	int r;
 
-	if (geteuid() == 0) {
+	if (cd_host_root()) {
 		r = root_identity(workdir, &id, err);
 		if (r < 0)
 			return r;

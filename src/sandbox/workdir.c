@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hostroot.h"
 #include "passwd.h"
 #include "util.h"
 #include "workdir.h"
@@ -231,7 +232,7 @@ static int check(const struct cd_hostpath *hp, struct cordon_error *err)
 			       why);
 	/* root: the workdir's owner is who the sandbox runs as; a symlink (root's: no other is
 	 * followed) must not lead to somebody else's directory */
-	if (geteuid() == 0 && hp->links && hp->st.st_uid != hp->link_owner)
+	if (cd_host_root() && hp->links && hp->st.st_uid != hp->link_owner)
 		return cd_fail(err, 0, "workdir",
 			       "%s: reached through a symlink, and owned by uid %u: cordon run as "
 			       "root does not let a symlink choose whose files the sandbox writes "

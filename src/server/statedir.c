@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hostroot.h"
 #include "opts.h"
 #include "statedir.h"
 #include "util.h"
@@ -187,7 +188,7 @@ static char *default_path(struct walk *w, struct cordon_error *err)
 		cd_fail(err, 0, "--state-dir", "no default: no home directory: %s", hint_of(1));
 		return NULL;
 	}
-	if (geteuid() == 0) /* /var/lib is the system's: "cordon" and "serve" ours */
+	if (cd_host_root()) /* /var/lib is the system's: "cordon" and "serve" ours */
 		*w = (struct walk){.origin = 2, .make = 2, .strict = 2};
 	else if (xdg && xdg[0] == '/') /* XDG_STATE_HOME and below: the user's own */
 		*w = (struct walk){.origin = 1, .make = 2, .strict = 3};

@@ -25,6 +25,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "hostroot.h"
 #include "opts.h"
 #include "rmtree.h"
 #include "templates.h"
@@ -215,7 +216,7 @@ static int neutralize(const char *path, const struct stat *st, int type, struct 
 	/* unprivileged, none can have been set (that takes CAP_SETFCAP) and removing is EPERM */
 	if (type == FTW_F && S_ISREG(st->st_mode) &&
 	    lremovexattr(path, "security.capability") < 0 && errno != ENODATA &&
-	    errno != ENOTSUP && !(errno == EPERM && geteuid() != 0))
+	    errno != ENOTSUP && !(errno == EPERM && !cd_host_root()))
 		return -1;
 	if (type == FTW_F && S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
 		return chmod(path, st->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) < 0 ? -1 : 0;
@@ -245,7 +246,7 @@ static int unpack(struct srv_template *t, struct cordon_error *err)
 		return cd_fail_errno(err, errno, "--template", "mkdir %s", dir);
 	r = run_tool(copy, t->name, err);
 	if (r >= 0)
-		r = run_tool(geteuid() == 0 ? unpack_root : unpack_user, t->name, err);
+		r = run_tool(cd_host_root() ? unpack_root : unpack_user, t->name, err);
 	if (r < 0)
 		return r;
 	if (lstat(layout, &st) == 0)

@@ -144,4 +144,19 @@ else
 	skip "accounts whose home is no clean path" "needs root for a private mount namespace"
 fi
 
+# uid 0 of a user namespace of its own (rootless podman runs its OCI runtime so): unprivileged
+# when that namespace maps 0 to a user, whose files then land as that user (and cordon's helpers,
+# root's files, show as the overflow uid there, as cordon itself does); when it maps 0 to the
+# host's root (unshare -r by root), root's careful path: never a sandbox of host uid 0
+w=$(mkwork)
+out=$(cd "$w" && as_caller unshare -Ur "$CORDON" -q -- sh -c 'echo hi > f; id -u' 2>&1)
+if is_user_mode; then
+	is "uid 0 of a user namespace that maps it to the caller: runs, as uid 0 inside" "$out" "0"
+	is "... and what it writes lands on the host as the caller's" "$(stat -c %u "$w/f" 2>&1)" "$(caller_uid)"
+else
+	like "uid 0 of a user namespace that maps it to host root: refused, never run as host root" \
+		"$out" "no unprivileged host id"
+	is "... and nothing was written" "$(ls -A "$w")" ""
+fi
+
 done_testing

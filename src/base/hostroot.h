@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* hostroot.h - whether the caller is the host's root, not merely uid 0 (hostroot.c). */
+#pragma once
+
+#include <stdbool.h>
+
+/* uid 0 whose id is root's in the parent user namespace too (the initial namespace, or one that
+ * maps root to root): the caller that leases host ids, id-maps trees and owns /run/cordon. uid 0
+ * of a user namespace that maps it to another user (rootless podman runs its OCI runtime so)
+ * holds no privilege over the host, and is treated as the unprivileged user it is. */
+bool cd_host_root(void);
