@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,15 +84,24 @@ int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err)
 	return r < 0 ? cd_fail_errno(err, -r, "scratch", "%s", SCRATCH_FILE) : 0;
 }
 
+/* the name oci_scratch_make() gives: 32 lowercase hex digits (never "..", never a slash) */
+static bool scratch_name(const char *name)
+{
+	return strlen(name) == 32 && strspn(name, "0123456789abcdef") == 32;
+}
+
 void oci_scratch_remove(const char *path)
 {
 	char parent[64];
 	struct stat st;
+	size_t n;
 
-	/* only what we made: our parent's direct child, a directory */
-	if (parent_dir(parent, sizeof(parent), NULL) < 0 || !cd_path_startswith(path, parent) ||
-	    cd_path_depth(path) != cd_path_depth(parent) + 1 || lstat(path, &st) < 0 ||
-	    !S_ISDIR(st.st_mode))
+	/* only what we made: a directory of ours named as we name them, in our parent */
+	if (parent_dir(parent, sizeof(parent), NULL) < 0)
+		return;
+	n = strlen(parent);
+	if (strncmp(path, parent, n) || path[n] != '/' || !scratch_name(path + n + 1) ||
+	    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return;
 	if (cd_rmtree_path(path, &st) < 0)
 		oci_log("warning", "scratch: %s: not removed", path);
@@ -99,11 +109,16 @@ void oci_scratch_remove(const char *path)
 
 void oci_scratch_remove_noted(int dirfd)
 {
-	_cleanup_close_ int fd = openat(dirfd, SCRATCH_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+	    openat(dirfd, SCRATCH_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	char path[256];
+	struct stat st;
 	ssize_t n;
 
-	if (fd < 0)
+	/* root deletes in a user's --root (Slurm): a note the user wrote, naming one of root's
+	 * directories (another container's workdir, or "/var/tmp/cordon-runtime-0/.."), is not
+	 * ours to follow; ours is written by us */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		return;
 	n = read(fd, path, sizeof(path) - 1);
 	if (n <= 0)

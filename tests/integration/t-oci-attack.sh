@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# cordon-runtime attacked from the host side: what a user (or a container) controls and root's
+# cordon-runtime then touches. A note in a user's --root naming one of root's directories, read
+# by root's delete (Slurm runs it as root on the user's --root); a FIFO where root writes the
+# engine's pid file or reads a state file. Root is the victim: as cordon-test these have nobody
+# to attack and skip.
+. "$TAP_LIB"
+
+RT=$CORDON_RUNTIME
+[ -x /bin/busybox ] || { skip "cordon-runtime" "busybox-static is not installed"; done_testing; exit; }
+if is_user_mode; then
+	skip "attacks on root's cordon-runtime" "root is the victim: run as root"
+	done_testing
+	exit
+fi
+
+w=$(mkwork)
+root=$w/root
+b=$w/bundle
+mkdir -p "$b/rootfs"/{bin,proc,sys,dev,etc,tmp}
+cp /bin/busybox "$b/rootfs/bin/"
+for a in sh sleep true; do ln -s busybox "$b/rootfs/bin/$a"; done
+(cd "$b" && "$RT" spec) || { fail "cordon-runtime spec"; done_testing; exit; }
+python3 - "$b/config.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["sleep", "100"]
+c["process"]["terminal"] = False
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+as_user() { setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups "$@"; }
+victims=()
+cleanup() {
+	for id in $("$RT" --root "$root" list -q 2>/dev/null); do
+		"$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
+	done
+	for v in "${victims[@]}"; do rm -rf "$v"; done
+}
+trap cleanup EXIT
+
+# --- root's delete in a user's --root follows the user's scratch note
+# root's scratch parent, as root's create makes it; a victim named as root's scratches are
+# (another container's workdir)
+"$RT" --root "$root" create -b "$b" s1 >/dev/null 2>&1
+"$RT" --root "$root" delete --force s1 >/dev/null 2>&1
+parent=/var/tmp/cordon-runtime-0
+victim=$parent/$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+victims+=("$victim")
+mkdir -p "$victim" && echo precious >"$victim/data"
+uroot=$w/uroot
+mkdir -m 700 "$uroot" && chown "$TEST_USER:" "$uroot"
+as_user mkdir "$uroot/c1"
+as_user sh -c "printf %s '$victim' >'$uroot/c1/scratch'"
+out=$("$RT" --root "$uroot" delete c1 2>&1)
+is "root's delete in a user's --root: the container's directory goes" "$?:$out:$([ -e "$uroot/c1" ] && echo left)" "0::"
+is "... and the directory the user's note names, root's, stays" "$(cat "$victim/data" 2>&1)" precious
+
+done_testing
