@@ -231,14 +231,21 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* root reads a user's --root (Slurm): a FIFO there must not hang it */
+	_cleanup_close_ int fd =
+	    openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct stat sb;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "state", "state.json");
+	if (fstat(fd, &sb) < 0)
+		return cd_fail_errno(err, errno, "state", "state.json");
+	if (!S_ISREG(sb.st_mode))
+		return cd_fail(err, EBADMSG, "state", "state.json: not a regular file");
 	for (;;) {
 		ssize_t n;
 

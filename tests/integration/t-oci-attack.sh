@@ -55,4 +55,14 @@ out=$("$RT" --root "$uroot" delete c1 2>&1)
 is "root's delete in a user's --root: the container's directory goes" "$?:$out:$([ -e "$uroot/c1" ] && echo left)" "0::"
 is "... and the directory the user's note names, root's, stays" "$(cat "$victim/data" 2>&1)" precious
 
+# --- root's delete and state in a user's --root: a FIFO for a file does not hang them
+as_user mkdir "$uroot/c2"
+as_user mkfifo "$uroot/c2/scratch" "$uroot/c2/state.json"
+out=$(timeout 60 "$RT" --root "$uroot" state c2 2>&1)
+rc=$?
+isnt "root's state on a FIFO state.json: does not hang" "$rc" 124
+like "... refused: not a file" "$out" "state.json"
+out=$(timeout 60 "$RT" --root "$uroot" delete c2 2>&1)
+is "root's delete with a FIFO scratch note: does not hang, the directory goes" "$?:$out:$([ -e "$uroot/c2" ] && echo left)" "0::"
+
 done_testing
