@@ -88,7 +88,8 @@ int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *
 char *oci_state_json(const struct oci_state *st);
 /* Remove the container's directory (its known files, then itself). */
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err);
-/* Write path (the engine's --pid-file) atomically: "PID" in a temporary file renamed over it. */
+/* Write path (the engine's --pid-file) atomically: "PID" in a temporary file of a random name,
+ * made O_EXCL in the same directory (by its fd), renamed over it. */
 int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
 /* "2026-12-07T05:40:12.123456789Z" */
 void oci_now_rfc3339(char buf[40]);

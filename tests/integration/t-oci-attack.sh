@@ -65,4 +65,17 @@ like "... refused: not a file" "$out" "state.json"
 out=$(timeout 60 "$RT" --root "$uroot" delete c2 2>&1)
 is "root's delete with a FIFO scratch note: does not hang, the directory goes" "$?:$out:$([ -e "$uroot/c2" ] && echo left)" "0::"
 
+# --- the pid file root writes, in a directory a user controls
+pdir=$w/pids
+mkdir -m 755 "$pdir" && chown "$TEST_USER:" "$pdir"
+as_user mkfifo "$pdir/p1.pid.cordon-tmp"
+timeout 60 "$RT" --root "$root" create -b "$b" --pid-file "$pdir/p1.pid" p1 >/dev/null 2>"$w/p1.err"
+rc=$?
+isnt "create --pid-file with a FIFO planted at its temporary name: does not hang" "$rc" 124
+st=$("$RT" --root "$root" state p1 2>/dev/null)
+is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
+	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
+is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
+"$RT" --root "$root" delete --force p1 >/dev/null 2>&1
+
 done_testing
