@@ -95,7 +95,7 @@ int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
 void oci_now_rfc3339(char buf[40]);
 
 /* --- scratch.c: the workdir of a container whose config binds no read-write directory --- */
-/* A fresh empty directory (malloc'd path) under /var/tmp/cordon-runtime-UID. */
+/* A fresh empty directory (malloc'd path): /var/tmp/cordon-runtime-UID-RANDOM. */
 int oci_scratch_make(char **ret, struct cordon_error *err);
 /* Name it in the container's directory, for delete. */
 int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err);

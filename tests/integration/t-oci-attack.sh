@@ -35,16 +35,13 @@ cleanup() {
 		"$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
 	done
 	for v in "${victims[@]}"; do rm -rf "$v"; done
+	rm -rf /var/tmp/cordon-runtime-65533-*
 }
 trap cleanup EXIT
 
 # --- root's delete in a user's --root follows the user's scratch note
-# root's scratch parent, as root's create makes it; a victim named as root's scratches are
-# (another container's workdir)
-"$RT" --root "$root" create -b "$b" s1 >/dev/null 2>&1
-"$RT" --root "$root" delete --force s1 >/dev/null 2>&1
-parent=/var/tmp/cordon-runtime-0
-victim=$parent/$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# a victim named as root's scratches are (another container's workdir)
+victim=/var/tmp/cordon-runtime-0-$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 victims+=("$victim")
 mkdir -p "$victim" && echo precious >"$victim/data"
 uroot=$w/uroot
@@ -77,5 +74,30 @@ is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
 	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
 is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
 "$RT" --root "$root" delete --force p1 >/dev/null 2>&1
+
+# --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
+# sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a
+# read-write bind). The victim: uid 65533, an unprivileged caller without an account.
+vu=65533
+squat=/var/tmp/cordon-runtime-$vu
+if [ -e "$squat" ]; then
+	skip "a squatted scratch parent" "$squat exists already"
+else
+	victims+=("$squat")
+	as_user mkdir -m 755 "$squat"
+	vw=$w/victim
+	mkdir -m 755 "$vw" && chown "$vu:$vu" "$vw"
+	chmod -R a+rX "$b"
+	python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["sh", "-c", "echo ran"]
+c["root"]["path"] = sys.argv[2]
+json.dump(c, open(sys.argv[3], "w"))' "$b/config.json" "$b/rootfs" "$vw/config.json"
+	out=$(cd / && setpriv --reuid=$vu --regid=$vu --clear-groups "$RT" --root "$vw/root" run -b "$vw" v1 2>&1)
+	is "another user's directory at $squat: uid $vu's run runs" "$?:$out" "0:ran"
+	setpriv --reuid=$vu --regid=$vu --clear-groups "$RT" --root "$vw/root" delete v1 >/dev/null 2>&1
+	is "... and its delete leaves no scratch of uid $vu behind" \
+		"$(ls -d /var/tmp/cordon-runtime-$vu-* 2>/dev/null)" ""
+fi
 
 done_testing
