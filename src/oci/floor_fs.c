@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -226,9 +227,75 @@ static int workdir_mount(struct oci_floor *f, const char *path, const char *src,
 	return 0;
 }
 
+/* The kernel's own filesystems: the host's processes, devices, kernel state. A bind of one (or
+ * of a directory above one: binds are recursive) would hand the container the host's /proc,
+ * /sys or /dev, which its own, masked, replace. */
+static bool kernel_fs(const char *type)
+{
+	static const char *const kinds[] = {
+	    "proc",	"sysfs",   "devtmpfs",	 "devpts",     "debugfs",  "tracefs", "securityfs",
+	    "bpf",	"cgroup",  "cgroup2",	 "efivarfs",   "configfs", "pstore",  "binfmt_misc",
+	    "fusectl", "mqueue", "hugetlbfs", "rpc_pipefs", "nsfs",
+	};
+
+	return in_list(type, kinds, CD_ELEMENTSOF(kinds));
+}
+
+/* mountinfo's octal escapes (\040 for a space) undone in place */
+static void mountinfo_unescape(char *p)
+{
+	char *o = p;
+
+	for (; *p; p++, o++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*o = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*o = *p;
+		}
+	}
+	*o = '\0';
+}
+
+/* The host's /proc, /sys, /dev (or a kernel filesystem at or below real, the source's real
+ * path): its mount point in where, true. */
+static bool kernel_fs_below(const char *real, char *where, size_t size)
+{
+	_cleanup_(cd_fclosep) FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (cd_path_startswith(real, "/proc") || cd_path_startswith(real, "/sys") ||
+	    cd_path_startswith(real, "/dev")) {
+		snprintf(where, size, "%.200s", real);
+		return true;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		snprintf(where, size, "/proc/self/mountinfo unreadable");
+		return true; /* cannot tell: refused */
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[4096], type[64];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s", type) != 1)
+			continue;
+		mountinfo_unescape(mnt);
+		if (kernel_fs(type) && cd_path_startswith(mnt, real)) {
+			snprintf(where, size, "%.200s (%s)", mnt, type);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char *path)
 {
-	_cleanup_free_ char *src = NULL;
+	_cleanup_free_ char *src = NULL, *real = NULL;
+	char where[300];
 	struct cordon_error e = {0};
 	struct stat st;
 	int r;
@@ -243,6 +310,14 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 		return cd_fail(f->err, ENOMEM, "config", "out of memory");
 	if (stat(src, &st) < 0)
 		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
+	real = realpath(src, NULL);
+	if (!real)
+		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
+	if (kernel_fs_below(real, where, sizeof(where)))
+		return oci_floor_refuse(f,
+					"%s: %s: the host's %s: refused (the container's /proc, "
+					"/sys and /dev are cordon's own)",
+					path, m->source, where);
 	if (missing_in_rootfs(f, m->dest)) {
 		/* podman binds /etc/hostname, /etc/hosts, /etc/resolv.conf into any image; runc
 		 * makes their mount points in the image, cordon's root is read-only */
