@@ -74,7 +74,7 @@ int oci_id_check(const char *id, struct cordon_error *err);
 char *oci_root_default(struct cordon_error *err);
 /* Open --root as a directory fd (made 0700 when missing and make is true). Refused: a symlink,
  * not a directory, group- or world-writable, or not the caller's (root may open any owner's
- * when foreign_ok: state, list, ps, kill, delete). */
+ * when foreign_ok: state, list, ps, kill, delete; never exec, which hands the holder its stdio). */
 int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_error *err);
 /* The container's directory under root: -ENOENT (err: "container ID does not exist"). */
 int oci_dir_open(int rootfd, const char *id, struct cordon_error *err);

@@ -62,6 +62,22 @@ like "... refused: not a file" "$out" "state.json"
 out=$(timeout 60 "$RT" --root "$uroot" delete c2 2>&1)
 is "root's delete with a FIFO scratch note: does not hang, the directory goes" "$?:$out:$([ -e "$uroot/c2" ] && echo left)" "0::"
 
+# --- root's exec in a user's --root: the "holder" there is whatever the user runs, and exec
+# hands it root's stdio (its terminal): exec is for the caller's own containers
+as_user mkdir "$uroot/c3"
+printf '{"id":"c3","status":"running","pid":1,"bundle":"%s","created":"x"}' "$b" >"$w/c3.json"
+as_user cp "$w/c3.json" "$uroot/c3/state.json"
+as_user /usr/bin/python3 "$OCI_HELPER" fake-holder "$uroot/c3" >"$w/fake.out" 2>&1 &
+fake=$!
+for _ in $(seq 100); do [ -s "$w/fake.out" ] && break; sleep 0.1; done
+out=$(timeout 60 "$RT" --root "$uroot" exec c3 true </dev/null 2>&1)
+rc=$?
+kill "$fake" 2>/dev/null
+wait "$fake" 2>/dev/null
+is "root's exec in a user's --root: refused (1)" "$rc" 1
+like "... saying whose it is" "$out" "not by the caller"
+unlike "... the user's listener got none of root's descriptors" "$(cat "$w/fake.out")" "got"
+
 # --- the pid file root writes, in a directory a user controls
 pdir=$w/pids
 mkdir -m 755 "$pdir" && chown "$TEST_USER:" "$pdir"
