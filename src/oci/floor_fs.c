@@ -158,6 +158,64 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 	return errno == ENOENT;
 }
 
+/* Where dest lands inside the rootfs once the image's symlinks are followed in it, as the
+ * mount's target is (dangling ones too: the image's /proc is empty), component by component:
+ * whether that is on or below /proc, /sys or /dev ("x -> /proc/sys" makes /x/kernel a mount
+ * there). cur holds no symlink, so fstatat() from the root follows none but the last's. */
+static bool lands_managed(const struct oci_floor *f, const char *dest)
+{
+	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char cur[4096] = "", todo[8192], target[4096];
+	unsigned hops = 0;
+
+	if (root < 0 || strlen(dest) >= sizeof(todo))
+		return false;
+	snprintf(todo, sizeof(todo), "%s", dest);
+	for (char *p = todo; *p;) {
+		size_t len = strcspn(p + strspn(p, "/"), "/"), c = strlen(cur);
+		struct stat st;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		if (!len)
+			break;
+		if ((len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2))) {
+			if (len == 2 && strrchr(cur, '/'))
+				*strrchr(cur, '/') = '\0';
+			p += len;
+			continue;
+		}
+		if (c + 1 + len >= sizeof(cur))
+			return false;
+		cur[c] = '/';
+		memcpy(cur + c + 1, p, len);
+		cur[c + 1 + len] = '\0';
+		p += len;
+		if (fstatat(root, cur + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* not in the image: the rest is made as written */
+			snprintf(target, sizeof(target), "%s%s", cur, p);
+			return managed(target);
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		n = readlinkat(root, cur + 1, target, sizeof(target) - 1);
+		if (n <= 0 || ++hops > 40)
+			return false;
+		target[n] = '\0';
+		cur[c] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (strlen(target) + 1 + strlen(p) >= sizeof(todo))
+			return false;
+		/* the link's text, then what was left after it */
+		memmove(todo + strlen(target) + 1, p, strlen(p) + 1);
+		memcpy(todo, target, strlen(target));
+		todo[strlen(target)] = '/';
+		p = todo;
+	}
+	return managed(cur[0] ? cur : "/");
+}
+
 /* tmpfs's size= option: bytes, or 0 (cordon's default) for none or a percentage. */
 static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_mount *m, uint64_t *ret)
 {
@@ -370,6 +428,11 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 
 	if (managed(m->dest))
 		return own_mount(f, i, m);
+	if (lands_managed(f, m->dest))
+		return oci_floor_refuse(f,
+					"%s: %s: the image's symbolic links lead it into /proc, /sys "
+					"or /dev, which are cordon's own: refused",
+					path, m->dest);
 	if (!strcmp(m->dest, "/"))
 		return oci_floor_refuse(f, "%s: a mount on /: refused (root.path is the root)",
 					path);

@@ -114,6 +114,12 @@ run_floor
 is "a bind of the host's /, which holds its /proc, /sys, /dev: 125, nothing ran" \
 	"$rc:$([ -e "$scratch/ran" ] && echo ran)" "125:"
 like "... one line naming the kernel's filesystem below it" "$err" "cordon-runtime: mounts[5]: /: the host's /"
+# a mount whose destination the image's symbolic links lead into /proc (x -> /proc/sys,
+# dangling in the image: its /proc is empty)
+ln -s /proc/sys "$b/rootfs/procsys"
+refused "a mount through the image's symlink into /proc" 'c["mounts"].append({"destination": "/procsys/kernel", "type": "tmpfs", "source": "tmpfs"})' \
+	"mounts[5]: /procsys/kernel: the image's symbolic links lead it into /proc, /sys or /dev, which are cordon's own: refused"
+rm "$b/rootfs/procsys"
 refused "a host sysctl" 'c["linux"]["sysctl"] = {"kernel.core_pattern": "|/tmp/x"}' \
 	"linux.sysctl.kernel.core_pattern: not the container's own (the host's): refused"
 # an engine's user writes annotations, the runtime may be root: the trail stays in the bundle
