@@ -1,18 +1,14 @@
 #!/usr/bin/env bash
-# cordon-runtime attacked from the host side: what a user (or a container) controls and root's
-# cordon-runtime then touches. A note in a user's --root naming one of root's directories, read
-# by root's delete (Slurm runs it as root on the user's --root); a FIFO where root writes the
-# engine's pid file or reads a state file. Root is the victim: as cordon-test these have nobody
-# to attack and skip.
+# cordon-runtime attacked from the host side: what another user (or a container) controls and
+# the caller's cordon-runtime then touches. A FIFO planted where the caller writes the engine's
+# pid file (a shared sticky directory: the caller root or cordon-test, the planter another uid).
+# Root as the victim: a note in a user's --root naming one of root's directories, read by root's
+# delete (Slurm runs it as root on the user's --root); a FIFO for a state file root reads; a
+# fake holder there that root's exec would hand its stdio; a squatted scratch name.
 . "$TAP_LIB"
 
 RT=$CORDON_RUNTIME
 [ -x /bin/busybox ] || { skip "cordon-runtime" "busybox-static is not installed"; done_testing; exit; }
-if is_user_mode; then
-	skip "attacks on root's cordon-runtime" "root is the victim: run as root"
-	done_testing
-	exit
-fi
 
 w=$(mkwork)
 root=$w/root
@@ -28,16 +24,39 @@ c["process"]["args"] = ["sleep", "100"]
 c["process"]["terminal"] = False
 json.dump(c, open(sys.argv[1], "w"))
 EOF
+own "$b"
 as_user() { setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups "$@"; }
 victims=()
 cleanup() {
-	for id in $("$RT" --root "$root" list -q 2>/dev/null); do
-		"$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
+	for id in $(as_caller "$RT" --root "$root" list -q 2>/dev/null); do
+		as_caller "$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
 	done
 	for v in "${victims[@]}"; do rm -rf "$v"; done
 	rm -rf /var/tmp/cordon-runtime-65533-*
 }
 trap cleanup EXIT
+
+# --- the pid file the caller writes (root: as root), in a shared sticky directory where
+# another uid plants a FIFO at its temporary name: the caller's create must not hang on it
+if is_user_mode; then planter=nobody; else planter=$TEST_USER; fi
+pdir=$w/pids
+mkdir -m 1777 "$pdir"
+setpriv --reuid="$planter" --regid="$(id -g "$planter")" --clear-groups mkfifo "$pdir/p1.pid.cordon-tmp"
+timeout 60 setpriv --reuid="$(caller_uid)" --regid="$(id -g "$(caller_uid)")" --clear-groups \
+	"$RT" --root "$root" create -b "$b" --pid-file "$pdir/p1.pid" p1 >/dev/null 2>"$w/p1.err"
+rc=$?
+isnt "create --pid-file with a FIFO planted at its temporary name: does not hang" "$rc" 124
+st=$(as_caller "$RT" --root "$root" state p1 2>/dev/null)
+is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
+	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
+is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
+as_caller "$RT" --root "$root" delete --force p1 >/dev/null 2>&1
+
+if is_user_mode; then
+	skip "attacks on root's cordon-runtime" "root is the victim: run as root"
+	done_testing
+	exit
+fi
 
 # --- root's delete in a user's --root follows the user's scratch note
 # a victim named as root's scratches are (another container's workdir)
@@ -77,19 +96,6 @@ wait "$fake" 2>/dev/null
 is "root's exec in a user's --root: refused (1)" "$rc" 1
 like "... saying whose it is" "$out" "not by the caller"
 unlike "... the user's listener got none of root's descriptors" "$(cat "$w/fake.out")" "got"
-
-# --- the pid file root writes, in a directory a user controls
-pdir=$w/pids
-mkdir -m 755 "$pdir" && chown "$TEST_USER:" "$pdir"
-as_user mkfifo "$pdir/p1.pid.cordon-tmp"
-timeout 60 "$RT" --root "$root" create -b "$b" --pid-file "$pdir/p1.pid" p1 >/dev/null 2>"$w/p1.err"
-rc=$?
-isnt "create --pid-file with a FIFO planted at its temporary name: does not hang" "$rc" 124
-st=$("$RT" --root "$root" state p1 2>/dev/null)
-is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
-	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
-is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
-"$RT" --root "$root" delete --force p1 >/dev/null 2>&1
 
 # --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
 # sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a
