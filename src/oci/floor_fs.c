@@ -291,8 +291,8 @@ static int workdir_mount(struct oci_floor *f, const char *path, const char *src,
 static bool kernel_fs(const char *type)
 {
 	static const char *const kinds[] = {
-	    "proc",	"sysfs",   "devtmpfs",	 "devpts",     "debugfs",  "tracefs", "securityfs",
-	    "bpf",	"cgroup",  "cgroup2",	 "efivarfs",   "configfs", "pstore",  "binfmt_misc",
+	    "proc",    "sysfs",	 "devtmpfs",  "devpts",	    "debugfs",	"tracefs", "securityfs",
+	    "bpf",     "cgroup", "cgroup2",   "efivarfs",   "configfs", "pstore",  "binfmt_misc",
 	    "fusectl", "mqueue", "hugetlbfs", "rpc_pipefs", "nsfs",
 	};
 
@@ -429,10 +429,11 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 	if (managed(m->dest))
 		return own_mount(f, i, m);
 	if (lands_managed(f, m->dest))
-		return oci_floor_refuse(f,
-					"%s: %s: the image's symbolic links lead it into /proc, /sys "
-					"or /dev, which are cordon's own: refused",
-					path, m->dest);
+		return oci_floor_refuse(
+		    f,
+		    "%s: %s: the image's symbolic links lead it into /proc, /sys "
+		    "or /dev, which are cordon's own: refused",
+		    path, m->dest);
 	if (!strcmp(m->dest, "/"))
 		return oci_floor_refuse(f, "%s: a mount on /: refused (root.path is the root)",
 					path);

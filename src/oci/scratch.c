@@ -108,7 +108,8 @@ void oci_scratch_remove_noted(int dirfd)
 	ssize_t n;
 
 	/* root deletes in a user's --root (Slurm): a note the user wrote, naming one of root's
-	 * directories (another container's workdir), is not ours to follow; ours is written by us */
+	 * directories (another container's workdir), is not ours to follow; ours is written by us
+	 */
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		return;
 	n = read(fd, path, sizeof(path) - 1);
