@@ -111,7 +111,9 @@ static int exec_load(struct exec_ctx *x)
 	struct oci_state st;
 	int r;
 
-	x->rootfd = oci_root_open(oci_g.root, false, true, &err);
+	/* not another user's --root, even for root: its "holder" is whatever that user runs, and
+	 * exec hands it our stdio (a terminal) */
+	x->rootfd = oci_root_open(oci_g.root, false, false, &err);
 	if (x->rootfd < 0)
 		return oci_error_from(OCI_EXIT_FAIL, "--root", &err);
 	x->dirfd = oci_dir_open(x->rootfd, x->id, &err);

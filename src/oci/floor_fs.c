@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,6 +158,64 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 	return errno == ENOENT;
 }
 
+/* Where dest lands inside the rootfs once the image's symlinks are followed in it, as the
+ * mount's target is (dangling ones too: the image's /proc is empty), component by component:
+ * whether that is on or below /proc, /sys or /dev ("x -> /proc/sys" makes /x/kernel a mount
+ * there). cur holds no symlink, so fstatat() from the root follows none but the last's. */
+static bool lands_managed(const struct oci_floor *f, const char *dest)
+{
+	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char cur[4096] = "", todo[8192], target[4096];
+	unsigned hops = 0;
+
+	if (root < 0 || strlen(dest) >= sizeof(todo))
+		return false;
+	snprintf(todo, sizeof(todo), "%s", dest);
+	for (char *p = todo; *p;) {
+		size_t len = strcspn(p + strspn(p, "/"), "/"), c = strlen(cur);
+		struct stat st;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		if (!len)
+			break;
+		if ((len == 1 && p[0] == '.') || (len == 2 && !strncmp(p, "..", 2))) {
+			if (len == 2 && strrchr(cur, '/'))
+				*strrchr(cur, '/') = '\0';
+			p += len;
+			continue;
+		}
+		if (c + 1 + len >= sizeof(cur))
+			return false;
+		cur[c] = '/';
+		memcpy(cur + c + 1, p, len);
+		cur[c + 1 + len] = '\0';
+		p += len;
+		if (fstatat(root, cur + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* not in the image: the rest is made as written */
+			snprintf(target, sizeof(target), "%s%s", cur, p);
+			return managed(target);
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		n = readlinkat(root, cur + 1, target, sizeof(target) - 1);
+		if (n <= 0 || ++hops > 40)
+			return false;
+		target[n] = '\0';
+		cur[c] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (strlen(target) + 1 + strlen(p) >= sizeof(todo))
+			return false;
+		/* the link's text, then what was left after it */
+		memmove(todo + strlen(target) + 1, p, strlen(p) + 1);
+		memcpy(todo, target, strlen(target));
+		todo[strlen(target)] = '/';
+		p = todo;
+	}
+	return managed(cur[0] ? cur : "/");
+}
+
 /* tmpfs's size= option: bytes, or 0 (cordon's default) for none or a percentage. */
 static int tmpfs_size(const struct oci_floor *f, size_t i, const struct oci_mount *m, uint64_t *ret)
 {
@@ -226,9 +285,75 @@ static int workdir_mount(struct oci_floor *f, const char *path, const char *src,
 	return 0;
 }
 
+/* The kernel's own filesystems: the host's processes, devices, kernel state. A bind of one (or
+ * of a directory above one: binds are recursive) would hand the container the host's /proc,
+ * /sys or /dev, which its own, masked, replace. */
+static bool kernel_fs(const char *type)
+{
+	static const char *const kinds[] = {
+	    "proc",    "sysfs",	 "devtmpfs",  "devpts",	    "debugfs",	"tracefs", "securityfs",
+	    "bpf",     "cgroup", "cgroup2",   "efivarfs",   "configfs", "pstore",  "binfmt_misc",
+	    "fusectl", "mqueue", "hugetlbfs", "rpc_pipefs", "nsfs",
+	};
+
+	return in_list(type, kinds, CD_ELEMENTSOF(kinds));
+}
+
+/* mountinfo's octal escapes (\040 for a space) undone in place */
+static void mountinfo_unescape(char *p)
+{
+	char *o = p;
+
+	for (; *p; p++, o++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*o = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*o = *p;
+		}
+	}
+	*o = '\0';
+}
+
+/* The host's /proc, /sys, /dev (or a kernel filesystem at or below real, the source's real
+ * path): its mount point in where, true. */
+static bool kernel_fs_below(const char *real, char *where, size_t size)
+{
+	_cleanup_(cd_fclosep) FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (cd_path_startswith(real, "/proc") || cd_path_startswith(real, "/sys") ||
+	    cd_path_startswith(real, "/dev")) {
+		snprintf(where, size, "%.200s", real);
+		return true;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		snprintf(where, size, "/proc/self/mountinfo unreadable");
+		return true; /* cannot tell: refused */
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[4096], type[64];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s", type) != 1)
+			continue;
+		mountinfo_unescape(mnt);
+		if (kernel_fs(type) && cd_path_startswith(mnt, real)) {
+			snprintf(where, size, "%.200s (%s)", mnt, type);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char *path)
 {
-	_cleanup_free_ char *src = NULL;
+	_cleanup_free_ char *src = NULL, *real = NULL;
+	char where[300];
 	struct cordon_error e = {0};
 	struct stat st;
 	int r;
@@ -243,6 +368,14 @@ static int bind_mount(struct oci_floor *f, const struct oci_mount *m, const char
 		return cd_fail(f->err, ENOMEM, "config", "out of memory");
 	if (stat(src, &st) < 0)
 		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
+	real = realpath(src, NULL);
+	if (!real)
+		return cd_fail_errno(f->err, errno, "config", "%s: %s", path, src);
+	if (kernel_fs_below(real, where, sizeof(where)))
+		return oci_floor_refuse(f,
+					"%s: %s: the host's %s: refused (the container's /proc, "
+					"/sys and /dev are cordon's own)",
+					path, m->source, where);
 	if (missing_in_rootfs(f, m->dest)) {
 		/* podman binds /etc/hostname, /etc/hosts, /etc/resolv.conf into any image; runc
 		 * makes their mount points in the image, cordon's root is read-only */
@@ -295,6 +428,12 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 
 	if (managed(m->dest))
 		return own_mount(f, i, m);
+	if (lands_managed(f, m->dest))
+		return oci_floor_refuse(
+		    f,
+		    "%s: %s: the image's symbolic links lead it into /proc, /sys "
+		    "or /dev, which are cordon's own: refused",
+		    path, m->dest);
 	if (!strcmp(m->dest, "/"))
 		return oci_floor_refuse(f, "%s: a mount on /: refused (root.path is the root)",
 					path);

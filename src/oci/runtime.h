@@ -74,7 +74,7 @@ int oci_id_check(const char *id, struct cordon_error *err);
 char *oci_root_default(struct cordon_error *err);
 /* Open --root as a directory fd (made 0700 when missing and make is true). Refused: a symlink,
  * not a directory, group- or world-writable, or not the caller's (root may open any owner's
- * when foreign_ok: state, list, ps, kill, delete). */
+ * when foreign_ok: state, list, ps, kill, delete; never exec, which hands the holder its stdio). */
 int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_error *err);
 /* The container's directory under root: -ENOENT (err: "container ID does not exist"). */
 int oci_dir_open(int rootfd, const char *id, struct cordon_error *err);
@@ -88,13 +88,14 @@ int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *
 char *oci_state_json(const struct oci_state *st);
 /* Remove the container's directory (its known files, then itself). */
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err);
-/* Write path (the engine's --pid-file) atomically: "PID" in a temporary file renamed over it. */
+/* Write path (the engine's --pid-file) atomically: "PID" in a temporary file of a random name,
+ * made O_EXCL in the same directory (by its fd), renamed over it. */
 int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
 /* "2026-12-07T05:40:12.123456789Z" */
 void oci_now_rfc3339(char buf[40]);
 
 /* --- scratch.c: the workdir of a container whose config binds no read-write directory --- */
-/* A fresh empty directory (malloc'd path) under /var/tmp/cordon-runtime-UID. */
+/* A fresh empty directory (malloc'd path): /var/tmp/cordon-runtime-UID-RANDOM. */
 int oci_scratch_make(char **ret, struct cordon_error *err);
 /* Name it in the container's directory, for delete. */
 int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err);

@@ -2,12 +2,15 @@
 /*
  * scratch.c - a container's scratch directory: cordon's sandbox always has one read-write
  * directory (its workdir); a config that binds none gets this empty one (spec.h,
- * oci_spec_config_scratch), /var/tmp/cordon-runtime-UID/RANDOM (0700, ours; UID the caller's
- * host uid, also under rootless podman's user namespace), named in ROOT/ID/scratch and removed
- * with the container. Runs in cordon-runtime's create, run and delete.
+ * oci_spec_config_scratch), /var/tmp/cordon-runtime-UID-RANDOM (0700, ours; UID the caller's
+ * host uid, also under rootless podman's user namespace; RANDOM 32 hex digits: made in the sticky
+ * /var/tmp itself, a name nobody can take first, where a fixed parent of ours could be squatted
+ * by any user before our first container), named in ROOT/ID/scratch and removed with the
+ * container. Runs in cordon-runtime's create, run and delete.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,36 +35,26 @@ static unsigned long host_uid(void)
 	return uid;
 }
 
-static int parent_dir(char *buf, size_t size, struct cordon_error *err)
+/* "/var/tmp/cordon-runtime-UID-": what every scratch of ours starts with */
+static void scratch_prefix(char *buf, size_t size)
 {
-	struct stat st;
-
-	snprintf(buf, size, "/var/tmp/cordon-runtime-%lu", host_uid());
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return cd_fail_errno(err, errno, "scratch", "mkdir %s", buf);
-	if (lstat(buf, &st) < 0)
-		return cd_fail_errno(err, errno, "scratch", "%s", buf);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
-		return cd_fail(err, EPERM, "scratch",
-			       "%s: not a directory of ours, or writable by others: refused", buf);
-	return 0;
+	snprintf(buf, size, "/var/tmp/cordon-runtime-%lu-", host_uid());
 }
 
 int oci_scratch_make(char **ret, struct cordon_error *err)
 {
-	char parent[64], id[33];
+	char prefix[64], id[33];
 	char *path;
 	int r;
 
-	r = parent_dir(parent, sizeof(parent), err);
-	if (r < 0)
-		return r;
+	scratch_prefix(prefix, sizeof(prefix));
 	r = cd_random_id(id);
 	if (r < 0)
 		return cd_fail_errno(err, -r, "scratch", "random id");
-	path = cd_strdup_printf("%s/%s", parent, id);
+	path = cd_strdup_printf("%s%s", prefix, id);
 	if (!path)
 		return cd_fail(err, ENOMEM, "scratch", "out of memory");
+	/* a new directory, or nothing: mkdir does not follow a planted symlink */
 	if (mkdir(path, 0700) < 0) {
 		r = cd_fail_errno(err, errno, "scratch", "mkdir %s", path);
 		free(path);
@@ -83,15 +76,24 @@ int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err)
 	return r < 0 ? cd_fail_errno(err, -r, "scratch", "%s", SCRATCH_FILE) : 0;
 }
 
+/* the name oci_scratch_make() gives: 32 lowercase hex digits (never "..", never a slash) */
+static bool scratch_name(const char *name)
+{
+	return strlen(name) == 32 && strspn(name, "0123456789abcdef") == 32;
+}
+
 void oci_scratch_remove(const char *path)
 {
-	char parent[64];
+	char prefix[64];
 	struct stat st;
+	size_t n;
 
-	/* only what we made: our parent's direct child, a directory */
-	if (parent_dir(parent, sizeof(parent), NULL) < 0 || !cd_path_startswith(path, parent) ||
-	    cd_path_depth(path) != cd_path_depth(parent) + 1 || lstat(path, &st) < 0 ||
-	    !S_ISDIR(st.st_mode))
+	/* only what we made: a directory of ours named as we name them (in the sticky /var/tmp
+	 * nobody else can rename or remove it) */
+	scratch_prefix(prefix, sizeof(prefix));
+	n = strlen(prefix);
+	if (strncmp(path, prefix, n) || !scratch_name(path + n) || lstat(path, &st) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return;
 	if (cd_rmtree_path(path, &st) < 0)
 		oci_log("warning", "scratch: %s: not removed", path);
@@ -99,11 +101,16 @@ void oci_scratch_remove(const char *path)
 
 void oci_scratch_remove_noted(int dirfd)
 {
-	_cleanup_close_ int fd = openat(dirfd, SCRATCH_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+	    openat(dirfd, SCRATCH_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	char path[256];
+	struct stat st;
 	ssize_t n;
 
-	if (fd < 0)
+	/* root deletes in a user's --root (Slurm): a note the user wrote, naming one of root's
+	 * directories (another container's workdir), is not ours to follow; ours is written by us
+	 */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		return;
 	n = read(fd, path, sizeof(path) - 1);
 	if (n <= 0)

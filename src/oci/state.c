@@ -231,14 +231,21 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* root reads a user's --root (Slurm): a FIFO there must not hang it */
+	_cleanup_close_ int fd =
+	    openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct stat sb;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "state", "state.json");
+	if (fstat(fd, &sb) < 0)
+		return cd_fail_errno(err, errno, "state", "state.json");
+	if (!S_ISREG(sb.st_mode))
+		return cd_fail(err, EBADMSG, "state", "state.json: not a regular file");
 	for (;;) {
 		ssize_t n;
 
@@ -331,24 +338,59 @@ int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err)
 	return 0;
 }
 
+/* The pid file's directory, and its name there: the temporary file and the rename stay in that
+ * one directory, whatever becomes of its path meanwhile */
+static int pid_file_dir(const char *path, const char **ret_base, struct cordon_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash) {
+		*ret_base = path;
+		dir = strdup(".");
+	} else {
+		*ret_base = slash + 1;
+		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	}
+	if (!dir)
+		return cd_fail(err, ENOMEM, "--pid-file", "out of memory");
+	if (!**ret_base)
+		return cd_fail(err, EINVAL, "--pid-file", "%s: not a file name", path);
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(err, errno, "--pid-file", "%s", dir);
+	return fd;
+}
+
 int oci_pid_file_write(const char *path, pid_t pid, struct cordon_error *err)
 {
-	_cleanup_free_ char *tmp = cd_strdup_printf("%s.cordon-tmp", path);
-	_cleanup_close_ int fd = -1;
-	char text[24];
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	_cleanup_free_ char *tmp = NULL;
+	const char *base;
+	char text[24], rnd[33];
 	int r;
 
+	dirfd = pid_file_dir(path, &base, err);
+	if (dirfd < 0)
+		return dirfd;
+	r = cd_random_id(rnd);
+	if (r < 0)
+		return cd_fail_errno(err, -r, "--pid-file", "random name");
+	/* a name nobody can plant first, made by us (O_EXCL): root may write this in a directory
+	 * a user or a container controls, where a FIFO, a symlink or a hard link could wait */
+	tmp = cd_strdup_printf(".%.200s.%s", base, rnd);
 	if (!tmp)
 		return cd_fail(err, ENOMEM, "--pid-file", "out of memory");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return cd_fail_errno(err, errno, "--pid-file", "%s", tmp);
+		return cd_fail_errno(err, errno, "--pid-file", "%s", path);
 	snprintf(text, sizeof(text), "%d", (int)pid);
 	r = cd_write_all(fd, text, strlen(text));
-	if (r < 0 || rename(tmp, path) < 0) {
+	if (r < 0 || renameat(dirfd, tmp, dirfd, base) < 0) {
 		int e = r < 0 ? -r : errno;
 
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 		return cd_fail_errno(err, e, "--pid-file", "%s", path);
 	}
 	return 0;

@@ -11,8 +11,13 @@
                            what the terminal shows until the process ends (EIO)
   frame SOCK TYPE          connect to a holder's control socket, send one frame of TYPE with
                            no payload; print "answer TYPE" or "closed" (the holder hung up)
+  fake-holder DIR          be a holder of the container directory DIR as a user could fake one
+                           (its lock, a listener at DIR/sock); print "ready", then, for the
+                           first request, "got N fds" (what a caller hands it)
 """
+import array
 import ctypes
+import fcntl
 import os
 import socket
 import struct
@@ -107,6 +112,23 @@ def frame(path, typ):
     return 0
 
 
+def fake_holder(d):
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(dfd, fcntl.LOCK_EX)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(d + "/sock")
+    s.listen(1)
+    print("ready", flush=True)
+    c, _ = s.accept()
+    _, anc, _, _ = c.recvmsg(1 << 18, socket.CMSG_SPACE(16 * 4))
+    fds = array.array("i")
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    print("got %d fds" % len(fds), flush=True)
+    return 0
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "reap":
@@ -117,6 +139,8 @@ def main():
         return console(a[1], rest[:i], rest[i + 1:])
     if a[0] == "frame":
         return frame(a[1], a[2])
+    if a[0] == "fake-holder":
+        return fake_holder(a[1])
     return 2
 
 

@@ -102,6 +102,24 @@ refused "a privileged podman container" 'c["annotations"] = {"io.podman.annotati
 	"annotations.io.podman.annotations.privileged: TRUE: privileged containers are refused"
 refused "the host's /dev" 'c["mounts"].append({"destination": "/dev/kmsg", "type": "bind", "source": "/dev/kmsg"})' \
 	"mounts[5]: /dev/kmsg: /proc, /sys and /dev are cordon's own (only their usual mounts are accepted): refused"
+# a bind of the host's /proc (its processes, their command lines), /sys, /dev (its /dev/shm), or
+# of a directory above one (binds are recursive: / holds them all)
+refused "a bind of the host's /proc" 'c["mounts"].append({"destination": "/h", "type": "bind", "source": "/proc", "options": ["rbind", "ro"]})' \
+	"mounts[5]: /proc: the host's /proc: refused (the container's /proc, /sys and /dev are cordon's own)"
+refused "a bind of the host's /dev/shm" 'c["mounts"].append({"destination": "/h", "type": "bind", "source": "/dev/shm", "options": ["rbind", "ro"]})' \
+	"mounts[5]: /dev/shm: the host's /dev/shm: refused (the container's /proc, /sys and /dev are cordon's own)"
+rm -f "$scratch/ran"
+oci_config 'p["args"] = ["touch", "/.cordon-scratch/ran"]; c["mounts"].append({"destination": "/h", "type": "bind", "source": "/", "options": ["rbind", "ro"]})'
+run_floor
+is "a bind of the host's /, which holds its /proc, /sys, /dev: 125, nothing ran" \
+	"$rc:$([ -e "$scratch/ran" ] && echo ran)" "125:"
+like "... one line naming the kernel's filesystem below it" "$err" "cordon-runtime: mounts[5]: /: the host's /"
+# a mount whose destination the image's symbolic links lead into /proc (x -> /proc/sys,
+# dangling in the image: its /proc is empty)
+ln -s /proc/sys "$b/rootfs/procsys"
+refused "a mount through the image's symlink into /proc" 'c["mounts"].append({"destination": "/procsys/kernel", "type": "tmpfs", "source": "tmpfs"})' \
+	"mounts[5]: /procsys/kernel: the image's symbolic links lead it into /proc, /sys or /dev, which are cordon's own: refused"
+rm "$b/rootfs/procsys"
 refused "a host sysctl" 'c["linux"]["sysctl"] = {"kernel.core_pattern": "|/tmp/x"}' \
 	"linux.sysctl.kernel.core_pattern: not the container's own (the host's): refused"
 # an engine's user writes annotations, the runtime may be root: the trail stays in the bundle

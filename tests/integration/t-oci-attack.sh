@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# cordon-runtime attacked from the host side: what another user (or a container) controls and
+# the caller's cordon-runtime then touches. A FIFO planted where the caller writes the engine's
+# pid file (a shared sticky directory: the caller root or cordon-test, the planter another uid).
+# Root as the victim: a note in a user's --root naming one of root's directories, read by root's
+# delete (Slurm runs it as root on the user's --root); a FIFO for a state file root reads; a
+# fake holder there that root's exec would hand its stdio; a squatted scratch name.
+. "$TAP_LIB"
+
+RT=$CORDON_RUNTIME
+[ -x /bin/busybox ] || { skip "cordon-runtime" "busybox-static is not installed"; done_testing; exit; }
+
+w=$(mkwork)
+root=$w/root
+b=$w/bundle
+mkdir -p "$b/rootfs"/{bin,proc,sys,dev,etc,tmp}
+cp /bin/busybox "$b/rootfs/bin/"
+for a in sh sleep true; do ln -s busybox "$b/rootfs/bin/$a"; done
+(cd "$b" && "$RT" spec) || { fail "cordon-runtime spec"; done_testing; exit; }
+python3 - "$b/config.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["sleep", "100"]
+c["process"]["terminal"] = False
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+own "$b"
+as_user() { setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups "$@"; }
+victims=()
+cleanup() {
+	for id in $(as_caller "$RT" --root "$root" list -q 2>/dev/null); do
+		as_caller "$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
+	done
+	for v in "${victims[@]}"; do rm -rf "$v"; done
+	rm -rf /var/tmp/cordon-runtime-65533-*
+}
+trap cleanup EXIT
+
+# --- the pid file the caller writes (root: as root), in a shared sticky directory where
+# another uid plants a FIFO at its temporary name: the caller's create must not hang on it
+if is_user_mode; then planter=nobody; else planter=$TEST_USER; fi
+pdir=$w/pids
+mkdir -m 1777 "$pdir"
+setpriv --reuid="$planter" --regid="$(id -g "$planter")" --clear-groups mkfifo "$pdir/p1.pid.cordon-tmp"
+timeout 60 setpriv --reuid="$(caller_uid)" --regid="$(id -g "$(caller_uid)")" --clear-groups \
+	"$RT" --root "$root" create -b "$b" --pid-file "$pdir/p1.pid" p1 >/dev/null 2>"$w/p1.err"
+rc=$?
+isnt "create --pid-file with a FIFO planted at its temporary name: does not hang" "$rc" 124
+st=$(as_caller "$RT" --root "$root" state p1 2>/dev/null)
+is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
+	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
+is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
+as_caller "$RT" --root "$root" delete --force p1 >/dev/null 2>&1
+
+if is_user_mode; then
+	skip "attacks on root's cordon-runtime" "root is the victim: run as root"
+	done_testing
+	exit
+fi
+
+# --- root's delete in a user's --root follows the user's scratch note
+# a victim named as root's scratches are (another container's workdir)
+victim=/var/tmp/cordon-runtime-0-$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+victims+=("$victim")
+mkdir -p "$victim" && echo precious >"$victim/data"
+uroot=$w/uroot
+mkdir -m 700 "$uroot" && chown "$TEST_USER:" "$uroot"
+as_user mkdir "$uroot/c1"
+as_user sh -c "printf %s '$victim' >'$uroot/c1/scratch'"
+out=$("$RT" --root "$uroot" delete c1 2>&1)
+is "root's delete in a user's --root: the container's directory goes" "$?:$out:$([ -e "$uroot/c1" ] && echo left)" "0::"
+is "... and the directory the user's note names, root's, stays" "$(cat "$victim/data" 2>&1)" precious
+
+# --- root's delete and state in a user's --root: a FIFO for a file does not hang them
+as_user mkdir "$uroot/c2"
+as_user mkfifo "$uroot/c2/scratch" "$uroot/c2/state.json"
+out=$(timeout 60 "$RT" --root "$uroot" state c2 2>&1)
+rc=$?
+isnt "root's state on a FIFO state.json: does not hang" "$rc" 124
+like "... refused: not a file" "$out" "state.json"
+out=$(timeout 60 "$RT" --root "$uroot" delete c2 2>&1)
+is "root's delete with a FIFO scratch note: does not hang, the directory goes" "$?:$out:$([ -e "$uroot/c2" ] && echo left)" "0::"
+
+# --- root's exec in a user's --root: the "holder" there is whatever the user runs, and exec
+# hands it root's stdio (its terminal): exec is for the caller's own containers
+as_user mkdir "$uroot/c3"
+printf '{"id":"c3","status":"running","pid":1,"bundle":"%s","created":"x"}' "$b" >"$w/c3.json"
+as_user cp "$w/c3.json" "$uroot/c3/state.json"
+as_user /usr/bin/python3 "$OCI_HELPER" fake-holder "$uroot/c3" >"$w/fake.out" 2>&1 &
+fake=$!
+for _ in $(seq 100); do [ -s "$w/fake.out" ] && break; sleep 0.1; done
+out=$(timeout 60 "$RT" --root "$uroot" exec c3 true </dev/null 2>&1)
+rc=$?
+kill "$fake" 2>/dev/null
+wait "$fake" 2>/dev/null
+is "root's exec in a user's --root: refused (1)" "$rc" 1
+like "... saying whose it is" "$out" "not by the caller"
+unlike "... the user's listener got none of root's descriptors" "$(cat "$w/fake.out")" "got"
+
+# --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
+# sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a
+# read-write bind). The victim: uid 65533, an unprivileged caller without an account.
+vu=65533
+squat=/var/tmp/cordon-runtime-$vu
+if [ -e "$squat" ]; then
+	skip "a squatted scratch parent" "$squat exists already"
+else
+	victims+=("$squat")
+	as_user mkdir -m 755 "$squat"
+	vw=$w/victim
+	mkdir -m 755 "$vw" && chown "$vu:$vu" "$vw"
+	chmod -R a+rX "$b"
+	python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["sh", "-c", "echo ran"]
+c["root"]["path"] = sys.argv[2]
+json.dump(c, open(sys.argv[3], "w"))' "$b/config.json" "$b/rootfs" "$vw/config.json"
+	out=$(cd / && setpriv --reuid=$vu --regid=$vu --clear-groups "$RT" --root "$vw/root" run -b "$vw" v1 2>&1)
+	is "another user's directory at $squat: uid $vu's run runs" "$?:$out" "0:ran"
+	setpriv --reuid=$vu --regid=$vu --clear-groups "$RT" --root "$vw/root" delete v1 >/dev/null 2>&1
+	is "... and its delete leaves no scratch of uid $vu behind" \
+		"$(ls -d /var/tmp/cordon-runtime-$vu-* 2>/dev/null)" ""
+fi
+
+done_testing
