@@ -6,7 +6,8 @@
  * directory for its life, answers the control socket there (start, kill, pause, resume, exec,
  * ps) to peers of its own uid or root, keeps the engine's stdio until start hands it to the
  * process, forwards the signals it gets to the process, and when the process ends destroys the
- * session, writes "stopped" and exits as the process did. Runs in the holder.
+ * session, removes its scratch, writes "stopped" and exits as the process did. Runs in the
+ * holder.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,6 +93,9 @@ _Noreturn static void holder_end(struct holder *h, int status)
 		client_close(h, 0);
 	}
 	unlinkat(h->a->dirfd, OCI_SOCK_NAME, 0);
+	/* every process gone, nothing uses the scratch now: removed by its maker, also when the
+	 * delete comes from root (Slurm), which follows no user's note (scratch.c) */
+	oci_scratch_remove_noted(h->a->dirfd);
 	h->status = OCI_STOPPED;
 	state_save(h);
 	oci_exit_as(status);

@@ -19,10 +19,16 @@ _tap_result() { # ok|not ok, description, [directive]
 	printf '%s %d - %s%s\n' "$1" "$_tap_n" "${2//#/\\#}" "${3:+ # $3}"
 }
 
-pass() { _tap_result ok "$*"; }
+# A known bug, said so: between todo "why" and todo_end, a failure is "not ok ... # TODO why"
+# (tests/run counts it as neither passed nor failed), a pass "ok ... # TODO why" (mended: drop
+# the todo). The check still runs and still prints what it got.
+_tap_todo=
+todo() { _tap_todo=$1; }
+todo_end() { _tap_todo=; }
+pass() { _tap_result ok "$*" "${_tap_todo:+TODO $_tap_todo}"; }
 fail() {
-	_tap_result "not ok" "$*"
-	_tap_failed=$((_tap_failed + 1))
+	_tap_result "not ok" "$*" "${_tap_todo:+TODO $_tap_todo}"
+	[ -n "$_tap_todo" ] || _tap_failed=$((_tap_failed + 1))
 }
 skip() { _tap_result ok "$1" "SKIP ${2:-}"; }
 diag() { printf '# %s\n' "$*" | sed '2,$s/^/# /'; }
