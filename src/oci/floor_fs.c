@@ -120,6 +120,15 @@ static bool image_dir(int root, const char *name)
 	       fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Whether the image has a /var/tmp directory, where image_dirs() mounts a fresh tmpfs. */
+static bool image_var_tmp(int root)
+{
+	struct stat st;
+
+	return image_dir(root, "var") && fstatat(root, "var/tmp", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 /* Whether dest must be made in the rootfs itself, which cordon mounts read-only, and is not
  * there: a mount point below a top-level directory the image has, neither one cordon replaces
  * nor below a tmpfs or the read-write directory of the config. Looked up inside the rootfs (its
@@ -143,8 +152,8 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 	if (in_list(name, cordon_hidden_top, CD_ELEMENTSOF(cordon_hidden_top)) &&
 	    !image_dir(root, name))
 		return false;
-	if (cd_path_startswith(dest, "/var/tmp"))
-		return false; /* image_dirs()'s tmpfs, or the image has none and cordon makes it */
+	if (cd_path_startswith(dest, "/var/tmp") && strcmp(dest, "/var/tmp") && image_var_tmp(root))
+		return false; /* below image_dirs()'s tmpfs */
 	/* a top-level entry the image lacks is made in cordon's own root, with what is below */
 	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
 	if (fd < 0)
@@ -260,6 +269,16 @@ static int tmpfs_mount(const struct oci_floor *f, size_t i, const struct oci_mou
 
 	if (r < 0)
 		return r;
+	if (missing_in_rootfs(f, m->dest)) {
+		/* podman --read-only's /var/tmp in an image whose /var has none: runc makes the
+		 * mount point in the image, cordon's root is read-only; scratch not there is
+		 * said, the container still runs (as an image without /var/tmp does) */
+		oci_floor_say(f,
+			      "mounts[%zu]: %s: no such directory in the rootfs, which cordon "
+			      "mounts read-only: tmpfs not mounted",
+			      i, m->dest);
+		return 0;
+	}
 	r = cordon_config_add_tmpfs(f->c, m->dest, size, &e);
 	snprintf(path, sizeof(path), "mounts[%zu]", i);
 	return r < 0 ? oci_floor_relay(f, r, &e, path) : 0;
@@ -449,13 +468,20 @@ static int one_mount(struct oci_floor *f, size_t i, const struct oci_mount *m, c
 				m->dest, type);
 }
 
+static bool config_mounts_on(const struct oci_spec *s, const char *dest)
+{
+	for (size_t i = 0; i < s->n_mounts; i++)
+		if (!strcmp(s->mounts[i].dest, dest))
+			return true;
+	return false;
+}
+
 /* The image's /var, /srv, /mnt, ... read-only (cordon would hide them as it does a host's),
  * with a fresh /var/tmp where the image has one, as cordon gives a host root. */
 static int image_dirs(const struct oci_floor *f)
 {
 	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct cordon_error e = {0};
-	struct stat st;
 	int r;
 
 	if (root < 0)
@@ -473,9 +499,8 @@ static int image_dirs(const struct oci_floor *f)
 		if (r < 0)
 			return oci_floor_relay(f, r, &e, "root.path");
 	}
-	if (!image_dir(root, "var") || fstatat(root, "var/tmp", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISDIR(st.st_mode))
-		return 0;
+	if (!image_var_tmp(root) || config_mounts_on(f->s, "/var/tmp"))
+		return 0; /* the config's own /var/tmp (podman --read-only's tmpfs) replaces it */
 	r = cordon_config_add_tmpfs(f->c, "/var/tmp", 256u << 20, &e);
 	return r < 0 ? oci_floor_relay(f, r, &e, "root.path") : 0;
 }

@@ -186,9 +186,7 @@ pm run --rm "$NET" "$OCI_IMAGE" /bin/sh -c 'grep ^CapEff /proc/self/status; touc
 like_glob "podman's default capabilities: none (CapEff 0)" "$out" "CapEff:*0000000000000000*"
 like_glob "... and the rootfs read-only" "$out" "*read-only"
 pm run --rm --read-only "$NET" "$OCI_IMAGE" /bin/sh -c 'touch /bin/x 2>/dev/null && echo wrote || echo read-only'
-todo "cordon-runtime: a tmpfs below a directory the image lacks (/var/tmp) needs a mount point on the read-only root (issue 30, left)"
 is "--read-only: the rootfs cannot be written" "$rc:$out" "0:read-only"
-todo_end
 pm run --rm --cap-drop all "$NET" "$OCI_IMAGE" /bin/sh -c 'grep ^CapEff /proc/self/status'
 like_glob "--cap-drop all: no capability (CapEff 0)" "$out" "CapEff:*0000000000000000"
 pm run --rm --hostname box1 "$NET" "$OCI_IMAGE" /bin/hostname

@@ -728,6 +728,66 @@ static void test_mounts(void)
 	}
 }
 
+/* One tmpfs at dst in c, of that size, and no other there. */
+static bool one_tmpfs(const struct cordon_config *c, const char *dst, uint64_t size)
+{
+	size_t n = 0;
+	bool sized = false;
+
+	for (size_t i = 0; c && i < c->fs.n_tmpfs; i++)
+		if (!strcmp(c->fs.tmpfs[i].path, dst)) {
+			n++;
+			sized = c->fs.tmpfs[i].size == size;
+		}
+	return n == 1 && sized;
+}
+
+/* podman --read-only's tmpfs on /var/tmp, whatever the image's /var holds: the container runs
+ * (cordon's root is read-only: no mount point is made in the image's /var). */
+static void test_var_tmp(void)
+{
+	static const char mnt[] = "{\"destination\":\"/var/tmp\",\"type\":\"tmpfs\","
+				  "\"source\":\"tmpfs\",\"options\":[\"rw\",\"size=1m\"]}";
+	char *text = variant("/mounts/1", mnt);
+	struct cordon_config *c;
+	struct cordon_error err;
+	char path[256], bind[512];
+
+	is_int(load_config(text, NULL, &c, &err), 0, "tmpfs /var/tmp, no /var: accepted (%s)",
+	       err.msg);
+	ok(one_tmpfs(c, "/var/tmp", 1u << 20), "... mounted (below cordon's own /var)");
+	cordon_config_free(c);
+	snprintf(path, sizeof(path), "%s/rootfs/var", bundle);
+	mkdir(path, 0755);
+	is_int(load_config(text, NULL, &c, &err), 0,
+	       "tmpfs /var/tmp, a /var without tmp: accepted (%s)", err.msg);
+	ok(c && c->fs.n_tmpfs == 0, "... not mounted: the read-only /var has no mount point");
+	LOGGED("mounts[1]: /var/tmp: no such directory in the rootfs, which cordon mounts "
+	       "read-only: tmpfs not mounted");
+	cordon_config_free(c);
+	snprintf(path, sizeof(path), "%s/rootfs/var/tmp", bundle);
+	mkdir(path, 0755);
+	is_int(load_config(text, NULL, &c, &err), 0,
+	       "tmpfs /var/tmp, a /var with tmp: accepted (%s)", err.msg);
+	ok(one_tmpfs(c, "/var/tmp", 1u << 20), "... the config's tmpfs, in place of the floor's");
+	cordon_config_free(c);
+	/* below the floor's own /var/tmp, the mount point is made in that tmpfs */
+	free(text);
+	snprintf(bind, sizeof(bind),
+		 "{\"destination\":\"/var/tmp/f\",\"type\":\"bind\",\"source\":\"%s/hosts\","
+		 "\"options\":[\"ro\"]}",
+		 tmp);
+	text = variant("/mounts/1", bind);
+	is_int(load_config(text, NULL, &c, &err), 0,
+	       "a bind below the image's /var/tmp: accepted (%s)", err.msg);
+	ok(c && has_bind(c, "/var/tmp/f"), "... bound (in the floor's tmpfs on /var/tmp)");
+	cordon_config_free(c);
+	free(text);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/rootfs/var", bundle);
+	rmdir(path);
+}
+
 static void test_image_dirs(void)
 {
 	struct cordon_config *c;
@@ -766,6 +826,7 @@ static void test_image_dirs(void)
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/rootfs/var", bundle);
 	rmdir(path);
+	test_var_tmp();
 }
 
 static void test_linux_floor(void)
