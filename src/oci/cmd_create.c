@@ -36,6 +36,7 @@ struct create_ctx {
 	int rootfd;
 	int dirfd;
 	int tty;
+	int console;
 	char *scratch; /* made for a config without a read-write directory; removed on failure */
 };
 
@@ -46,6 +47,7 @@ static void ctx_done(struct create_ctx *x)
 	cd_closep(&x->rootfd);
 	cd_closep(&x->dirfd);
 	cd_closep(&x->tty);
+	cd_closep(&x->console);
 	free(x->scratch);
 }
 
@@ -90,7 +92,7 @@ static int create_check(struct create_ctx *x, int argc, char **argv)
 	return 0;
 }
 
-/* The directory, then the terminal: both undone by the caller when what follows fails */
+/* The directory, then the console socket (the holder sends the pty): both undone by the caller when what follows fails */
 static int create_dir(struct create_ctx *x)
 {
 	struct cordon_error err = {0};
@@ -106,8 +108,8 @@ static int create_dir(struct create_ctx *x)
 	if (oci_scratch_note(x->dirfd, x->scratch, &err) < 0)
 		return oci_error_from(OCI_EXIT_FAIL, x->id, &err);
 	if (p->terminal && x->v[C_CONSOLE]) {
-		x->tty = oci_console_open(x->v[C_CONSOLE], p->rows, p->cols, &err);
-		if (x->tty < 0)
+		x->console = oci_console_connect(x->v[C_CONSOLE], &err);
+		if (x->console < 0)
 			return oci_error_from(OCI_EXIT_FAIL, "--console-socket", &err);
 	} else if (p->terminal) {
 		/* run in the foreground on a terminal: the process gets that one */
@@ -124,6 +126,7 @@ static void holder_args(struct create_ctx *x, struct oci_holder_args *a, int rea
 				      .spec = x->spec,
 				      .config = x->config,
 				      .tty = x->tty,
+				      .console = x->console,
 				      .ready_fd = ready,
 				      .start_now = start};
 }
@@ -171,7 +174,7 @@ static int create_detached(struct create_ctx *x, bool start)
 
 static int create_main(const char *cmd, int argc, char **argv, bool run)
 {
-	struct create_ctx x = {.cmd = cmd, .rootfd = -1, .dirfd = -1, .tty = -1};
+	struct create_ctx x = {.cmd = cmd, .rootfd = -1, .dirfd = -1, .tty = -1, .console = -1};
 	struct oci_holder_args a;
 	int r;
 

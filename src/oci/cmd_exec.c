@@ -62,7 +62,7 @@ struct exec_ctx {
 	char **env; /* --env, each of them (the table keeps one value an option) */
 	struct oci_spec *spec;
 	struct oci_process *proc;
-	int rootfd, dirfd, tty;
+	int rootfd, dirfd, console; /* connected to --console-socket (a terminal), or -1 */
 };
 
 static void ctx_done(struct exec_ctx *x)
@@ -72,7 +72,7 @@ static void ctx_done(struct exec_ctx *x)
 	oci_spec_free(x->spec);
 	cd_closep(&x->rootfd);
 	cd_closep(&x->dirfd);
-	cd_closep(&x->tty);
+	cd_closep(&x->console);
 }
 
 /* --env K=V may come many times: taken out before the table sees the options */
@@ -216,11 +216,11 @@ static int exec_start(struct exec_ctx *x, char **args)
 	if (!req)
 		return oci_error(OCI_EXIT_FAIL, "exec", "out of memory");
 	if (tty) {
-		x->tty = oci_console_open(x->v[E_CONSOLE], x->proc ? x->proc->rows : 0,
-					  x->proc ? x->proc->cols : 0, &err);
-		if (x->tty < 0)
+		/* the holder opens the pty in the container and sends its master there */
+		x->console = oci_console_connect(x->v[E_CONSOLE], &err);
+		if (x->console < 0)
 			return oci_error_from(OCI_EXIT_BAD, "--console-socket", &err);
-		fds[0] = fds[1] = fds[2] = x->tty;
+		fds[0] = fds[1] = fds[2] = x->console;
 	}
 	sock = oci_ctl_connect(x->dirfd, &err);
 	if (sock < 0)
@@ -230,7 +230,7 @@ static int exec_start(struct exec_ctx *x, char **args)
 				      : !strcmp(err.step, "exec") ? CORDON_EXIT_NOEXEC
 								  : OCI_EXIT_FAIL,
 				      "exec", &err);
-	cd_closep(&x->tty);
+	cd_closep(&x->console);
 	p = x->v[E_DETACH] ? fork() : getpid();
 	if (p < 0)
 		return oci_error(OCI_EXIT_FAIL, "exec", "fork: %s", strerror(errno));
@@ -248,7 +248,7 @@ static int exec_start(struct exec_ctx *x, char **args)
 
 int oci_cmd_exec(int argc, char **argv)
 {
-	struct exec_ctx x = {.rootfd = -1, .dirfd = -1, .tty = -1};
+	struct exec_ctx x = {.rootfd = -1, .dirfd = -1, .console = -1};
 	char **rest;
 	int n, r;
 

@@ -306,14 +306,16 @@ _Noreturn static void holder_loop(struct holder *h)
 
 /* H's own stdio becomes /dev/null (errors to --log): the engine's stay open only as the copies
  * start hands to the process. Nothing of ours above 2 reaches the session's supervisor (it
- * closes them), so fds 0-2 are what it could keep. */
+ * closes them), so fds 0-2 are what it could keep. With a terminal the process gets the pty and
+ * none of them: none is kept, for the engine may wait for EOF on them before it calls start
+ * (containerd's shim reads create's output to its end). */
 static int stdio_take(struct holder *h, struct cordon_error *err)
 {
 	_cleanup_close_ int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (null < 0)
 		return cd_fail_errno(err, errno, "holder", "/dev/null");
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3 && h->a->tty < 0 && h->a->console < 0; i++)
 		h->stdio[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
 	if (h->a->ready_fd < 0)
 		oci_g.err_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -323,6 +325,23 @@ static int stdio_take(struct holder *h, struct cordon_error *err)
 	    dup2(oci_g.log_fd >= 0 ? oci_g.log_fd : null, 2) < 0)
 		return cd_fail_errno(err, errno, "holder", "dup2");
 	return 0;
+}
+
+/* process.terminal with a console socket: the pty comes from the container's own /dev/pts,
+ * so pid 1 must exist first; its master goes to the engine before create returns */
+static int console_take(struct holder *h, struct cordon_error *err)
+{
+	const struct oci_process *p = oci_spec_process(h->a->spec);
+	pid_t pid1;
+
+	if (h->a->console < 0)
+		return 0;
+	pid1 = oci_holder_pid1(h);
+	if (pid1 < 0)
+		return cd_fail_errno(err, -pid1, "terminal", "the container's pid 1");
+	h->a->tty = oci_console_send(h->a->console, pid1, p->rows, p->cols, err);
+	cd_closep(&h->a->console);
+	return h->a->tty < 0 ? h->a->tty : 0;
 }
 
 static int signals_take(struct holder *h, struct cordon_error *err)
@@ -397,6 +416,9 @@ static int holder_setup(struct holder *h, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	r = cordon_session_create(h->a->config, CORDON_SESSION_FREEZABLE, &h->s, err);
+	if (r < 0)
+		return r;
+	r = console_take(h, err);
 	if (r < 0)
 		return r;
 	r = listen_take(h, err);

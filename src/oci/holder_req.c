@@ -27,6 +27,7 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 	const struct oci_process *p = oci_spec_process(h->a->spec);
 	_cleanup_free_ char **argv = NULL, **env = NULL;
 	struct cordon_exec e = {0};
+	_cleanup_close_ int tty = -1;
 	const char *cwd;
 	unsigned flags;
 	int32_t pid;
@@ -46,6 +47,15 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 	e.flags = flags & OCI_EXEC_TTY ? CORDON_EXEC_TTY : 0;
 	for (int i = 0; i < 3; i++)
 		e.fd[i] = f->fd[i];
+	if (flags & OCI_EXEC_TTY) {
+		pid_t pid1 = oci_holder_pid1(h);
+
+		tty = pid1 < 0 ? cd_fail_errno(err, -pid1, "terminal", "the container's pid 1")
+			       : oci_console_send(f->fd[0], pid1, 0, 0, err);
+		if (tty < 0)
+			return tty;
+		e.fd[0] = e.fd[1] = e.fd[2] = tty;
+	}
 	r = cordon_session_exec(h->s, &e, &c->proc, err);
 	if (r < 0)
 		return r;
@@ -233,6 +243,23 @@ static bool started(struct holder *h, pid_t inner)
 		if (h->clients[i].proc && cordon_process_pid(h->clients[i].proc) == inner)
 			return true;
 	return false;
+}
+
+pid_t oci_holder_pid1(struct holder *h)
+{
+	_cleanup_free_ struct proc_entry *v = NULL;
+	pid_t top = cordon_session_pid(h->s);
+	size_t n = 0;
+	int r;
+
+	r = proc_scan(&v, &n);
+	if (r < 0)
+		return r;
+	/* the supervisor's child that is pid 1 in its own pid namespace */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ppid == top && v[i].inner == 1)
+			return v[i].pid;
+	return -ESRCH;
 }
 
 int oci_holder_pids(struct holder *h, int32_t *ret, size_t max, size_t *ret_n)

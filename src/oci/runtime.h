@@ -134,7 +134,9 @@ int oci_ctl_connect(int dirfd, struct cordon_error *err);
 int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const int *fds,
 		 unsigned n_fd, void *ret, size_t ret_size, size_t *ret_len,
 		 struct cordon_error *err);
-/* An exec request: flags (OCI_EXEC_TTY), argv, env, cwd -> one buffer (malloc'd), and back
+/* An exec request: flags (OCI_EXEC_TTY: the 3 fds are the socket connected to the engine's
+ * --console-socket, over which the holder sends the pty's master), argv, env, cwd -> one buffer
+ * (malloc'd), and back
  * (pointers into buf, which must stay; NULL-ended vectors malloc'd). */
 #define OCI_EXEC_TTY 0x1u
 char *oci_exec_pack(unsigned flags, char *const *argv, char *const *env, const char *cwd,
@@ -143,9 +145,12 @@ int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv
 		    const char **ret_cwd);
 
 /* --- console.c: a terminal for a process, its master sent to the engine --- */
-/* Open a pty (rows x cols when not 0), send its master over the unix socket at path (one
- * message, SCM_RIGHTS, payload the pty's name, as runc does), and return the slave side. */
-int oci_console_open(const char *socket_path, unsigned short rows, unsigned short cols,
+/* Connect to the engine's --console-socket (NULL: refused, a terminal needs one). */
+int oci_console_connect(const char *socket_path, struct cordon_error *err);
+/* Open a pty of the container's own /dev/pts (through /proc/PID1/root, rows x cols when not 0),
+ * send its master over sock (one message, SCM_RIGHTS, payload the pty's name, as runc does), and
+ * return the slave side: tty(1) inside then names it. */
+int oci_console_send(int sock, pid_t pid1, unsigned short rows, unsigned short cols,
 		     struct cordon_error *err);
 /* A unix socket path usable at any length: "/proc/self/fd/N/NAME" through an O_PATH fd of its
  * directory when the path is longer than sun_path takes; *ret_dirfd to close after use. */
@@ -159,7 +164,8 @@ struct oci_holder_args {
 	int dirfd;
 	const struct oci_spec *spec;
 	struct cordon_config *config;
-	int tty;	      /* the pty's slave (process.terminal), or -1 */
+	int tty;	      /* run on a terminal: that one (process.terminal), or -1 */
+	int console;	      /* connected to --console-socket (process.terminal), or -1 */
 	int ready_fd;	      /* create's pipe: one struct cordon_error (code 0: ready); -1: run */
 	bool start_now;	      /* run: start the process at once */
 	const char *pid_file; /* run: written by the holder itself (create writes its own) */

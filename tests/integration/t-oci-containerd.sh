@@ -28,12 +28,8 @@ c run --rm "${R[@]}" "$IMG" t2 /bin/true
 is "run --rm true: exit 0" "$rc:$err" "0:"
 # (bounded: a runtime that never answers the shim's console socket leaves ctr waiting for ever)
 out=$(timeout -k 5 30 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS run --rm -t ${R[*]} $IMG t4 /bin/sh -c 'tty; echo in-tty'" /dev/null </dev/null | tr -d '\r')
-todo "cordon-runtime under containerd's shim: ctr -t gets no terminal (issue 30, left)"
 like "-t: a terminal" "$out" "/dev/pts/"
-todo_end
-todo "cordon-runtime under containerd's shim: ctr -t gets no terminal (issue 30, left)"
 like "-t: its output" "$out" "in-tty"
-todo_end
 
 # ---- the floor under containerd's default config (ctr's: caps, a writable rootfs, root) ----
 c run --rm "${R[@]}" "$IMG" t3 /bin/sh -c 'grep ^CapEff /proc/self/status; cat /proc/self/uid_map; touch /bin/x 2>/dev/null && echo wrote || echo read-only'
@@ -61,9 +57,7 @@ like_glob "task ls: RUNNING" "$out" "*t5 * RUNNING*"
 c task exec --exec-id e1 t5 /bin/sh -c 'echo exec-ok; exit 4'
 is "task exec: output and status" "$rc:$out" "4:exec-ok"
 out=$(timeout -k 5 30 script -qec "ctr -a $CTRD_SOCK -n $OCI_NS task exec -t --exec-id e2 t5 /bin/tty" /dev/null </dev/null | tr -d '\r')
-todo "cordon-runtime under containerd's shim: ctr -t gets no terminal (issue 30, left)"
 like "task exec -t: a terminal" "$out" "/dev/pts/"
-todo_end
 c task ps t5
 pid=$(awk 'NR > 1 { print $1 }' <<<"$out" | head -n 1)
 is "task ps: lists the container's processes" "$rc" 0

@@ -58,9 +58,7 @@ is "no -i: stdin is empty" "$rc:$out" "0:"
 # ---- a terminal: -it under script(1) (conmon gets the pty through --console-socket) ----
 out=$(script -qec "$PM run --rm -it $NET $OCI_IMAGE /bin/sh -c 'test -t 0 && test -t 1 && echo stdio-terminal; tty; echo in-tty; exit 3'" /dev/null </dev/null | tr -d '\r')
 like "-it: the process's stdin and stdout are a terminal" "$out" "stdio-terminal"
-todo "cordon-runtime: the pty is opened outside the container, not from its own /dev/pts (issue 30, left)"
 like "-it: ... of the container's /dev/pts (tty names it)" "$out" "/dev/pts/"
-todo_end
 like "-it: its output comes back" "$out" "in-tty"
 pm run --rm -t "$NET" "$OCI_IMAGE" /bin/sh -c 'exit 3'
 is "-t: the exit status comes back" "$rc" 3
@@ -82,9 +80,7 @@ err=$(cat "$TEST_TMP/stderr")
 is "exec -i: stdin" "$out" exec-stdin
 out=$(script -qec "$PM exec -it c1 /bin/sh -c 'test -t 0 && echo stdin-terminal; tty; echo exec-tty'" /dev/null </dev/null | tr -d '\r')
 like "exec -it: stdin is a terminal" "$out" "stdin-terminal"
-todo "cordon-runtime: the pty is opened outside the container, not from its own /dev/pts (issue 30, left)"
 like "exec -it: ... of the container's /dev/pts" "$out" "/dev/pts/"
-todo_end
 like "exec -it: its output" "$out" "exec-tty"
 pm exec c1 /bin/ps -o pid,args
 like "exec: ps inside sees the container's sleep" "$out" "sleep 1000"
