@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hostroot.h"
@@ -30,6 +32,21 @@ static bool zero_maps_to_zero(void)
 	return true;
 }
 
+/* The kernel's one anonymous inode (an eventfd's) belongs to the host's root, and no mount can
+ * stand in for it: it shows as our uid 0 exactly when we are the host's root. The nearest map
+ * alone cannot tell (root's namespace mapping its 0 to 4242, and inside it one mapping 0 to 4242,
+ * is the host's root behind a map "0 4242 1"; the other way, a user's namespace mapping 0 to 0 is
+ * that user). 1 root, 0 not, -1 unknown (no eventfd): the map decides. */
+static int anon_inode_is_ours(void)
+{
+	_cleanup_close_ int fd = eventfd(0, EFD_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -1;
+	return st.st_uid == 0;
+}
+
 bool cd_host_root(void)
 {
 	/* the answer cannot change for a process of uid 0 (setns into another user namespace needs
@@ -38,6 +55,8 @@ bool cd_host_root(void)
 
 	if (geteuid() != 0)
 		return false;
+	if (known < 0)
+		known = anon_inode_is_ours();
 	if (known < 0)
 		known = zero_maps_to_zero();
 	return known;

@@ -159,4 +159,29 @@ else
 	is "... and nothing was written" "$(ls -A "$w")" ""
 fi
 
+# uid 0 that maps to a non-zero id of its parent namespace, which itself maps that id to the
+# host's root (root's `unshare --map-user=4242` and, inside it, `unshare -r`): the host's root
+# still, whatever the nearest map says; refused as root is, never a sandbox of host uid 0
+if [ "$(id -u)" = 0 ] && ! is_user_mode; then
+	w=$(mkwork)
+	out=$(cd "$w" && unshare --map-user=4242 --map-group=4242 -- \
+		unshare -r "$CORDON" -q -- sh -c 'echo hi > f; id -u' 2>&1)
+	like "uid 0 whose parent id is host root through a second map: refused as host root" \
+		"$out" "no unprivileged host id"
+	is "... and nothing was written as host root" "$(ls -A "$w")" ""
+else
+	skip "uid 0 mapped to host root through two maps" "needs root"
+fi
+# the other way: a user's namespace, and inside it one mapping 0 to 0, is that user still
+if is_user_mode; then
+	w=$(mkwork)
+	out=$(cd "$w" && as_caller unshare -r unshare --map-user=0 --map-group=0 \
+		"$CORDON" -q -- sh -c 'echo hi > f; id -u' 2>&1)
+	is "uid 0 mapped to 0 of a user's namespace: the user, runs as uid 0 inside" "$out" "0"
+	is "... and what it writes lands on the host as the caller's" \
+		"$(stat -c %u "$w/f" 2>&1)" "$(caller_uid)"
+else
+	skip "uid 0 mapped to 0 of a user's namespace" "the unprivileged run's case"
+fi
+
 done_testing
