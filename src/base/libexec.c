@@ -22,8 +22,10 @@ static uid_t exe_owner(void)
 /* A program that any user but root, us and the owner of the program running could have written
  * is not run. The last is for uid 0 in a user namespace of its own (rootless podman runs its OCI
  * runtime so): there root's files, cordon's installed ones, show as the overflow uid, as the
- * runtime's own binary does. */
-static int check_program(int fd, const char *path, struct cordon_error *err)
+ * runtime's own binary does; but so do every other user's, so the owner of the program counts
+ * only in a directory that group and others cannot write (owner_ok): nobody but its owner, who
+ * could as well replace the program itself, put the helper there. */
+static int check_program(int fd, const char *path, bool owner_ok, struct cordon_error *err)
 {
 	struct stat st;
 
@@ -31,10 +33,11 @@ static int check_program(int fd, const char *path, struct cordon_error *err)
 		return cd_fail_errno(err, errno, "libexec", "stat %s", path);
 	if (!S_ISREG(st.st_mode))
 		return cd_fail(err, EACCES, "libexec", "%s is not a regular file", path);
-	if (st.st_uid != 0 && st.st_uid != geteuid() && st.st_uid != exe_owner())
+	if (st.st_uid != 0 && st.st_uid != geteuid() && !(owner_ok && st.st_uid == exe_owner()))
 		return cd_fail(err, EACCES, "libexec",
-			       "%s belongs to uid %u, neither root, us nor the owner of the program "
-			       "running: not run in a sandbox",
+			       "%s belongs to uid %u, neither root, us nor the owner of the "
+			       "program running (in a directory only its owner writes): not run "
+			       "in a sandbox",
 			       path, (unsigned)st.st_uid);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return cd_fail(err, EACCES, "libexec",
@@ -42,14 +45,22 @@ static int check_program(int fd, const char *path, struct cordon_error *err)
 	return 0;
 }
 
-static int open_checked(const char *path, struct cordon_error *err)
+/* name in dir, opened through the directory, whose mode says whether the owner of the program
+ * running is trusted there */
+static int open_checked(const char *dir, const char *name, const char *path,
+			struct cordon_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	struct stat st;
 	int r;
 
+	if (dfd < 0 || fstat(dfd, &st) < 0)
+		return -errno;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	r = check_program(fd, path, err);
+	r = check_program(fd, path, !(st.st_mode & (S_IWGRP | S_IWOTH)), err);
 	return r < 0 ? r : CD_TAKE_FD(fd);
 }
 
@@ -66,7 +77,7 @@ int cd_libexec_open(const char *name, const char *env, struct cordon_error *err)
 
 		if (f < 0)
 			return cd_fail_errno(err, errno, "libexec", "open %s (%s)", given, env);
-		fd = check_program(f, given, err);
+		fd = check_program(f, given, true, err);
 		return fd < 0 ? fd : CD_TAKE_FD(f);
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -74,12 +85,12 @@ int cd_libexec_open(const char *name, const char *env, struct cordon_error *err)
 		exe[n] = '\0';
 		*strrchr(exe, '/') = '\0';
 		snprintf(path, sizeof(path), "%s/%s", exe, name);
-		fd = open_checked(path, err);
+		fd = open_checked(exe, name, path, err);
 		if (fd != -ENOENT)
 			return fd < 0 ? cd_fail_errno(err, -fd, "libexec", "open %s", path) : fd;
 	}
 	snprintf(path, sizeof(path), "%s/%s", CORDON_LIBEXECDIR, name);
-	fd = open_checked(path, err);
+	fd = open_checked(CORDON_LIBEXECDIR, name, path, err);
 	if (fd == -ENOENT)
 		return cd_fail(err, ENOENT, "libexec",
 			       "cannot find %s beside %s or in %s%s%s%s", name,

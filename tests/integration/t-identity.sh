@@ -184,4 +184,20 @@ else
 	skip "uid 0 mapped to 0 of a user's namespace" "the unprivileged run's case"
 fi
 
+# ... and there, where every file not of the caller shows as the overflow uid, as cordon does: a
+# helper another user planted beside cordon (a directory others may write, as /tmp) is not run
+if is_user_mode && [ "$(id -u)" = 0 ]; then
+	d=$(mktemp -d "$TEST_TMP/shared.XXXXXX")
+	chmod 1777 "$d"
+	cp "$CORDON" "$d/cordon"
+	cp "$(dirname "$CORDON")/cordon-init" "$d/cordon-init"
+	chown 4343:4343 "$d/cordon-init"
+	w=$(mkwork)
+	out=$(cd "$w" && as_caller unshare -Ur "$d/cordon" -q -- sh -c 'echo ran' 2>&1)
+	like "uid 0 of the caller's namespace: a cordon-init of another uid beside cordon is not run" \
+		"$out" "libexec"
+else
+	skip "a helper of another uid in a user namespace of the caller's" "needs root to plant it"
+fi
+
 done_testing
