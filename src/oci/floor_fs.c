@@ -174,13 +174,13 @@ static bool missing_in_rootfs(const struct oci_floor *f, const char *dest)
 static bool lands_managed(const struct oci_floor *f, const char *dest)
 {
 	_cleanup_close_ int root = open(f->s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char cur[4096] = "", todo[8192], target[4096];
+	char cur[4096] = "", rest[8192], target[4096];
 	unsigned hops = 0;
 
-	if (root < 0 || strlen(dest) >= sizeof(todo))
+	if (root < 0 || strlen(dest) >= sizeof(rest))
 		return false;
-	snprintf(todo, sizeof(todo), "%s", dest);
-	for (char *p = todo; *p;) {
+	snprintf(rest, sizeof(rest), "%s", dest);
+	for (char *p = rest; *p;) {
 		size_t len = strcspn(p + strspn(p, "/"), "/"), c = strlen(cur);
 		struct stat st;
 		ssize_t n;
@@ -214,13 +214,13 @@ static bool lands_managed(const struct oci_floor *f, const char *dest)
 		cur[c] = '\0';
 		if (target[0] == '/')
 			cur[0] = '\0';
-		if (strlen(target) + 1 + strlen(p) >= sizeof(todo))
+		if (strlen(target) + 1 + strlen(p) >= sizeof(rest))
 			return false;
 		/* the link's text, then what was left after it */
-		memmove(todo + strlen(target) + 1, p, strlen(p) + 1);
-		memcpy(todo, target, strlen(target));
-		todo[strlen(target)] = '/';
-		p = todo;
+		memmove(rest + strlen(target) + 1, p, strlen(p) + 1);
+		memcpy(rest, target, strlen(target));
+		rest[strlen(target)] = '/';
+		p = rest;
 	}
 	return managed(cur[0] ? cur : "/");
 }
