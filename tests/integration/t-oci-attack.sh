@@ -6,6 +6,7 @@
 # delete (Slurm runs it as root on the user's --root); a FIFO for a state file root reads; a
 # fake holder there that root's exec would hand its stdio; a squatted scratch name.
 . "$TAP_LIB"
+. "$(dirname "$0")/../oci/lib.sh" # oci_rootfs
 
 RT=$CORDON_RUNTIME
 [ -x /bin/busybox ] || { skip "cordon-runtime" "busybox-static is not installed"; done_testing; exit; }
@@ -13,9 +14,7 @@ RT=$CORDON_RUNTIME
 w=$(mkwork)
 root=$w/root
 b=$w/bundle
-mkdir -p "$b/rootfs"/{bin,proc,sys,dev,etc,tmp}
-cp /bin/busybox "$b/rootfs/bin/"
-for a in sh sleep true; do ln -s busybox "$b/rootfs/bin/$a"; done
+oci_rootfs "$b/rootfs"
 (cd "$b" && "$RT" spec) || { fail "cordon-runtime spec"; done_testing; exit; }
 python3 - "$b/config.json" <<'EOF'
 import json, sys

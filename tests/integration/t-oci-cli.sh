@@ -8,6 +8,7 @@
 # started: --root a symlink, group/world writable or another's, a bad id, --systemd-cgroup, an
 # unknown command; a second uid cannot drive a holder through its socket.
 . "$TAP_LIB"
+. "$(dirname "$0")/../oci/lib.sh" # oci_rootfs
 
 RT=$CORDON_RUNTIME
 PY=/usr/bin/python3 # the callers' python: root's PATH may name one other users cannot run
@@ -17,9 +18,7 @@ H=$OCI_HELPER
 w=$(mkwork)
 root=$w/root
 b=$w/bundle
-mkdir -p "$b/rootfs"/{bin,proc,sys,dev,etc,tmp}
-cp /bin/busybox "$b/rootfs/bin/"
-for a in sh cat echo sleep stty tty id true kill; do ln -s busybox "$b/rootfs/bin/$a"; done
+oci_rootfs "$b/rootfs"
 [ "${CORDON_AS:-root}" = user ] && chown -R "$TEST_USER:" "$b"
 
 # create ID: its output to files (the holder keeps create's stdio until start, as an engine's
