@@ -333,6 +333,20 @@ CORDON_PUBLIC void cordon_config_set_seccomp_log(struct cordon_config *c, int on
  * benchmarks. */
 CORDON_PUBLIC void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on);
 
+/* A seccomp program of the caller's own, for a session's commands: classic BPF as the kernel
+ * takes it (struct sock_filter instructions, as libseccomp's seccomp_export_bpf() writes them):
+ * len bytes, a multiple of 8, 1 to 4096 instructions. Every command cordon_session_exec()
+ * starts installs it as the last step before its exec, after cordon's own filters, which stay:
+ * the kernel runs them all and the strictest answer wins, so it can only deny more. cordon's
+ * agent, which starts the commands, does not run under it. flags: 0 or SECCOMP_FILTER_FLAG_LOG
+ * (SECCOMP_FILTER_FLAG_SPEC_ALLOW is accepted and changes nothing: cordon's filters came first
+ * without it). The kernel checks the instructions when a command installs them: a program it
+ * refuses fails that command's start (step "seccomp"). len 0 removes it. Copies. Sessions only:
+ * cordon_run() fails (EINVAL) with one set. */
+CORDON_PUBLIC int cordon_config_set_seccomp_bpf(struct cordon_config *c, const void *insns,
+						size_t len, unsigned flags,
+						struct cordon_error *err);
+
 /* Parse and compile a policy without running anything. On success *ret_text (malloc'd, the
  * caller frees it) describes it: the default action, every rule with where it was written,
  * and the size of the BPF program. */

@@ -9,7 +9,9 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <linux/magic.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -441,6 +443,7 @@ void cordon_config_free(struct cordon_config *c)
 	free(c->outputs.report_path);
 	free(c->seccomp.path);
 	free(c->seccomp.display);
+	free(c->seccomp.bpf);
 	free(c->limits.cgroup_parent);
 	free(c->outputs.audit_path);
 	free(c->outputs.capture_dir);
@@ -972,6 +975,33 @@ void cordon_config_set_seccomp_log(struct cordon_config *c, int on)
 void cordon_config_set_seccomp_optimize(struct cordon_config *c, int on)
 {
 	c->seccomp.unoptimized = !on;
+}
+
+int cordon_config_set_seccomp_bpf(struct cordon_config *c, const void *insns, size_t len,
+				  unsigned flags, struct cordon_error *err)
+{
+	const unsigned known = SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+	void *copy = NULL;
+
+	if (len && (!insns || len % sizeof(struct sock_filter) ||
+		    len / sizeof(struct sock_filter) > BPF_MAXINSNS))
+		return cd_fail(err, EINVAL, "seccomp-bpf",
+			       "a program of %zu bytes: not a whole number of instructions from 1 "
+			       "to %u",
+			       len, BPF_MAXINSNS);
+	if (flags & ~known)
+		return cd_fail(err, EINVAL, "seccomp-bpf", "unknown flags 0x%x", flags & ~known);
+	if (len) {
+		copy = malloc(len);
+		if (!copy)
+			return cd_fail(err, ENOMEM, "seccomp-bpf", "out of memory");
+		memcpy(copy, insns, len);
+	}
+	free(c->seccomp.bpf);
+	c->seccomp.bpf = copy;
+	c->seccomp.bpf_len = len;
+	c->seccomp.bpf_flags = len ? flags : 0;
+	return 0;
 }
 
 /* A cgroup row: one value, at least the row's minimum. */

@@ -112,5 +112,12 @@ int cd_run(const struct cordon_config *c, const struct cd_run_hooks *hooks,
 
 int cordon_run(struct cordon_config *c, struct cordon_result *res, struct cordon_error *err)
 {
+	if (c->seccomp.bpf) { /* installed by a session's agent, per command: not by a run */
+		memset(res, 0, sizeof(*res));
+		res->exit_code = CORDON_EXIT_FAILURE;
+		return cd_fail(err, EINVAL, "seccomp-bpf",
+			       "a program for a session's commands (cordon_config_set_seccomp_bpf) "
+			       "in a run");
+	}
 	return cd_run(c, NULL, res, err);
 }

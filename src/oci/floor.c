@@ -3,8 +3,9 @@
  * floor.c - cordon's floor under an OCI config: what config.json asks, turned into a session's
  * cordon_config (everything but the command), each field honoured, clamped with a log line, or
  * refused with one line naming it (docs/oci.md has the table). This file: annotations, hooks,
- * namespaces, id mappings, root, process, hostname, resources, seccomp, sysctl; floor_fs.c:
- * mounts, masked and read-only paths, devices. Runs in cordon-runtime, before anything starts.
+ * namespaces, id mappings, root, process, hostname, resources, sysctl; floor_fs.c: mounts,
+ * masked and read-only paths, devices; floor_seccomp.c: linux.seccomp. Runs in cordon-runtime,
+ * before anything starts.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -505,25 +506,7 @@ static int floor_resources(const struct oci_floor *f)
 	return r;
 }
 
-/* --- seccomp, sysctl, the rest of linux --- */
-
-static int floor_seccomp(const struct oci_floor *f)
-{
-	const struct oci_seccomp *sc = &f->s->seccomp;
-
-	if (!sc->present)
-		return 0;
-	if (sc->notify_at)
-		return oci_floor_refuse(f,
-					"%s: SCMP_ACT_NOTIFY: handing system calls to a "
-					"listener is refused",
-					sc->notify_at);
-	oci_floor_say(f,
-		      "linux.seccomp: the config's profile (%zu rules, default %s) is not "
-		      "installed; cordon's own filter (the \"default\" policy) applies",
-		      sc->n_rules, sc->default_action);
-	return 0;
-}
+/* --- sysctl, the rest of linux (seccomp: floor_seccomp.c) --- */
 
 /* A sysctl key that belongs to a namespace the container has of its own. */
 static bool sysctl_namespaced(const char *k, bool own_net)
@@ -592,7 +575,7 @@ int oci_spec_config_scratch(const struct oci_spec *s, const char *scratch_dir,
 	if (r >= 0)
 		r = floor_resources(&f);
 	if (r >= 0)
-		r = floor_seccomp(&f);
+		r = oci_floor_seccomp(&f);
 	if (r >= 0)
 		r = floor_sysctl(&f);
 	if (r >= 0)

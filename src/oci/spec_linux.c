@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * spec_linux.c - config.json's "linux" object read into struct oci_spec: namespaces, id
- * mappings, resources, seccomp (its shape: floor.c decides), masked and read-only paths,
+ * mappings, resources, seccomp (spec_seccomp.c), masked and read-only paths,
  * sysctl, devices, cgroupsPath. Types checked, nothing decided. Runs in cordon-runtime.
  */
 #include <errno.h>
@@ -24,8 +24,7 @@ void oci_linux_done(struct oci_spec *s)
 		free(s->res.devs[i].access);
 	free(s->res.devs);
 	cd_strv_free(s->res.other);
-	free(s->seccomp.default_action);
-	free(s->seccomp.notify_at);
+	oci_seccomp_done(&s->seccomp);
 	free(s->cgroups_path);
 	cd_strv_free(s->masked);
 	cd_strv_free(s->readonly);
@@ -291,118 +290,15 @@ static int parse_resources(json_object *lx, struct oci_spec *s, struct cordon_er
 	return 0;
 }
 
-/* A rule's errnoRet and args, type-checked (the profile is not compiled this round). */
-static int syscall_rule_args(json_object *e, const char *path, struct cordon_error *err)
-{
-	static const char *const fields[] = {"index", "value", "valueTwo"};
-	char buf[OCI_PATH_MAX], apath[OCI_PATH_MAX];
-	json_object *v, *a;
-	uint64_t u;
-	size_t n;
-	int r = oci_json_member(e, path, "errnoRet", json_type_int, false, &v, err);
-
-	if (r >= 0 && v)
-		r = oci_json_u64(v, oci_json_path(buf, path, "errnoRet"), UINT32_MAX, &u, err);
-	if (r >= 0)
-		r = object_array(e, path, "args", &a, &n, err);
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		json_object *arg = json_object_array_get_idx(a, i);
-		_cleanup_free_ char *op = NULL;
-
-		oci_json_item(apath, path, "args", i);
-		for (size_t f = 0; r >= 0 && f < CD_ELEMENTSOF(fields); f++) {
-			r = oci_json_member(arg, apath, fields[f], json_type_int, f == 0, &v, err);
-			if (r >= 0 && v)
-				r = oci_json_u64(v, oci_json_path(buf, apath, fields[f]),
-						 f == 0 ? 5 : UINT64_MAX, &u, err);
-		}
-		if (r >= 0)
-			r = oci_json_string(arg, apath, "op", true, &op, err);
-	}
-	return r;
-}
-
-/* The first rule of linux.seccomp.syscalls handing its calls to a listener (SCMP_ACT_NOTIFY):
- * its JSON path in *ret, NULL when none. Every rule's action and names are type-checked. */
-static int notify_rule(json_object *a, size_t n, char **ret, struct cordon_error *err)
-{
-	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(a, i);
-		_cleanup_free_ char *action = NULL;
-		_cleanup_strv_ char **names = NULL;
-		char path[OCI_PATH_MAX];
-		int r;
-
-		snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu]", i);
-		r = oci_json_string(e, path, "action", true, &action, err);
-		if (r >= 0)
-			r = oci_json_strv(e, path, "names", &names, err);
-		if (r >= 0)
-			r = syscall_rule_args(e, path, err);
-		if (r < 0)
-			return r;
-		if (strcmp(action, "SCMP_ACT_NOTIFY") == 0 && !*ret) {
-			*ret = cd_strdup_printf("%s.action", path);
-			if (!*ret)
-				return cd_fail(err, ENOMEM, "config", "out of memory");
-		}
-	}
-	return 0;
-}
-
-/* linux.seccomp's architectures and flags: arrays of strings; defaultErrnoRet a number. */
-static int seccomp_lists(json_object *o, struct cordon_error *err)
-{
-	_cleanup_strv_ char **archs = NULL, **flags = NULL;
-	json_object *v;
-	uint64_t u;
-	int r = oci_json_strv(o, "linux.seccomp", "architectures", &archs, err);
-
-	if (r >= 0)
-		r = oci_json_strv(o, "linux.seccomp", "flags", &flags, err);
-	if (r >= 0)
-		r = oci_json_member(o, "linux.seccomp", "defaultErrnoRet", json_type_int, false, &v,
-				    err);
-	if (r >= 0 && v)
-		r = oci_json_u64(v, "linux.seccomp.defaultErrnoRet", UINT32_MAX, &u, err);
-	return r;
-}
-
-/* linux.seccomp's shape: the floor keeps cordon's own filter and only needs to know whether
- * the profile hands syscalls to a listener. */
+/* linux.seccomp, whole (spec_seccomp.c) */
 static int parse_seccomp(json_object *lx, struct oci_seccomp *sc, struct cordon_error *err)
 {
-	const char *p = "linux.seccomp";
-	_cleanup_free_ char *listener = NULL;
-	json_object *o, *a;
-	size_t n;
+	json_object *o;
 	int r = oci_json_member(lx, "linux", "seccomp", json_type_object, false, &o, err);
 
 	if (r < 0 || !o)
 		return r;
-	sc->present = true;
-	r = oci_json_string(o, p, "defaultAction", true, &sc->default_action, err);
-	if (r >= 0)
-		r = oci_json_string(o, p, "listenerPath", false, &listener, err);
-	if (r >= 0)
-		r = seccomp_lists(o, err);
-	if (r >= 0)
-		r = object_array(o, p, "syscalls", &a, &n, err);
-	if (r < 0)
-		return r;
-	if (strcmp(sc->default_action, "SCMP_ACT_NOTIFY") == 0)
-		sc->notify_at = strdup("linux.seccomp.defaultAction");
-	else if (listener && *listener)
-		sc->notify_at = strdup("linux.seccomp.listenerPath");
-	else
-		r = notify_rule(a, n, &sc->notify_at, err);
-	if (r < 0)
-		return r;
-	sc->n_rules = n;
-	if (!sc->notify_at &&
-	    (strcmp(sc->default_action, "SCMP_ACT_NOTIFY") == 0 || (listener && *listener)))
-		return cd_fail(err, ENOMEM, "config", "out of memory");
-	return 0;
+	return oci_seccomp_parse(o, sc, err);
 }
 
 static int parse_sysctl(json_object *lx, struct oci_spec *s, struct cordon_error *err)

@@ -79,10 +79,59 @@ struct oci_resources {
 	char **other; /* keys present that cordon does not apply: blockIO, memory.reservation... */
 };
 
+/* linux.seccomp's actions and comparisons, as spec_seccomp.c reads them (floor_seccomp.c maps
+ * them to libseccomp's) */
+enum oci_scmp_action {
+	OCI_SCMP_KILL_THREAD, /* SCMP_ACT_KILL too */
+	OCI_SCMP_KILL_PROCESS,
+	OCI_SCMP_TRAP,
+	OCI_SCMP_ERRNO,
+	OCI_SCMP_TRACE,
+	OCI_SCMP_ALLOW,
+	OCI_SCMP_LOG,
+	OCI_SCMP_NOTIFY,
+};
+
+enum oci_scmp_op {
+	OCI_SCMP_NE,
+	OCI_SCMP_LT,
+	OCI_SCMP_LE,
+	OCI_SCMP_EQ,
+	OCI_SCMP_GE,
+	OCI_SCMP_GT,
+	OCI_SCMP_MASKED_EQ,
+};
+
+/* linux.seccomp.flags */
+#define OCI_SCMP_FLAG_TSYNC		 0x1u
+#define OCI_SCMP_FLAG_LOG		 0x2u
+#define OCI_SCMP_FLAG_SPEC_ALLOW	 0x4u
+#define OCI_SCMP_FLAG_WAIT_KILLABLE_RECV 0x8u
+
+struct oci_scmp_arg {
+	unsigned index; /* 0 to 5 */
+	uint64_t value, value_two;
+	enum oci_scmp_op op;
+};
+
+/* One of linux.seccomp.syscalls */
+struct oci_scmp_rule {
+	char **names; /* never NULL */
+	enum oci_scmp_action action;
+	uint32_t errno_ret; /* ERRNO and TRACE: errnoRet, default EPERM */
+	struct oci_scmp_arg *args;
+	size_t n_args;
+};
+
 struct oci_seccomp {
 	bool present;
-	char *default_action;
+	char *default_action; /* as written */
+	enum oci_scmp_action default_act;
+	uint32_t default_errno; /* defaultErrnoRet, default EPERM */
+	char **archs;		/* architectures as written ("SCMP_ARCH_X86"); NULL: none */
+	unsigned flags;		/* OCI_SCMP_FLAG_* */
 	char *notify_at; /* the JSON path of an SCMP_ACT_NOTIFY or a listenerPath; NULL: none */
+	struct oci_scmp_rule *rules;
 	size_t n_rules;
 };
 
@@ -142,6 +191,15 @@ int oci_json_others(json_object *obj, const char *const *known, char ***other,
 int oci_proc_parse(json_object *o, const char *path, struct oci_proc **ret,
 		   struct cordon_error *err);
 void oci_proc_free(struct oci_proc *p);
+/* spec_seccomp.c: linux.seccomp (o, an object) into sc, whole: an unknown action, comparison,
+ * flag or an argument index past 5 is an error naming its JSON path. Syscall and architecture
+ * names are kept as written (floor_seccomp.c resolves them). */
+int oci_seccomp_parse(json_object *o, struct oci_seccomp *sc, struct cordon_error *err);
+void oci_seccomp_done(struct oci_seccomp *sc);
+/* floor_seccomp.c: the profile compiled (libseccomp) and handed to c for the container's
+ * processes, beside cordon's own filters; NOTIFY refused. */
+struct oci_floor;
+int oci_floor_seccomp(const struct oci_floor *f);
 /* spec_linux.c: the "linux" object into s. */
 int oci_linux_parse(json_object *o, struct oci_spec *s, struct cordon_error *err);
 void oci_linux_done(struct oci_spec *s);

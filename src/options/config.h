@@ -133,6 +133,11 @@ struct cd_seccomp_opts {
 	bool none;     /* --seccomp-policy none */
 	bool log;
 	bool unoptimized;
+	/* cordon_config_set_seccomp_bpf(): a session's commands' own program (sock_filter
+	 * instructions, checked) and its install flags; NULL: none */
+	void *bpf;
+	size_t bpf_len;
+	unsigned bpf_flags;
 };
 
 /* The launcher's own files (src/host/output.c, src/records, src/audit, --capture). */

@@ -21,8 +21,11 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "cordon.h"
 #include "proto.h"
@@ -40,6 +43,14 @@ static struct chan chans[MAX_CHANNELS];
 static size_t n_chans;
 static int session_fd = 0;
 static int sigfd = -1;
+
+/* FILTER: the commands' own seccomp program (the caller's: an OCI config's profile), installed
+ * by each command's process as its last step before exec; the agent itself never runs it (a
+ * profile that denies write or socket would stop the agent) */
+static struct sock_filter prog[BPF_MAXINSNS];
+static unsigned short prog_len;
+static unsigned prog_flags;
+static bool started_any; /* FILTER comes before the first EXEC, or never */
 
 static int reply_error(int fd, int e, const char *what)
 {
@@ -130,6 +141,33 @@ static int child_fds(const struct exec_req *r)
 	return 0;
 }
 
+/* The caller's program, in the calling process (no_new_privs: cordon set it for the sandbox) */
+static int install_prog(void)
+{
+	struct sock_fprog fp = { .len = prog_len, .filter = prog };
+
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, prog_flags, &fp);
+}
+
+/* FILTER: checked (the kernel checks the instructions when a command installs them), kept */
+static void set_filter(int fd, const struct cd_sp_msg *m)
+{
+	const unsigned known = SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+	size_t n = m->h.len / sizeof(struct sock_filter);
+
+	if (prog_len || started_any)
+		reply_error(fd, EEXIST, "a program after the first, or after a command");
+	else if (m->n_fd || m->h.len % sizeof(struct sock_filter) || n == 0 || n > BPF_MAXINSNS ||
+		 (m->h.flags & ~known))
+		reply_error(fd, EINVAL, "malformed program");
+	else {
+		memcpy(prog, m->data, m->h.len);
+		prog_len = (unsigned short)n;
+		prog_flags = m->h.flags;
+		cd_sp_send_simple(fd, CD_SP_OK, 0, 0, NULL, 0, -1);
+	}
+}
+
 _Noreturn static void child_exec(const struct exec_req *r, int errpipe)
 {
 	extern char **environ;
@@ -156,8 +194,14 @@ _Noreturn static void child_exec(const struct exec_req *r, int errpipe)
 			e = ENOMEM;
 		} else {
 			environ = env; /* execvp looks PATH up in it */
-			execvp(r->argv[0], r->argv);
-			e = errno;
+			/* last: from here on the caller's program filters every call too (after
+			 * cordon's own, inherited: the strictest answer wins) */
+			if (prog_len && install_prog() < 0) {
+				e = errno, step = "seccomp";
+			} else {
+				execvp(r->argv[0], r->argv);
+				e = errno;
+			}
 		}
 	}
 	dprintf(errpipe, "%d %s", e, step);
@@ -176,6 +220,7 @@ static int start_command(int fd, struct cd_sp_msg *m, pid_t *ret)
 
 	if (!parse_exec(m, &r))
 		return reply_error(fd, EPROTO, "malformed request"), -EPROTO;
+	started_any = true;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return reply_error(fd, errno, "pipe"), -EIO;
 	pid = fork();
@@ -234,6 +279,12 @@ static void on_request(size_t i)
 			close_chan(i);
 		else
 			chans[i].pid = pid;
+		return;
+	}
+	if (m.h.type == CD_SP_FILTER) {
+		set_filter(fd, &m);
+		cd_sp_msg_close(&m);
+		close_chan(i);
 		return;
 	}
 	if (m.h.type == CD_SP_CONNECT) { /* non-blocking: no worker needed */

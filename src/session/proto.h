@@ -19,6 +19,8 @@
  *                                          <-  OK, then EVENTS... (until the channel closes)
  *   CONNECT port                           ->  socket + non-blocking connect to 127.0.0.1
  *                                          <-  OK + the socket, or ERROR
+ *   FILTER flags, a seccomp program        ->  kept for every later EXEC (once, first)
+ *                                          <-  OK, or ERROR
  *
  * Used by both sides; the agent links this file and frame.c alone (no allocation, no other
  * module). What the agent sends is untrusted: cd_sp_recv() (frame.c) checks sizes, counts
@@ -59,6 +61,9 @@ enum cd_sp_type {
 	CD_SP_CONNECT,     /* value: a TCP port of the sandbox's loopback (agent_ports.c) -> OK +
 			    * the connected socket (value 0), or one still connecting (value
 			    * EINPROGRESS), or ERROR (ECONNREFUSED: nothing listens) */
+	CD_SP_FILTER,      /* flags: seccomp(2)'s; data: sock_filter instructions, installed by
+			    * every EXEC's process from then on, just before its exec. Once, before
+			    * any EXEC (cordon_session_create) -> OK, or ERROR */
 };
 
 /* USAGE's answer: the sandbox's processes, as /proc inside says */

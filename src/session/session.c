@@ -143,6 +143,40 @@ static int reap_supervisor(pid_t pid)
 	return status;
 }
 
+static int open_channel(struct cordon_session *s, const struct wait *w, struct cordon_error *err);
+static int recv_reply(int chan, struct cd_sp_msg *m, unsigned max_fd, const struct wait *w,
+		      const char *step, struct cordon_error *err);
+
+/* The commands' own seccomp program (cordon_config_set_seccomp_bpf) to the agent, before any
+ * command: it keeps it for every EXEC. */
+static int send_filter(struct cordon_session *s, const struct cordon_config *c,
+		       struct cordon_error *err)
+{
+	_cleanup_free_ struct cd_sp_msg *m = NULL;
+	struct cd_sp_hdr h = { .type = CD_SP_FILTER, .len = (uint32_t)c->seccomp.bpf_len,
+			       .flags = c->seccomp.bpf_flags };
+	struct wait w = wait_of(-1, 0);
+	int chan, r;
+
+	if (!c->seccomp.bpf)
+		return 0;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return cd_fail(err, ENOMEM, "seccomp", "out of memory");
+	chan = open_channel(s, &w, err);
+	if (chan < 0)
+		return chan;
+	r = cd_sp_send(chan, &h, c->seccomp.bpf, NULL, 0);
+	if (r < 0)
+		r = cd_fail(err, -r, "seccomp", "cannot send the commands' program to the agent");
+	else
+		r = recv_reply(chan, m, 0, &w, "seccomp", err);
+	close(chan);
+	if (r >= 0 && m->h.type != CD_SP_OK)
+		r = cd_fail(err, EPROTO, "seccomp", "malformed reply from the sandbox's agent");
+	return r < 0 ? r : 0;
+}
+
 int cordon_session_create(const struct cordon_config *c, unsigned flags,
 			  struct cordon_session **ret, struct cordon_error *err)
 {
@@ -189,6 +223,12 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 	r = cd_holder_recv(s->holder, &m, 0);
 	if (r > 0 && m.type == CD_HOLDER_READY) {
 		memcpy(s->id, m.res.id, sizeof(s->id));
+		r = send_filter(s, c, err);
+		if (r < 0) { /* our sockets close: the supervisor ends the sandbox */
+			session_free(s);
+			reap_supervisor(pid);
+			return r;
+		}
 		*ret = s;
 		return 0;
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "filter.h"
 #include "limit.h"
 #include "spec.h"
 #include "util.h"
@@ -254,8 +256,11 @@ static void test_podman_root(void)
 	LOGGED("process.capabilities: 11 of the engines' default set: clamped to none");
 	LOGGED("process.noNewPrivileges: absent: clamped to true");
 	LOGGED("linux.sysctl.net.ipv4.ping_group_range: \"0 0\": not applied");
-	LOGGED("linux.seccomp: the config's profile (22 rules, default SCMP_ACT_ERRNO) is not "
-	       "installed; cordon's own filter (the \"default\" policy) applies");
+	LOGGED("linux.seccomp: the profile (22 rules, default SCMP_ACT_ERRNO) installed in the "
+	       "container's processes");
+	ok(c->seccomp.bpf && c->seccomp.bpf_len % 8 == 0 && c->seccomp.bpf_len / 8 > 100,
+	   "podman root: its profile compiled for the session's commands (%zu instructions)",
+	   c->seccomp.bpf_len / 8);
 	LOGGED("linux.maskedPaths[9]: /sys/fs/selinux: not masked");
 	is_int(c->net.mode, CORDON_NET_NONE, "podman root: a network namespace of its own");
 	is_str(oci_spec_annotation(s, "io.podman.annotations.autoremove"), "TRUE",
@@ -866,6 +871,117 @@ static void test_linux_floor(void)
 	LOGGED("linux.personality: ignored");
 }
 
+/* What the compiled profile of base with linux.seccomp = profile answers for the native call
+ * nr with args (SECCOMP_RET_*, data included); 0xdead when the floor refused it. */
+static uint32_t profile_says(const char *profile, const char *call, const uint64_t args[6])
+{
+	struct cordon_config *c = NULL;
+	struct cordon_error err;
+	_cleanup_free_ char *text = variant("/linux/seccomp", profile);
+	struct cd_filter f = {0};
+	uint32_t v;
+
+	if (load_config(text, NULL, &c, &err) < 0 || !c->seccomp.bpf) {
+		diag("refused: %s", err.msg);
+		cordon_config_free(c);
+		return 0xdead;
+	}
+	f.insns = c->seccomp.bpf;
+	f.len = (unsigned short)(c->seccomp.bpf_len / sizeof(struct sock_filter));
+	v = cd_filter_eval(&f, seccomp_arch_native(), seccomp_syscall_resolve_name(call), args);
+	cordon_config_free(c);
+	return v;
+}
+
+static void test_seccomp(void)
+{
+	static const uint64_t none[6] = {0}, pers_8[6] = {8}, pers_9[6] = {9};
+	const char *errno_mkdir =
+	    "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"mkdir\","
+	    "\"mkdirat\",\"no_such_call_x\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":1}]}";
+	const char *allow_list =
+	    "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,\"architectures\":"
+	    "[\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X86\",\"SCMP_ARCH_X32\",\"SCMP_ARCH_NOSUCH\"],"
+	    "\"flags\":[\"SECCOMP_FILTER_FLAG_LOG\"],\"syscalls\":[{\"names\":[\"read\","
+	    "\"write\"],\"action\":\"SCMP_ACT_ALLOW\"},{\"names\":[\"personality\"],"
+	    "\"action\":\"SCMP_ACT_ALLOW\",\"args\":[{\"index\":0,\"value\":8,"
+	    "\"op\":\"SCMP_CMP_EQ\"}]},{\"names\":[\"socket\"],\"action\":"
+	    "\"SCMP_ACT_KILL_PROCESS\",\"args\":[{\"index\":0,\"value\":16,\"op\":"
+	    "\"SCMP_CMP_EQ\"},{\"index\":0,\"value\":17,\"op\":\"SCMP_CMP_EQ\"}]},"
+	    "{\"names\":[\"ioctl\"],\"action\":\"SCMP_ACT_TRAP\",\"args\":[{\"index\":1,"
+	    "\"value\":255,\"valueTwo\":4,\"op\":\"SCMP_CMP_MASKED_EQ\"}]}]}";
+	uint64_t a[6] = {0};
+	struct cordon_config *c = NULL;
+	struct cordon_error err;
+
+	is_int((int)profile_says(errno_mkdir, "mkdir", none), (int)(SECCOMP_RET_ERRNO | 1),
+	       "seccomp: mkdir -> ERRNO errnoRet 1");
+	LOGGED("linux.seccomp.syscalls: 1 names libseccomp does not know, skipped: no_such_call_x");
+	is_int((int)profile_says(errno_mkdir, "mkdirat", none), (int)(SECCOMP_RET_ERRNO | 1),
+	       "seccomp: mkdirat too");
+	is_int((int)profile_says(errno_mkdir, "openat", none), (int)SECCOMP_RET_ALLOW,
+	       "seccomp: the rest: the default (allow)");
+	is_int((int)profile_says(allow_list, "read", none), (int)SECCOMP_RET_ALLOW,
+	       "seccomp allow-list: read allowed");
+	is_int((int)profile_says(allow_list, "mkdir", none), (int)(SECCOMP_RET_ERRNO | 38),
+	       "seccomp allow-list: the rest: defaultErrnoRet 38");
+	LOGGED("linux.seccomp.architectures: 1 libseccomp does not know, skipped: "
+	       "SCMP_ARCH_NOSUCH");
+	is_int((int)profile_says(allow_list, "personality", pers_8), (int)SECCOMP_RET_ALLOW,
+	       "seccomp: personality(8): args[0] == 8 holds: allowed");
+	is_int((int)profile_says(allow_list, "personality", pers_9), (int)(SECCOMP_RET_ERRNO | 38),
+	       "seccomp: personality(9): the default");
+	a[0] = 17;
+	is_int((int)profile_says(allow_list, "socket", a), (int)SECCOMP_RET_KILL_PROCESS,
+	       "seccomp: one index twice: either comparison (17)");
+	a[0] = 16;
+	is_int((int)profile_says(allow_list, "socket", a), (int)SECCOMP_RET_KILL_PROCESS,
+	       "seccomp: ... or the other (16)");
+	a[0] = 2;
+	is_int((int)profile_says(allow_list, "socket", a), (int)(SECCOMP_RET_ERRNO | 38),
+	       "seccomp: ... neither: the default");
+	a[0] = 0, a[1] = 0x1204;
+	is_int((int)profile_says(allow_list, "ioctl", a), (int)SECCOMP_RET_TRAP,
+	       "seccomp: MASKED_EQ: arg1 & 255 == 4: TRAP");
+	a[1] = 0x1205;
+	is_int((int)profile_says(allow_list, "ioctl", a), (int)(SECCOMP_RET_ERRNO | 38),
+	       "seccomp: MASKED_EQ: arg1 & 255 != 4: the default");
+	{
+		_cleanup_free_ char *text = variant("/linux/seccomp", allow_list);
+
+		ok(load_config(text, NULL, &c, &err) >= 0 &&
+			   c->seccomp.bpf_flags == SECCOMP_FILTER_FLAG_LOG,
+		   "seccomp: flags: SECCOMP_FILTER_FLAG_LOG carried to the install");
+		cordon_config_free(c);
+	}
+	is_int((int)profile_says("{\"defaultAction\":\"SCMP_ACT_KILL\"}", "getpid", none),
+	       (int)SECCOMP_RET_KILL_THREAD, "seccomp: SCMP_ACT_KILL is KILL_THREAD");
+	REFUSED("/linux/seccomp", "{\"defaultAction\":\"SCMP_ACT_MAYBE\"}",
+		"linux.seccomp.defaultAction: \"SCMP_ACT_MAYBE\" is not a seccomp action");
+	REFUSED("/linux/seccomp",
+		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"mkdir\"],"
+		"\"action\":\"SCMP_ACT_DENY\"}]}",
+		"linux.seccomp.syscalls[0].action: \"SCMP_ACT_DENY\" is not a seccomp action");
+	REFUSED("/linux/seccomp",
+		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"mkdir\"],"
+		"\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,\"value\":1,"
+		"\"op\":\"SCMP_CMP_SORTA\"}]}]}",
+		"linux.seccomp.syscalls[0].args[0].op: \"SCMP_CMP_SORTA\" is not a seccomp "
+		"comparison");
+	REFUSED("/linux/seccomp",
+		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"mkdir\"],"
+		"\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":6,\"value\":1,"
+		"\"op\":\"SCMP_CMP_EQ\"}]}]}",
+		"linux.seccomp.syscalls[0].args[0].index: 6 is out of range (at most 5)");
+	REFUSED("/linux/seccomp",
+		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"flags\":[\"SECCOMP_FILTER_FLAG_X\"]}",
+		"linux.seccomp.flags[0]: \"SECCOMP_FILTER_FLAG_X\" is not a seccomp flag");
+	REFUSED("/linux/seccomp",
+		"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":5000}",
+		"linux.seccomp.defaultErrnoRet: 5000 is out of range (at most 4095)");
+	ACCEPTED("/linux/seccomp", "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}");
+}
+
 static void test_annotations(void)
 {
 	struct cordon_config *c;
@@ -951,6 +1067,7 @@ int main(void)
 	test_mounts();
 	test_image_dirs();
 	test_linux_floor();
+	test_seccomp();
 	test_annotations();
 	test_example();
 
