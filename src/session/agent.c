@@ -4,7 +4,9 @@
  * like any command, with the sandbox's identity, seccomp filters and limits, and does what the
  * caller asks over fd 0, the session socket (proto.h): start commands, pass signals on, tell
  * their end, and do file operations, each in a worker process of its own, so that nothing the
- * sandbox does (a FIFO, a huge tree) can stall the agent. When the session socket closes, the
+ * sandbox does (a FIFO, a huge tree) can stall the agent. A seccomp program of the caller's
+ * (FILTER: an OCI config's profile) is installed by each command's process before its exec,
+ * never by the agent. When the session socket closes, the
  * agent exits, and pid 1 then ends the sandbox. Linked statically, libc only: it runs whatever
  * the root inside is (--rootfs).
  *

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "config.h"
 #include "mount.h"
@@ -676,6 +678,41 @@ static void test_command_and_scalars(void)
 	cordon_config_free(c);
 }
 
+/* cordon_config_set_seccomp_bpf(): whole instructions, 1 to 4096, known flags; copied; and a
+ * run refuses it (a session's commands install it: the agent) */
+static void test_seccomp_bpf(void)
+{
+	static struct sock_filter prog[BPF_MAXINSNS + 1];
+	struct cordon_config *c = cordon_config_new();
+	struct cordon_result res;
+
+	prog[0] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	refused(cordon_config_set_seccomp_bpf(c, prog, 12, 0, fresh_err()), EINVAL, "seccomp-bpf",
+		"a program of 12 bytes: not a whole number of instructions from 1 to 4096",
+		"seccomp_bpf 12 bytes");
+	refused(cordon_config_set_seccomp_bpf(c, prog, sizeof(prog), 0, fresh_err()), EINVAL,
+		"seccomp-bpf",
+		"a program of 32776 bytes: not a whole number of instructions from 1 to 4096",
+		"seccomp_bpf 4097 instructions");
+	refused(cordon_config_set_seccomp_bpf(c, prog, 8, SECCOMP_FILTER_FLAG_TSYNC, fresh_err()),
+		EINVAL, "seccomp-bpf", "unknown flags 0x1", "seccomp_bpf TSYNC");
+	ok(c->seccomp.bpf == NULL, "seccomp_bpf: nothing stored after refusals");
+	is_int(cordon_config_set_seccomp_bpf(c, prog, 8, SECCOMP_FILTER_FLAG_LOG, fresh_err()), 0,
+	       "seccomp_bpf: one instruction, LOG");
+	ok(c->seccomp.bpf && c->seccomp.bpf != (void *)prog && c->seccomp.bpf_len == 8 &&
+		   c->seccomp.bpf_flags == SECCOMP_FILTER_FLAG_LOG &&
+		   memcmp(c->seccomp.bpf, prog, 8) == 0,
+	   "seccomp_bpf: copied, with its flags");
+	refused(cordon_run(c, &res, fresh_err()), EINVAL, "seccomp-bpf",
+		"a program for a session's commands (cordon_config_set_seccomp_bpf) in a run",
+		"cordon_run with a commands' program");
+	is_int(res.exit_code, CORDON_EXIT_FAILURE, "... exit code 125");
+	is_int(cordon_config_set_seccomp_bpf(c, NULL, 0, 0, fresh_err()), 0,
+	       "seccomp_bpf: len 0 removes it");
+	ok(c->seccomp.bpf == NULL && c->seccomp.bpf_len == 0, "... gone");
+	cordon_config_free(c);
+}
+
 int main(void)
 {
 	if (setup_scratch() < 0) {
@@ -693,6 +730,7 @@ int main(void)
 	test_report_fd();
 	test_rlimit_setter();
 	test_command_and_scalars();
+	test_seccomp_bpf();
 	remove_scratch();
 	return done_testing();
 }
