@@ -56,11 +56,22 @@ struct skipped {
 	size_t n;
 };
 
+/* Is name one of text's comma-separated names? */
+static bool listed(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)); p += n)
+		if ((p == text || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
 static void skip(struct skipped *sk, const char *name)
 {
 	size_t len = strlen(sk->text);
 
-	if (strstr(sk->text, name)) /* told once (a substring's false match only shortens it) */
+	if (listed(sk->text, name)) /* told once (past the line's end: counted again) */
 		return;
 	sk->n++;
 	if (len + strlen(name) + 6 < sizeof(sk->text))

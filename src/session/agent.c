@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -162,7 +163,12 @@ static void set_filter(int fd, const struct cd_sp_msg *m)
 	else if (m->n_fd || m->h.len % sizeof(struct sock_filter) || n == 0 || n > BPF_MAXINSNS ||
 		 (m->h.flags & ~known))
 		reply_error(fd, EINVAL, "malformed program");
+	else if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) /* see below */
+		reply_error(fd, errno, "PR_SET_DUMPABLE");
 	else {
+		/* the commands run under the program and the agent does not: none of them may
+		 * ptrace it or write its memory (same uid) to start one without it. Each command
+		 * is dumpable again after its exec. */
 		memcpy(prog, m->data, m->h.len);
 		prog_len = (unsigned short)n;
 		prog_flags = m->h.flags;

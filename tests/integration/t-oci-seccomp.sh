@@ -2,10 +2,11 @@
 # linux.seccomp through real cordon-runtime runs (docs/oci.md "linux"): the config's profile,
 # compiled with libseccomp, is installed in the container's process and in every exec, beside
 # cordon's own filter, which still holds under a profile that allows everything; not in cordon's
-# agent (a profile denying what the agent needs leaves it working). ERRNO with errnoRet, an
-# allow-list (podman's own default profile, as podman writes it into config.json), an argument
-# condition, KILL (SIGSYS: 159), an unknown syscall name skipped with a log line, bad profiles
-# refused (one line, 125, nothing started), and podman's --security-opt seccomp=FILE.
+# agent (a profile denying what the agent needs leaves it working), which the container's
+# processes cannot take over. ERRNO with errnoRet, an allow-list (podman's own default profile,
+# as podman writes it into config.json), argument conditions, KILL (SIGSYS: 159), an unknown
+# syscall name skipped with a log line, bad profiles refused (one line, 125, nothing started),
+# and podman's --security-opt seccomp=FILE.
 . "$TAP_LIB"
 . "$(dirname "$0")/../oci/lib.sh" # oci_rootfs, the podman harness
 
@@ -155,10 +156,19 @@ if wait_until 30 running; then
 touch=0"
 	rt exec ex mkdir /tmp/e
 	is "exec mkdir: 1, EPERM" "$rc:$err" "1:mkdir: can't create directory '/tmp/e': Operation not permitted"
+	# the agent starts processes without the profile: the container's may not take it over
+	# (ptrace, /proc/PID/mem; the same uid): it is not dumpable once it holds a profile
+	agent_env='for p in /proc/[0-9]*; do [ "$(cat $p/comm)" = cordon-agent ] && { head -c1 $p/environ >/dev/null && echo readable || echo denied; }; done'
+	rt exec ex sh -c "$agent_env"
+	is "exec: the agent's /proc/PID/environ (ptrace's read check) is denied" "$rc:$out" "0:denied"
+	rt exec ex sh -c 'head -c1 /proc/self/environ >/dev/null && echo readable'
+	is "... a process's own is not (it is dumpable after its exec)" "$rc:$out" "0:readable"
 	rt kill ex KILL
 else
 	fail "exec: the container never ran"
 	fail "exec mkdir"
+	fail "exec: the agent's environ"
+	fail "exec: its own environ"
 fi
 wait "$bg"
 rt delete --force ex
