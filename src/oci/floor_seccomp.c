@@ -44,10 +44,13 @@ static uint32_t action_of(enum oci_scmp_action a, uint32_t e)
 }
 
 static const enum scmp_compare cmp_of[] = {
-	[OCI_SCMP_NE] = SCMP_CMP_NE, [OCI_SCMP_LT] = SCMP_CMP_LT,
-	[OCI_SCMP_LE] = SCMP_CMP_LE, [OCI_SCMP_EQ] = SCMP_CMP_EQ,
-	[OCI_SCMP_GE] = SCMP_CMP_GE, [OCI_SCMP_GT] = SCMP_CMP_GT,
-	[OCI_SCMP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
+    [OCI_SCMP_NE] = SCMP_CMP_NE,
+    [OCI_SCMP_LT] = SCMP_CMP_LT,
+    [OCI_SCMP_LE] = SCMP_CMP_LE,
+    [OCI_SCMP_EQ] = SCMP_CMP_EQ,
+    [OCI_SCMP_GE] = SCMP_CMP_GE,
+    [OCI_SCMP_GT] = SCMP_CMP_GT,
+    [OCI_SCMP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
 };
 
 /* What was skipped, for one log line: names, comma-separated, within the line. */
@@ -127,8 +130,8 @@ static int add_call(scmp_filter_ctx ctx, uint32_t act, int nr, const struct oci_
 		for (size_t i = 0; i < rule->n_args; i++) {
 			const struct oci_scmp_arg *a = &rule->args[i];
 
-			cmp[i] = (struct scmp_arg_cmp){a->index, cmp_of[a->op], a->value,
-						       a->value_two};
+			cmp[i] =
+			    (struct scmp_arg_cmp){a->index, cmp_of[a->op], a->value, a->value_two};
 		}
 		return seccomp_rule_add_array(ctx, act, nr, (unsigned)rule->n_args, cmp);
 	}
@@ -166,16 +169,15 @@ static int add_rules(const struct oci_floor *f, scmp_filter_ctx ctx, uint32_t de
 			}
 			r = add_call(ctx, act, nr, rule);
 			if (r < 0)
-				return oci_floor_refuse(f, P ".syscalls[%zu]: %s: libseccomp: %s", i,
-							rule->names[j], strerror(-r));
+				return oci_floor_refuse(f, P ".syscalls[%zu]: %s: libseccomp: %s",
+							i, rule->names[j], strerror(-r));
 		}
 	}
 	return 0;
 }
 
 /* The program libseccomp made, read back from a memfd: *ret (malloc'd), *ret_len bytes. */
-static int export_bpf(const struct oci_floor *f, scmp_filter_ctx ctx, void **ret,
-		      size_t *ret_len)
+static int export_bpf(const struct oci_floor *f, scmp_filter_ctx ctx, void **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = memfd_create("cordon-oci-seccomp", MFD_CLOEXEC);
 	_cleanup_free_ void *buf = NULL;
@@ -194,7 +196,7 @@ static int export_bpf(const struct oci_floor *f, scmp_filter_ctx ctx, void **ret
 	if ((size_t)size / sizeof(struct sock_filter) > BPF_MAXINSNS)
 		return oci_floor_refuse(f,
 					P ": the profile compiles to %zu instructions, more than "
-					"the kernel's %u",
+					  "the kernel's %u",
 					(size_t)size / sizeof(struct sock_filter), BPF_MAXINSNS);
 	buf = malloc((size_t)size);
 	if (!buf)
@@ -220,10 +222,10 @@ static unsigned install_flags(const struct oci_floor *f)
 
 	if (fl & OCI_SCMP_FLAG_SPEC_ALLOW)
 		oci_floor_say(f, P ".flags: SECCOMP_FILTER_FLAG_SPEC_ALLOW: no effect (cordon's "
-				 "filters came first, with the speculation mitigation)");
+				   "filters came first, with the speculation mitigation)");
 	if (fl & (OCI_SCMP_FLAG_TSYNC | OCI_SCMP_FLAG_WAIT_KILLABLE_RECV))
 		oci_floor_say(f, P ".flags: TSYNC and WAIT_KILLABLE_RECV not needed (each process "
-				 "installs the profile alone, before its exec)");
+				   "installs the profile alone, before its exec)");
 	return (fl & OCI_SCMP_FLAG_LOG ? SECCOMP_FILTER_FLAG_LOG : 0) |
 	       (fl & OCI_SCMP_FLAG_SPEC_ALLOW ? SECCOMP_FILTER_FLAG_SPEC_ALLOW : 0);
 }
@@ -270,7 +272,7 @@ int oci_floor_seccomp(const struct oci_floor *f)
 		return oci_floor_relay(f, r, &e, P);
 	oci_floor_say(f,
 		      P ": the profile (%zu rules, default %s) installed in the container's "
-		      "processes, %zu instructions, beside cordon's own filter",
+			"processes, %zu instructions, beside cordon's own filter",
 		      sc->n_rules, sc->default_action, len / sizeof(struct sock_filter));
 	return 0;
 }

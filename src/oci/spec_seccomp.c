@@ -18,32 +18,35 @@ static const struct {
 	const char *name;
 	enum oci_scmp_action act;
 } actions[] = {
-	{"SCMP_ACT_KILL", OCI_SCMP_KILL_THREAD},
-	{"SCMP_ACT_KILL_THREAD", OCI_SCMP_KILL_THREAD},
-	{"SCMP_ACT_KILL_PROCESS", OCI_SCMP_KILL_PROCESS},
-	{"SCMP_ACT_TRAP", OCI_SCMP_TRAP},
-	{"SCMP_ACT_ERRNO", OCI_SCMP_ERRNO},
-	{"SCMP_ACT_TRACE", OCI_SCMP_TRACE},
-	{"SCMP_ACT_ALLOW", OCI_SCMP_ALLOW},
-	{"SCMP_ACT_LOG", OCI_SCMP_LOG},
-	{"SCMP_ACT_NOTIFY", OCI_SCMP_NOTIFY},
+    {"SCMP_ACT_KILL", OCI_SCMP_KILL_THREAD},
+    {"SCMP_ACT_KILL_THREAD", OCI_SCMP_KILL_THREAD},
+    {"SCMP_ACT_KILL_PROCESS", OCI_SCMP_KILL_PROCESS},
+    {"SCMP_ACT_TRAP", OCI_SCMP_TRAP},
+    {"SCMP_ACT_ERRNO", OCI_SCMP_ERRNO},
+    {"SCMP_ACT_TRACE", OCI_SCMP_TRACE},
+    {"SCMP_ACT_ALLOW", OCI_SCMP_ALLOW},
+    {"SCMP_ACT_LOG", OCI_SCMP_LOG},
+    {"SCMP_ACT_NOTIFY", OCI_SCMP_NOTIFY},
 };
 
 static const char *const ops[] = {
-	[OCI_SCMP_NE] = "SCMP_CMP_NE", [OCI_SCMP_LT] = "SCMP_CMP_LT",
-	[OCI_SCMP_LE] = "SCMP_CMP_LE", [OCI_SCMP_EQ] = "SCMP_CMP_EQ",
-	[OCI_SCMP_GE] = "SCMP_CMP_GE", [OCI_SCMP_GT] = "SCMP_CMP_GT",
-	[OCI_SCMP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
+    [OCI_SCMP_NE] = "SCMP_CMP_NE",
+    [OCI_SCMP_LT] = "SCMP_CMP_LT",
+    [OCI_SCMP_LE] = "SCMP_CMP_LE",
+    [OCI_SCMP_EQ] = "SCMP_CMP_EQ",
+    [OCI_SCMP_GE] = "SCMP_CMP_GE",
+    [OCI_SCMP_GT] = "SCMP_CMP_GT",
+    [OCI_SCMP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
 };
 
 static const struct {
 	const char *name;
 	unsigned flag;
 } flags[] = {
-	{"SECCOMP_FILTER_FLAG_TSYNC", OCI_SCMP_FLAG_TSYNC},
-	{"SECCOMP_FILTER_FLAG_LOG", OCI_SCMP_FLAG_LOG},
-	{"SECCOMP_FILTER_FLAG_SPEC_ALLOW", OCI_SCMP_FLAG_SPEC_ALLOW},
-	{"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", OCI_SCMP_FLAG_WAIT_KILLABLE_RECV},
+    {"SECCOMP_FILTER_FLAG_TSYNC", OCI_SCMP_FLAG_TSYNC},
+    {"SECCOMP_FILTER_FLAG_LOG", OCI_SCMP_FLAG_LOG},
+    {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", OCI_SCMP_FLAG_SPEC_ALLOW},
+    {"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", OCI_SCMP_FLAG_WAIT_KILLABLE_RECV},
 };
 
 void oci_seccomp_done(struct oci_seccomp *sc)
@@ -157,8 +160,8 @@ static int parse_rule(json_object *e, const char *path, struct oci_scmp_rule *ru
 	if (!rule->args)
 		return cd_fail(err, ENOMEM, "config", "out of memory");
 	for (size_t i = 0; i < json_object_array_length(a); i++) {
-		r = parse_arg(json_object_array_get_idx(a, i), oci_json_item(apath, path, "args", i),
-			      &rule->args[i], err);
+		r = parse_arg(json_object_array_get_idx(a, i),
+			      oci_json_item(apath, path, "args", i), &rule->args[i], err);
 		if (r < 0)
 			return r;
 		rule->n_args = i + 1;
