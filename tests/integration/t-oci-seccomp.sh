@@ -158,7 +158,7 @@ touch=0"
 	is "exec mkdir: 1, EPERM" "$rc:$err" "1:mkdir: can't create directory '/tmp/e': Operation not permitted"
 	# the agent starts processes without the profile: the container's may not take it over
 	# (ptrace, /proc/PID/mem; the same uid): it is not dumpable once it holds a profile
-	agent_env='for p in /proc/[0-9]*; do [ "$(cat $p/comm)" = cordon-agent ] && { head -c1 $p/environ >/dev/null && echo readable || echo denied; }; done'
+	agent_env='for p in /proc/[0-9]*; do [ "$(cat $p/comm)" = cordon-agent ] && { head -c1 $p/environ >/dev/null && echo readable || echo denied; }; done 2>/dev/null; :'
 	rt exec ex sh -c "$agent_env"
 	is "exec: the agent's /proc/PID/environ (ptrace's read check) is denied" "$rc:$out" "0:denied"
 	rt exec ex sh -c 'head -c1 /proc/self/environ >/dev/null && echo readable'
