@@ -24,7 +24,6 @@ w=$(mkwork)
 root=$w/root
 b=$w/bundle
 oci_rootfs "$b/rootfs"
-for a in ip nc; do ln -s busybox "$b/rootfs/bin/$a"; done
 user=0
 is_user_mode && user=1
 [ $user = 1 ] && chown -R "$TEST_USER:" "$b"
