@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "specdata.h"
@@ -230,6 +231,24 @@ static bool host_netns(int fd)
 	return false;
 }
 
+/* May this process join it? A child tries (setns changes only the child): a namespace owned by
+ * a user namespace the runtime holds no CAP_SYS_ADMIN in (rootless, outside the one that owns
+ * it) is refused now, not when the container starts. 0, or the errno. */
+static int try_setns(int fd, int nstype)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(setns(fd, nstype) < 0 ? (errno & 0xff) : 0);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
 /* linux.namespaces[i] with a path: opened once, here, and that descriptor joined (the library
  * checks it is a namespace of the type, not the host's). The path is opened O_PATH first: a FIFO
  * or a device named there is never opened for reading (which could block, or act); only a file
@@ -269,6 +288,12 @@ static int floor_join(const struct oci_floor *f, size_t i, bool net_host)
 	if (r < 0)
 		return oci_floor_refuse(f, "%s: %s %s: %s: refused", where, ns->type, ns->path,
 					e.msg);
+	r = try_setns(fd, joinable_type(ns->type));
+	if (r)
+		return oci_floor_refuse(f, "%s: %s %s: cannot be joined: %s%s: refused", where,
+					ns->type, ns->path, strerror(r),
+					r == EPERM ? " (the runtime holds no CAP_SYS_ADMIN in the "
+						     "user namespace that owns it)" : "");
 	oci_floor_say(f, "%s: %s %s: joined (not the container's own: nothing in it can be "
 			 "configured from inside)", where, ns->type, ns->path);
 	return 0;

@@ -183,6 +183,16 @@ refused "cordon.allow-net with a joined network" \
 	"ns('network', '$P/net'); c.setdefault('annotations', {})['cordon.allow-net'] = 'example.com'" \
 	"annotations.cordon.allow-net: a network namespace joined ($P/net) is not cordon's"
 
+# ---- rootless, outside the user namespace that owns the pod's: setns is not allowed ----
+if [ $user = 1 ]; then
+	config '["sh", "-c", "echo RAN"]' "ns('network', '$P/net'); c.pop('hostname', None)"
+	out=$(as_caller timeout -k 5 60 "$RT" --root "$w/root-outside" run -b "$b" outside 2>"$TEST_TMP/stderr")
+	rc=$?
+	err=$(cat "$TEST_TMP/stderr")
+	is "a namespace the caller has no CAP_SYS_ADMIN over: 125, nothing ran" "$rc:$out" "125:"
+	is "... the reason" "$err" "cordon-runtime: floor: linux.namespaces[1]: network $P/net: cannot be joined: Operation not permitted (the runtime holds no CAP_SYS_ADMIN in the user namespace that owns it): refused"
+fi
+
 # ---- the host's network by path, with cordon.net=host: that mode ----
 config '["sh", "-c", "readlink /proc/self/ns/net"]' \
 	"ns('network', '/proc/self/ns/net'); c.pop('hostname', None); c.setdefault('annotations', {})['cordon.net'] = 'host'"
