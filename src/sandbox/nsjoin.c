@@ -26,9 +26,9 @@ static const struct {
 	int flag;
 	const char *name;
 } slots[CD_JOIN_N] = {
-	[CD_JOIN_NET] = { CLONE_NEWNET, "net" },
-	[CD_JOIN_IPC] = { CLONE_NEWIPC, "ipc" },
-	[CD_JOIN_UTS] = { CLONE_NEWUTS, "uts" },
+    [CD_JOIN_NET] = {CLONE_NEWNET, "net"},
+    [CD_JOIN_IPC] = {CLONE_NEWIPC, "ipc"},
+    [CD_JOIN_UTS] = {CLONE_NEWUTS, "uts"},
 };
 
 int cd_nsjoin_slot(int nstype)
@@ -54,9 +54,10 @@ static const char *type_name(int nstype)
 	static const struct {
 		int flag;
 		const char *name;
-	} all[] = { { CLONE_NEWNET, "network" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" },
-		    { CLONE_NEWUSER, "user" },   { CLONE_NEWPID, "pid" }, { CLONE_NEWNS, "mount" },
-		    { CLONE_NEWCGROUP, "cgroup" }, { 0x00000080 /* CLONE_NEWTIME */, "time" } };
+	} all[] = {{CLONE_NEWNET, "network"},	{CLONE_NEWIPC, "ipc"},
+		   {CLONE_NEWUTS, "uts"},	{CLONE_NEWUSER, "user"},
+		   {CLONE_NEWPID, "pid"},	{CLONE_NEWNS, "mount"},
+		   {CLONE_NEWCGROUP, "cgroup"}, {0x00000080 /* CLONE_NEWTIME */, "time"}};
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(all); i++)
 		if (all[i].flag == nstype)
@@ -89,8 +90,9 @@ int cd_nsjoin_check(int fd, int nstype, struct cordon_error *err)
 	struct statfs sfs;
 
 	if (slot < 0)
-		return cd_fail(err, 0, "namespaces", "a %s namespace cannot be joined (only "
-				   "network, ipc and uts: the sandbox's others are always its own)",
+		return cd_fail(err, 0, "namespaces",
+			       "a %s namespace cannot be joined (only "
+			       "network, ipc and uts: the sandbox's others are always its own)",
 			       type_name(nstype));
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
@@ -100,20 +102,24 @@ int cd_nsjoin_check(int fd, int nstype, struct cordon_error *err)
 	if (sfs.f_type != NSFS_MAGIC)
 		return cd_fail(err, 0, "namespaces", "not a namespace file");
 	if (fl & O_PATH)
-		return cd_fail(err, 0, "namespaces", "opened with O_PATH: setns needs it open "
-				   "for reading");
+		return cd_fail(err, 0, "namespaces",
+			       "opened with O_PATH: setns needs it open "
+			       "for reading");
 	type = ioctl(fd, NS_GET_NSTYPE);
 	if (type < 0)
-		return cd_fail_errno(err, errno, "namespaces", "the namespace's type (NS_GET_NSTYPE)");
+		return cd_fail_errno(err, errno, "namespaces",
+				     "the namespace's type (NS_GET_NSTYPE)");
 	if (type != nstype)
-		return cd_fail(err, 0, "namespaces", "a namespace of type %s, not %s", type_name(type),
-			       type_name(nstype));
+		return cd_fail(err, 0, "namespaces", "a namespace of type %s, not %s",
+			       type_name(type), type_name(nstype));
 	host = cd_nsjoin_is_host(fd, (enum cd_join)slot);
 	if (host < 0)
 		return cd_fail_errno(err, -host, "namespaces", "fstat");
 	if (host)
-		return cd_fail(err, 0, "namespaces", "the host's own %s namespace (the caller's, "
-				   "or pid 1's): joining it is no isolation", type_name(nstype));
+		return cd_fail(err, 0, "namespaces",
+			       "the host's own %s namespace (the caller's, "
+			       "or pid 1's): joining it is no isolation",
+			       type_name(nstype));
 	return 0;
 }
 
@@ -141,15 +147,16 @@ int cd_nsjoin_enter(const int fds[CD_JOIN_N], struct cd_nsjoin_saved *saved,
 
 			cd_nsjoin_leave(saved, NULL, NULL);
 			return cd_fail_errno(err, e, "namespaces", "join the %s namespace given%s",
-					     slots[i].name, e == EPERM ? " (setns needs CAP_SYS_ADMIN "
-					     "over the user namespace that owns it)" : "");
+					     slots[i].name,
+					     e == EPERM ? " (setns needs CAP_SYS_ADMIN "
+							  "over the user namespace that owns it)"
+							: "");
 		}
 	}
 	return 0;
 }
 
-int cd_nsjoin_leave(struct cd_nsjoin_saved *saved, unsigned *ret_stayed,
-		    struct cordon_error *err)
+int cd_nsjoin_leave(struct cd_nsjoin_saved *saved, unsigned *ret_stayed, struct cordon_error *err)
 {
 	unsigned stayed = 0;
 	int r = 0;
@@ -165,8 +172,10 @@ int cd_nsjoin_leave(struct cd_nsjoin_saved *saved, unsigned *ret_stayed,
 			if (errno == EPERM)
 				stayed |= 1u << i;
 			else if (r == 0)
-				r = cd_fail_errno(err, errno, "namespaces", "come back to the "
-						  "caller's %s namespace", slots[i].name);
+				r = cd_fail_errno(err, errno, "namespaces",
+						  "come back to the "
+						  "caller's %s namespace",
+						  slots[i].name);
 		}
 		cd_closep(&saved->home[i]);
 	}

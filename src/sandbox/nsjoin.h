@@ -33,5 +33,4 @@ struct cd_nsjoin_saved {
 };
 int cd_nsjoin_enter(const int fds[CD_JOIN_N], struct cd_nsjoin_saved *saved,
 		    struct cordon_error *err);
-int cd_nsjoin_leave(struct cd_nsjoin_saved *saved, unsigned *ret_stayed,
-		    struct cordon_error *err);
+int cd_nsjoin_leave(struct cd_nsjoin_saved *saved, unsigned *ret_stayed, struct cordon_error *err);
