@@ -240,10 +240,10 @@ CORDON_PUBLIC int cordon_config_set_net(struct cordon_config *c, enum cordon_net
  * that runs the sandbox (a session's: its supervisor process), which needs CAP_SYS_ADMIN over
  * the namespace's owner, and comes back to its own after the clone, where it may: not where its
  * own belongs to a user namespace above the one it runs in (uid 0 of rootless podman's user
- * namespace, say), and then that thread stays in the joined namespace. With a joined network: no loopback set up, no resolver or
- * /etc/resolv.conf of cordon's, the host's /sys read-only (as CORDON_NET_HOST), no allow-list
- * (refused), not with CORDON_NET_HOST; with a joined uts: no hostname set (refused with
- * cordon_config_set_hostname). */
+ * namespace, say), and then that thread stays in the joined namespace. With a joined network:
+ * no loopback set up, no resolver or /etc/resolv.conf of cordon's, the host's /sys read-only
+ * (as CORDON_NET_HOST), no allow-list (refused), not with CORDON_NET_HOST; with a joined uts:
+ * no hostname set (refused with cordon_config_set_hostname). */
 CORDON_PUBLIC int cordon_config_join_ns(struct cordon_config *c, int nstype, int fd,
 					struct cordon_error *err);
 /* Egress allow-list (README "Network"): let the sandbox reach HOST[:PORT] through cordon's
