@@ -229,6 +229,23 @@ CORDON_PUBLIC int cordon_config_set_tmp_size(struct cordon_config *c, uint64_t s
 
 CORDON_PUBLIC int cordon_config_set_net(struct cordon_config *c, enum cordon_net net,
 					struct cordon_error *err);
+/* Join a namespace someone else made (an engine's pod: the pause container's network, ipc and
+ * uts) instead of making the sandbox's own: nstype is CLONE_NEWNET, CLONE_NEWIPC or CLONE_NEWUTS
+ * (<sched.h>), fd a descriptor of it open for reading (/run/netns/X, /proc/PID/ns/net; not
+ * O_PATH). Copies fd (close-on-exec; closed by cordon_config_free). Refused: another type, a
+ * file that is not a namespace, the caller's own namespace or pid 1's (the host's: for the
+ * host's network use CORDON_NET_HOST). The sandbox's user namespace is still its own, made
+ * below the caller's: it holds no capability over the joined namespace, so nothing in it can be
+ * configured from inside (addresses, routes, sethostname). cordon_run() joins it from the thread
+ * that runs the sandbox (a session's: its supervisor process), which needs CAP_SYS_ADMIN over
+ * the namespace's owner, and comes back to its own after the clone, where it may: not where its
+ * own belongs to a user namespace above the one it runs in (uid 0 of rootless podman's user
+ * namespace, say), and then that thread stays in the joined namespace. With a joined network:
+ * no loopback set up, no resolver or /etc/resolv.conf of cordon's, the host's /sys read-only
+ * (as CORDON_NET_HOST), no allow-list (refused), not with CORDON_NET_HOST; with a joined uts:
+ * no hostname set (refused with cordon_config_set_hostname). */
+CORDON_PUBLIC int cordon_config_join_ns(struct cordon_config *c, int nstype, int fd,
+					struct cordon_error *err);
 /* Egress allow-list (README "Network"): let the sandbox reach HOST[:PORT] through cordon's
  * proxy, and nothing else. "example.com", "*.example.com", "192.0.2.1", "[2001:db8::1]:8443";
  * ports default to 80 and 443. Any entry turns the proxy on (not with CORDON_NET_HOST). The proxy

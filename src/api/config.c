@@ -17,6 +17,7 @@
 
 #include "allow.h"
 #include "config.h"
+#include "nsjoin.h"
 #include "policy.h"
 #include "protect.h"
 #include "workdir.h"
@@ -400,6 +401,8 @@ struct cordon_config *cordon_config_new(void)
 	c->limits.kill_after_ns = CD_DEFAULT_KILL_AFTER;
 	c->outputs.report_fd = -1;
 	c->net.mode = CORDON_NET_NONE;
+	for (size_t i = 0; i < CD_JOIN_N; i++)
+		c->ns.join[i] = -1;
 	c->net.idle_ns = CD_DEFAULT_NET_IDLE;
 	c->net.max_conns = CD_DEFAULT_NET_CONNS;
 	for (size_t i = 0; i < CD_CG_N; i++) {
@@ -420,6 +423,8 @@ void cordon_config_free(struct cordon_config *c)
 	for (size_t i = 0; i < c->net.n_allow; i++)
 		cd_allow_free(&c->net.allow[i]);
 	free(c->net.allow);
+	for (size_t i = 0; i < CD_JOIN_N; i++)
+		cd_closep(&c->ns.join[i]);
 	free(c->fs.workdir);
 	free(c->fs.workdir_target);
 	free(c->command.chdir);
@@ -772,6 +777,21 @@ int cordon_config_set_net(struct cordon_config *c, enum cordon_net net, struct c
 	if (net != CORDON_NET_NONE && net != CORDON_NET_HOST)
 		return cd_fail(err, 0, "net", "unknown network mode %d", (int)net);
 	c->net.mode = net;
+	return 0;
+}
+
+int cordon_config_join_ns(struct cordon_config *c, int nstype, int fd, struct cordon_error *err)
+{
+	int slot = cd_nsjoin_slot(nstype), r, copy;
+
+	r = cd_nsjoin_check(fd, nstype, err);
+	if (r < 0)
+		return r;
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (copy < 0)
+		return cd_fail_errno(err, errno, "namespaces", "dup");
+	cd_closep(&c->ns.join[slot]);
+	c->ns.join[slot] = copy;
 	return 0;
 }
 

@@ -9,12 +9,18 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "specdata.h"
@@ -203,6 +209,97 @@ static const struct oci_ns *ns_find(const struct oci_spec *s, const char *type)
 	return NULL;
 }
 
+/* The namespaces that may be joined by path (a pod's, made by the engine), as setns names them. */
+static int joinable_type(const char *type)
+{
+	return !strcmp(type, "network") ? CLONE_NEWNET
+	       : !strcmp(type, "ipc")   ? CLONE_NEWIPC
+	       : !strcmp(type, "uts")   ? CLONE_NEWUTS
+					: 0;
+}
+
+/* fd is the network namespace of this process or of pid 1: the host's */
+static bool host_netns(int fd)
+{
+	static const char *const host[] = {"/proc/self/ns/net", "/proc/1/ns/net"};
+	struct stat st, o;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	for (size_t i = 0; i < CD_ELEMENTSOF(host); i++)
+		if (stat(host[i], &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino)
+			return true;
+	return false;
+}
+
+/* May this process join it? A child tries (setns changes only the child): a namespace owned by
+ * a user namespace the runtime holds no CAP_SYS_ADMIN in (rootless, outside the one that owns
+ * it) is refused now, not when the container starts. 0, or the errno. */
+static int try_setns(int fd, int nstype)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(setns(fd, nstype) < 0 ? (errno & 0xff) : 0);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
+/* linux.namespaces[i] with a path: opened once, here, and that descriptor joined (the library
+ * checks it is a namespace of the type, not the host's). The path is opened O_PATH first: a FIFO
+ * or a device named there is never opened for reading (which could block, or act); only a file
+ * of nsfs is reopened for setns. Symlinks are followed: what they lead to is what is checked.
+ * The host's network with cordon.net=host is that mode, not a join. */
+static int floor_join(const struct oci_floor *f, size_t i, bool net_host)
+{
+	const struct oci_ns *ns = &f->s->ns[i];
+	_cleanup_close_ int path_fd = -1, fd = -1;
+	struct cordon_error e = {0};
+	char where[64], self[64];
+	struct statfs sfs;
+	int r;
+
+	snprintf(where, sizeof(where), "linux.namespaces[%zu]", i);
+	path_fd = open(ns->path, O_PATH | O_CLOEXEC);
+	if (path_fd < 0)
+		return cd_fail_errno(f->err, errno, "config", "%s: %s %s", where, ns->type,
+				     ns->path);
+	if (fstatfs(path_fd, &sfs) < 0 || sfs.f_type != NSFS_MAGIC)
+		return oci_floor_refuse(f, "%s: %s %s: not a namespace file: refused", where,
+					ns->type, ns->path);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail_errno(f->err, errno, "config", "%s: %s %s", where, ns->type,
+				     ns->path);
+	if (net_host && joinable_type(ns->type) == CLONE_NEWNET && host_netns(fd)) {
+		r = cordon_config_set_net(f->c, CORDON_NET_HOST, &e);
+		if (r < 0)
+			return oci_floor_relay(f, r, &e, where);
+		oci_floor_say(f, "%s: network %s: the host's network (annotation cordon.net=host)",
+			      where, ns->path);
+		return 0;
+	}
+	r = cordon_config_join_ns(f->c, joinable_type(ns->type), fd, &e);
+	if (r < 0)
+		return oci_floor_refuse(f, "%s: %s %s: %s: refused", where, ns->type, ns->path,
+					e.msg);
+	r = try_setns(fd, joinable_type(ns->type));
+	if (r)
+		return oci_floor_refuse(f, "%s: %s %s: cannot be joined: %s%s: refused", where,
+					ns->type, ns->path, strerror(r),
+					r == EPERM ? " (the runtime holds no CAP_SYS_ADMIN in the "
+						     "user namespace that owns it)" : "");
+	oci_floor_say(f, "%s: %s %s: joined (not the container's own: nothing in it can be "
+			 "configured from inside)", where, ns->type, ns->path);
+	return 0;
+}
+
 /* The network: a new one, or the host's with the annotation cordon.net=host. */
 static int floor_network(const struct oci_floor *f)
 {
@@ -214,7 +311,7 @@ static int floor_network(const struct oci_floor *f)
 		return cd_fail(f->err, 0, "config", "annotations.cordon.net: \"%s\": only \"host\"",
 			       net);
 	if (ns_find(f->s, "network")) {
-		if (net)
+		if (net && !ns_find(f->s, "network")->path)
 			oci_floor_say(f, "annotations.cordon.net: host: ignored (linux.namespaces "
 					 "asks for a network namespace)");
 		return 0;
@@ -235,16 +332,18 @@ static int floor_namespaces(const struct oci_floor *f)
 {
 	static const char *const required[] = {"pid", "mount", "ipc", "uts"};
 
+	const char *net = oci_spec_annotation(f->s, "cordon.net");
+
 	for (size_t i = 0; i < f->s->n_ns; i++) {
 		const struct oci_ns *ns = &f->s->ns[i];
-		bool joinable = !strcmp(ns->type, "network") || !strcmp(ns->type, "ipc") ||
-				!strcmp(ns->type, "uts");
+		int r;
 
-		if (ns->path && joinable)
-			return oci_floor_refuse(f,
-						"linux.namespaces[%zu]: %s %s: joining a "
-						"namespace by path is not built yet: refused",
-						i, ns->type, ns->path);
+		if (ns->path && joinable_type(ns->type)) {
+			r = floor_join(f, i, net && !strcmp(net, "host"));
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (ns->path)
 			return oci_floor_refuse(f,
 						"linux.namespaces[%zu]: %s %s: joining one: "
@@ -314,6 +413,12 @@ static int floor_hostname(const struct oci_floor *f)
 		oci_floor_say(f, "domainname: \"%s\": not set", f->s->domainname);
 	if (!f->s->hostname || !*f->s->hostname)
 		return 0;
+	/* runc sets it in a uts namespace it joins; the container's user namespace cannot */
+	if (ns_find(f->s, "uts") && ns_find(f->s, "uts")->path)
+		return oci_floor_refuse(f,
+					"hostname: \"%s\": with a joined uts namespace (%s): refused "
+					"(its hostname is the one it has; the container cannot set it)",
+					f->s->hostname, ns_find(f->s, "uts")->path);
 	r = cordon_config_set_hostname(f->c, f->s->hostname, &e);
 	return r < 0 ? oci_floor_relay(f, r, &e, "hostname") : 0;
 }
@@ -343,6 +448,11 @@ static int floor_features(const struct oci_floor *f)
 	if (allow && !ns_find(f->s, "network"))
 		return oci_floor_refuse(f, "annotations.cordon.allow-net: the host's network has "
 					   "no egress proxy: refused");
+	if (allow && ns_find(f->s, "network")->path)
+		return oci_floor_refuse(f,
+					"annotations.cordon.allow-net: a network namespace joined "
+					"(%s) is not cordon's: no egress proxy in it: refused",
+					ns_find(f->s, "network")->path);
 	for (const char *p = allow; p && *p;) {
 		size_t n = strcspn(p, ",");
 		_cleanup_free_ char *one = strndup(p, n);

@@ -99,6 +99,13 @@ struct cd_net_opts {
 	unsigned max_conns;
 };
 
+/* Namespaces joined instead of made (src/sandbox/nsjoin.c): a descriptor of each, the config's
+ * own copy (close-on-exec), -1 where the sandbox makes its own. */
+enum cd_join { CD_JOIN_NET, CD_JOIN_IPC, CD_JOIN_UTS, CD_JOIN_N };
+struct cd_ns_opts {
+	int join[CD_JOIN_N];
+};
+
 /* Bounds: the limits table's values, the cgroup, the clock (src/sandbox: cgroup.c, rlimits.c,
  * share.c; src/command: the deadline). */
 struct cd_limits_opts {
@@ -163,6 +170,7 @@ struct cordon_config {
 	struct cd_cow_opts cow;
 	struct cd_protect_opts protect;
 	struct cd_net_opts net;
+	struct cd_ns_opts ns;
 	struct cd_limits_opts limits;
 	struct cd_identity_opts identity;
 	struct cd_seccomp_opts seccomp;

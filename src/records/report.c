@@ -222,17 +222,23 @@ void cd_report_render_applied(struct cd_json *j, const struct cd_report_info *in
 {
 	static const char *const ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup", "net" };
 	const struct cordon_config *c = in->c;
-	size_t n_ns = CD_ELEMENTSOF(ns) - (c->net.mode == CORDON_NET_HOST);
+	bool joined_net = c->ns.join[CD_JOIN_NET] >= 0;
+	/* made: the host's network, and what was joined (nsjoin.h), are not */
+	bool made[] = { true, true, true, c->ns.join[CD_JOIN_IPC] < 0,
+			c->ns.join[CD_JOIN_UTS] < 0, true,
+			c->net.mode != CORDON_NET_HOST && !joined_net };
 
+	_Static_assert(CD_ELEMENTSOF(made) == CD_ELEMENTSOF(ns), "one flag a namespace");
 	cd_json_key(j, "applied");
 	cd_json_object_begin(j);
 	cd_json_key(j, "namespaces");
 	cd_json_array_begin(j);
-	for (size_t i = 0; i < n_ns; i++)
-		cd_json_string(j, ns[i]);
+	for (size_t i = 0; i < CD_ELEMENTSOF(ns); i++)
+		if (made[i])
+			cd_json_string(j, ns[i]);
 	cd_json_array_end(j);
 	cd_json_kv_string(j, "net", c->net.mode == CORDON_NET_HOST ? "host"
-				    : c->net.n_allow ? "proxy" : "none");
+				    : joined_net ? "joined" : c->net.n_allow ? "proxy" : "none");
 	render_allow(j, c);
 	cd_json_kv_string(j, "workdir", in->workdir);
 	cd_json_kv_string(j, "workdir_target", in->workdir_target);

@@ -162,7 +162,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	}
 	if (r < 0)
 		return r;
-	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
+	if (a->own_uts && sethostname(a->hostname, strlen(a->hostname)) < 0)
 		return cd_fail_errno(err, errno, "hostname", "set hostname %s", a->hostname);
 	r = cd_caps_drop(a->id->inside_uid, a->id->inside_gid, a->id->setgroups_allowed, err);
 	if (r < 0)

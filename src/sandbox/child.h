@@ -35,6 +35,7 @@ struct cd_child_args {
 	const struct cd_share *share; /* the user namespace's limits (share.h) */
 	const char *hostname;
 	bool own_net;
+	bool own_uts; /* false: a joined uts namespace: no hostname set (not ours to set) */
 	uint16_t proxy_port; /* --allow-net: hand a socket listening there to the supervisor */
 	const struct cd_rlimit *rlimits;
 	/* the seccomp programs, compiled before the clone: pid 1 has its own copy of them */

@@ -31,6 +31,7 @@
 #include "hostroot.h"
 #include "initspec.h"
 #include "libexec.h"
+#include "nsjoin.h"
 #include "proxy.h"
 #include "resolver.h"
 #include "rlimits.h"
@@ -147,6 +148,13 @@ static void log_plan(const struct cd_sandbox *sb)
 
 /* Parse the policy before anything starts: a bad policy costs nothing. It is compiled later,
  * while pid 1 sets up its mounts (compile_filters). */
+/* A network namespace of the sandbox's own (cordon's: loopback, resolver, proxy, a fresh sysfs),
+ * not the host's nor one joined. */
+static bool own_net(const struct cordon_config *c)
+{
+	return c->net.mode != CORDON_NET_HOST && c->ns.join[CD_JOIN_NET] < 0;
+}
+
 int cd_sandbox_load_policy(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -188,6 +196,15 @@ int cd_sandbox_open(struct cd_sandbox *sb, struct cordon_error *err)
 	if (c->net.n_allow && c->net.mode == CORDON_NET_HOST)
 		return cd_fail(err, 0, "allow-net", "cannot be combined with the host's network, "
 				   "which has no allow-list");
+	if (c->net.n_allow && c->ns.join[CD_JOIN_NET] >= 0)
+		return cd_fail(err, 0, "allow-net", "cannot be combined with a joined network "
+				   "namespace, which is not cordon's: no proxy or allow-list in it");
+	if (c->net.mode == CORDON_NET_HOST && c->ns.join[CD_JOIN_NET] >= 0)
+		return cd_fail(err, 0, "net", "the host's network and a joined network namespace: "
+				   "one or the other");
+	if (c->identity.hostname && c->ns.join[CD_JOIN_UTS] >= 0)
+		return cd_fail(err, 0, "hostname", "cannot be set in a joined uts namespace, which "
+				   "is not the sandbox's (its hostname is kept)");
 	/* the proxy's resolver, loaded now: a library that cannot be loaded stops the run before
 	 * anything starts, and nothing of the sandbox's can stand in for it */
 	if (c->net.n_allow && !cd_cares(err))
@@ -299,7 +316,7 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 		return r;
 	cd_timing("cgroup");
 	cd_cgroup_log(&sb->bounds.cg, &c->log);
-	r = cd_mount_plan_build(&c->fs, c->identity.hostname, c->net.mode != CORDON_NET_HOST,
+	r = cd_mount_plan_build(&c->fs, c->identity.hostname, own_net(c),
 				sb->wd.path, &sb->wd.st, sb->workdir_target, &sb->id,
 				&sb->marks, &sb->plan, err);
 	cd_timing("mount plan");
@@ -324,7 +341,8 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 	a->plan = &sb->plan; /* pid 1 fills in the trees it is handed, in its own copy */
 	a->id = &sb->id;
 	a->hostname = sb->c->identity.hostname ? sb->c->identity.hostname : CD_DEFAULT_HOSTNAME;
-	a->own_net = sb->c->net.mode != CORDON_NET_HOST;
+	a->own_net = own_net(sb->c);
+	a->own_uts = sb->c->ns.join[CD_JOIN_UTS] < 0;
 	a->proxy_port = sb->c->net.n_allow ? CD_PROXY_PORT : 0;
 	a->rlimits = sb->bounds.rlimits;
 	a->share = &sb->bounds.share;
@@ -407,6 +425,8 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	bool in_cgroup = sb->bounds.cg.fd >= 0;
 	_cleanup_close_ int spec_fd = -1;
 	struct cd_owner_creds owner = { 0 };
+	struct cd_nsjoin_saved joined;
+	unsigned stayed = 0;
 	int sv[2], pidfd = -1, r, e;
 	pid_t pid;
 
@@ -419,12 +439,21 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	 * page faults, the join) than the clone's part (bench/startup.md) */
 	if (sb->c->net.mode != CORDON_NET_HOST)
 		flags |= CLONE_NEWNET;
+	/* a namespace joined is entered by this thread around the clone, not made (nsjoin.h) */
+	for (int i = 0; i < CD_JOIN_N; i++)
+		if (sb->c->ns.join[i] >= 0)
+			flags &= ~(uint64_t)cd_nsjoin_flag(i);
 	ca.flags = flags | (in_cgroup ? CLONE_INTO_CGROUP : 0);
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.cgroup = in_cgroup ? (uint64_t)sb->bounds.cg.fd : 0;
+	/* the joined namespaces first: setns wants CAP_SYS_ADMIN over their owner, which the
+	 * user namespace the clone makes never has */
+	r = cd_nsjoin_enter(sb->c->ns.join, &joined, err);
 	/* root: the sandbox's user namespace owned by its own host id (idrange.h) */
-	r = cd_userns_owner_enter(&sb->id, &owner, err);
+	if (r >= 0)
+		r = cd_userns_owner_enter(&sb->id, &owner, err);
 	if (r < 0) {
+		cd_nsjoin_leave(&joined, NULL, NULL);
 		close(sv[0]);
 		close(sv[1]);
 		return r;
@@ -456,6 +485,7 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	}
 	e = errno;
 	cd_userns_owner_leave(&owner);
+	r = cd_nsjoin_leave(&joined, &stayed, err);
 	close(sv[1]);
 	if (pid < 0) {
 		close(sv[0]);
@@ -465,10 +495,20 @@ static int spawn(struct cd_sandbox *sb, const struct cd_child_args *args_templat
 	sb->pid1.pid = pid;
 	sb->pid1.pidfd = pidfd;
 	sb->pid1.sock = sv[0];
+	if (r < 0) /* this thread is in a namespace neither its own nor joined: the run ends */
+		return r;
+	for (int i = 0; i < CD_JOIN_N; i++)
+		if (stayed & (1u << i))
+			cd_log_line(&sb->c->log, "namespaces: the %s namespace joined is this "
+				      "thread's now (its own belongs to a user namespace above it)",
+				      cd_nsjoin_name(i));
 	if (fcntl(sb->pid1.sock, F_SETFL, O_NONBLOCK) < 0)
 		return cd_fail_errno(err, errno, "sync", "make the socket non-blocking");
-	cd_log_line(&sb->c->log, "sandbox: pid %d, namespaces user mount pid ipc uts cgroup%s", pid,
-		      sb->c->net.mode != CORDON_NET_HOST ? " net" : "");
+	cd_log_line(&sb->c->log, "sandbox: pid %d, namespaces user mount pid cgroup%s%s%s%s", pid,
+		      sb->c->ns.join[CD_JOIN_IPC] < 0 ? " ipc" : " (ipc joined)",
+		      sb->c->ns.join[CD_JOIN_UTS] < 0 ? " uts" : " (uts joined)",
+		      own_net(sb->c) ? " net" : "",
+		      sb->c->ns.join[CD_JOIN_NET] >= 0 ? " (net joined)" : "");
 	return 0;
 }
 
@@ -799,7 +839,7 @@ void cd_sandbox_drain(struct cd_sandbox *sb)
 		if (r > 0 && m.type == CD_MSG_PROXY && fd >= 0 && !sb->proxy && sb->c->net.n_allow)
 			start_proxy(sb, CD_TAKE_FD(fd));
 		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && m.value == 0 && !sb->resolver &&
-		    sb->c->net.mode != CORDON_NET_HOST)
+		    own_net(sb->c))
 			start_resolver(sb, CD_TAKE_FD(fd));
 		if (r > 0 && m.type == CD_MSG_DNS && fd >= 0 && m.value == 1 && sb->resolver)
 			cd_resolver_add_tcp(sb->resolver, CD_TAKE_FD(fd)); /* (once: then it closes) */

@@ -110,10 +110,14 @@ static void session_free(struct cordon_session *s)
 }
 
 /* In the forked child: a session of its own (no terminal's signals), default signals, fd 0 the
- * agent's socket, nothing else of the caller's open. */
-_Noreturn static void become_supervisor(const struct cordon_config *c, unsigned flags,
+ * agent's socket, 3 and 4 the holder's and the agent's program, 5.. the namespaces the config
+ * joins (its descriptors, moved there in our copy of it), nothing else of the caller's open. */
+_Noreturn static void become_supervisor(const struct cordon_config *cfg, unsigned flags,
 					int agent_end, int holder_end, int exec_fd)
 {
+	struct cordon_config copy = *cfg, *c = &copy;
+	const int high = 5 + CD_JOIN_N; /* above every fixed number */
+	int join[CD_JOIN_N];
 	sigset_t none;
 
 	setsid();
@@ -122,15 +126,25 @@ _Noreturn static void become_supervisor(const struct cordon_config *c, unsigned 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* out of the way first: each may be any of 0, 3 and 4 */
-	agent_end = fcntl(agent_end, F_DUPFD_CLOEXEC, 5);
-	holder_end = fcntl(holder_end, F_DUPFD_CLOEXEC, 5);
-	exec_fd = fcntl(exec_fd, F_DUPFD_CLOEXEC, 5);
+	agent_end = fcntl(agent_end, F_DUPFD_CLOEXEC, high);
+	holder_end = fcntl(holder_end, F_DUPFD_CLOEXEC, high);
+	exec_fd = fcntl(exec_fd, F_DUPFD_CLOEXEC, high);
+	for (int i = 0; i < CD_JOIN_N; i++) {
+		join[i] = c->ns.join[i] < 0 ? -1 : fcntl(c->ns.join[i], F_DUPFD_CLOEXEC, high);
+		if (c->ns.join[i] >= 0 && join[i] < 0)
+			_exit(CORDON_EXIT_FAILURE);
+	}
 	if (agent_end < 0 || holder_end < 0 || exec_fd < 0 || dup2(agent_end, 0) < 0 ||
 	    dup2(holder_end, 3) != 3 || dup2(exec_fd, 4) != 4)
 		_exit(CORDON_EXIT_FAILURE);
 	fcntl(3, F_SETFD, FD_CLOEXEC);
 	fcntl(4, F_SETFD, FD_CLOEXEC);
-	close_range(5, ~0u, 0);
+	for (int i = 0; i < CD_JOIN_N; i++) {
+		c->ns.join[i] = join[i] < 0 ? -1 : dup3(join[i], 5 + i, O_CLOEXEC);
+		if (join[i] >= 0 && c->ns.join[i] != 5 + i)
+			_exit(CORDON_EXIT_FAILURE);
+	}
+	close_range((unsigned)high, ~0u, 0);
 	cd_holder_main(c, flags, 3, 4);
 }
 

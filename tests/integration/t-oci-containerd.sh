@@ -40,11 +40,14 @@ is "no uid inside maps to host uid 0" "$rc:$zero" "0:"
 
 # ---- a network namespace made beforehand, joined by path (a Kubernetes pod's, CRI passes it) ----
 if oci_netns_add; then
-	c run --rm "${R[@]}" --with-ns "network:/run/netns/$OCI_NETNS" "$IMG" t6 /bin/readlink /proc/self/ns/net
-	todo "cordon-runtime: joining a network namespace by path is refused, not built (issue 30, left)"
-	is "--with-ns network:PATH: the container is in that namespace" "$rc:$out" \
+	ip netns exec "$OCI_NETNS" ip addr add 10.99.0.1/32 dev lo
+	c run --rm "${R[@]}" --with-ns "network:/run/netns/$OCI_NETNS" "$IMG" t6 /bin/sh -c 'readlink /proc/self/ns/net; ip addr add 10.99.0.2/32 dev lo 2>&1 || echo cannot-add; ip addr'
+	like "--with-ns network:PATH: the container is in that namespace" "$rc:$out" \
 		"0:net:[$(stat -L -c %i "/run/netns/$OCI_NETNS")]"
-	todo_end
+	like "--with-ns network:PATH: its address" "$out" "inet 10.99.0.1/32"
+	like "--with-ns network:PATH: no address added from inside" "$out" "cannot-add"
+	unlike "--with-ns network:PATH: the namespace unchanged" \
+		"$(ip netns exec "$OCI_NETNS" ip addr show dev lo)" "10.99.0.2"
 else
 	skip "--with-ns network:PATH" "ip netns add failed"
 fi

@@ -199,6 +199,30 @@ is "-e and -w" "$out" "1 /tmp"
 pm run --rm -u 1000:1000 "$NET" "$OCI_IMAGE" /bin/id
 like_glob "-u 1000:1000" "$out" "uid=1000* gid=1000*"
 
+# ---- --network ns:PATH: a network namespace made beforehand, joined (a pod's) ----
+# root: as `ip netns add` makes one; rootless: made in podman's own user namespace (podman
+# unshare), which owns it, as rootless podman's own networks are
+podnet= holder=
+if ! oci_rootless; then
+	oci_netns_add && ip netns exec "$OCI_NETNS" sh -c 'ip link set lo up && ip addr add 10.99.0.1/32 dev lo' &&
+		podnet=/run/netns/$OCI_NETNS
+else
+	"$PM" unshare unshare -n sh -c 'ip link set lo up && ip addr add 10.99.0.1/32 dev lo &&
+		echo $$ >"$1" && exec sleep 600' _ "$TEST_TMP/podman/tmp/holder" >/dev/null 2>&1 &
+	wait_until 30 test -s "$TEST_TMP/podman/tmp/holder" &&
+		holder=$(cat "$TEST_TMP/podman/tmp/holder") && podnet=/proc/$holder/ns/net
+fi
+if [ -n "$podnet" ]; then
+	pm run --rm --network "ns:$podnet" "$OCI_IMAGE" /bin/sh -c 'readlink /proc/self/ns/net; ip addr add 10.99.0.2/32 dev lo 2>&1 || echo cannot-add; ip addr'
+	like "--network ns:PATH: the container is in that namespace" "$rc:$out" \
+		"0:$(readlink "$podnet")"
+	like "--network ns:PATH: its address" "$out" "inet 10.99.0.1/32"
+	like "--network ns:PATH: no address added from inside" "$out" "cannot-add"
+else
+	skip "--network ns:PATH" "cannot make a network namespace for it"
+fi
+[ -n "$holder" ] && kill "$holder" 2>/dev/null
+
 # ---- limits: cgroup v2 controllers only ----
 ctl=/sys/fs/cgroup/cgroup.controllers
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && grep -w memory "$ctl" >/dev/null &&

@@ -48,7 +48,7 @@ oci_rootfs() {
 	mkdir -p "$d"/{bin,dev,etc,proc,sys,tmp,root,run,var}
 	cp /bin/busybox "$d/bin/busybox"
 	for a in sh true false ls cat id echo sleep ps hostname mount grep tty touch mkdir \
-		head tail wc sed env kill readlink stat chmod chown cut tr test printf uname stty; do
+		head tail wc sed env kill readlink stat chmod chown cut tr test printf uname stty ip nc; do
 		ln -s busybox "$d/bin/$a"
 	done
 	echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"

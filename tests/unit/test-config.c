@@ -6,9 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
@@ -713,6 +718,88 @@ static void test_seccomp_bpf(void)
 	cordon_config_free(c);
 }
 
+/* A network namespace of a child's (in a user namespace of its own): its pid, or -1. */
+static pid_t hold_netns(void)
+{
+	int p[2];
+	char c = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		c = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
+		if (write(p[1], &c, 1) != 1 || !c)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0 && (read(p[0], &c, 1) != 1 || !c)) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+/* cordon_config_join_ns(): a namespace file of the type, open for setns, not the caller's own */
+static void test_join_ns(void)
+{
+	struct cordon_config *c = cordon_config_new();
+	int self_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int self_ipc = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	int self_user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	int path_net = open("/proc/self/ns/net", O_PATH | O_CLOEXEC);
+	int file = open(file_f, O_RDONLY | O_CLOEXEC);
+	char link[64];
+	pid_t pid;
+
+	ok(c && self_net >= 0 && self_ipc >= 0 && self_user >= 0 && path_net >= 0 && file >= 0,
+	   "join: the descriptors to try");
+	ok(c->ns.join[CD_JOIN_NET] == -1 && c->ns.join[CD_JOIN_IPC] == -1 &&
+	   c->ns.join[CD_JOIN_UTS] == -1, "join: none by default");
+	refused(cordon_config_join_ns(c, CLONE_NEWNET, self_net, fresh_err()), 0, "namespaces",
+		"the host's own network namespace (the caller's, or pid 1's): joining it is no "
+		"isolation", "join: the caller's own network");
+	refused(cordon_config_join_ns(c, CLONE_NEWNET, self_ipc, fresh_err()), 0, "namespaces",
+		"a namespace of type ipc, not network", "join: an ipc namespace as the network");
+	refused(cordon_config_join_ns(c, CLONE_NEWUSER, self_user, fresh_err()), 0, "namespaces",
+		"a user namespace cannot be joined (only network, ipc and uts: the sandbox's others "
+		"are always its own)", "join: a user namespace");
+	refused(cordon_config_join_ns(c, CLONE_NEWNET, path_net, fresh_err()), 0, "namespaces",
+		"opened with O_PATH: setns needs it open for reading", "join: an O_PATH descriptor");
+	refused(cordon_config_join_ns(c, CLONE_NEWNET, file, fresh_err()), 0, "namespaces",
+		"not a namespace file", "join: a regular file");
+	refused(cordon_config_join_ns(c, CLONE_NEWNET, -1, fresh_err()), EBADF, "namespaces",
+		"-1 is not an open file descriptor", "join: -1");
+	ok(c->ns.join[CD_JOIN_NET] == -1, "join: nothing kept of the refused");
+	pid = hold_netns();
+	if (pid > 0) {
+		int fd;
+
+		snprintf(link, sizeof(link), "/proc/%d/ns/net", (int)pid);
+		fd = open(link, O_RDONLY | O_CLOEXEC);
+		is_int(cordon_config_join_ns(c, CLONE_NEWNET, fd, fresh_err()), 0,
+		       "join: another network namespace: accepted");
+		ok(c->ns.join[CD_JOIN_NET] >= 0 && c->ns.join[CD_JOIN_NET] != fd &&
+		   (fcntl(c->ns.join[CD_JOIN_NET], F_GETFD) & FD_CLOEXEC),
+		   "join: the config's own copy, close-on-exec");
+		close(fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	} else {
+		skip("no unprivileged user namespace here", "join: another network namespace");
+	}
+	close(self_net);
+	close(self_ipc);
+	close(self_user);
+	close(path_net);
+	close(file);
+	cordon_config_free(c);
+}
+
 int main(void)
 {
 	if (setup_scratch() < 0) {
@@ -731,6 +818,7 @@ int main(void)
 	test_rlimit_setter();
 	test_command_and_scalars();
 	test_seccomp_bpf();
+	test_join_ns();
 	remove_scratch();
 	return done_testing();
 }

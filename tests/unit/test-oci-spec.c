@@ -343,11 +343,12 @@ static void test_fixtures(void)
 	    "ctr-run.json",
 	};
 	static const char *const refused[][2] = {
+	    /* the engines' network namespaces, long gone: joined by path, opened at create */
 	    {"podman-root-bridge.json", "linux.namespaces[1]: network "
 					"/run/netns/netns-b01a62da-63f7-ec8b-6ac0-dd5c52bb86c9: "
-					"joining a namespace by path is not built yet: refused"},
-	    {"ctr-run-with-netns.json", "linux.namespaces[4]: network /run/netns/h30ns: joining "
-					"a namespace by path is not built yet: refused"},
+					"No such file or directory"},
+	    {"ctr-run-with-netns.json", "linux.namespaces[4]: network /run/netns/h30ns: No such "
+					"file or directory"},
 	    {"slurm-rootless-run.json", "linux.namespaces: no network entry: the host's network "
 					"namespace: refused (annotation cordon.net=host allows "
 					"it)"},
@@ -547,9 +548,17 @@ static void test_namespaces(void)
 	REFUSED("/linux/namespaces/0", "{\"type\":\"pid\",\"path\":\"/proc/1/ns/pid\"}",
 		"linux.namespaces[0]: pid /proc/1/ns/pid: joining one: refused (the container's is "
 		"always its own)");
-	REFUSED("/linux/namespaces/3", "{\"type\":\"uts\",\"path\":\"/proc/1/ns/uts\"}",
-		"linux.namespaces[3]: uts /proc/1/ns/uts: joining a namespace by path is not built "
-		"yet: refused");
+	/* joined by path (network, ipc, uts): a namespace file of the type, not the host's */
+	REFUSED("/linux/namespaces/3", "{\"type\":\"uts\",\"path\":\"/proc/self/ns/uts\"}",
+		"linux.namespaces[3]: uts /proc/self/ns/uts: the host's own uts namespace (the "
+		"caller's, or pid 1's): joining it is no isolation: refused");
+	REFUSED("/linux/namespaces/3", "{\"type\":\"uts\",\"path\":\"/proc/self/ns/ipc\"}",
+		"linux.namespaces[3]: uts /proc/self/ns/ipc: a namespace of type ipc, not uts: "
+		"refused");
+	REFUSED("/linux/namespaces/1", "{\"type\":\"network\",\"path\":\"/proc/self/status\"}",
+		"linux.namespaces[1]: network /proc/self/status: not a namespace file: refused");
+	REFUSED("/linux/namespaces/2", "{\"type\":\"ipc\",\"path\":\"/dev/null\"}",
+		"linux.namespaces[2]: ipc /dev/null: not a namespace file: refused");
 	ACCEPTED("/linux/namespaces/5", "{\"type\":\"user\"}");
 	ACCEPTED("/linux/namespaces/5", "{\"type\":\"cgroup\"}");
 	/* the host's network, asked for by annotation */
