@@ -124,6 +124,23 @@ static int root_check(int fd, const char *root, bool foreign_ok, struct cordon_e
 	return 0;
 }
 
+/* The directories above root that are missing, made 0700 as runc makes them (containerd's shim
+ * names /run/containerd/runc/NAMESPACE before anything made /run/containerd/runc). */
+static int make_parents(const char *root, struct cordon_error *err)
+{
+	_cleanup_free_ char *p = strdup(root);
+
+	if (!p)
+		return cd_fail(err, ENOMEM, "--root", "out of memory");
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return cd_fail_errno(err, errno, "--root", "mkdir %s", p);
+		*s = '/';
+	}
+	return 0;
+}
+
 int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -134,6 +151,10 @@ int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_er
 	if (lstat(root, &st) < 0) {
 		if (errno != ENOENT || !make)
 			return cd_fail_errno(err, errno, "--root", "%s", root);
+		int r = make_parents(root, err);
+
+		if (r < 0)
+			return r;
 		if (mkdir(root, 0700) < 0 && errno != EEXIST)
 			return cd_fail_errno(err, errno, "--root", "mkdir %s", root);
 	} else if (S_ISLNK(st.st_mode)) {

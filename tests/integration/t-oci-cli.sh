@@ -233,6 +233,12 @@ if [ "${CORDON_AS:-root}" = user ]; then chown root: "$other"; else chown "$TEST
 try_create "$other"
 refused "--root another's" "not by the caller"
 is "... nothing made" "$(ls "$other")" ""
+# containerd's shim names /run/containerd/runc/NAMESPACE before anything made its parent: made
+# as runc makes them, 0700
+try_create "$w/miss/ing/root"
+is "--root whose parents are missing: created" "$rc" 0
+is "... the parents and the root made 0700" \
+	"$(stat -c %a "$w/miss" "$w/miss/ing" "$w/miss/ing/root" | tr '\n' ' ')" "700 700 700 "
 for id in "a/b" ".." "x y" ""; do
 	as_caller "$RT" --root "$root" create -b "$b" "$id" >"$w/id.out" 2>"$w/id.err"
 	rc=$?
