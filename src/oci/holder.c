@@ -79,7 +79,7 @@ static int state_save(struct holder *h)
 _Noreturn static void holder_end(struct holder *h, int status)
 {
 	struct cordon_error err = {0};
-	struct cordon_result res;
+	struct cordon_result res = {0};
 	int32_t killed = SIGKILL;
 
 	oci_log("debug", "%s: ending, status 0x%x", h->a->id, status);
@@ -87,6 +87,11 @@ _Noreturn static void holder_end(struct holder *h, int status)
 		cordon_process_free(CD_TAKE_PTR(h->init));
 	if (h->s && cordon_session_destroy(CD_TAKE_PTR(h->s), &res, &err) < 0)
 		oci_error_from(1, "session", &err);
+	else if (res.oom_kills)
+		/* the cgroup that counted it is gone now: the engine's log says it */
+		oci_log("warning",
+			"%s: the memory limit killed the container (memory.events oom_kill %llu)",
+			h->a->id, (unsigned long long)res.oom_kills);
 	while (h->n_clients) {
 		if (h->clients[0].proc)
 			reply(h->clients[0].fd, OCI_MSG_EXIT, &killed, sizeof(killed));

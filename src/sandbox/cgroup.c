@@ -221,6 +221,21 @@ static int adopt_own(const char *own, struct cordon_error *err)
 	return 0;
 }
 
+/* If *own is a SUPERVISOR_LEAF whose parent the caller may write too, make *own that parent. */
+static void own_delegated(char **own)
+{
+	char *slash = strrchr(*own, '/');
+	_cleanup_free_ char *up = NULL;
+
+	if (!slash || strcmp(slash + 1, SUPERVISOR_LEAF) != 0)
+		return;
+	up = strndup(*own, (size_t)(slash - *own));
+	if (!up || !writable_cgroup(up))
+		return;
+	free(*own);
+	*own = CD_TAKE_PTR(up);
+}
+
 /* Where the sandboxes' cgroups go, into *ret; what fails here means no cgroup, which the caller
  * decides about (no_cgroup). */
 static int choose_parent(const struct cd_limits_opts *lim, char **ret, struct cordon_error *err)
@@ -243,6 +258,11 @@ static int choose_parent(const struct cd_limits_opts *lim, char **ret, struct co
 		own = own_cgroup(mnt);
 		if (!own)
 			return cd_fail(err, ENOENT, "cgroup", "no cgroup v2 entry in /proc/self/cgroup");
+		/* a caller an earlier run moved into the leaf (a shell, an engine starting one
+		 * container after another): the delegated cgroup is the leaf's parent. Nesting
+		 * a new leaf each run would lose every controller the earlier run did not
+		 * enable, and the limits that need them. */
+		own_delegated(&own);
 		if (!writable_cgroup(own))
 			return cd_fail(err, EACCES, "cgroup",
 				       "no delegated cgroup v2 subtree: %s is not writable by uid %u "

@@ -114,6 +114,9 @@ static int fs_new(const char *type, const char *const *opts, uint64_t attrs, int
 		if (fsconfig(fs, val ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, val, 0) < 0)
 			return cd_fail_errno(err, errno, "mount", "%s option %s", type, *opts);
 	}
+	/* mountinfo's source: the type, as mount(8) and runc name it ("none" otherwise), which
+	 * the runtime-spec's runtimetest compares with a config's mounts[].source. A label. */
+	(void)fsconfig(fs, FSCONFIG_SET_STRING, "source", type, 0);
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int e = errno;
 		ssize_t n = read(fs, detail, sizeof(detail) - 1); /* the kernel's own message */

@@ -28,6 +28,11 @@ c -- sh -c 'grep -vE "nosuid" /proc/self/mountinfo | cut -d" " -f5'
 is "every mount is nosuid" "$out" ""
 c -- sh -c 'cut -d" " -f5,6 /proc/self/mountinfo | grep -v nodev | cut -d" " -f1 | grep -vE "^/dev/(null|zero|full|random|urandom|tty|pts)$"'
 is "every mount but the device nodes and devpts is nodev" "$out" ""
+# mountinfo: "... - TYPE SOURCE OPTIONS"; a fresh file system's source is its type, as mount(8)
+# names it (the OCI runtime-spec's runtimetest compares it with config.json's mounts[].source)
+c -- sh -c 'sed -n "s/.* - \([a-z0-9]*\) \([^ ]*\) .*/\1 \2/p" /proc/self/mountinfo | grep -E "^(proc|sysfs|tmpfs|devpts) " | sort -u'
+is "fresh proc, sysfs, tmpfs and devpts mounts have their type as source" "$out" \
+	"$(printf '%s\n' 'devpts devpts' 'proc proc' 'sysfs sysfs' 'tmpfs tmpfs')"
 
 for d in /home /root /run /var /mnt /media /srv /boot; do
 	c -- sh -c "ls -A $d"
