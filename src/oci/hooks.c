@@ -59,10 +59,15 @@ static int state_memfd(const char *json, struct cordon_error *err)
 	return CD_TAKE_FD(fd);
 }
 
+/* Its output, one log line a line. A hook inside is the container's: no control character, quote
+ * or backslash of its reaches the log's text format or the error line (no forged fields) */
 static void out_lines(struct hook_run *h, char *buf, size_t n)
 {
 	char *line = buf, *end = buf + n;
 
+	for (char *c = buf; c < end; c++)
+		if (*c != '\n' && ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\\'))
+			*c = '?';
 	*end = '\0';
 	while (line < end) {
 		char *nl = strchr(line, '\n');

@@ -28,6 +28,7 @@ s=$(cat)
 f() { printf '%s' "$s" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",]*\).*/\1/p"; }
 echo "$1 argv=$0|$*| env=$(env | grep -vc '^PWD='):$(env | grep '^HK' | tr '\n' ' ')id=$(f id) status=$(f status) pid=$(f pid) bundle=$(f bundle) fds=$(ls /proc/self/fd | tr '\n' ' ')host=$(hostname) uidmap=$(cat /proc/self/uid_map | tr -s ' ' | tr '\n' ' ')" >>"$OUT"
 [ -z "${HK_SCRATCH:-}" ] || cat "$HK_SCRATCH" >"$HK_SCRATCH_TO"
+[ -z "${HK_FORGE:-}" ] || printf 'x" level=error msg="forged\\\n'
 [ -z "${HK_SLEEP:-}" ] || sleep "$HK_SLEEP"
 exit "${HK_EXIT:-0}"
 EOF
@@ -168,11 +169,13 @@ rt delete h4
 
 # --- a failing startContainer hook: start fails, the container stops, its process never runs
 : >"$out/log"
-hooks "{\"startContainer\":[$(hk startContainer inside HK_EXIT=5)]}" bind
+hooks "{\"startContainer\":[$(hk startContainer inside HK_EXIT=5 HK_FORGE=1)]}" bind
 create h5
 rt start h5
-is "a failing startContainer hook: start fails, one line" "$rc:$err" \
-	"1:cordon-runtime: hooks.startContainer[0]: /hook.sh: exited with status 5"
+is "a failing startContainer hook: start fails, one line, its last output made harmless" "$rc:$err" \
+	"1:cordon-runtime: hooks.startContainer[0]: /hook.sh: exited with status 5: x? level=error msg=?forged?"
+like "... its output in the log, no quote of its own" "$(cat "$w/rt.log")" \
+	'level=info msg="hooks.startContainer[0]: x? level=error msg=?forged?"' 
 wait_until 5 sh -c "'$RT' --root '$root' state h5 2>/dev/null | grep -q stopped"
 rt state h5
 like "... the container is stopped" "$out_" '"status":"stopped"'
