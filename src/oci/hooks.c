@@ -36,8 +36,8 @@ struct hook_run {
 	pid_t pid;		     /* on the host */
 	struct cordon_process *proc; /* inside */
 	int procfd;
-	int out;	 /* the read end of its stdout/stderr */
-	char last[160];	 /* its last line of output, for the error */
+	int out;	/* the read end of its stdout/stderr */
+	char last[160]; /* its last line of output, for the error */
 	bool timed_out;
 };
 
@@ -66,7 +66,8 @@ static void out_lines(struct hook_run *h, char *buf, size_t n)
 	char *line = buf, *end = buf + n;
 
 	for (char *c = buf; c < end; c++)
-		if (*c != '\n' && ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\\'))
+		if (*c != '\n' &&
+		    ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\\'))
 			*c = '?';
 	*end = '\0';
 	while (line < end) {
@@ -160,9 +161,8 @@ static int hook_verdict(struct hook_run *h, int status, struct cordon_error *err
 		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
 	else
 		snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(status));
-	cd_fail(err, h->timed_out ? ETIMEDOUT : ECANCELED, h->name, "%s: %s%s%s", h->hk->path,
-		why, h->last[0] ? ": " : "", h->last);
-	return -(err->code);
+	return cd_fail(err, h->timed_out ? ETIMEDOUT : ECANCELED, h->name, "%s: %s%s%s",
+		       h->hk->path, why, h->last[0] ? ": " : "", h->last);
 }
 
 /* The child, between fork and execve: async-signal-safe calls only (the holder may have
@@ -233,9 +233,8 @@ static int inside_start(struct hook_run *h, struct cordon_session *s, int in, in
 {
 	_cleanup_free_ const char **argv = NULL;
 	size_t n = 0;
-	struct cordon_exec e = {.env = (const char *const *)h->hk->env,
-				.cwd = "/",
-				.fd = {in, out, out}};
+	struct cordon_exec e = {
+	    .env = (const char *const *)h->hk->env, .cwd = "/", .fd = {in, out, out}};
 	struct cordon_error e2 = {0};
 	int r;
 
@@ -307,8 +306,8 @@ int oci_hooks_run(const struct oci_hook_list *l, enum oci_hook_kind k,
 	return 0;
 }
 
-void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k,
-			const char *state_json, const char *bundle)
+void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k, const char *state_json,
+			const char *bundle)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		struct cordon_error err = {0};

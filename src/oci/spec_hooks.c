@@ -15,9 +15,12 @@
 #include "util.h"
 
 const char *const oci_hook_names[OCI_HOOK_KINDS] = {
-    [OCI_HOOK_PRESTART] = "prestart",		    [OCI_HOOK_CREATE_RUNTIME] = "createRuntime",
-    [OCI_HOOK_CREATE_CONTAINER] = "createContainer", [OCI_HOOK_START_CONTAINER] = "startContainer",
-    [OCI_HOOK_POSTSTART] = "poststart",		    [OCI_HOOK_POSTSTOP] = "poststop",
+    [OCI_HOOK_PRESTART] = "prestart",
+    [OCI_HOOK_CREATE_RUNTIME] = "createRuntime",
+    [OCI_HOOK_CREATE_CONTAINER] = "createContainer",
+    [OCI_HOOK_START_CONTAINER] = "startContainer",
+    [OCI_HOOK_POSTSTART] = "poststart",
+    [OCI_HOOK_POSTSTOP] = "poststop",
 };
 
 static int hook_env(char **env, const char *path, struct cordon_error *err)
