@@ -5,7 +5,7 @@
 # host hooks on the host with no fd of the runtime beyond 0-2, createContainer/startContainer
 # inside the container (its hostname, its user namespace); a failing createRuntime hook fails
 # create and leaves nothing (no container, no holder, no scratch; poststop ran); a hook past its
-# timeout is killed and fails create in about its timeout; a failing poststart hook only warns; a
+# timeout is killed and fails create (start, inside) in about its timeout; a failing poststart hook only warns; a
 # failing startContainer hook fails start and stops the container; root's delete of a user's
 # container runs none of the user's hooks; bad hooks refused (125, one line).
 . "$TAP_LIB"
@@ -181,6 +181,21 @@ rt state h5
 like "... the container is stopped" "$out_" '"status":"stopped"'
 unlike "... its process never ran" "$(cat "$out/log")" "process"
 rt delete h5
+
+# --- an inside hook past its timeout: killed (its process group, in the container), start fails
+hooks '{"startContainer":[{"path":"/bin/sh","args":["sh","-c","sleep 31; echo late >>/out/log"],"timeout":1}]}' bind
+: >"$out/log"
+create h11
+t0=$(date +%s%N)
+rt start h11
+t1=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "an inside hook past its timeout fails start, one line" "$rc:$err" \
+	"1:cordon-runtime: hooks.startContainer[0]: /bin/sh: timed out after 1s: killed"
+between "... within about its timeout (ms)" "$t1" 900 4000
+sleep 0.3
+is "... nothing of it is left (no sleep 31, nothing written)" \
+	"$(pgrep -f 'sleep 31; echo late' | wc -l):$(cat "$out/log")" "0:"
+rt delete --force h11
 
 # --- createContainer's path must be in the image
 hooks "{\"createContainer\":[{\"path\":\"/not/in/image\"}]}" bind
