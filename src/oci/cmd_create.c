@@ -92,6 +92,28 @@ static int create_check(struct create_ctx *x, int argc, char **argv)
 	return 0;
 }
 
+/* The poststop hooks, for delete (which has no config): ROOT/ID/hooks.json, ours, 0600 */
+static int hooks_save(struct create_ctx *x)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!oci_spec_hooks(x->spec, OCI_HOOK_POSTSTOP)->n)
+		return 0;
+	text = oci_spec_poststop_json(x->spec);
+	if (!text)
+		return oci_error(OCI_EXIT_FAIL, x->id, "out of memory");
+	fd = openat(x->dirfd, OCI_HOOKS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return oci_error(OCI_EXIT_FAIL, x->id, "%s: %s", OCI_HOOKS_FILE, strerror(errno));
+	r = cd_write_all(fd, text, strlen(text));
+	if (r < 0)
+		return oci_error(OCI_EXIT_FAIL, x->id, "%s: %s", OCI_HOOKS_FILE, strerror(-r));
+	return 0;
+}
+
 /* The directory, then the console socket (the holder sends the pty): both undone by the caller when what follows fails */
 static int create_dir(struct create_ctx *x)
 {
@@ -107,6 +129,8 @@ static int create_dir(struct create_ctx *x)
 		return oci_error_from(OCI_EXIT_FAIL, x->id, &err);
 	if (oci_scratch_note(x->dirfd, x->scratch, &err) < 0)
 		return oci_error_from(OCI_EXIT_FAIL, x->id, &err);
+	if (hooks_save(x))
+		return OCI_EXIT_FAIL;
 	if (p->terminal && x->v[C_CONSOLE]) {
 		x->console = oci_console_connect(x->v[C_CONSOLE], &err);
 		if (x->console < 0)

@@ -128,6 +128,8 @@ int oci_cmd_delete(int argc, char **argv)
 		if (r)
 			return r;
 	}
+	/* lifecycle step 13: the container is gone (its holder's lock is ours) */
+	oci_hooks_poststop(dirfd, id);
 	r = oci_dir_remove(rootfd, id, &err);
 	if (r < 0 && !(force && err.code == ENOENT))
 		return oci_error_from(OCI_EXIT_FAIL, "delete", &err);

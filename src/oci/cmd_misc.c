@@ -52,7 +52,6 @@ static void features_linux(struct cd_json *j)
 
 int oci_cmd_features(int argc, char **argv)
 {
-	static const char *const none[] = {NULL};
 	struct cd_json j = {0};
 	_cleanup_free_ char *text = NULL;
 
@@ -62,8 +61,11 @@ int oci_cmd_features(int argc, char **argv)
 	cd_json_object_begin(&j);
 	cd_json_kv_string(&j, "ociVersionMin", "1.0.0");
 	cd_json_kv_string(&j, "ociVersionMax", "1.2.0");
-	/* the lifecycle runs no hooks (yet): none is claimed */
-	strings(&j, "hooks", none);
+	cd_json_key(&j, "hooks");
+	cd_json_array_begin(&j);
+	for (size_t k = 0; k < OCI_HOOK_KINDS; k++)
+		cd_json_string(&j, oci_hook_names[k]);
+	cd_json_array_end(&j);
 	features_linux(&j);
 	cd_json_key(&j, "annotations");
 	cd_json_object_begin(&j);

@@ -2,7 +2,7 @@
 /*
  * floor.c - cordon's floor under an OCI config: what config.json asks, turned into a session's
  * cordon_config (everything but the command), each field honoured, clamped with a log line, or
- * refused with one line naming it (docs/oci.md has the table). This file: annotations, hooks,
+ * refused with one line naming it (docs/oci.md has the table). This file: annotations,
  * namespaces, id mappings, root, process, hostname, resources, sysctl; floor_fs.c: mounts,
  * masked and read-only paths, devices; floor_seccomp.c: linux.seccomp. Runs in cordon-runtime,
  * before anything starts.
@@ -432,8 +432,6 @@ static int floor_annotations(const struct oci_floor *f)
 					"annotations.io.podman.annotations.privileged: %s: "
 					"privileged containers are refused",
 					v);
-	if (f->s->hook)
-		return oci_floor_refuse(f, "%s: hooks are not built yet: refused", f->s->hook);
 	return 0;
 }
 

@@ -140,6 +140,62 @@ int oci_holder_kill(struct holder *h, int sig, bool all, struct cordon_error *er
 	return 0;
 }
 
+char *oci_holder_state_json(struct holder *h, enum oci_status status)
+{
+	struct oci_state st = h->st;
+
+	st.status = status;
+	st.pid = status == OCI_STOPPED ? 0 : getpid();
+	return oci_state_json(&st);
+}
+
+/* One kind of hooks, with the state JSON of the moment (inside: in the container) */
+static int hooks_phase(struct holder *h, enum oci_hook_kind k, enum oci_status status,
+		       bool inside, struct cordon_error *err)
+{
+	const struct oci_hook_list *l = oci_spec_hooks(h->a->spec, k);
+	_cleanup_free_ char *json = NULL;
+
+	if (!l->n)
+		return 0;
+	json = oci_holder_state_json(h, status);
+	if (!json)
+		return cd_fail(err, ENOMEM, "hooks", "out of memory");
+	if (k == OCI_HOOK_POSTSTART) {
+		oci_hooks_run_warn(l, k, json, oci_spec_bundle(h->a->spec));
+		return 0;
+	}
+	return oci_hooks_run(l, k, inside ? h->s : NULL, json, oci_spec_bundle(h->a->spec), err);
+}
+
+/* create's hooks (runtime-spec lifecycle steps 3-5), the sandbox made, the state "created" */
+static int hooks_create(struct holder *h, struct cordon_error *err)
+{
+	int r;
+
+	h->hooks_begun = true;
+	r = hooks_phase(h, OCI_HOOK_PRESTART, OCI_CREATED, false, err);
+	if (r >= 0)
+		r = hooks_phase(h, OCI_HOOK_CREATE_RUNTIME, OCI_CREATED, false, err);
+	if (r >= 0)
+		r = hooks_phase(h, OCI_HOOK_CREATE_CONTAINER, OCI_CREATED, true, err);
+	return r;
+}
+
+/* A failure once create's hooks began: the container is gone; the poststop hooks (lifecycle
+ * step 13), for no delete follows a create that failed */
+static void hooks_failed(struct holder *h)
+{
+	_cleanup_free_ char *json = NULL;
+
+	if (!h->hooks_begun || !oci_spec_hooks(h->a->spec, OCI_HOOK_POSTSTOP)->n)
+		return;
+	json = oci_holder_state_json(h, OCI_STOPPED);
+	if (json)
+		oci_hooks_run_warn(oci_spec_hooks(h->a->spec, OCI_HOOK_POSTSTOP), OCI_HOOK_POSTSTOP,
+				   json, oci_spec_bundle(h->a->spec));
+}
+
 int oci_holder_start(struct holder *h, struct cordon_error *err)
 {
 	const struct oci_process *p = oci_spec_process(h->a->spec);
@@ -157,6 +213,15 @@ int oci_holder_start(struct holder *h, struct cordon_error *err)
 	if (h->status != OCI_CREATED)
 		return cd_fail(err, EBUSY, "start", "%s: container is %s, not created", h->a->id,
 			       oci_status_name(h->status));
+	r = hooks_phase(h, OCI_HOOK_START_CONTAINER, OCI_CREATED, true, err);
+	if (r < 0) {
+		/* lifecycle step 7: the container stops, its process never runs */
+		for (int i = 0; i < 3; i++)
+			h->stdio[i] = cd_safe_close(h->stdio[i]);
+		h->a->tty = cd_safe_close(h->a->tty);
+		h->end_status = CORDON_EXIT_FAILURE << 8;
+		return r;
+	}
 	r = cordon_session_exec(h->s, &e, &h->init, err);
 	/* the engine waits for EOF on these: from now on only the process has them */
 	for (int i = 0; i < 3; i++)
@@ -170,7 +235,8 @@ int oci_holder_start(struct holder *h, struct cordon_error *err)
 	h->status = OCI_RUNNING;
 	state_save(h);
 	oci_log("debug", "%s: started, pid %d inside", h->a->id, cordon_process_pid(h->init));
-	return 0;
+	/* lifecycle step 9: before start returns; a failure is a warning */
+	return hooks_phase(h, OCI_HOOK_POSTSTART, OCI_RUNNING, false, err);
 }
 
 int oci_holder_freeze(struct holder *h, bool frozen, struct cordon_error *err)
@@ -429,6 +495,13 @@ static int holder_setup(struct holder *h, struct cordon_error *err)
 	r = listen_take(h, err);
 	if (r < 0)
 		return r;
+	/* the hooks may ask `cordon-runtime state`: it says created, with our pid */
+	r = state_save(h);
+	if (r < 0)
+		return cd_fail(err, EIO, "state", "state.json not written");
+	r = hooks_create(h, err);
+	if (r < 0)
+		return r;
 	if (h->a->start_now) {
 		r = oci_holder_start(h, err);
 		if (r < 0)
@@ -451,6 +524,13 @@ _Noreturn void oci_holder_main(struct oci_holder_args *a)
 	r = holder_setup(&h, &err);
 	if (r >= 0 && a->pid_file)
 		r = oci_pid_file_write(a->pid_file, getpid(), &err);
+	if (r < 0) {
+		/* the container gone before create hears of it: no process is left when it
+		 * returns, and the poststop hooks have run */
+		if (h.s)
+			cordon_session_destroy(CD_TAKE_PTR(h.s), NULL, NULL);
+		hooks_failed(&h);
+	}
 	if (a->ready_fd >= 0) {
 		/* create prints the error and removes the directory once we are gone */
 		(void)cd_write_all(a->ready_fd, &err, sizeof(err));
@@ -461,8 +541,6 @@ _Noreturn void oci_holder_main(struct oci_holder_args *a)
 		oci_error_from(1, "create", &err);
 	}
 	if (r < 0) {
-		if (h.s)
-			cordon_session_destroy(CD_TAKE_PTR(h.s), NULL, NULL);
 		if (a->remove_on_failure)
 			oci_dir_remove(a->rootfd, a->id, NULL);
 		_exit(h.end_status > 0 ? WEXITSTATUS(h.end_status) : OCI_EXIT_FAIL);

@@ -28,10 +28,13 @@ struct holder {
 	int lfd;	     /* the control socket */
 	int sigfd;
 	int end_status; /* >= 0: end now, as this wait status says */
+	bool hooks_begun; /* create's hooks ran (some): a failure then runs poststop */
 	struct oci_client clients[OCI_MAX_CLIENTS];
 	size_t n_clients;
 };
 
+/* The state JSON as the hooks get it: h's, with status (pid 0 when stopped); malloc'd. */
+char *oci_holder_state_json(struct holder *h, enum oci_status status);
 int oci_holder_start(struct holder *h, struct cordon_error *err);
 int oci_holder_kill(struct holder *h, int sig, bool all, struct cordon_error *err);
 int oci_holder_freeze(struct holder *h, bool frozen, struct cordon_error *err);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "cordon.h"
+#include "spec.h"
 
 struct oci_spec;
 struct oci_process;
@@ -86,6 +87,8 @@ int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err);
 int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err);
 /* state.json's text (the runtime-spec's state plus runc's owner), malloc'd. */
 char *oci_state_json(const struct oci_state *st);
+/* The poststop hooks create saved for delete (hooks.c reads it) */
+#define OCI_HOOKS_FILE "hooks.json"
 /* Remove the container's directory (its known files, then itself). */
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err);
 /* Write path (the engine's --pid-file) atomically: "PID" in a temporary file of a random name,
@@ -102,6 +105,24 @@ int oci_scratch_note(int dirfd, const char *path, struct cordon_error *err);
 /* Remove it (only a directory oci_scratch_make() could have made), and the one noted. */
 void oci_scratch_remove(const char *path);
 void oci_scratch_remove_noted(int dirfd);
+
+/* --- hooks.c: config.json's hooks run (docs/oci.md "hooks") --- */
+/* Run l's hooks (of kind k) one after the other, state_json on their stdin, their output into
+ * the log: on the host (inside NULL; cwd bundle, exactly their env, as the caller), or as
+ * processes of the session inside (path resolved in the container's root, argv[0] the path).
+ * The first to fail (status not 0, a signal, its timeout: killed) ends it: -errno, err->step
+ * its JSON path ("hooks.createRuntime[0]"), err->msg "PATH: exited with status 1". */
+int oci_hooks_run(const struct oci_hook_list *l, enum oci_hook_kind k,
+		  struct cordon_session *inside, const char *state_json, const char *bundle,
+		  struct cordon_error *err);
+/* The same on the host for poststart and poststop: every hook run, a failure a warning in the
+ * log ("..., ignoring"). */
+void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k,
+			const char *state_json, const char *bundle);
+/* delete: the poststop hooks create saved in dirfd (the container gone, its state stopped), run
+ * as oci_hooks_run_warn() does. Only a file of our own uid is run: root deleting a user's
+ * container (Slurm) runs none of the user's hooks (a warning says so). */
+void oci_hooks_poststop(int dirfd, const char *id);
 
 /* --- ctl.c: the holder's control socket (SOCK_SEQPACKET, frames of src/base/frame.h) --- */
 enum oci_msg {

@@ -275,58 +275,14 @@ static int parse_mounts(json_object *top, struct oci_spec *s, struct cordon_erro
 	return 0;
 }
 
-/* A hook's args and env (arrays of strings) and timeout (a positive integer). */
-static int hook_fields(json_object *h, const char *path, struct cordon_error *err)
-{
-	_cleanup_strv_ char **args = NULL, **env = NULL;
-	char buf[OCI_PATH_MAX];
-	json_object *v;
-	uint64_t t;
-	int r = oci_json_strv(h, path, "args", &args, err);
-
-	if (r >= 0)
-		r = oci_json_strv(h, path, "env", &env, err);
-	if (r >= 0)
-		r = oci_json_member(h, path, "timeout", json_type_int, false, &v, err);
-	if (r >= 0 && v)
-		r = oci_json_u64(v, oci_json_path(buf, path, "timeout"), INT32_MAX, &t, err);
-	if (r >= 0 && v && t == 0)
-		r = cd_fail(err, 0, "config", "%s.timeout: 0 (it must be positive)", path);
-	return r;
-}
-
-/* Hooks are read for their shape only: any one present is refused by the floor this round. */
 static int parse_hooks(json_object *top, struct oci_spec *s, struct cordon_error *err)
 {
-	static const char *const points[] = {"prestart",       "createRuntime", "createContainer",
-					     "startContainer", "poststart",	"poststop"};
-	json_object *hooks, *a;
+	json_object *hooks;
 	int r = oci_json_member(top, "", "hooks", json_type_object, false, &hooks, err);
 
 	if (r < 0 || !hooks)
 		return r;
-	for (size_t i = 0; i < CD_ELEMENTSOF(points); i++) {
-		char path[OCI_PATH_MAX];
-
-		r = oci_json_member(hooks, "hooks", points[i], json_type_array, false, &a, err);
-		if (r < 0)
-			return r;
-		for (size_t j = 0; a && j < json_object_array_length(a); j++) {
-			json_object *h = json_object_array_get_idx(a, j), *p;
-
-			snprintf(path, sizeof(path), "hooks.%s[%zu]", points[i], j);
-			if (!json_object_is_type(h, json_type_object))
-				return cd_fail(err, 0, "config", "%s: not an object", path);
-			r = oci_json_member(h, path, "path", json_type_string, true, &p, err);
-			if (r >= 0)
-				r = hook_fields(h, path, err);
-			if (r < 0)
-				return r;
-			if (!s->hook && !(s->hook = strdup(path)))
-				return cd_fail(err, ENOMEM, "config", "out of memory");
-		}
-	}
-	return 0;
+	return oci_hooks_parse(hooks, s->hooks, err);
 }
 
 static int parse_annotations(json_object *top, struct oci_spec *s, struct cordon_error *err)
@@ -538,7 +494,7 @@ void oci_spec_free(struct oci_spec *s)
 	free(s->rootfs);
 	free(s->hostname);
 	free(s->domainname);
-	free(s->hook);
+	oci_hooks_free(s->hooks);
 	free(s);
 }
 
@@ -550,6 +506,22 @@ const char *oci_spec_bundle(const struct oci_spec *s)
 const char *oci_spec_rootfs(const struct oci_spec *s)
 {
 	return s->rootfs;
+}
+
+const struct oci_hook_list *oci_spec_hooks(const struct oci_spec *s, enum oci_hook_kind k)
+{
+	return &s->hooks[k];
+}
+
+char *oci_spec_poststop_json(const struct oci_spec *s)
+{
+	json_object *hooks = NULL, *a = NULL;
+	const char *text;
+
+	if (json_object_object_get_ex(s->json, "hooks", &hooks) && hooks)
+		json_object_object_get_ex(hooks, "poststop", &a);
+	text = a ? json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN) : "[]";
+	return cd_strdup_printf("{\"poststop\":%s}", text ? text : "[]");
 }
 
 const struct oci_process *oci_spec_process(const struct oci_spec *s)

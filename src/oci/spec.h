@@ -31,6 +31,38 @@ struct oci_process {
 
 struct oci_spec;
 
+/* config.json's hooks (spec_hooks.c), one list per kind, in the lifecycle's order. */
+enum oci_hook_kind {
+	OCI_HOOK_PRESTART,	   /* deprecated in 1.2; run as createRuntime, before it */
+	OCI_HOOK_CREATE_RUNTIME,   /* create: on the host, after the sandbox exists */
+	OCI_HOOK_CREATE_CONTAINER, /* create: inside the container (docs/oci.md) */
+	OCI_HOOK_START_CONTAINER,  /* start: inside, before the process */
+	OCI_HOOK_POSTSTART,	   /* start: on the host, after the process started */
+	OCI_HOOK_POSTSTOP,	   /* delete: on the host, once the container is gone */
+	OCI_HOOK_KINDS
+};
+extern const char *const oci_hook_names[OCI_HOOK_KINDS];
+
+struct oci_hook {
+	char *path;	  /* absolute */
+	char **args;	  /* NULL-ended, argv (args[0] is argv[0]); NULL: none given */
+	char **env;	  /* NULL-ended KEY=VALUE; NULL: none given */
+	unsigned timeout; /* seconds; 0: none given (no limit) */
+};
+struct oci_hook_list {
+	struct oci_hook *v;
+	size_t n;
+};
+/* The config's hooks of kind k (n 0: none). */
+const struct oci_hook_list *oci_spec_hooks(const struct oci_spec *s, enum oci_hook_kind k);
+/* {"poststop": [...]} as the config has it (malloc'd; NULL: out of memory), for delete. */
+char *oci_spec_poststop_json(const struct oci_spec *s);
+/* A "hooks" object's text (what oci_spec_poststop_json() wrote) into ret (zeroed first); errors
+ * as oci_spec_load()'s. */
+int oci_hooks_parse_text(const char *text, struct oci_hook_list ret[OCI_HOOK_KINDS],
+			 struct cordon_error *err);
+void oci_hooks_free(struct oci_hook_list l[OCI_HOOK_KINDS]);
+
 /* One line for the runtime's log (--log), no newline: what was clamped or ignored. */
 typedef void (*oci_log_fn)(void *userdata, const char *line);
 

@@ -155,7 +155,7 @@ struct oci_spec {
 	char **sysctl_keys, **sysctl_values;
 	struct oci_device *devices;
 	size_t n_devices;
-	char *hook; /* the first hook's JSON path ("hooks.prestart[0]"); NULL: none */
+	struct oci_hook_list hooks[OCI_HOOK_KINDS];
 	const char **ann_keys, **ann_values; /* borrowed from json */
 	size_t n_ann;
 	char **linux_other; /* other linux keys present: mountLabel, personality, ... */
@@ -185,6 +185,11 @@ const char *oci_json_path(char buf[OCI_PATH_MAX], const char *parent, const char
 const char *oci_json_item(char buf[OCI_PATH_MAX], const char *parent, const char *key, size_t i);
 /* The names of obj's members not in known (NULL-ended), pushed on *other. */
 int oci_json_others(json_object *obj, const char *const *known, char ***other,
+		    struct cordon_error *err);
+
+/* spec_hooks.c: a "hooks" object into ret (zeroed by the caller; freed by oci_hooks_free() even
+ * half-read). */
+int oci_hooks_parse(json_object *hooks, struct oci_hook_list ret[OCI_HOOK_KINDS],
 		    struct cordon_error *err);
 
 /* spec_process.c */

@@ -345,7 +345,8 @@ int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *
 
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err)
 {
-	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME, "scratch"};
+	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME, "scratch",
+					     OCI_HOOKS_FILE};
 	_cleanup_close_ int dirfd = oci_dir_open(rootfd, id, err);
 
 	if (dirfd < 0)

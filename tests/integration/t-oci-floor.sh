@@ -127,7 +127,7 @@ refused "an audit trail out of the bundle" 'c["annotations"] = {"cordon.audit": 
 	"annotations.cordon.audit: \"../escaped.jsonl\": a file name (made in the bundle directory)"
 [ ! -e "$TEST_TMP/escaped.jsonl" ] && pass "the audit trail: nothing written out of the bundle" ||
 	fail "the audit trail: nothing written out of the bundle"
-refused "a hook" 'c["hooks"] = {"prestart": [{"path": "/bin/sh"}]}' \
-	"hooks.prestart[0]: hooks are not built yet: refused"
+refused "a hook's relative path" 'c["hooks"] = {"prestart": [{"path": "bin/sh"}]}' \
+	"hooks.prestart[0].path: \"bin/sh\": not an absolute path"
 
 done_testing

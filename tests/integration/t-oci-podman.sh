@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # podman (conmon) driving cordon-runtime: rootful as root, rootless as $TEST_USER. Exit statuses,
-# stdio, a terminal, run -d with exec, stop/kill/rm, pause, and cordon's floor seen from the host
+# stdio, a terminal, run -d with exec, stop/kill/rm, pause, hooks from --hooks-dir, and cordon's floor seen from the host
 # (no container process is host root, capabilities only in a user namespace of its own).
 # OCI_RUNTIME=/usr/sbin/runc runs the same cases against runc: the floor's cases then fail as
 # root, which is what they are for.
@@ -234,5 +234,22 @@ if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] && grep -w memory "$ctl" >/
 else
 	skip "--memory/--pids-limit" "no cgroup v2 memory and pids controllers here (hybrid or rootless): tests/vm"
 fi
+
+# ---- OCI hooks: a hooks.d directory (--hooks-dir), passed by podman in config.json's hooks ----
+HD=$TEST_TMP/hooks.d
+HO=$TEST_TMP/hooks-out
+mkdir -p "$HD" "$HO"
+chmod 755 "$HD"
+chmod 777 "$HO"
+printf '#!/bin/sh\necho "$1 $(sed -n '\''s/.*"status":"\\([a-z]*\\)".*/\\1/p'\'')" >>%s/log\n' "$HO" >"$HD/hook.sh"
+chmod 755 "$HD/hook.sh"
+for stage in prestart poststop; do
+	printf '{"version":"1.0.0","hook":{"path":"%s","args":["hook.sh","%s"]},"when":{"always":true},"stages":["%s"]}\n' \
+		"$HD/hook.sh" "$stage" "$stage" >"$HD/cordon-$stage.json"
+done
+pm --hooks-dir "$HD" run --rm "$NET" "$OCI_IMAGE" /bin/true
+is "--hooks-dir with a prestart and a poststop hook: run --rm succeeds" "$rc:$err" "0:"
+is "... the runtime ran both, in order (prestart created, poststop stopped)" \
+	"$(cat "$HO/log" 2>/dev/null | tr '\n' ';')" "prestart created;poststop stopped;"
 
 done_testing

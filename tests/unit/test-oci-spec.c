@@ -505,7 +505,7 @@ static void test_types(void)
 	REFUSED("/hooks", "{\"poststart\": [{\"path\": \"/bin/x\", \"args\": \"x\"}]}",
 		"hooks.poststart[0].args: not an array");
 	REFUSED("/hooks", "{\"poststart\": [{\"path\": \"/bin/x\", \"timeout\": 0}]}",
-		"hooks.poststart[0].timeout: 0 (it must be positive)");
+		"hooks.poststart[0].timeout: must be a positive integer");
 	REFUSED("/linux/seccomp",
 		"{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": "
 		"[1]}",
@@ -607,8 +607,71 @@ static void test_process_floor(void)
 		"annotations.io.podman.annotations.privileged: TRUE: privileged containers are "
 		"refused");
 	ACCEPTED("/annotations", "{\"io.podman.annotations.privileged\":\"FALSE\"}");
-	REFUSED("/hooks", "{\"poststop\":[{\"path\":\"/bin/true\"}]}",
-		"hooks.poststop[0]: hooks are not built yet: refused");
+	ACCEPTED("/hooks", "{\"poststop\":[{\"path\":\"/bin/true\"}]}");
+}
+
+/* hooks: every kind read, in order; each field's shape refused naming its JSON path; the
+ * poststop hooks saved for delete read back the same (spec_hooks.c) */
+static void test_hooks(void)
+{
+	static const char hooks[] =
+	    "{\"prestart\":[{\"path\":\"/p\"}],\"createRuntime\":[{\"path\":\"/cr\"}],"
+	    "\"createContainer\":[{\"path\":\"/cc\"}],\"startContainer\":[{\"path\":\"/sc\"}],"
+	    "\"poststart\":[{\"path\":\"/ps\",\"args\":[\"ps\",\"a b\"],\"env\":[\"A=1\"],"
+	    "\"timeout\":7},{\"path\":\"/ps2\"}],\"poststop\":[{\"path\":\"/po\",\"timeout\":3}]}";
+	static const char *const paths[OCI_HOOK_KINDS] = {"/p", "/cr", "/cc", "/sc", "/ps", "/po"};
+	_cleanup_free_ char *text = variant("/hooks", hooks), *saved = NULL;
+	struct oci_hook_list back[OCI_HOOK_KINDS] = {{0}};
+	struct cordon_error err = {0};
+	struct oci_spec *s = NULL;
+	const struct oci_hook_list *l;
+
+	is_int(load_config(text, &s, NULL, &err), 0, "every kind of hook: accepted (%s)", err.msg);
+	if (!s)
+		return;
+	for (size_t k = 0; k < OCI_HOOK_KINDS; k++) {
+		l = oci_spec_hooks(s, (enum oci_hook_kind)k);
+		is_str(l->n ? l->v[0].path : "", paths[k], "hooks.%s[0].path", oci_hook_names[k]);
+	}
+	l = oci_spec_hooks(s, OCI_HOOK_POSTSTART);
+	is_int((int)l->n, 2, "hooks.poststart: two hooks, in order");
+	is_str(l->v[0].args[1], "a b", "hooks.poststart[0].args[1]");
+	is_str(l->v[0].env[0], "A=1", "hooks.poststart[0].env[0]");
+	ok(!l->v[0].env[1], "hooks.poststart[0].env: exactly the config's");
+	is_int((int)l->v[0].timeout, 7, "hooks.poststart[0].timeout");
+	ok(!l->v[1].args && !l->v[1].env && !l->v[1].timeout, "hooks.poststart[1]: none given");
+	saved = oci_spec_poststop_json(s);
+	is_int(oci_hooks_parse_text(saved, back, &err), 0, "poststop saved for delete: read back");
+	is_str(back[OCI_HOOK_POSTSTOP].n ? back[OCI_HOOK_POSTSTOP].v[0].path : "", "/po",
+	       "... hooks.poststop[0].path");
+	is_int((int)back[OCI_HOOK_POSTSTOP].v[0].timeout, 3, "... its timeout");
+	ok(!back[OCI_HOOK_PRESTART].n, "... and nothing else");
+	oci_hooks_free(back);
+	oci_spec_free(s);
+
+	REFUSED("/hooks", "{\"prestart\":[{\"path\":\"hook.sh\"}]}",
+		"hooks.prestart[0].path: \"hook.sh\": not an absolute path");
+	REFUSED("/hooks", "{\"prestart\":[{\"path\":\"\"}]}",
+		"hooks.prestart[0].path: \"\": not an absolute path");
+	REFUSED("/hooks", "{\"poststart\":[{\"path\":\"/a\"},{\"path\":\"/b\",\"timeout\":-1}]}",
+		"hooks.poststart[1].timeout: must be a positive integer");
+	REFUSED("/hooks", "{\"poststop\":[{\"path\":\"/a\",\"timeout\":\"5\"}]}",
+		"hooks.poststop[0].timeout: must be a positive integer");
+	REFUSED("/hooks", "{\"poststop\":[{\"path\":\"/a\",\"timeout\":1.5}]}",
+		"hooks.poststop[0].timeout: must be a positive integer");
+	REFUSED("/hooks", "{\"poststop\":[{\"path\":\"/a\",\"timeout\":4294967297}]}",
+		"hooks.poststop[0].timeout: must be a positive integer");
+	REFUSED("/hooks", "{\"createRuntime\":[{\"path\":\"/a\",\"env\":[\"A=1\",\"B\"]}]}",
+		"hooks.createRuntime[0].env[1]: not KEY=VALUE");
+	REFUSED("/hooks", "{\"createRuntime\":[{\"path\":\"/a\",\"env\":[\"=1\"]}]}",
+		"hooks.createRuntime[0].env[0]: not KEY=VALUE");
+	REFUSED("/hooks", "{\"createRuntime\":[{\"path\":\"/a\",\"args\":[\"a\",2]}]}",
+		"hooks.createRuntime[0].args[1]: not a string");
+	REFUSED("/hooks", "{\"startContainer\":[\"/a\"]}", "hooks.startContainer[0]: not an object");
+	REFUSED("/hooks", "{\"startContainer\":{}}", "hooks.startContainer: not an array");
+	REFUSED("/hooks", "[]", "hooks: not an object");
+	ACCEPTED("/hooks", "{\"prestart\":[],\"poststop\":null}");
+	is_int(oci_hooks_parse_text("[1]", back, &err), -EINVAL, "a saved hooks file not an object");
 }
 
 static void test_rlimit_clamp(void)
@@ -1084,6 +1147,7 @@ int main(void)
 	test_linux_floor();
 	test_seccomp();
 	test_annotations();
+	test_hooks();
 	test_example();
 
 	{
