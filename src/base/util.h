@@ -70,7 +70,7 @@ static inline int cd_safe_close(int fd)
 
 static inline void cd_closep(int *fd)
 {
-	(void)cd_safe_close(*fd);
+	*fd = cd_safe_close(*fd); /* reset: a later call (or the cleanup) closes nothing twice */
 }
 
 /* Fill *err (if not already filled: the first error wins) and return -code, or -EINVAL when code
