@@ -138,8 +138,8 @@ int cd_sysctl_ping_clamp(const char *value, gid_t gid, char ret[32], bool *ret_c
 	}
 	if (lo <= gid && gid <= hi)
 		snprintf(ret, 32, "%u %u", (unsigned)gid, (unsigned)gid);
-	else
-		snprintf(ret, 32, "1 0");
+	else /* nobody: no range of one mapped gid says it ("1 0" has an unmapped end) */
+		ret[0] = '\0';
 	/* an empty range (LOW above HIGH) is "nobody" as asked */
 	*ret_clamped = !((lo == gid && hi == gid) || lo > hi);
 	return 0;

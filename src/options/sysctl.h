@@ -33,9 +33,10 @@ int cd_sysctl_value_check(const char *value, const char **why);
 
 /* net.ipv4.ping_group_range "LOW HIGH" as the kernel reads it, clamped to the one gid the
  * sandbox's user namespace maps (the kernel refuses a range with an unmapped end: EINVAL): "G G"
- * when gid is in it, "1 0" (nobody, the default) when it is not or the range is empty. ret gets
- * the value to write; *ret_clamped whether it differs from what was asked. 0, or -EINVAL with why
- * when value is not two numbers. */
+ * when gid is in it; "" when it is not or the range is empty: nobody, which no range of one
+ * mapped gid can say, and which is a fresh network namespace's default ("1 0"): nothing to
+ * write. *ret_clamped: what is written differs from what was asked. 0, or -EINVAL with why when
+ * value is not two numbers. */
 int cd_sysctl_ping_clamp(const char *value, gid_t gid, char ret[32], bool *ret_clamped,
 			 const char **why);
 /* The key of ping_group_range in path form. */

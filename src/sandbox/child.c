@@ -110,6 +110,8 @@ static int apply_sysctls(const struct cd_child_args *a, struct cordon_error *err
 		_cleanup_close_ int fd = -1;
 		int r;
 
+		if (!k->value) /* nothing to write (plan_sysctl) */
+			continue;
 		snprintf(path, sizeof(path), "sys/%s", k->path);
 		fd = (int)syscall(SYS_openat2, proc, path, &how, sizeof(how));
 		if (fd < 0)

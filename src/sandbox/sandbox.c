@@ -313,12 +313,17 @@ static int plan_sysctl(struct cd_sandbox *sb, struct cordon_error *err)
 		if (cd_sysctl_ping_clamp(k->value, sb->id.inside_gid, sb->ping_value, &clamped,
 					 &why) < 0)
 			return cd_fail(err, 0, "sysctl", "%s: \"%s\": %s", k->key, k->value, why);
-		if (clamped)
+		if (clamped && sb->ping_value[0])
 			cd_log_notice(&c->log,
 				      "sysctl %s: \"%s\" clamped to \"%s\" (the sandbox maps gid %u "
 				      "alone)",
 				      k->key, k->value, sb->ping_value, sb->id.inside_gid);
-		sb->sysctl[i].value = sb->ping_value;
+		else if (clamped)
+			cd_log_notice(&c->log,
+				      "sysctl %s: \"%s\": not written: the sandbox maps gid %u alone, "
+				      "outside it: the namespace's default (nobody) stays",
+				      k->key, k->value, sb->id.inside_gid);
+		sb->sysctl[i].value = sb->ping_value[0] ? sb->ping_value : NULL;
 	}
 	return 0;
 }

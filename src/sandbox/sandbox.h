@@ -123,7 +123,7 @@ struct cd_sandbox {
 	struct cd_sandbox_cow cow;
 	struct cd_sandbox_hooks hooks;
 	/* the config's sysctls as pid 1 writes them (strings borrowed from the config, but a
-	 * clamped ping_group_range's, in ping_value) */
+	 * clamped ping_group_range's, in ping_value; NULL: not written) */
 	struct cd_sysctl *sysctl;
 	char ping_value[32];
 };
