@@ -308,6 +308,16 @@ static int plan_sysctl(struct cd_sandbox *sb, struct cordon_error *err)
 				       "%s: the host's network (--net host): it would change the "
 				       "host's: refused",
 				       k->key);
+		/* a joined namespace (a pod's) is its maker's, set up by it: the sandbox's root
+		 * holds nothing over it (the kernel would refuse the write) */
+		if (c->ns.join[k->net ? CD_JOIN_NET : CD_JOIN_IPC] >= 0) {
+			cd_log_notice(&c->log,
+				      "sysctl %s: \"%s\": not written: the %s namespace is a joined "
+				      "one (its maker's values stay)",
+				      k->key, k->value, k->net ? "network" : "IPC");
+			sb->sysctl[i].value = NULL;
+			continue;
+		}
 		if (strcmp(k->path, CD_SYSCTL_PING_PATH) != 0)
 			continue;
 		if (cd_sysctl_ping_clamp(k->value, sb->id.inside_gid, sb->ping_value, &clamped,

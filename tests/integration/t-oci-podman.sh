@@ -229,6 +229,11 @@ if [ -n "$podnet" ]; then
 		"0:$(readlink "$podnet")"
 	like "--network ns:PATH: its address" "$out" "inet 10.99.0.1/32"
 	like "--network ns:PATH: no address added from inside" "$out" "cannot-add"
+	# linux.sysctl into a joined network namespace: its maker's, not written (logged); the
+	# run goes on (podman asks net.ipv4.ping_group_range for every network of its own)
+	pm run --rm --network "ns:$podnet" --sysctl net.ipv4.ip_unprivileged_port_start=80 \
+		"$OCI_IMAGE" /bin/cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	is "--network ns:PATH with --sysctl: runs, the namespace's own value stays" "$rc:$out" "0:1024"
 else
 	skip "--network ns:PATH" "cannot make a network namespace for it"
 fi
