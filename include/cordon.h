@@ -289,6 +289,18 @@ CORDON_PUBLIC int cordon_config_pass_env(struct cordon_config *c, const char *ke
 CORDON_PUBLIC int cordon_config_set_user_share(struct cordon_config *c, unsigned n,
 					       struct cordon_error *err);
 
+/* A sysctl of the sandbox's own namespaces, written by its setup inside them (its procfs),
+ * before the command starts: net.* (its network namespace: refused by cordon_run() with
+ * CORDON_NET_HOST), kernel.shmmax, shmall, shmmni, shm_rmid_forced, msgmax, msgmnb, msgmni, sem,
+ * {msg,sem,shm}_next_id and fs.mqueue.* (its IPC namespace: writable by its root, uid 0 inside).
+ * key is dotted ("net.ipv4.ip_forward") or slashed ("net/ipv4/conf/eth0.1/forwarding"); value at
+ * most 256 bytes of one line. Any other key is refused naming it (it would change the host's);
+ * kernel.hostname is cordon_config_set_hostname(). The same key again replaces its value; at most
+ * 64. net.ipv4.ping_group_range is clamped to the one gid the sandbox maps (a notice says so). A
+ * write the kernel refuses fails the run (125: "sysctl: KEY: why"). Copies. */
+CORDON_PUBLIC int cordon_config_set_sysctl(struct cordon_config *c, const char *key,
+					   const char *value, struct cordon_error *err);
+
 /* Hostname inside (default "cordon"). */
 CORDON_PUBLIC int cordon_config_set_hostname(struct cordon_config *c, const char *name,
 					     struct cordon_error *err);

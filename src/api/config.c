@@ -20,6 +20,7 @@
 #include "nsjoin.h"
 #include "policy.h"
 #include "protect.h"
+#include "sysctl.h"
 #include "workdir.h"
 
 #define SIZE_HINT     "use 512K, 64M, 1G"
@@ -457,6 +458,12 @@ void cordon_config_free(struct cordon_config *c)
 	for (size_t i = 0; i < c->protect.n; i++)
 		free(c->protect.v[i].glob);
 	free(c->protect.v);
+	for (size_t i = 0; i < c->sysctl.n; i++) {
+		free(c->sysctl.v[i].key);
+		free(c->sysctl.v[i].path);
+		free(c->sysctl.v[i].value);
+	}
+	free(c->sysctl.v);
 	free(c);
 }
 
@@ -792,6 +799,56 @@ int cordon_config_join_ns(struct cordon_config *c, int nstype, int fd, struct co
 		return cd_fail_errno(err, errno, "namespaces", "dup");
 	cd_closep(&c->ns.join[slot]);
 	c->ns.join[slot] = copy;
+	return 0;
+}
+
+/* key as a message may show it: itself when it is one line of printable characters */
+static const char *shown_key(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (n == 0 || n > CD_SYSCTL_KEY_MAX)
+		return "(a key of 1 to 200 characters)";
+	for (size_t i = 0; i < n; i++)
+		if (key[i] <= 0x20 || key[i] > 0x7e)
+			return "(a key with a space or control character)";
+	return key;
+}
+
+int cordon_config_set_sysctl(struct cordon_config *c, const char *key, const char *value,
+			     struct cordon_error *err)
+{
+	struct cd_sysctl_key k;
+	struct cd_sysctl *v;
+	const char *why;
+	size_t i;
+
+	if (!key || !value)
+		return cd_fail(err, 0, "sysctl", "a key and a value are needed");
+	if (cd_sysctl_key_check(key, &k, &why) < 0)
+		return cd_fail(err, 0, "sysctl", "%s: %s", shown_key(key), why);
+	if (cd_sysctl_value_check(value, &why) < 0)
+		return cd_fail(err, 0, "sysctl", "%s: %s", key, why);
+	/* the same file twice (dots or slashes): the later value */
+	for (i = 0; i < c->sysctl.n && strcmp(c->sysctl.v[i].path, k.path) != 0; i++)
+		;
+	if (i == c->sysctl.n) {
+		if (c->sysctl.n == CD_SYSCTL_MAX)
+			return cd_fail(err, 0, "sysctl", "%s: more than %d sysctls", key,
+				       CD_SYSCTL_MAX);
+		v = reallocarray(c->sysctl.v, c->sysctl.n + 1, sizeof(*v));
+		if (!v)
+			return cd_fail(err, ENOMEM, "sysctl", "out of memory");
+		c->sysctl.v = v;
+		c->sysctl.v[i] = (struct cd_sysctl){ .net = k.net };
+		if (set_string(&v[i].path, k.path, "sysctl", err) < 0)
+			return -ENOMEM;
+		c->sysctl.n++;
+	}
+	v = &c->sysctl.v[i];
+	if (set_string(&v->key, key, "sysctl", err) < 0 ||
+	    set_string(&v->value, value, "sysctl", err) < 0)
+		return -ENOMEM;
 	return 0;
 }
 

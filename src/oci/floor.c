@@ -616,41 +616,27 @@ static int floor_resources(const struct oci_floor *f)
 
 /* --- sysctl, the rest of linux (seccomp: floor_seccomp.c) --- */
 
-/* A sysctl key that belongs to a namespace the container has of its own. */
-static bool sysctl_namespaced(const char *k, bool own_net)
-{
-	static const char *const ipc[] = {
-	    "kernel.shmmax", "kernel.shmall", "kernel.shmmni", "kernel.shm_rmid_forced",
-	    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem"};
-
-	if (!strncmp(k, "net.", 4))
-		return own_net;
-	if (!strncmp(k, "fs.mqueue.", 10))
-		return true;
-	for (size_t i = 0; i < CD_ELEMENTSOF(ipc); i++)
-		if (!strcmp(k, ipc[i]))
-			return true;
-	return false;
-}
-
+/* linux.sysctl: the keys of the container's own namespaces are set inside them (the library's
+ * cordon_config_set_sysctl() checks each: src/options/sysctl.c); net.* only where the network
+ * is the container's own. */
 static int floor_sysctl(const struct oci_floor *f)
 {
 	bool own_net = ns_find(f->s, "network") != NULL;
 
 	for (size_t i = 0; f->s->sysctl_keys && f->s->sysctl_keys[i]; i++) {
 		const char *k = f->s->sysctl_keys[i];
+		struct cordon_error e = {0};
+		int r = cordon_config_set_sysctl(f->c, k, f->s->sysctl_values[i], &e);
 
-		if (!sysctl_namespaced(k, own_net))
+		/* the message starts with the key (or what stands for it) */
+		if (r < 0)
+			return cd_fail(f->err, e.code, "config", "linux.sysctl.%s", e.msg);
+		if (!own_net && (!strncmp(k, "net.", 4) || !strncmp(k, "net/", 4)))
 			return oci_floor_refuse(f,
-						"linux.sysctl.%s: not the container's own "
-						"(the host's): refused",
+						"linux.sysctl.%s: the host's network (annotation "
+						"cordon.net=host): it would change the host's: "
+						"refused",
 						k);
-		/* podman always asks net.ipv4.ping_group_range "0 0": the namespace keeps its
-		 * defaults, which only allow less */
-		oci_floor_say(f,
-			      "linux.sysctl.%s: \"%s\": not applied (the namespace's default "
-			      "stays)",
-			      k, f->s->sysctl_values[i]);
 	}
 	for (size_t i = 0; f->s->linux_other && f->s->linux_other[i]; i++)
 		oci_floor_say(f, "linux.%s: ignored", f->s->linux_other[i]);

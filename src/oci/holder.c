@@ -395,6 +395,12 @@ static int stdio_take(struct holder *h, struct cordon_error *err)
 	if (dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup2(oci_g.log_fd >= 0 ? oci_g.log_fd : null, 2) < 0)
 		return cd_fail_errno(err, errno, "holder", "dup2");
+	/* the log lines the library gives (its notices) come from the session's supervisor too,
+	 * a fork of ours that keeps 0-2 alone and puts the holder's socket at 3: the log is fd 2
+	 * there as here (a line written to the old number went into that socket: the session
+	 * hung, and create with it) */
+	if (oci_g.log_fd >= 0)
+		oci_g.log_fd = STDERR_FILENO;
 	return 0;
 }
 

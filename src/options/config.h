@@ -147,6 +147,19 @@ struct cd_seccomp_opts {
 	unsigned bpf_flags;
 };
 
+/* Sysctls of the sandbox's own namespaces (sysctl.h; written by pid 1, src/sandbox/child.c). */
+struct cd_sysctl {
+	char *key;  /* as given, for messages */
+	char *path; /* below /proc/sys, from the checked components */
+	char *value;
+	bool net;   /* the network namespace's: refused with CORDON_NET_HOST */
+};
+
+struct cd_sysctl_opts {
+	struct cd_sysctl *v;
+	size_t n;
+};
+
 /* The launcher's own files (src/host/output.c, src/records, src/audit, --capture). */
 struct cd_outputs_opts {
 	char *report_path;
@@ -174,6 +187,7 @@ struct cordon_config {
 	struct cd_limits_opts limits;
 	struct cd_identity_opts identity;
 	struct cd_seccomp_opts seccomp;
+	struct cd_sysctl_opts sysctl;
 	struct cd_outputs_opts outputs;
 	struct cd_log log;
 };

@@ -13,10 +13,12 @@
  * use raise(), abort() or pthread_kill().
  */
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -26,6 +28,7 @@
 #include "initspec.h"
 #include "net.h"
 #include "sync.h"
+#include "sysctl.h"
 #include "timing.h"
 
 /* Close every fd but 0, 1, 2 and those in keep[] (entries < 3 are ignored). */
@@ -78,6 +81,45 @@ static int no_nested_userns(struct cordon_error *err)
 	if (r < 0)
 		return cd_fail_errno(err, -r, "init", "forbid nested user namespaces "
 						      "(user.max_user_namespaces = 0 in the sandbox's)");
+	return 0;
+}
+
+/* The config's sysctls (sysctl.h: keys of the sandbox's own network and IPC namespaces, their
+ * paths made of checked components), written through a procfs of the sandbox's own: a fresh,
+ * detached one (the host's /proc may be covered, read-only or hidepid, and the sandbox's is
+ * locked down as it is placed). Which namespace's file a /proc/sys path opens is the writer's:
+ * pid 1's, with its capabilities in the user namespace that owns them, before they go. The
+ * kernel's own answer is final: a write it refuses fails the run. */
+static int apply_sysctls(const struct cd_child_args *a, struct cordon_error *err)
+{
+	struct open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+	_cleanup_close_ int fs = -1, proc = -1;
+
+	if (!a->n_sysctl)
+		return 0;
+	fs = fsopen("proc", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+							     MOUNT_ATTR_NOEXEC)) < 0)
+		return cd_fail_errno(err, errno, "sysctl", "a procfs of the sandbox's own");
+	for (size_t i = 0; i < a->n_sysctl; i++) {
+		const struct cd_sysctl *k = &a->sysctl[i];
+		char path[sizeof("sys/") + CD_SYSCTL_KEY_MAX];
+		_cleanup_close_ int fd = -1;
+		int r;
+
+		if (!k->value) /* nothing to write (plan_sysctl) */
+			continue;
+		snprintf(path, sizeof(path), "sys/%s", k->path);
+		fd = (int)syscall(SYS_openat2, proc, path, &how, sizeof(how));
+		if (fd < 0)
+			return cd_fail_errno(err, errno, "sysctl", "%s", k->key);
+		r = cd_write_all(fd, k->value, strlen(k->value));
+		if (r < 0)
+			return cd_fail_errno(err, -r, "sysctl", "%s: \"%s\"", k->key, k->value);
+	}
 	return 0;
 }
 
@@ -135,6 +177,8 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
 	r = no_nested_userns(err);
+	if (r >= 0)
+		r = apply_sysctls(a, err);
 	if (r >= 0)
 		r = cd_share_apply(a->share, err);
 	if (r < 0)

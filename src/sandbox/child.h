@@ -36,6 +36,9 @@ struct cd_child_args {
 	const char *hostname;
 	bool own_net;
 	bool own_uts; /* false: a joined uts namespace: no hostname set (not ours to set) */
+	/* written into the sandbox's own namespaces (sysctl.h), checked by the supervisor */
+	const struct cd_sysctl *sysctl;
+	size_t n_sysctl;
 	uint16_t proxy_port; /* --allow-net: hand a socket listening there to the supervisor */
 	const struct cd_rlimit *rlimits;
 	/* the seccomp programs, compiled before the clone: pid 1 has its own copy of them */

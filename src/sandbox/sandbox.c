@@ -39,6 +39,7 @@
 #include "sandbox.h"
 #include "cow.h"
 #include "protect_run.h"
+#include "sysctl.h"
 #include "sysinfo.h"
 #include "timing.h"
 #include "workdir.h"
@@ -283,6 +284,60 @@ static int program_outside(struct cd_sandbox *sb, int fd, const char *name,
 	return 0;
 }
 
+/* The sysctls pid 1 writes: net.* only into a network namespace of the sandbox's own, and
+ * ping_group_range clamped to the one gid the user namespace maps (the kernel refuses a range
+ * whose ends it does not map; what the engines mean by "0 2147483647" is: ping for the
+ * container's users). */
+static int plan_sysctl(struct cd_sandbox *sb, struct cordon_error *err)
+{
+	const struct cordon_config *c = sb->c;
+	const char *why;
+	bool clamped;
+
+	if (!c->sysctl.n)
+		return 0;
+	sb->sysctl = calloc(c->sysctl.n, sizeof(*sb->sysctl));
+	if (!sb->sysctl)
+		return cd_fail(err, ENOMEM, "sysctl", "out of memory");
+	for (size_t i = 0; i < c->sysctl.n; i++) {
+		const struct cd_sysctl *k = &c->sysctl.v[i];
+
+		sb->sysctl[i] = *k;
+		if (k->net && c->net.mode == CORDON_NET_HOST)
+			return cd_fail(err, EPERM, "sysctl",
+				       "%s: the host's network (--net host): it would change the "
+				       "host's: refused",
+				       k->key);
+		/* a joined namespace (a pod's) is its maker's, set up by it: the sandbox's root
+		 * holds nothing over it (the kernel would refuse the write) */
+		if (c->ns.join[k->net ? CD_JOIN_NET : CD_JOIN_IPC] >= 0) {
+			cd_log_notice(&c->log,
+				      "sysctl %s: \"%s\": not written: the %s namespace is a joined "
+				      "one (its maker's values stay)",
+				      k->key, k->value, k->net ? "network" : "IPC");
+			sb->sysctl[i].value = NULL;
+			continue;
+		}
+		if (strcmp(k->path, CD_SYSCTL_PING_PATH) != 0)
+			continue;
+		if (cd_sysctl_ping_clamp(k->value, sb->id.inside_gid, sb->ping_value, &clamped,
+					 &why) < 0)
+			return cd_fail(err, 0, "sysctl", "%s: \"%s\": %s", k->key, k->value, why);
+		if (clamped && sb->ping_value[0])
+			cd_log_notice(&c->log,
+				      "sysctl %s: \"%s\" clamped to \"%s\" (the sandbox maps gid %u "
+				      "alone)",
+				      k->key, k->value, sb->ping_value, sb->id.inside_gid);
+		else if (clamped)
+			cd_log_notice(&c->log,
+				      "sysctl %s: \"%s\": not written: the sandbox maps gid %u alone, "
+				      "outside it: the namespace's default (nobody) stays",
+				      k->key, k->value, sb->id.inside_gid);
+		sb->sysctl[i].value = sb->ping_value[0] ? sb->ping_value : NULL;
+	}
+	return 0;
+}
+
 int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 {
 	const struct cordon_config *c = sb->c;
@@ -304,6 +359,9 @@ int cd_sandbox_prepare(struct cd_sandbox *sb, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	sb->have_id = true;
+	r = plan_sysctl(sb, err);
+	if (r < 0)
+		return r;
 	memcpy(sb->bounds.rlimits, c->limits.rlimits, sizeof(sb->bounds.rlimits));
 	cd_share_plan(c->limits.user_share, &c->log, &sb->id, sb->bounds.rlimits,
 		      &sb->bounds.share);
@@ -343,6 +401,8 @@ void cd_sandbox_child_args(struct cd_sandbox *sb, struct cd_child_args *a)
 	a->hostname = sb->c->identity.hostname ? sb->c->identity.hostname : CD_DEFAULT_HOSTNAME;
 	a->own_net = own_net(sb->c);
 	a->own_uts = sb->c->ns.join[CD_JOIN_UTS] < 0;
+	a->sysctl = sb->sysctl;
+	a->n_sysctl = sb->sysctl ? sb->c->sysctl.n : 0;
 	a->proxy_port = sb->c->net.n_allow ? CD_PROXY_PORT : 0;
 	a->rlimits = sb->bounds.rlimits;
 	a->share = &sb->bounds.share;
@@ -1029,4 +1089,5 @@ void cd_sandbox_done(struct cd_sandbox *sb)
 	cd_marks_done(&sb->marks);
 	cd_idxcache_done(&sb->cow.idxcache);
 	free(sb->workdir_target);
+	free(sb->sysctl);
 }

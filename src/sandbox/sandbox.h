@@ -122,6 +122,10 @@ struct cd_sandbox {
 	struct cd_sandbox_pid1 pid1;
 	struct cd_sandbox_cow cow;
 	struct cd_sandbox_hooks hooks;
+	/* the config's sysctls as pid 1 writes them (strings borrowed from the config, but a
+	 * clamped ping_group_range's, in ping_value; NULL: not written) */
+	struct cd_sysctl *sysctl;
+	char ping_value[32];
 };
 
 #define CD_SANDBOX_INIT(cfg, r)                                                             \

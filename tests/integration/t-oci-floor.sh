@@ -121,7 +121,7 @@ refused "a mount through the image's symlink into /proc" 'c["mounts"].append({"d
 	"mounts[5]: /procsys/kernel: the image's symbolic links lead it into /proc, /sys or /dev, which are cordon's own: refused"
 rm "$b/rootfs/procsys"
 refused "a host sysctl" 'c["linux"]["sysctl"] = {"kernel.core_pattern": "|/tmp/x"}' \
-	"linux.sysctl.kernel.core_pattern: not the container's own (the host's): refused"
+	"linux.sysctl.kernel.core_pattern: not namespaced: it would change the host: refused"
 # an engine's user writes annotations, the runtime may be root: the trail stays in the bundle
 refused "an audit trail out of the bundle" 'c["annotations"] = {"cordon.audit": "../escaped.jsonl"}' \
 	"annotations.cordon.audit: \"../escaped.jsonl\": a file name (made in the bundle directory)"

@@ -198,6 +198,17 @@ pm run --rm -e A=1 -w /tmp "$NET" "$OCI_IMAGE" /bin/sh -c 'echo "$A $PWD"'
 is "-e and -w" "$out" "1 /tmp"
 pm run --rm -u 1000:1000 "$NET" "$OCI_IMAGE" /bin/id
 like_glob "-u 1000:1000" "$out" "uid=1000* gid=1000*"
+# linux.sysctl: --sysctl's keys set in the container's own network namespace, the host's stay;
+# net.ipv4.ping_group_range with the value podman asks on its own for a network it makes
+# (--network=none asks none), clamped to the one gid cordon maps (podman refuses the host's keys
+# itself: vm.swappiness never reaches the runtime)
+host_sysctl=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/net/ipv4/ping_group_range)
+pm run --rm --sysctl net.ipv4.ip_unprivileged_port_start=80 \
+	--sysctl net.ipv4.ping_group_range="0 2147483647" "$NET" "$OCI_IMAGE" /bin/cat \
+	/proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/net/ipv4/ping_group_range
+is "--sysctl net.ipv4.ip_unprivileged_port_start=80: 80 inside; ping_group_range 0 to 2^31-1: 0 0" \
+	"$rc:$out" $'0:80\n0\t0'
+is "... the host's unchanged" "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/net/ipv4/ping_group_range)" "$host_sysctl"
 
 # ---- --network ns:PATH: a network namespace made beforehand, joined (a pod's) ----
 # root: as `ip netns add` makes one; rootless: made in podman's own user namespace (podman
@@ -218,6 +229,11 @@ if [ -n "$podnet" ]; then
 		"0:$(readlink "$podnet")"
 	like "--network ns:PATH: its address" "$out" "inet 10.99.0.1/32"
 	like "--network ns:PATH: no address added from inside" "$out" "cannot-add"
+	# linux.sysctl into a joined network namespace: its maker's, not written (logged); the
+	# run goes on (podman asks net.ipv4.ping_group_range for every network of its own)
+	pm run --rm --network "ns:$podnet" --sysctl net.ipv4.ip_unprivileged_port_start=80 \
+		"$OCI_IMAGE" /bin/cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	is "--network ns:PATH with --sysctl: runs, the namespace's own value stays" "$rc:$out" "0:1024"
 else
 	skip "--network ns:PATH" "cannot make a network namespace for it"
 fi

@@ -255,7 +255,9 @@ static void test_podman_root(void)
 	   "podman root: RLIMIT_NOFILE 1024");
 	LOGGED("process.capabilities: 11 of the engines' default set: clamped to none");
 	LOGGED("process.noNewPrivileges: absent: clamped to true");
-	LOGGED("linux.sysctl.net.ipv4.ping_group_range: \"0 0\": not applied");
+	ok(c->sysctl.n == 1 && !strcmp(c->sysctl.v[0].path, "net/ipv4/ping_group_range") &&
+	       !strcmp(c->sysctl.v[0].value, "0 0"),
+	   "podman root: linux.sysctl's ping_group_range \"0 0\" carried to the sandbox");
 	LOGGED("linux.seccomp: the profile (22 rules, default SCMP_ACT_ERRNO) installed in the "
 	       "container's processes");
 	ok(c->seccomp.bpf && c->seccomp.bpf_len % 8 == 0 && c->seccomp.bpf_len / 8 > 100,
@@ -909,8 +911,19 @@ static void test_image_dirs(void)
 static void test_linux_floor(void)
 {
 	REFUSED("/linux/sysctl", "{\"kernel.domainname\":\"x\"}",
-		"linux.sysctl.kernel.domainname: not the container's own (the host's): refused");
+		"linux.sysctl.kernel.domainname: the hostname is config.json's hostname (the UTS "
+		"namespace's domain name stays \"(none)\"): refused");
+	REFUSED("/linux/sysctl", "{\"vm.swappiness\":\"10\"}",
+		"linux.sysctl.vm.swappiness: not namespaced: it would change the host: refused");
+	REFUSED("/linux/sysctl", "{\"kernel.pid_max\":\"10\"}",
+		"linux.sysctl.kernel.pid_max: not namespaced: it would change the host: refused");
+	REFUSED("/linux/sysctl", "{\"net/ipv4/../../kernel/core_pattern\":\"|/x\"}",
+		"linux.sysctl.net/ipv4/../../kernel/core_pattern: not a sysctl key (an empty, "
+		"\".\" or \"..\" component): refused");
+	REFUSED("/linux/sysctl", "{\"kernel.shmmax\":\"1\\n2\"}",
+		"linux.sysctl.kernel.shmmax: a newline or control character in the value: refused");
 	ACCEPTED("/linux/sysctl", "{\"kernel.shmmax\":\"1024\"}");
+	ACCEPTED("/linux/sysctl", "{\"net.ipv4.ip_unprivileged_port_start\":\"0\"}");
 	REFUSED("/linux/devices",
 		"[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229}]",
 		"linux.devices[0]: /dev/fuse: refused (cordon's /dev has only null, zero, full, "
