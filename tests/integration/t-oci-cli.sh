@@ -251,6 +251,16 @@ is "--log-format json: the error as runc's JSON line" \
 	"$(python3 -c 'import json,sys; l=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(l["level"], l["msg"], "time" in l)' "$w/log.json")" \
 	"error container: nosuch: container does not exist True"
 
+# --- list: a state.json's strings with control bytes (a newline, ESC) are escaped in the table
+as_caller mkdir -m 700 "$root/esc1"
+as_caller sh -c "printf '%s' '{\"id\":\"esc1\",\"status\":\"stopped\",\"pid\":0,\"bundle\":\"/b\\nfake-line\\u001b[2J\",\"created\":\"x\"}' >'$root/esc1/state.json'; chmod 600 '$root/esc1/state.json'"
+out=$(as_caller "$RT" --root "$root" list 2>&1 | od -An -c | tr -s ' ')
+unlike "list: no ESC byte from a state.json reaches the terminal" "$out" '033'
+rt list
+is "list: one line for the container (its newline escaped)" "$(grep -c fake-line <<<"$out"):$(grep -c '^esc1 ' <<<"$out")" "1:1"
+like "... shown as \\x0a and \\x1b" "$(grep '^esc1 ' <<<"$out")" '/b\x0afake-line\x1b[2J'
+rt delete esc1
+
 rt features
 is "features: JSON with ociVersionMax" "$(field "$out" ociVersionMax)" "1.2.0"
 done_testing
