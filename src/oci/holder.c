@@ -383,6 +383,9 @@ static int state_init(struct holder *h, struct cordon_error *err)
 	oci_now_rfc3339(when);
 	h->st.id = strdup(h->a->id);
 	h->st.bundle = strdup(oci_spec_bundle(h->a->spec));
+	/* who the state's pid is: readers check it before they trust the pid (state.c) */
+	if (oci_proc_start(getpid(), &h->st.start) < 0)
+		return cd_fail(err, EIO, "holder", "/proc/self/stat: no start time");
 	h->st.rootfs = strdup(oci_spec_rootfs(h->a->spec));
 	h->st.created = strdup(when);
 	h->st.ann_keys = calloc(n + 1, sizeof(char *));

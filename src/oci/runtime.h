@@ -58,6 +58,8 @@ struct oci_state {
 	char *id;
 	enum oci_status status;
 	pid_t pid; /* the holder's; 0 once stopped */
+	/* the holder's start time (/proc/PID/stat field 22): who pid is, checked by readers */
+	unsigned long long start;
 	char *bundle;
 	char *rootfs;
 	char *created;	 /* RFC 3339 with nanoseconds, UTC */
@@ -80,8 +82,16 @@ int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_er
 int oci_dir_open(int rootfd, const char *id, struct cordon_error *err);
 /* 1: its holder is alive (it holds the directory's lock), 0: it is not. */
 int oci_holder_alive(int dirfd);
-/* Read state.json; a dead holder's container is stopped (pid 0), whatever the file says. */
+/* Read state.json; a dead holder's container is stopped (pid 0), whatever the file says. A live
+ * one's pid must be its holder's: the process of that pid started when state.json says and is
+ * the directory owner's; else -ESRCH (a recycled or forged pid: refused). The directory and
+ * state.json: the --root owner's, not group- or world-writable (else -EPERM). */
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err);
+/* A pidfd of st's holder, taken and then checked to be it (start time, owner): signals sent
+ * through it never reach a process that took a recycled pid; -ESRCH when it is not there. */
+int oci_holder_pidfd(int dirfd, const struct oci_state *st, struct cordon_error *err);
+/* The start time of pid (field 22 of /proc/PID/stat, clock ticks after boot), or -errno. */
+int oci_proc_start(pid_t pid, unsigned long long *ret);
 /* Write state.json atomically (a temporary file renamed over it). */
 int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err);
 /* state.json's text (the runtime-spec's state plus runc's owner), malloc'd. */

@@ -251,6 +251,33 @@ is "--log-format json: the error as runc's JSON line" \
 	"$(python3 -c 'import json,sys; l=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(l["level"], l["msg"], "time" in l)' "$w/log.json")" \
 	"error container: nosuch: container does not exist True"
 
+# --- the pid in state.json is checked to be the holder's: a pid reused, or named by someone else
+config '["sleep","100"]'
+pf=$w/id1.pid
+as_caller "$RT" --root "$root" create -b "$b" --pid-file "$pf" id1 >/dev/null 2>&1
+rt start id1
+( exec_as_caller sleep 300 ) &
+decoy=$!
+# state.json with the decoy's pid (a pid the holder's could have been recycled into)
+forge() { # PID: state.json's pid made PID, as the caller (the file's owner) would
+	as_caller python3 -c 'import json,sys; p=sys.argv[1]+"/state.json"; s=json.load(open(p)); s["pid"]=int(sys.argv[2]); t=p+".x"; open(t,"w").write(json.dumps(s)); import os; os.chmod(t,0o600); os.rename(t,p)' "$root/id1" "$1"
+}
+forge "$decoy"
+rt state id1
+is "state: a pid that is not the holder's (its start time differs): refused (1)" "$rc:$(field "$out" pid)" "1:"
+like "... saying so" "$err" "is not its holder"
+forge "$(cat "$pf")"
+chmod g+w "$root/id1/state.json"
+rt state id1
+is "state: a state.json group-writable: refused (1)" "$rc" 1
+like "... saying so" "$err" "writable by group or others"
+chmod g-w "$root/id1/state.json"
+rt state id1
+is "state: the holder's pid again: running" "$(field "$out" status):$(field "$out" pid)" "running:$(cat "$pf")"
+kill "$decoy"
+wait "$decoy" 2>/dev/null
+rt delete --force id1
+
 # --- list: a state.json's strings with control bytes (a newline, ESC) are escaped in the table
 as_caller mkdir -m 700 "$root/esc1"
 as_caller sh -c "printf '%s' '{\"id\":\"esc1\",\"status\":\"stopped\",\"pid\":0,\"bundle\":\"/b\\nfake-line\\u001b[2J\",\"created\":\"x\"}' >'$root/esc1/state.json'; chmod 600 '$root/esc1/state.json'"
