@@ -274,9 +274,35 @@ like "... saying so" "$err" "writable by group or others"
 chmod g-w "$root/id1/state.json"
 rt state id1
 is "state: the holder's pid again: running" "$(field "$out" status):$(field "$out" pid)" "running:$(cat "$pf")"
+# a holder that does not answer (stopped): delete --force ends after a few seconds, and does
+# not signal a pid that state.json names unless it is the holder's
+forge "$decoy"
+kill -STOP "$(cat "$pf")"
+t0=$(date +%s)
+out=$(timeout 60 "$RT" --root "$root" delete --force id1 2>&1)
+rc=$?
+is "delete --force, its holder stopped, state.json naming another pid: ends (1) within 20 s" "$rc:$(( $(date +%s) - t0 < 20 ))" "1:1"
+like "... saying its holder is not signalled" "$out" "not signalled"
+kill -0 "$decoy" 2>/dev/null
+is "... and the other process (the pid state.json names) lives" "$?" 0
+forge "$(cat "$pf")"
+t0=$(date +%s)
+out=$(timeout 60 "$RT" --root "$root" delete --force id1 2>&1)
+rc=$?
+dt=$(( $(date +%s) - t0 ))
+is "delete --force, its holder stopped (SIGSTOP): 0 within 20 s, gone" "$rc:$(( dt < 20 )):$([ -e "$root/id1" ] && echo left)" "0:1:"
+diag "delete --force of a stopped holder took ${dt} s"
+hpid=$(cat "$pf")
+is "... the holder was killed" "$([ -e "/proc/$hpid" ] && ! grep -q ') Z' "/proc/$hpid/stat" 2>/dev/null && echo alive)" ""
 kill "$decoy"
 wait "$decoy" 2>/dev/null
-rt delete --force id1
+# a process that ignores SIGTERM: delete --force's is SIGKILL
+config '["sh","-c","trap \"\" TERM; while :; do sleep 1; done"]'
+create id2
+rt start id2
+t0=$(date +%s)
+rt delete --force id2
+is "delete --force of a process that ignores SIGTERM: 0 within 10 s, gone" "$rc:$(( $(date +%s) - t0 < 10 )):$([ -e "$root/id2" ] && echo left)" "0:1:"
 
 # --- list: a state.json's strings with control bytes (a newline, ESC) are escaped in the table
 as_caller mkdir -m 700 "$root/esc1"
