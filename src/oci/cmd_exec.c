@@ -230,7 +230,7 @@ static int exec_start(struct exec_ctx *x, char **args)
 				      : !strcmp(err.step, "exec") ? CORDON_EXIT_NOEXEC
 								  : OCI_EXIT_FAIL,
 				      "exec", &err);
-	cd_closep(&x->console);
+	x->console = cd_safe_close(x->console); /* ctx_done() closes it too */
 	p = x->v[E_DETACH] ? fork() : getpid();
 	if (p < 0)
 		return oci_error(OCI_EXIT_FAIL, "exec", "fork: %s", strerror(errno));

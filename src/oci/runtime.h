@@ -157,11 +157,13 @@ int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv
 /* --- console.c: a terminal for a process, its master sent to the engine --- */
 /* Connect to the engine's --console-socket (NULL: refused, a terminal needs one). */
 int oci_console_connect(const char *socket_path, struct cordon_error *err);
-/* Open a pty of the container's own /dev/pts (through /proc/PID1/root, rows x cols when not 0),
- * send its master over sock (one message, SCM_RIGHTS, payload the pty's name, as runc does), and
- * return the slave side: tty(1) inside then names it. */
-int oci_console_send(int sock, pid_t pid1, unsigned short rows, unsigned short cols,
-		     struct cordon_error *err);
+/* Open a pty of the container's own /dev/pts (through pid 1's root: pidfd and its pid1), as
+ * the container's uid and gid (ids inside: the slave is theirs, as `ls -l $(tty)` shows; the
+ * caller's own ids where the container's user namespace cannot be joined), rows x cols when not
+ * 0; send its master over sock (one message, SCM_RIGHTS, payload the pty's name, as runc does),
+ * and return the slave side: tty(1) inside then names it. */
+int oci_console_send(int sock, int pidfd, pid_t pid1, uid_t uid, gid_t gid, unsigned short rows,
+		     unsigned short cols, struct cordon_error *err);
 /* A unix socket path usable at any length: "/proc/self/fd/N/NAME" through an O_PATH fd of its
  * directory when the path is longer than sun_path takes; *ret_dirfd to close after use. */
 int oci_unix_path(const char *path, char *buf, size_t size, int *ret_dirfd,

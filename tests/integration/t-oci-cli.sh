@@ -183,13 +183,17 @@ rt delete --force run3
 is "delete --force after: 0" "$rc" 0
 
 # --- the console socket
-config '["sh","-c","read x; echo got:$x; stty size"]' '{"terminal":true,"consoleSize":{"height":33,"width":99}}'
+config '["sh","-c","read x; echo got:$x; stty size; ls -ln $(tty)"]' '{"terminal":true,"consoleSize":{"height":33,"width":99}}'
 sock=$w/console.sock
 out=$(as_caller "$PY" "$H" console "$sock" -- "$RT" --root "$root" create -b "$b" --console-socket "$sock" t1 -- "$RT" --root "$root" start t1)
 like "console: the pty's name comes with the master" "$out" "name=/dev/pts/"
 like "console: the process reads the terminal" "$out" "got:hello"
 like "console: consoleSize is the terminal's size" "$out" "33 99"
+# devpts gives a new pty its opener's ids: the holder's are not mapped inside (65534)
+is "console: the pty is the container's user's (uid 0 gid 0 inside, as with runc)" \
+	"$(grep '/dev/pts/' <<<"$out" | grep -v name= | awk '{print $3, $4}')" "0 0"
 rt delete --force t1
+
 rt create -b "$b" t2
 is "process.terminal without --console-socket: refused (125, one line)" "$rc:$(wc -l <<<"$err")" "125:1"
 
