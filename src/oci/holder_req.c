@@ -29,6 +29,7 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 	_cleanup_free_ char **argv = NULL, **env = NULL;
 	struct cordon_exec e = {0};
 	_cleanup_close_ int tty = -1;
+	unsigned short rows = 0, cols = 0;
 	const char *cwd;
 	unsigned flags;
 	int32_t pid;
@@ -39,7 +40,7 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 			       oci_status_name(h->status));
 	if (f->n_fd != 3)
 		return cd_fail(err, EPROTO, "exec", "3 descriptors expected");
-	r = oci_exec_unpack(f->part[0].iov_base, f->len, &flags, &argv, &env, &cwd);
+	r = oci_exec_unpack(f->part[0].iov_base, f->len, &flags, &rows, &cols, &argv, &env, &cwd);
 	if (r < 0)
 		return cd_fail(err, -r, "exec", "a malformed request");
 	e.argv = (const char *const *)argv;
@@ -53,8 +54,8 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 		_cleanup_close_ int pidfd = oci_holder_pid1(h, &pid1);
 
 		tty = pidfd < 0 ? cd_fail_errno(err, -pidfd, "terminal", "the container's pid 1")
-				: oci_console_send(f->fd[0], pidfd, pid1, p->uid, p->gid, 0, 0,
-						   err);
+				: oci_console_send(f->fd[0], pidfd, pid1, p->uid, p->gid, rows,
+						   cols, err);
 		if (tty < 0)
 			return tty;
 		e.fd[0] = e.fd[1] = e.fd[2] = tty;

@@ -145,13 +145,14 @@ int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const
 		 unsigned n_fd, void *ret, size_t ret_size, size_t *ret_len,
 		 struct cordon_error *err);
 /* An exec request: flags (OCI_EXEC_TTY: the 3 fds are the socket connected to the engine's
- * --console-socket, over which the holder sends the pty's master), argv, env, cwd -> one buffer
- * (malloc'd), and back
- * (pointers into buf, which must stay; NULL-ended vectors malloc'd). */
+ * --console-socket, over which the holder sends the pty's master), the terminal's size (rows x
+ * cols: --process's consoleSize; 0: not given), argv, env, cwd -> one buffer (malloc'd), and
+ * back (pointers into buf, which must stay; NULL-ended vectors malloc'd). */
 #define OCI_EXEC_TTY 0x1u
-char *oci_exec_pack(unsigned flags, char *const *argv, char *const *env, const char *cwd,
-		    size_t *ret_len);
-int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv, char ***ret_env,
+char *oci_exec_pack(unsigned flags, unsigned short rows, unsigned short cols, char *const *argv,
+		    char *const *env, const char *cwd, size_t *ret_len);
+int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, unsigned short *ret_rows,
+		    unsigned short *ret_cols, char ***ret_argv, char ***ret_env,
 		    const char **ret_cwd);
 
 /* --- console.c: a terminal for a process, its master sent to the engine --- */

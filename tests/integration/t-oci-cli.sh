@@ -197,6 +197,17 @@ rt delete --force t1
 rt create -b "$b" t2
 is "process.terminal without --console-socket: refused (125, one line)" "$rc:$(wc -l <<<"$err")" "125:1"
 
+# exec --tty with --process: its consoleSize is the pty's size (the engine's resize comes later)
+config '["sleep","100"]'
+create x5
+rt start x5
+printf '{"terminal":true,"consoleSize":{"height":33,"width":101},"args":["sh","-c","read x; stty size; ls -ln $(tty)"],"env":["PATH=/bin"],"cwd":"/"}' >"$w/tty.json"
+rm -f "$sock"
+out=$(as_caller "$PY" "$H" console "$sock" -- "$RT" --root "$root" exec --detach --console-socket "$sock" --process "$w/tty.json" x5 -- true)
+like "exec --process with consoleSize 33x101: stty size inside says so" "$out" "33 101"
+is "... and that pty is the container's user's too" "$(grep '/dev/pts/' <<<"$out" | grep -v name= | awk '{print $3, $4}')" "0 0"
+rt delete --force x5
+
 # --- a second uid cannot drive the holder through its socket
 config '["sleep","100"]'
 create p1
