@@ -325,7 +325,7 @@ as_caller sh -c "printf '%s' '{\"id\":\"esc1\",\"status\":\"stopped\",\"pid\":0,
 out=$(as_caller "$RT" --root "$root" list 2>&1 | od -An -c | tr -s ' ')
 unlike "list: no ESC byte from a state.json reaches the terminal" "$out" '033'
 rt list
-is "list: one line for the container (its newline escaped)" "$(grep -c fake-line <<<"$out"):$(grep -c '^esc1 ' <<<"$out")" "1:1"
+is "list: one line for the container (its newline escaped)" "$(grep -c '^fake-line' <<<"$out"):$(grep '^esc1 ' <<<"$out" | grep -c fake-line)" "0:1"
 like "... shown as \\x0a and \\x1b" "$(grep '^esc1 ' <<<"$out")" '/b\x0afake-line\x1b[2J'
 rt delete esc1
 
