@@ -149,15 +149,15 @@ static char *exec_request(struct exec_ctx *x, char **args, size_t *ret_len, bool
 
 	if (x->proc) {
 		tty = *ret_tty = x->proc->terminal;
-		return oci_exec_pack(tty ? OCI_EXEC_TTY : 0, x->proc->args, x->proc->env,
-				     x->proc->cwd, ret_len);
+		return oci_exec_pack(tty ? OCI_EXEC_TTY : 0, x->proc->rows, x->proc->cols,
+				     x->proc->args, x->proc->env, x->proc->cwd, ret_len);
 	}
 	env = cd_strv_copy((const char *const *)c->env);
 	for (size_t i = 0; env && x->env && x->env[i]; i++)
 		if (cd_strv_push(&env, x->env[i]) < 0)
 			return NULL;
 	tty = *ret_tty = x->v[E_TTY] != NULL;
-	return env ? oci_exec_pack(tty ? OCI_EXEC_TTY : 0, args, env,
+	return env ? oci_exec_pack(tty ? OCI_EXEC_TTY : 0, 0, 0, args, env,
 				   x->v[E_CWD] ? x->v[E_CWD] : c->cwd, ret_len)
 		   : NULL;
 }
@@ -230,7 +230,7 @@ static int exec_start(struct exec_ctx *x, char **args)
 				      : !strcmp(err.step, "exec") ? CORDON_EXIT_NOEXEC
 								  : OCI_EXIT_FAIL,
 				      "exec", &err);
-	cd_closep(&x->console);
+	x->console = cd_safe_close(x->console); /* ctx_done() closes it too */
 	p = x->v[E_DETACH] ? fork() : getpid();
 	if (p < 0)
 		return oci_error(OCI_EXIT_FAIL, "exec", "fork: %s", strerror(errno));

@@ -55,10 +55,33 @@ static const struct oci_opt list_opts[] = {
     [L_QUIET] = {"quiet", 'q', false},
 };
 
+/* A string of a state file for the table: its control bytes (a newline, an ESC that would drive
+ * the reader's terminal) and backslashes written \xHH, so that one container is one line */
+static char *table_str(const char *s)
+{
+	size_t n = strlen(s ? s : ""), at = 0;
+	char *out = malloc(4 * n + 1);
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			at += (size_t)sprintf(out + at, "\\x%02x", *p);
+		else
+			out[at++] = (char)*p;
+	out[at] = '\0';
+	return out;
+}
+
 static void list_one(const struct oci_state *st, bool json, bool quiet, bool *first)
 {
+	_cleanup_free_ char *id = table_str(st->id), *bundle = table_str(st->bundle),
+			    *created = table_str(st->created);
+
+	if (!id || !bundle || !created)
+		return;
 	if (quiet) {
-		printf("%s\n", st->id);
+		printf("%s\n", id);
 	} else if (json) {
 		_cleanup_free_ char *text = oci_state_json(st);
 
@@ -67,8 +90,8 @@ static void list_one(const struct oci_state *st, bool json, bool quiet, bool *fi
 			*first = false;
 		}
 	} else {
-		printf("%-20s %-8d %-10s %-40s %s\n", st->id, (int)st->pid,
-		       oci_status_name(st->status), st->bundle, st->created);
+		printf("%-20s %-8d %-10s %-40s %s\n", id, (int)st->pid, oci_status_name(st->status),
+		       bundle, created);
 	}
 }
 

@@ -82,11 +82,11 @@ int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const
 }
 
 /* u32 flags, u32 argc, u32 envc, then argc + envc + 1 (cwd) NUL-ended strings */
-char *oci_exec_pack(unsigned flags, char *const *argv, char *const *env, const char *cwd,
-		    size_t *ret_len)
+char *oci_exec_pack(unsigned flags, unsigned short rows, unsigned short cols, char *const *argv,
+		    char *const *env, const char *cwd, size_t *ret_len)
 {
-	uint32_t head[3] = {flags, (uint32_t)cd_strv_len(argv),
-			    env ? (uint32_t)cd_strv_len(env) : 0};
+	uint32_t head[4] = {flags, (uint32_t)cd_strv_len(argv),
+			    env ? (uint32_t)cd_strv_len(env) : 0, (uint32_t)rows << 16 | cols};
 	size_t len = sizeof(head) + strlen(cwd ? cwd : "") + 1, at;
 	char *buf;
 
@@ -131,10 +131,11 @@ static char **strings_take(char *buf, size_t len, size_t *at, uint32_t n)
 	return v;
 }
 
-int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv, char ***ret_env,
+int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, unsigned short *ret_rows,
+		    unsigned short *ret_cols, char ***ret_argv, char ***ret_env,
 		    const char **ret_cwd)
 {
-	uint32_t head[3];
+	uint32_t head[4];
 	size_t at = sizeof(head);
 	char **argv, **env;
 
@@ -151,6 +152,8 @@ int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv
 		return -EBADMSG;
 	}
 	*ret_flags = head[0];
+	*ret_rows = (unsigned short)(head[3] >> 16);
+	*ret_cols = (unsigned short)(head[3] & 0xffff);
 	*ret_argv = argv;
 	*ret_env = env;
 	*ret_cwd = buf + at;

@@ -409,14 +409,16 @@ static int stdio_take(struct holder *h, struct cordon_error *err)
 static int console_take(struct holder *h, struct cordon_error *err)
 {
 	const struct oci_process *p = oci_spec_process(h->a->spec);
-	pid_t pid1;
+	_cleanup_close_ int pidfd = -1;
+	pid_t pid1 = 0;
 
 	if (h->a->console < 0)
 		return 0;
-	pid1 = oci_holder_pid1(h);
-	if (pid1 < 0)
-		return cd_fail_errno(err, -pid1, "terminal", "the container's pid 1");
-	h->a->tty = oci_console_send(h->a->console, pid1, p->rows, p->cols, err);
+	pidfd = oci_holder_pid1(h, &pid1);
+	if (pidfd < 0)
+		return cd_fail_errno(err, -pidfd, "terminal", "the container's pid 1");
+	h->a->tty =
+	    oci_console_send(h->a->console, pidfd, pid1, p->uid, p->gid, p->rows, p->cols, err);
 	cd_closep(&h->a->console);
 	return h->a->tty < 0 ? h->a->tty : 0;
 }
@@ -458,6 +460,9 @@ static int state_init(struct holder *h, struct cordon_error *err)
 	size_t n = oci_spec_annotations(h->a->spec, &keys, &values);
 
 	oci_now_rfc3339(when);
+	/* who the state's pid is: readers check it before they trust the pid (state.c) */
+	if (oci_proc_start(getpid(), &h->st.start) < 0)
+		return cd_fail(err, EIO, "holder", "/proc/self/stat: no start time");
 	h->st.id = strdup(h->a->id);
 	h->st.bundle = strdup(oci_spec_bundle(h->a->spec));
 	h->st.rootfs = strdup(oci_spec_rootfs(h->a->spec));

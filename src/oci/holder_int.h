@@ -42,7 +42,8 @@ int oci_holder_reply_error(int fd, const struct cordon_error *err);
 int oci_holder_reply_ok(int fd, const void *p, size_t len);
 /* Read and answer client i's request: 1 keep the client (an exec), 0 or -errno close it. */
 int oci_holder_request(struct holder *h, size_t i);
-/* The host pid of the container's pid 1 (cordon-init), or -errno. */
-pid_t oci_holder_pid1(struct holder *h);
+/* A pidfd of the container's pid 1 (cordon-init), its host pid in *ret_pid; or -errno. The
+ * pid is checked to name that process after the pidfd is taken: not one that reused it. */
+int oci_holder_pid1(struct holder *h, pid_t *ret_pid);
 /* The host pids of the container's processes (those started in it and their children). */
 int oci_holder_pids(struct holder *h, int32_t *ret, size_t max, size_t *ret_n);

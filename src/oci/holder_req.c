@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -28,6 +29,7 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 	_cleanup_free_ char **argv = NULL, **env = NULL;
 	struct cordon_exec e = {0};
 	_cleanup_close_ int tty = -1;
+	unsigned short rows = 0, cols = 0;
 	const char *cwd;
 	unsigned flags;
 	int32_t pid;
@@ -38,7 +40,7 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 			       oci_status_name(h->status));
 	if (f->n_fd != 3)
 		return cd_fail(err, EPROTO, "exec", "3 descriptors expected");
-	r = oci_exec_unpack(f->part[0].iov_base, f->len, &flags, &argv, &env, &cwd);
+	r = oci_exec_unpack(f->part[0].iov_base, f->len, &flags, &rows, &cols, &argv, &env, &cwd);
 	if (r < 0)
 		return cd_fail(err, -r, "exec", "a malformed request");
 	e.argv = (const char *const *)argv;
@@ -48,10 +50,12 @@ static int req_exec(struct holder *h, struct oci_client *c, struct cd_frame *f,
 	for (int i = 0; i < 3; i++)
 		e.fd[i] = f->fd[i];
 	if (flags & OCI_EXEC_TTY) {
-		pid_t pid1 = oci_holder_pid1(h);
+		pid_t pid1 = 0;
+		_cleanup_close_ int pidfd = oci_holder_pid1(h, &pid1);
 
-		tty = pid1 < 0 ? cd_fail_errno(err, -pid1, "terminal", "the container's pid 1")
-			       : oci_console_send(f->fd[0], pid1, 0, 0, err);
+		tty = pidfd < 0 ? cd_fail_errno(err, -pidfd, "terminal", "the container's pid 1")
+				: oci_console_send(f->fd[0], pidfd, pid1, p->uid, p->gid, rows,
+						   cols, err);
 		if (tty < 0)
 			return tty;
 		e.fd[0] = e.fd[1] = e.fd[2] = tty;
@@ -245,21 +249,46 @@ static bool started(struct holder *h, pid_t inner)
 	return false;
 }
 
-pid_t oci_holder_pid1(struct holder *h)
+/* the supervisor's child that is pid 1 in its own pid namespace */
+static int pid1_find(pid_t top, pid_t *ret)
 {
 	_cleanup_free_ struct proc_entry *v = NULL;
-	pid_t top = cordon_session_pid(h->s);
 	size_t n = 0;
 	int r;
 
 	r = proc_scan(&v, &n);
 	if (r < 0)
 		return r;
-	/* the supervisor's child that is pid 1 in its own pid namespace */
 	for (size_t i = 0; i < n; i++)
-		if (v[i].ppid == top && v[i].inner == 1)
-			return v[i].pid;
+		if (v[i].ppid == top && v[i].inner == 1) {
+			*ret = v[i].pid;
+			return 0;
+		}
 	return -ESRCH;
+}
+
+int oci_holder_pid1(struct holder *h, pid_t *ret_pid)
+{
+	pid_t top = cordon_session_pid(h->s), pid = 0;
+	_cleanup_close_ int pidfd = -1;
+	struct proc_entry e;
+	int r;
+
+	r = pid1_find(top, &pid);
+	if (r < 0)
+		return r;
+	/* the pid read from /proc may have been reaped and taken by another since: the pidfd pins
+	 * one process, which is pid 1 only if the pid names it still (checked after) */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	r = proc_read(pid, &e);
+	if (r < 0)
+		return r;
+	if (e.ppid != top || e.inner != 1)
+		return -ESRCH;
+	*ret_pid = pid;
+	return CD_TAKE_FD(pidfd);
 }
 
 int oci_holder_pids(struct holder *h, int32_t *ret, size_t max, size_t *ret_n)

@@ -59,6 +59,8 @@ struct oci_state {
 	char *id;
 	enum oci_status status;
 	pid_t pid; /* the holder's; 0 once stopped */
+	/* the holder's start time (/proc/PID/stat field 22): who pid is, checked by readers */
+	unsigned long long start;
 	char *bundle;
 	char *rootfs;
 	char *created;	 /* RFC 3339 with nanoseconds, UTC */
@@ -81,8 +83,16 @@ int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_er
 int oci_dir_open(int rootfd, const char *id, struct cordon_error *err);
 /* 1: its holder is alive (it holds the directory's lock), 0: it is not. */
 int oci_holder_alive(int dirfd);
-/* Read state.json; a dead holder's container is stopped (pid 0), whatever the file says. */
+/* Read state.json; a dead holder's container is stopped (pid 0), whatever the file says. A live
+ * one's pid must be its holder's: the process of that pid started when state.json says and is
+ * the directory owner's; else -ESRCH (a recycled or forged pid: refused). The directory and
+ * state.json: the --root owner's, not group- or world-writable (else -EPERM). */
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err);
+/* A pidfd of st's holder, taken and then checked to be it (start time, owner): signals sent
+ * through it never reach a process that took a recycled pid; -ESRCH when it is not there. */
+int oci_holder_pidfd(int dirfd, const struct oci_state *st, struct cordon_error *err);
+/* The start time of pid (field 22 of /proc/PID/stat, clock ticks after boot), or -errno. */
+int oci_proc_start(pid_t pid, unsigned long long *ret);
 /* Write state.json atomically (a temporary file renamed over it). */
 int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err);
 /* state.json's text (the runtime-spec's state plus runc's owner), malloc'd. */
@@ -156,23 +166,26 @@ int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const
 		 unsigned n_fd, void *ret, size_t ret_size, size_t *ret_len,
 		 struct cordon_error *err);
 /* An exec request: flags (OCI_EXEC_TTY: the 3 fds are the socket connected to the engine's
- * --console-socket, over which the holder sends the pty's master), argv, env, cwd -> one buffer
- * (malloc'd), and back
- * (pointers into buf, which must stay; NULL-ended vectors malloc'd). */
+ * --console-socket, over which the holder sends the pty's master), the terminal's size (rows x
+ * cols: --process's consoleSize; 0: not given), argv, env, cwd -> one buffer (malloc'd), and
+ * back (pointers into buf, which must stay; NULL-ended vectors malloc'd). */
 #define OCI_EXEC_TTY 0x1u
-char *oci_exec_pack(unsigned flags, char *const *argv, char *const *env, const char *cwd,
-		    size_t *ret_len);
-int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, char ***ret_argv, char ***ret_env,
+char *oci_exec_pack(unsigned flags, unsigned short rows, unsigned short cols, char *const *argv,
+		    char *const *env, const char *cwd, size_t *ret_len);
+int oci_exec_unpack(char *buf, size_t len, unsigned *ret_flags, unsigned short *ret_rows,
+		    unsigned short *ret_cols, char ***ret_argv, char ***ret_env,
 		    const char **ret_cwd);
 
 /* --- console.c: a terminal for a process, its master sent to the engine --- */
 /* Connect to the engine's --console-socket (NULL: refused, a terminal needs one). */
 int oci_console_connect(const char *socket_path, struct cordon_error *err);
-/* Open a pty of the container's own /dev/pts (through /proc/PID1/root, rows x cols when not 0),
- * send its master over sock (one message, SCM_RIGHTS, payload the pty's name, as runc does), and
- * return the slave side: tty(1) inside then names it. */
-int oci_console_send(int sock, pid_t pid1, unsigned short rows, unsigned short cols,
-		     struct cordon_error *err);
+/* Open a pty of the container's own /dev/pts (through pid 1's root: pidfd and its pid1), as
+ * the container's uid and gid (ids inside: the slave is theirs, as `ls -l $(tty)` shows; the
+ * caller's own ids where the container's user namespace cannot be joined), rows x cols when not
+ * 0; send its master over sock (one message, SCM_RIGHTS, payload the pty's name, as runc does),
+ * and return the slave side: tty(1) inside then names it. */
+int oci_console_send(int sock, int pidfd, pid_t pid1, uid_t uid, gid_t gid, unsigned short rows,
+		     unsigned short cols, struct cordon_error *err);
 /* A unix socket path usable at any length: "/proc/self/fd/N/NAME" through an O_PATH fd of its
  * directory when the path is longer than sun_path takes; *ret_dirfd to close after use. */
 int oci_unix_path(const char *path, char *buf, size_t size, int *ret_dirfd,

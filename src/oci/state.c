@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@
 
 #define STATE_FILE "state.json"
 #define STATE_TMP  "state.json.tmp"
+/* state.json's own field (not in `state`'s output): the holder's start time */
+#define HOLDER_START "cordonHolderStart"
 
 static const char *const status_names[] = {
     [OCI_CREATED] = "created",
@@ -239,6 +242,8 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 	st->created = json_str(o, "created");
 	if (json_object_object_get_ex(o, "pid", &v))
 		st->pid = (pid_t)json_object_get_int(v);
+	if (json_object_object_get_ex(o, HOLDER_START, &v) && json_object_is_type(v, json_type_int))
+		st->start = (unsigned long long)json_object_get_uint64(v);
 	status = json_object_object_get_ex(o, "status", &v) ? json_object_get_string(v) : "";
 	st->status = OCI_STOPPED;
 	for (size_t i = 0; i < CD_ELEMENTSOF(status_names); i++)
@@ -248,6 +253,112 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 		r = cd_fail(err, EBADMSG, "state", "state.json: a field is missing");
 	json_object_put(o);
 	return r;
+}
+
+int oci_proc_start(pid_t pid, unsigned long long *ret)
+{
+	char path[40], buf[1024], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	/* after the name's ')' (the name may hold one): field 3 on, starttime the 20th */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", ret) != 1)
+		return -EIO;
+	return 0;
+}
+
+/* the real uid of pid (/proc/PID/status: whatever its dumpable flag says of /proc/PID) */
+static int proc_uid(pid_t pid, uid_t *ret)
+{
+	char path[40], buf[4096], *p;
+	_cleanup_close_ int fd = -1;
+	unsigned long uid;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p + 5, "%lu", &uid) != 1)
+		return -EIO;
+	*ret = (uid_t)uid;
+	return 0;
+}
+
+/* Is st->pid the holder that wrote st: alive, started when st says, of the directory's owner */
+static int holder_check(int dirfd, const struct oci_state *st, struct cordon_error *err)
+{
+	unsigned long long start = 0;
+	struct stat d;
+	uid_t uid;
+
+	if (st->pid <= 0 || !st->start)
+		return cd_fail(err, ESRCH, "state", "%s: no holder pid and start time: refused",
+			       st->id);
+	if (fstat(dirfd, &d) < 0)
+		return cd_fail_errno(err, errno, "state", "%s", st->id);
+	if (oci_proc_start(st->pid, &start) < 0 || start != st->start)
+		return cd_fail(err, ESRCH, "state",
+			       "%s: pid %d is not its holder (a pid reused, or state.json written "
+			       "by another): refused",
+			       st->id, (int)st->pid);
+	if (proc_uid(st->pid, &uid) < 0 || uid != d.st_uid)
+		return cd_fail(err, ESRCH, "state", "%s: pid %d is not uid %u's: refused", st->id,
+			       (int)st->pid, d.st_uid);
+	return 0;
+}
+
+int oci_holder_pidfd(int dirfd, const struct oci_state *st, struct cordon_error *err)
+{
+	_cleanup_close_ int pidfd = -1;
+	int r;
+
+	if (st->pid <= 0)
+		return cd_fail(err, ESRCH, "state", "%s: no holder", st->id);
+	pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+	if (pidfd < 0)
+		return cd_fail_errno(err, errno, "state", "%s: pidfd of pid %d", st->id,
+				     (int)st->pid);
+	/* the fd pins a process; that the pid still names it, checked after: the same one */
+	r = holder_check(dirfd, st, err);
+	if (r < 0)
+		return r;
+	return CD_TAKE_FD(pidfd);
+}
+
+/* The directory and the file: its owner's (the --root owner's), nobody else's to write */
+static int entry_check(int dirfd, int fd, struct cordon_error *err)
+{
+	_cleanup_close_ int rootfd = openat(dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat d, f, r;
+
+	if (rootfd < 0 || fstat(rootfd, &r) < 0 || fstat(dirfd, &d) < 0 || fstat(fd, &f) < 0)
+		return cd_fail_errno(err, errno, "state", "state.json");
+	if ((d.st_mode | f.st_mode) & (S_IWGRP | S_IWOTH))
+		return cd_fail(err, EPERM, "state",
+			       "state.json or its directory: writable by group or others: refused");
+	if (d.st_uid != r.st_uid || f.st_uid != r.st_uid)
+		return cd_fail(
+		    err, EPERM, "state",
+		    "state.json or its directory: not uid %u's (the --root owner): refused",
+		    r.st_uid);
+	return 0;
 }
 
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
@@ -267,6 +378,9 @@ int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 		return cd_fail_errno(err, errno, "state", "state.json");
 	if (!S_ISREG(sb.st_mode))
 		return cd_fail(err, EBADMSG, "state", "state.json: not a regular file");
+	r = entry_check(dirfd, fd, err);
+	if (r < 0)
+		return r;
 	for (;;) {
 		ssize_t n;
 
@@ -299,10 +413,14 @@ int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 		st->status = OCI_STOPPED;
 	if (st->status == OCI_STOPPED)
 		st->pid = 0;
+	else if ((r = holder_check(dirfd, st, err)) < 0) {
+		oci_state_clear(st);
+		return r;
+	}
 	return 0;
 }
 
-char *oci_state_json(const struct oci_state *st)
+static char *state_json(const struct oci_state *st, bool file)
 {
 	struct cd_json j = {0};
 
@@ -320,13 +438,20 @@ char *oci_state_json(const struct oci_state *st)
 	for (size_t i = 0; i < st->n_ann; i++)
 		cd_json_kv_string(&j, st->ann_keys[i], st->ann_values[i]);
 	cd_json_object_end(&j);
+	if (file)
+		cd_json_kv_int(&j, HOLDER_START, (long long)st->start);
 	cd_json_object_end(&j);
 	return cd_json_steal(&j);
 }
 
+char *oci_state_json(const struct oci_state *st)
+{
+	return state_json(st, false);
+}
+
 int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err)
 {
-	_cleanup_free_ char *text = oci_state_json(st);
+	_cleanup_free_ char *text = state_json(st, true);
 	_cleanup_close_ int fd = -1;
 	int r;
 

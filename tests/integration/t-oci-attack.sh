@@ -90,11 +90,22 @@ fake=$!
 for _ in $(seq 100); do [ -s "$w/fake.out" ] && break; sleep 0.1; done
 out=$(timeout 60 "$RT" --root "$uroot" exec c3 true </dev/null 2>&1)
 rc=$?
+# root's state there: the pid the user's state.json names (1: root's init; the lock held, its
+# start time copied from /proc/1/stat) was reported as the container's, for root to signal
+st=$("$RT" --root "$uroot" state c3 2>&1)
+src=$?
+as_user /usr/bin/python3 -c 'import json,sys; p=sys.argv[1]; s=json.load(open(p)); s["cordonHolderStart"]=int(open("/proc/1/stat").read().rsplit(")",1)[1].split()[19]); open(p+".x","w").write(json.dumps(s)); import os; os.rename(p+".x",p)' "$uroot/c3/state.json"
+st2=$("$RT" --root "$uroot" state c3 2>&1)
+src2=$?
 kill "$fake" 2>/dev/null
 wait "$fake" 2>/dev/null
 is "root's exec in a user's --root: refused (1)" "$rc" 1
 like "... saying whose it is" "$out" "not by the caller"
 unlike "... the user's listener got none of root's descriptors" "$(cat "$w/fake.out")" "got"
+is "root's state in a user's --root naming pid 1 (a fake holder keeps the lock): refused (1)" "$src" 1
+like "... no start time: not its holder" "$st" "refused"
+is "... with pid 1's own start time copied in: refused (1), pid 1 is not the user's" "$src2:$st2" \
+	"1:cordon-runtime: state: c3: pid 1 is not uid $(id -u "$TEST_USER")'s: refused"
 
 # --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
 # sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a

@@ -183,15 +183,30 @@ rt delete --force run3
 is "delete --force after: 0" "$rc" 0
 
 # --- the console socket
-config '["sh","-c","read x; echo got:$x; stty size"]' '{"terminal":true,"consoleSize":{"height":33,"width":99}}'
+config '["sh","-c","read x; echo got:$x; stty size; ls -ln $(tty)"]' '{"terminal":true,"consoleSize":{"height":33,"width":99}}'
 sock=$w/console.sock
 out=$(as_caller "$PY" "$H" console "$sock" -- "$RT" --root "$root" create -b "$b" --console-socket "$sock" t1 -- "$RT" --root "$root" start t1)
 like "console: the pty's name comes with the master" "$out" "name=/dev/pts/"
 like "console: the process reads the terminal" "$out" "got:hello"
 like "console: consoleSize is the terminal's size" "$out" "33 99"
+# devpts gives a new pty its opener's ids: the holder's are not mapped inside (65534)
+is "console: the pty is the container's user's (uid 0 gid 0 inside, as with runc)" \
+	"$(grep '/dev/pts/' <<<"$out" | grep -v name= | awk '{print $3, $4}')" "0 0"
 rt delete --force t1
+
 rt create -b "$b" t2
 is "process.terminal without --console-socket: refused (125, one line)" "$rc:$(wc -l <<<"$err")" "125:1"
+
+# exec --tty with --process: its consoleSize is the pty's size (the engine's resize comes later)
+config '["sleep","100"]'
+create x5
+rt start x5
+printf '{"terminal":true,"consoleSize":{"height":33,"width":101},"args":["sh","-c","read x; stty size; ls -ln $(tty)"],"env":["PATH=/bin"],"cwd":"/"}' >"$w/tty.json"
+rm -f "$sock"
+out=$(as_caller "$PY" "$H" console "$sock" -- "$RT" --root "$root" exec --detach --console-socket "$sock" --process "$w/tty.json" x5 -- true)
+like "exec --process with consoleSize 33x101: stty size inside says so" "$out" "33 101"
+is "... and that pty is the container's user's too" "$(grep '/dev/pts/' <<<"$out" | grep -v name= | awk '{print $3, $4}')" "0 0"
+rt delete --force x5
 
 # --- a second uid cannot drive the holder through its socket
 config '["sleep","100"]'
@@ -256,6 +271,69 @@ rt --log "$w/log.json" --log-format json state nosuch
 is "--log-format json: the error as runc's JSON line" \
 	"$(python3 -c 'import json,sys; l=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(l["level"], l["msg"], "time" in l)' "$w/log.json")" \
 	"error container: nosuch: container does not exist True"
+
+# --- the pid in state.json is checked to be the holder's: a pid reused, or named by someone else
+config '["sleep","100"]'
+pf=$w/id1.pid
+as_caller "$RT" --root "$root" create -b "$b" --pid-file "$pf" id1 >/dev/null 2>&1
+rt start id1
+( exec_as_caller sleep 300 ) &
+decoy=$!
+# state.json with the decoy's pid (a pid the holder's could have been recycled into)
+forge() { # PID: state.json's pid made PID, as the caller (the file's owner) would
+	as_caller python3 -c 'import json,sys; p=sys.argv[1]+"/state.json"; s=json.load(open(p)); s["pid"]=int(sys.argv[2]); t=p+".x"; open(t,"w").write(json.dumps(s)); import os; os.chmod(t,0o600); os.rename(t,p)' "$root/id1" "$1"
+}
+forge "$decoy"
+rt state id1
+is "state: a pid that is not the holder's (its start time differs): refused (1)" "$rc:$(field "$out" pid)" "1:"
+like "... saying so" "$err" "is not its holder"
+forge "$(cat "$pf")"
+chmod g+w "$root/id1/state.json"
+rt state id1
+is "state: a state.json group-writable: refused (1)" "$rc" 1
+like "... saying so" "$err" "writable by group or others"
+chmod g-w "$root/id1/state.json"
+rt state id1
+is "state: the holder's pid again: running" "$(field "$out" status):$(field "$out" pid)" "running:$(cat "$pf")"
+# a holder that does not answer (stopped): delete --force ends after a few seconds, and does
+# not signal a pid that state.json names unless it is the holder's
+forge "$decoy"
+kill -STOP "$(cat "$pf")"
+t0=$(date +%s)
+out=$(timeout 60 "$RT" --root "$root" delete --force id1 2>&1)
+rc=$?
+is "delete --force, its holder stopped, state.json naming another pid: ends (1) within 20 s" "$rc:$(( $(date +%s) - t0 < 20 ))" "1:1"
+like "... saying its holder is not signalled" "$out" "not signalled"
+kill -0 "$decoy" 2>/dev/null
+is "... and the other process (the pid state.json names) lives" "$?" 0
+forge "$(cat "$pf")"
+t0=$(date +%s)
+out=$(timeout 60 "$RT" --root "$root" delete --force id1 2>&1)
+rc=$?
+dt=$(( $(date +%s) - t0 ))
+is "delete --force, its holder stopped (SIGSTOP): 0 within 20 s, gone" "$rc:$(( dt < 20 )):$([ -e "$root/id1" ] && echo left)" "0:1:"
+diag "delete --force of a stopped holder took ${dt} s"
+hpid=$(cat "$pf")
+is "... the holder was killed" "$([ -e "/proc/$hpid" ] && ! grep -q ') Z' "/proc/$hpid/stat" 2>/dev/null && echo alive)" ""
+kill "$decoy"
+wait "$decoy" 2>/dev/null
+# a process that ignores SIGTERM: delete --force's is SIGKILL
+config '["sh","-c","trap \"\" TERM; while :; do sleep 1; done"]'
+create id2
+rt start id2
+t0=$(date +%s)
+rt delete --force id2
+is "delete --force of a process that ignores SIGTERM: 0 within 10 s, gone" "$rc:$(( $(date +%s) - t0 < 10 )):$([ -e "$root/id2" ] && echo left)" "0:1:"
+
+# --- list: a state.json's strings with control bytes (a newline, ESC) are escaped in the table
+as_caller mkdir -m 700 "$root/esc1"
+as_caller sh -c "printf '%s' '{\"id\":\"esc1\",\"status\":\"stopped\",\"pid\":0,\"bundle\":\"/b\\nfake-line\\u001b[2J\",\"created\":\"x\"}' >'$root/esc1/state.json'; chmod 600 '$root/esc1/state.json'"
+out=$(as_caller "$RT" --root "$root" list 2>&1 | od -An -c | tr -s ' ')
+unlike "list: no ESC byte from a state.json reaches the terminal" "$out" '033'
+rt list
+is "list: one line for the container (its newline escaped)" "$(grep -c '^fake-line' <<<"$out"):$(grep '^esc1 ' <<<"$out" | grep -c fake-line)" "0:1"
+like "... shown as \\x0a and \\x1b" "$(grep '^esc1 ' <<<"$out")" '/b\x0afake-line\x1b[2J'
+rt delete esc1
 
 rt features
 is "features: JSON with ociVersionMax" "$(field "$out" ociVersionMax)" "1.2.0"

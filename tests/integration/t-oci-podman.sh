@@ -59,7 +59,7 @@ is "no -i: stdin is empty" "$rc:$out" "0:"
 # What the process wrote is read from conmon's log of the terminal: `podman run -it`'s own
 # attachment loses a short-lived container's output now and then (podman 4.3; with runc too: 4 of
 # 30 runs here), the log never (0 of 50, runc and cordon-runtime alike)
-script -qec "$PM run -it --name t1 $NET $OCI_IMAGE /bin/sh -c 'test -t 0 && test -t 1 && echo stdio-terminal; tty; echo in-tty; exit 3'" /dev/null </dev/null >/dev/null
+script -qec "$PM run -it --name t1 $NET $OCI_IMAGE /bin/sh -c 'test -t 0 && test -t 1 && echo stdio-terminal; tty; echo in-tty; ls -ln \$(tty); exit 3'" /dev/null </dev/null >/dev/null
 pm logs t1
 logs=$(tr -d '\r' <<<"$out")
 pm rm t1
@@ -67,6 +67,16 @@ out=$logs
 like "-it: the process's stdin and stdout are a terminal" "$out" "stdio-terminal"
 like "-it: ... of the container's /dev/pts (tty names it)" "$out" "/dev/pts/"
 like "-it: its output reaches the engine" "$out" "in-tty"
+# (anywhere in a line: a "^@" may come first, the terminal's echo of a NUL byte podman's
+# attachment writes to the terminal's input, with runc as well)
+is "-it: the pty is the container's root's (uid 0 inside, not the overflow id)" \
+	"$(grep -E 'c[-rw]{9} .*/dev/pts/' <<<"$out" | awk '{print $3}')" "0"
+# without -i nothing is written to the terminal's input: the log is the process's output alone
+# (cordon-runtime writes no byte of its own to the console: no NUL, no "^@")
+pm run -t --name t2 "$NET" "$OCI_IMAGE" /bin/echo hi
+is "-t echo hi: podman logs has the line and nothing else (no NUL byte)" \
+	"$(pm_raw logs t2 2>/dev/null | tr -d '\r' | od -An -c | tr -s ' ')" " h i \\n"
+pm rm t2
 pm run --rm -t "$NET" "$OCI_IMAGE" /bin/sh -c 'exit 3'
 is "-t: the exit status comes back" "$rc" 3
 
