@@ -251,10 +251,15 @@ int oci_ctl_simple(const char *cmd, const char *id, uint32_t type, const void *p
 	if (dirfd < 0)
 		return oci_error_from(OCI_EXIT_FAIL, cmd, &err);
 	sock = oci_ctl_connect(dirfd, &err);
+	if (sock < 0 && err.code == EPERM)
+		return oci_error_from(OCI_EXIT_FAIL, cmd, &err);
 	if (sock < 0 && gone_ok)
 		return 0;
 	if (sock < 0)
 		return oci_error(OCI_EXIT_FAIL, cmd, "%s: container is stopped", id);
+	/* start runs the startContainer and poststart hooks: as long as they take */
+	if (type != OCI_MSG_START)
+		oci_ctl_bound(sock, OCI_CTL_WAIT_S);
 	r = oci_ctl_call(sock, type, payload, len, NULL, 0, NULL, 0, NULL, &err);
 	if (r < 0)
 		return oci_error_from(OCI_EXIT_FAIL, cmd, &err);

@@ -223,6 +223,8 @@ static int exec_start(struct exec_ctx *x, char **args)
 		fds[0] = fds[1] = fds[2] = x->console;
 	}
 	sock = oci_ctl_connect(x->dirfd, &err);
+	if (sock < 0 && err.code == EPERM)
+		return oci_error_from(OCI_EXIT_FAIL, "exec", &err);
 	if (sock < 0)
 		return oci_error(OCI_EXIT_FAIL, "exec", "%s: container is stopped", x->id);
 	if (oci_ctl_call(sock, OCI_MSG_EXEC, req, len, fds, 3, &pid, sizeof(pid), NULL, &err) < 0)

@@ -189,8 +189,11 @@ int oci_cmd_ps(int argc, char **argv)
 	if (dirfd < 0)
 		return oci_error_from(OCI_EXIT_FAIL, "ps", &err);
 	sock = oci_ctl_connect(dirfd, &err);
+	if (sock < 0 && err.code == EPERM)
+		return oci_error_from(OCI_EXIT_FAIL, "ps", &err);
 	if (sock < 0)
 		return ps_print(pids, 0, v[P_FORMAT] && !strcmp(v[P_FORMAT], "json"));
+	oci_ctl_bound(sock, OCI_CTL_WAIT_S);
 	r = oci_ctl_call(sock, OCI_MSG_PS, NULL, 0, NULL, 0, pids, OCI_MSG_MAX, &len, &err);
 	if (r < 0)
 		return oci_error_from(OCI_EXIT_FAIL, "ps", &err);

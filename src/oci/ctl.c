@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,15 +19,42 @@
 #include "runtime.h"
 #include "util.h"
 
+/* ROOT/ID/sock, not followed: a socket owned by the directory's owner (root acting on a user's
+ * --root, as Slurm does, must not be led by a symlink there to another container's holder) */
+static int sock_open(int dirfd, uid_t *ret_owner, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat dir, st;
+
+	if (fstat(dirfd, &dir) < 0)
+		return cd_fail_errno(err, errno, "container", "its directory");
+	fd = openat(dirfd, OCI_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cd_fail(err, ENOENT, "container", "its holder is gone (stopped)");
+	if (fstat(fd, &st) < 0)
+		return cd_fail_errno(err, errno, "container", "its control socket");
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != dir.st_uid)
+		return cd_fail(err, EPERM, "container",
+			       "its control socket is not a socket of the directory's owner: refused");
+	*ret_owner = dir.st_uid;
+	return CD_TAKE_FD(fd);
+}
+
 int oci_ctl_connect(int dirfd, struct cordon_error *err)
 {
-	_cleanup_close_ int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), path = -1;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred peer;
+	socklen_t n = sizeof(peer);
+	uid_t owner = 0;
 
 	if (s < 0)
 		return cd_fail_errno(err, errno, "socket", "control socket");
-	/* through the directory's descriptor: no path length limit, and no re-resolved --root */
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, OCI_SOCK_NAME);
+	path = sock_open(dirfd, &owner, err);
+	if (path < 0)
+		return path;
+	/* through the checked descriptor: no path length limit, nothing re-resolved */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path);
 	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
@@ -33,7 +62,19 @@ int oci_ctl_connect(int dirfd, struct cordon_error *err)
 			return cd_fail(err, e, "container", "its holder is gone (stopped)");
 		return cd_fail_errno(err, e, "container", "connect to its holder");
 	}
+	/* the holder runs as the directory's owner */
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &peer, &n) < 0 || peer.uid != owner)
+		return cd_fail(err, EPERM, "container",
+			       "its control socket's server is not the directory's owner: refused");
 	return CD_TAKE_FD(s);
+}
+
+void oci_ctl_bound(int sock, unsigned seconds)
+{
+	struct timeval tv = {.tv_sec = seconds};
+
+	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const int *fds,

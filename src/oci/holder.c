@@ -156,9 +156,23 @@ static int hooks_phase(struct holder *h, enum oci_hook_kind k, enum oci_status s
 	const struct oci_hook_list *l = oci_spec_hooks(h->a->spec, k);
 	_cleanup_free_ char *json = NULL;
 
+	struct oci_state st = h->st;
+	_cleanup_close_ int pidfd = -1;
+
 	if (!l->n)
 		return 0;
-	json = oci_holder_state_json(h, status);
+	/* the state's pid for a hook is the container's pid 1 as the host sees it (the spec's
+	 * "process ID of the container as seen by the host"), never the holder's: a hook that
+	 * enters its namespaces (nsenter -t PID -n) must reach the container's, not the host's */
+	st.status = status;
+	st.pid = 0;
+	if (status != OCI_STOPPED) {
+		pidfd = oci_holder_pid1(h, &st.pid);
+		if (pidfd < 0)
+			return cd_fail(err, -pidfd, "hooks", "the container's pid 1: %s",
+				       strerror(-pidfd));
+	}
+	json = oci_state_json(&st);
 	if (!json)
 		return cd_fail(err, ENOMEM, "hooks", "out of memory");
 	if (k == OCI_HOOK_POSTSTART) {

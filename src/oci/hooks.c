@@ -323,14 +323,17 @@ void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k, con
 /* hooks.json: ours, a regular file, not larger than a config may be */
 static char *poststop_read(int dirfd, const char *id)
 {
-	_cleanup_close_ int fd = openat(dirfd, OCI_HOOKS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted there would hang root's delete of a user's container */
+	_cleanup_close_ int fd =
+	    openat(dirfd, OCI_HOOKS_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	ssize_t n;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return NULL;
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_size > (16 << 20)) {
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    st.st_size > (16 << 20)) {
 		oci_log("warning", "%s: %s: not this user's: its poststop hooks are not run", id,
 			OCI_HOOKS_FILE);
 		return NULL;

@@ -160,6 +160,10 @@ struct oci_kill {
 
 /* Connect to the holder of dirfd's container: -ECONNREFUSED/-ENOENT when it is gone. */
 int oci_ctl_connect(int dirfd, struct cordon_error *err);
+/* A bound on each send and answer on sock (SO_SNDTIMEO, SO_RCVTIMEO): a holder that accepts and
+ * never answers (another user's, for root) cannot hold the caller for ever. */
+#define OCI_CTL_WAIT_S 10
+void oci_ctl_bound(int sock, unsigned seconds);
 /* Send one request (payload, fds) and read the reply: OK (its payload in ret/ret_len, may be
  * NULL), or ERROR (-EIO, err filled from the holder's error). */
 int oci_ctl_call(int sock, uint32_t type, const void *payload, size_t len, const int *fds,

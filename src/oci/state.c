@@ -127,19 +127,58 @@ static int root_check(int fd, const char *root, bool foreign_ok, struct cordon_e
 	return 0;
 }
 
+/* One directory above root, under dirfd: made 0700 when missing; an existing one entered only
+ * when it is no symbolic link, or one in a directory only root or the caller may change
+ * (/var/run in /var): root's cordon-runtime given a path below another user's directory must not make its
+ * directories where that user's links lead (a planted symlink). */
+static int parent_step(int dirfd, const char *name, const char *shown, struct cordon_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return cd_fail_errno(err, errno, "--root", "mkdir %s", shown);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	/* O_NOFOLLOW with O_DIRECTORY: a symbolic link is ELOOP or ENOTDIR */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+		return cd_fail_errno(err, errno ? errno : ENOTDIR, "--root", "%s", shown);
+	if (fstat(dirfd, &st) < 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()))
+		return cd_fail(err, ELOOP, "--root",
+			       "%s: a symbolic link in a directory another user may change: refused",
+			       shown);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : cd_fail_errno(err, errno, "--root", "%s", shown);
+}
+
 /* The directories above root that are missing, made 0700 as runc makes them (containerd's shim
  * names /run/containerd/runc/NAMESPACE before anything made /run/containerd/runc). */
 static int make_parents(const char *root, struct cordon_error *err)
 {
 	_cleanup_free_ char *p = strdup(root);
+	_cleanup_close_ int dirfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *name;
 
 	if (!p)
 		return cd_fail(err, ENOMEM, "--root", "out of memory");
-	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+	if (dirfd < 0)
+		return cd_fail_errno(err, errno, "--root", "/");
+	name = p + 1;
+	for (char *s = strchr(name, '/'); s; s = strchr(name, '/')) {
+		int fd;
+
 		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return cd_fail_errno(err, errno, "--root", "mkdir %s", p);
+		if (*name && strcmp(name, ".")) {
+			fd = parent_step(dirfd, name, p, err);
+			if (fd < 0)
+				return fd;
+			cd_closep(&dirfd);
+			dirfd = fd;
+		}
 		*s = '/';
+		name = s + 1;
 	}
 	return 0;
 }

@@ -107,6 +107,59 @@ like "... no start time: not its holder" "$st" "refused"
 is "... with pid 1's own start time copied in: refused (1), pid 1 is not the user's" "$src2:$st2" \
 	"1:cordon-runtime: state: c3: pid 1 is not uid $(id -u "$TEST_USER")'s: refused"
 
+# --- root's kill/ps in a user's --root: ROOT/ID/sock a symlink to another container's holder
+# (root's own here): connect() would follow it, and that holder obeys root
+vroot=$w/vroot
+"$RT" --root "$vroot" create -b "$b" victim >/dev/null 2>&1 && "$RT" --root "$vroot" start victim
+as_user mkdir "$uroot/c4"
+as_user ln -s "$vroot/victim/sock" "$uroot/c4/sock"
+out=$(timeout 60 "$RT" --root "$uroot" kill c4 KILL 2>&1)
+is "root's kill in a user's --root whose sock is a symlink to another holder's: refused (1)" \
+	"$?:$out" "1:cordon-runtime: container: its control socket is not a socket of the directory's owner: refused"
+out=$(timeout 60 "$RT" --root "$uroot" ps c4 2>&1)
+is "... ps too" "$?" 1
+sleep 0.5
+like "... the other container runs on" "$("$RT" --root "$vroot" state victim 2>&1)" '"status":"running"'
+as_user rm "$uroot/c4/sock"
+"$RT" --root "$vroot" delete --force victim >/dev/null 2>&1
+
+# --- root's kill in a user's --root: a "holder" that accepts and never answers
+as_user mkdir "$uroot/c5"
+as_user /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(5); print("up", flush=True)
+c = []
+while True: c.append(s.accept()[0])' "$uroot/c5/sock" >"$w/mute.out" 2>&1 &
+mute=$!
+for _ in $(seq 100); do [ -s "$w/mute.out" ] && break; sleep 0.1; done
+timeout 60 "$RT" --root "$uroot" kill c5 KILL >/dev/null 2>&1
+rc=$?
+kill "$mute" 2>/dev/null
+wait "$mute" 2>/dev/null
+is "root's kill on a user's holder that never answers: gives up with an error (1), no hang" "$rc" 1
+
+# --- root's delete in a user's --root: a FIFO for hooks.json (the poststop hooks create saved)
+as_user mkdir "$uroot/c6"
+as_user mkfifo "$uroot/c6/hooks.json"
+out=$(timeout 60 "$RT" --root "$uroot" delete c6 2>&1)
+rc=$?
+isnt "root's delete with a FIFO hooks.json: does not hang" "$rc" 124
+is "... the directory goes" "$([ -e "$uroot/c6" ] && echo left)" ""
+
+# --- root's --root below a user's directory: its missing parents are made, never where the
+# user's symbolic link leads (a root-only directory here)
+rootonly=$w/rootonly
+mkdir -m 700 "$rootonly"
+udir=$w/udir
+mkdir -m 755 "$udir" && chown "$TEST_USER:" "$udir"
+as_user ln -s "$rootonly" "$udir/a"
+out=$(timeout 60 "$RT" --root "$udir/a/new/state" create -b "$b" c7 2>&1)
+is "root's --root through a user's symlink: refused (125), one line" "$?:$(wc -l <<<"$out")" "125:1"
+like "... saying why" "$out" "a symbolic link in a directory another user may change"
+is "... nothing made where it leads" "$(ls -A "$rootonly")" ""
+"$RT" --root "$udir/a/new/state" delete --force c7 >/dev/null 2>&1
+
 # --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
 # sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a
 # read-write bind). The victim: uid 65533, an unprivileged caller without an account.

@@ -26,7 +26,7 @@ cat >"$w/hook.sh" <<'EOF'
 #!/bin/sh
 s=$(cat)
 f() { printf '%s' "$s" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",]*\).*/\1/p"; }
-echo "$1 argv=$0|$*| env=$(env | grep -vc '^PWD='):$(env | grep '^HK' | tr '\n' ' ')id=$(f id) status=$(f status) pid=$(f pid) bundle=$(f bundle) fds=$(ls /proc/self/fd | tr '\n' ' ')host=$(hostname) uidmap=$(cat /proc/self/uid_map | tr -s ' ' | tr '\n' ' ')" >>"$OUT"
+echo "$1 argv=$0|$*| env=$(env | grep -vc '^PWD='):$(env | grep '^HK' | tr '\n' ' ')id=$(f id) status=$(f status) pid=$(f pid) bundle=$(f bundle) fds=$(ls /proc/self/fd | tr '\n' ' ')host=$(hostname) uidmap=$(cat /proc/self/uid_map | tr -s ' ' | tr '\n' ' ')netns=$(readlink /proc/$(f pid)/ns/net 2>/dev/null) " >>"$OUT"
 [ -z "${HK_SCRATCH:-}" ] || cat "$HK_SCRATCH" >"$HK_SCRATCH_TO"
 [ -z "${HK_FORGE:-}" ] || printf 'x" level=error msg="forged\\\n'
 [ -z "${HK_SLEEP:-}" ] || sleep "$HK_SLEEP"
@@ -91,7 +91,8 @@ hooks "{\"prestart\":[$(hk prestart host)],\"createRuntime\":[$(hk createRuntime
 \"poststart\":[$(hk poststart host)],\"poststop\":[$(hk poststop host)]}" bind
 create h1
 is "create with every kind of hook succeeds" "$rc:$err" "0:"
-pid=$(as_caller "$RT" --root "$root" state h1 | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+holder=$(as_caller "$RT" --root "$root" state h1 | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+pid=$(line createRuntime | sed -n 's/.* pid=\([0-9]*\) .*/\1/p')
 is "create ran prestart, createRuntime, createContainer (in that order), no more" \
 	"$(cut -d' ' -f1 "$out/log" | tr '\n' ' ')" "prestart createRuntime createContainer "
 rt start h1
@@ -104,8 +105,13 @@ is "the order: prestart createRuntime createContainer startContainer process pos
 	"prestart createRuntime createContainer startContainer process poststart poststop "
 like "a host hook gets its args as argv" "$(line createRuntime)" "argv=$w/hook.sh|createRuntime a b|"
 like "... and exactly its env (HK, OUT: 2 variables; sh adds PWD)" "$(line createRuntime)" "env=2:HK=createRuntime "
-like "... the state on stdin: id, created, the holder's pid, the bundle" "$(line createRuntime)" \
+like "... the state on stdin: id, created, a pid, the bundle" "$(line createRuntime)" \
 	"id=h1 status=created pid=$pid bundle=$b "
+is "... the pid is the container's pid 1 (not the holder's $holder): $pid" \
+	"$([ -n "$pid" ] && [ "$pid" != "$holder" ] && [ "$pid" != 0 ] && echo y)" y
+netns=$(line createRuntime | sed -n 's/.* netns=\([^ ]*\) .*/\1/p')
+is "... a host hook entering its namespaces (/proc/PID/ns/net) reaches the container's ($netns), not the runtime's" \
+	"$([ -n "$netns" ] && [ "$netns" != "$(as_caller readlink /proc/self/ns/net)" ] && echo y)" y
 like "... no fd of the runtime: 0-2 (3 is ls's own)" "$(line createRuntime)" "fds=0 1 2 3 host"
 like "... on the host (its hostname)" "$(line prestart)" "host=$(hostname) "
 like_glob "createContainer runs inside: the container's hostname, a user namespace" \
@@ -135,7 +141,7 @@ rt state h2
 is "... the container does not exist" "$rc:$err" "1:cordon-runtime: container: h2: container does not exist"
 ok_gone=yes
 [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && ok_gone=no
-is "... its holder is gone (pid $pid)" "$ok_gone" yes
+is "... its processes are gone (pid 1 was $pid)" "$ok_gone" yes
 sp=$(cat "$w/h2.scratch" 2>/dev/null)
 is "... its scratch ($sp) is removed" "${sp:+named}:$([ -e "$sp" ] && echo there)" "named:"
 is "... the poststop hooks ran (step 13), the state stopped" \
