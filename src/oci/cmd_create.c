@@ -114,7 +114,8 @@ static int hooks_save(struct create_ctx *x)
 	return 0;
 }
 
-/* The directory, then the console socket (the holder sends the pty): both undone by the caller when what follows fails */
+/* The directory, then the console socket (the holder sends the pty): both undone by the caller when
+ * what follows fails */
 static int create_dir(struct create_ctx *x)
 {
 	struct cordon_error err = {0};
@@ -236,6 +237,13 @@ int oci_cmd_run(int argc, char **argv)
 	return create_main("run", argc, argv, true);
 }
 
+static bool foreign(int dirfd)
+{
+	struct stat st;
+
+	return fstat(dirfd, &st) < 0 || st.st_uid != geteuid();
+}
+
 /* start, kill, pause, resume: one request to the holder of the container */
 int oci_ctl_simple(const char *cmd, const char *id, uint32_t type, const void *payload, size_t len,
 		   bool gone_ok)
@@ -257,8 +265,10 @@ int oci_ctl_simple(const char *cmd, const char *id, uint32_t type, const void *p
 		return 0;
 	if (sock < 0)
 		return oci_error(OCI_EXIT_FAIL, cmd, "%s: container is stopped", id);
-	/* start runs the startContainer and poststart hooks: as long as they take */
-	if (type != OCI_MSG_START)
+	/* start runs the startContainer and poststart hooks: as long as they take, but for a
+	 * caller acting on another user's container (root, as Slurm does): that user's "holder"
+	 * could answer never */
+	if (type != OCI_MSG_START || foreign(dirfd))
 		oci_ctl_bound(sock, OCI_CTL_WAIT_S);
 	r = oci_ctl_call(sock, type, payload, len, NULL, 0, NULL, 0, NULL, &err);
 	if (r < 0)

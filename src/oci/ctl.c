@@ -24,18 +24,22 @@
 static int sock_open(int dirfd, uid_t *ret_owner, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	struct stat dir, st;
+	struct stat dir, root, st;
 
-	if (fstat(dirfd, &dir) < 0)
+	if (fstat(dirfd, &dir) < 0 || fstatat(dirfd, "..", &root, 0) < 0)
 		return cd_fail_errno(err, errno, "container", "its directory");
+	if (dir.st_uid != root.st_uid)
+		return cd_fail(err, EPERM, "container",
+			       "its directory is not the --root owner's: refused");
 	fd = openat(dirfd, OCI_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cd_fail(err, ENOENT, "container", "its holder is gone (stopped)");
 	if (fstat(fd, &st) < 0)
 		return cd_fail_errno(err, errno, "container", "its control socket");
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != dir.st_uid)
-		return cd_fail(err, EPERM, "container",
-			       "its control socket is not a socket of the directory's owner: refused");
+		return cd_fail(
+		    err, EPERM, "container",
+		    "its control socket is not a socket of the directory's owner: refused");
 	*ret_owner = dir.st_uid;
 	return CD_TAKE_FD(fd);
 }
@@ -53,8 +57,10 @@ int oci_ctl_connect(int dirfd, struct cordon_error *err)
 	path = sock_open(dirfd, &owner, err);
 	if (path < 0)
 		return path;
-	/* through the checked descriptor: no path length limit, nothing re-resolved */
+	/* through the checked descriptor: no path length limit, nothing re-resolved; bounded (a
+	 * full backlog of a server that never accepts would hold connect() for ever) */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path);
+	oci_ctl_bound(s, OCI_CTL_WAIT_S);
 	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
@@ -66,6 +72,7 @@ int oci_ctl_connect(int dirfd, struct cordon_error *err)
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &peer, &n) < 0 || peer.uid != owner)
 		return cd_fail(err, EPERM, "container",
 			       "its control socket's server is not the directory's owner: refused");
+	oci_ctl_bound(s, 0); /* the caller bounds what it asks (exec streams) */
 	return CD_TAKE_FD(s);
 }
 

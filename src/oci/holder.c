@@ -61,6 +61,19 @@ int oci_holder_reply_ok(int fd, const void *p, size_t len)
 	return reply(fd, OCI_MSG_OK, p, len);
 }
 
+/* The container's pid 1, for state.json (`state`'s pid): once, when its session runs */
+static void init_learn(struct holder *h)
+{
+	pid_t pid = 0;
+	unsigned long long start = 0;
+	_cleanup_close_ int pidfd = oci_holder_pid1(h, &pid);
+
+	if (pidfd >= 0 && oci_proc_start(pid, &start) == 0) {
+		h->st.init = pid;
+		h->st.init_start = start;
+	}
+}
+
 static int state_save(struct holder *h)
 {
 	struct cordon_error err = {0};
@@ -68,6 +81,8 @@ static int state_save(struct holder *h)
 
 	h->st.status = h->status;
 	h->st.pid = h->status == OCI_STOPPED ? 0 : getpid();
+	if (h->status != OCI_STOPPED && !h->st.init && h->s)
+		init_learn(h);
 	r = oci_state_write(h->a->dirfd, &h->st, &err);
 	if (r < 0)
 		oci_error_from(r, "state", &err);
@@ -150,8 +165,8 @@ char *oci_holder_state_json(struct holder *h, enum oci_status status)
 }
 
 /* One kind of hooks, with the state JSON of the moment (inside: in the container) */
-static int hooks_phase(struct holder *h, enum oci_hook_kind k, enum oci_status status,
-		       bool inside, struct cordon_error *err)
+static int hooks_phase(struct holder *h, enum oci_hook_kind k, enum oci_status status, bool inside,
+		       struct cordon_error *err)
 {
 	const struct oci_hook_list *l = oci_spec_hooks(h->a->spec, k);
 	_cleanup_free_ char *json = NULL;

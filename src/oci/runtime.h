@@ -61,6 +61,10 @@ struct oci_state {
 	pid_t pid; /* the holder's; 0 once stopped */
 	/* the holder's start time (/proc/PID/stat field 22): who pid is, checked by readers */
 	unsigned long long start;
+	/* the container's pid 1 as the host sees it (its session's cordon-init), and its start
+	 * time: what `state` and hooks call the container's pid (0: not known yet) */
+	pid_t init;
+	unsigned long long init_start;
 	char *bundle;
 	char *rootfs;
 	char *created;	 /* RFC 3339 with nanoseconds, UTC */
@@ -93,6 +97,8 @@ int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err);
 int oci_holder_pidfd(int dirfd, const struct oci_state *st, struct cordon_error *err);
 /* The start time of pid (field 22 of /proc/PID/stat, clock ticks after boot), or -errno. */
 int oci_proc_start(pid_t pid, unsigned long long *ret);
+/* The parent of pid (/proc/PID/stat field 4): 0, or -errno. */
+int oci_proc_ppid(pid_t pid, pid_t *ret);
 /* Write state.json atomically (a temporary file renamed over it). */
 int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *err);
 /* state.json's text (the runtime-spec's state plus runc's owner), malloc'd. */
@@ -127,8 +133,8 @@ int oci_hooks_run(const struct oci_hook_list *l, enum oci_hook_kind k,
 		  struct cordon_error *err);
 /* The same on the host for poststart and poststop: every hook run, a failure a warning in the
  * log ("..., ignoring"). */
-void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k,
-			const char *state_json, const char *bundle);
+void oci_hooks_run_warn(const struct oci_hook_list *l, enum oci_hook_kind k, const char *state_json,
+			const char *bundle);
 /* delete: the poststop hooks create saved in dirfd (the container gone, its state stopped), run
  * as oci_hooks_run_warn() does. Only a file of our own uid is run: root deleting a user's
  * container (Slurm) runs none of the user's hooks (a warning says so). */

@@ -23,8 +23,11 @@
 
 #define STATE_FILE "state.json"
 #define STATE_TMP  "state.json.tmp"
-/* state.json's own field (not in `state`'s output): the holder's start time */
+/* state.json's own fields (not in `state`'s output): the holder's start time, the container's
+ * pid 1 and its start time */
 #define HOLDER_START "cordonHolderStart"
+#define INIT_PID     "cordonInit"
+#define INIT_START   "cordonInitStart"
 
 static const char *const status_names[] = {
     [OCI_CREATED] = "created",
@@ -127,16 +130,17 @@ static int root_check(int fd, const char *root, bool foreign_ok, struct cordon_e
 	return 0;
 }
 
-/* One directory above root, under dirfd: made 0700 when missing; an existing one entered only
- * when it is no symbolic link, or one in a directory only root or the caller may change
- * (/var/run in /var): root's cordon-runtime given a path below another user's directory must not make its
- * directories where that user's links lead (a planted symlink). */
-static int parent_step(int dirfd, const char *name, const char *shown, struct cordon_error *err)
+/* One directory above root, under dirfd, entered (made 0700 first when make and missing, as
+ * runc makes them): a symbolic link only in a directory that root or the caller alone may
+ * change (/var/run in /var). Root acting on a user's --root (Slurm), or making its own below a
+ * user's directory, must not be led by that user's links to another's tree. */
+static int parent_step(int dirfd, const char *name, bool make, const char *shown,
+		       struct cordon_error *err)
 {
 	struct stat st;
 	int fd;
 
-	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+	if (make && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
 		return cd_fail_errno(err, errno, "--root", "mkdir %s", shown);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
@@ -146,63 +150,68 @@ static int parent_step(int dirfd, const char *name, const char *shown, struct co
 		return cd_fail_errno(err, errno ? errno : ENOTDIR, "--root", "%s", shown);
 	if (fstat(dirfd, &st) < 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()))
-		return cd_fail(err, ELOOP, "--root",
-			       "%s: a symbolic link in a directory another user may change: refused",
-			       shown);
+		return cd_fail(
+		    err, ELOOP, "--root",
+		    "%s: a symbolic link in a directory another user may change: refused", shown);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd >= 0 ? fd : cd_fail_errno(err, errno, "--root", "%s", shown);
 }
 
-/* The directories above root that are missing, made 0700 as runc makes them (containerd's shim
- * names /run/containerd/runc/NAMESPACE before anything made /run/containerd/runc). */
-static int make_parents(const char *root, struct cordon_error *err)
+/* The directory that holds root's last component (p: root's copy, cut there), walked by
+ * descriptor from "/" */
+static int parent_open(char *p, bool make, struct cordon_error *err)
 {
-	_cleanup_free_ char *p = strdup(root);
 	_cleanup_close_ int dirfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char *name;
+	char *name = *p ? p + 1 : p; /* "": root's parent is / */
 
-	if (!p)
-		return cd_fail(err, ENOMEM, "--root", "out of memory");
 	if (dirfd < 0)
 		return cd_fail_errno(err, errno, "--root", "/");
-	name = p + 1;
-	for (char *s = strchr(name, '/'); s; s = strchr(name, '/')) {
-		int fd;
+	while (*name) {
+		char *s = strchrnul(name, '/'), c = *s;
 
 		*s = '\0';
-		if (*name && strcmp(name, ".")) {
-			fd = parent_step(dirfd, name, p, err);
+		if (strcmp(name, ".")) {
+			int fd = parent_step(dirfd, name, make, p, err);
+
 			if (fd < 0)
 				return fd;
 			cd_closep(&dirfd);
 			dirfd = fd;
 		}
-		*s = '/';
-		name = s + 1;
+		*s = c;
+		name = c ? s + 1 : s;
 	}
-	return 0;
+	return CD_TAKE_FD(dirfd);
 }
 
 int oci_root_open(const char *root, bool make, bool foreign_ok, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int parent = -1, fd = -1;
+	_cleanup_free_ char *p = NULL;
+	size_t len = strlen(root);
 	struct stat st;
+	char *last;
 
 	if (root[0] != '/')
 		return cd_fail(err, EINVAL, "--root", "%s: not an absolute path", root);
-	if (lstat(root, &st) < 0) {
-		if (errno != ENOENT || !make)
-			return cd_fail_errno(err, errno, "--root", "%s", root);
-		int r = make_parents(root, err);
-
-		if (r < 0)
-			return r;
-		if (mkdir(root, 0700) < 0 && errno != EEXIST)
-			return cd_fail_errno(err, errno, "--root", "mkdir %s", root);
-	} else if (S_ISLNK(st.st_mode)) {
+	p = strdup(root);
+	if (!p)
+		return cd_fail(err, ENOMEM, "--root", "out of memory");
+	while (len > 1 && p[len - 1] == '/') /* "dir/" is dir: its last component checked too */
+		p[--len] = '\0';
+	last = strrchr(p, '/');
+	*last++ = '\0';
+	if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
+		return cd_fail(err, EINVAL, "--root",
+			       "%s: ends in \"%s\": name the directory itself", root, last);
+	parent = parent_open(p, make, err);
+	if (parent < 0)
+		return parent;
+	if (make && mkdirat(parent, last, 0700) < 0 && errno != EEXIST)
+		return cd_fail_errno(err, errno, "--root", "mkdir %s", root);
+	fd = openat(parent, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && fstatat(parent, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
 		return cd_fail(err, ELOOP, "--root", "%s: a symbolic link: refused", root);
-	}
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cd_fail_errno(err, errno, "--root", "%s", root);
 	if (root_check(fd, root, foreign_ok, err) < 0)
@@ -283,6 +292,10 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 		st->pid = (pid_t)json_object_get_int(v);
 	if (json_object_object_get_ex(o, HOLDER_START, &v) && json_object_is_type(v, json_type_int))
 		st->start = (unsigned long long)json_object_get_uint64(v);
+	if (json_object_object_get_ex(o, INIT_PID, &v) && json_object_is_type(v, json_type_int))
+		st->init = (pid_t)json_object_get_int(v);
+	if (json_object_object_get_ex(o, INIT_START, &v) && json_object_is_type(v, json_type_int))
+		st->init_start = (unsigned long long)json_object_get_uint64(v);
 	status = json_object_object_get_ex(o, "status", &v) ? json_object_get_string(v) : "";
 	st->status = OCI_STOPPED;
 	for (size_t i = 0; i < CD_ELEMENTSOF(status_names); i++)
@@ -294,7 +307,8 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 	return r;
 }
 
-int oci_proc_start(pid_t pid, unsigned long long *ret)
+/* Field `field` (1-based, 3 on) of /proc/PID/stat, a number */
+static int proc_stat_field(pid_t pid, int field, unsigned long long *ret)
 {
 	char path[40], buf[1024], *p;
 	_cleanup_close_ int fd = -1;
@@ -308,12 +322,28 @@ int oci_proc_start(pid_t pid, unsigned long long *ret)
 	if (n <= 0)
 		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
-	/* after the name's ')' (the name may hold one): field 3 on, starttime the 20th */
+	/* after the name's ')' (the name may hold one): field 3 on */
 	p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
+	for (int f = 2; p && f < field; f++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", ret) != 1)
 		return -EIO;
+	return 0;
+}
+
+int oci_proc_start(pid_t pid, unsigned long long *ret)
+{
+	return proc_stat_field(pid, 22, ret);
+}
+
+int oci_proc_ppid(pid_t pid, pid_t *ret)
+{
+	unsigned long long v;
+	int r = proc_stat_field(pid, 4, &v);
+
+	if (r < 0)
+		return r;
+	*ret = (pid_t)v;
 	return 0;
 }
 
@@ -400,6 +430,19 @@ static int entry_check(int dirfd, int fd, struct cordon_error *err)
 	return 0;
 }
 
+/* Is st->init the container's pid 1: started when st says, a child of the session's supervisor,
+ * itself a child of the holder (checked first): a state.json another wrote cannot make `state`
+ * name a process outside the container */
+static bool init_check(const struct oci_state *st)
+{
+	unsigned long long start = 0;
+	pid_t sup = 0, holder = 0;
+
+	return st->init > 0 && oci_proc_start(st->init, &start) == 0 && start == st->init_start &&
+	       oci_proc_ppid(st->init, &sup) == 0 && oci_proc_ppid(sup, &holder) == 0 &&
+	       holder == st->pid;
+}
+
 int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 {
 	/* root reads a user's --root (Slurm): a FIFO there must not hang it */
@@ -456,6 +499,8 @@ int oci_state_read(int dirfd, struct oci_state *st, struct cordon_error *err)
 		oci_state_clear(st);
 		return r;
 	}
+	if (st->status == OCI_STOPPED || !init_check(st))
+		st->init = 0;
 	return 0;
 }
 
@@ -467,7 +512,12 @@ static char *state_json(const struct oci_state *st, bool file)
 	cd_json_kv_string(&j, "ociVersion", "1.2.0");
 	cd_json_kv_string(&j, "id", st->id);
 	cd_json_kv_string(&j, "status", oci_status_name(st->status));
-	cd_json_kv_int(&j, "pid", st->status == OCI_STOPPED ? 0 : st->pid);
+	/* the spec's pid: the container's process as the host sees it (its pid 1); the file keeps
+	 * the holder's, who wrote it (the pid file's, which engines wait on) */
+	cd_json_kv_int(&j, "pid",
+		       st->status == OCI_STOPPED ? 0
+		       : !file && st->init > 0	 ? st->init
+						 : st->pid);
 	cd_json_kv_string(&j, "bundle", st->bundle);
 	cd_json_kv_string(&j, "rootfs", st->rootfs ? st->rootfs : "");
 	cd_json_kv_string(&j, "created", st->created);
@@ -477,8 +527,13 @@ static char *state_json(const struct oci_state *st, bool file)
 	for (size_t i = 0; i < st->n_ann; i++)
 		cd_json_kv_string(&j, st->ann_keys[i], st->ann_values[i]);
 	cd_json_object_end(&j);
-	if (file)
+	if (file) {
 		cd_json_kv_int(&j, HOLDER_START, (long long)st->start);
+		if (st->init > 0) {
+			cd_json_kv_int(&j, INIT_PID, st->init);
+			cd_json_kv_int(&j, INIT_START, (long long)st->init_start);
+		}
+	}
 	cd_json_object_end(&j);
 	return cd_json_steal(&j);
 }
@@ -510,7 +565,7 @@ int oci_state_write(int dirfd, const struct oci_state *st, struct cordon_error *
 int oci_dir_remove(int rootfd, const char *id, struct cordon_error *err)
 {
 	static const char *const files[] = {STATE_FILE, STATE_TMP, OCI_SOCK_NAME, "scratch",
-					     OCI_HOOKS_FILE};
+					    OCI_HOOKS_FILE};
 	_cleanup_close_ int dirfd = oci_dir_open(rootfd, id, err);
 
 	if (dirfd < 0)

@@ -46,8 +46,11 @@ timeout 60 setpriv --reuid="$(caller_uid)" --regid="$(id -g "$(caller_uid)")" --
 rc=$?
 isnt "create --pid-file with a FIFO planted at its temporary name: does not hang" "$rc" 124
 st=$(as_caller "$RT" --root "$root" state p1 2>/dev/null)
-is "... the pid file names the holder" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
-	"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)"
+is "... the pid file names the holder (state.json's)" "$(cat "$pdir/p1.pid" 2>/dev/null)" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$root/p1/state.json" 2>/dev/null)"
+pid1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$st" 2>/dev/null)
+is "... state's pid is the container's pid 1 as the host sees it (NSpid ... 1)" \
+	"$(sed -n 's/^NSpid:.*[[:space:]]\([0-9]*\)$/\1/p' "/proc/$pid1/status" 2>/dev/null)" 1
 is "... the planted FIFO was not written through" "$(stat -c %F "$pdir/p1.pid.cordon-tmp")" "fifo"
 as_caller "$RT" --root "$root" delete --force p1 >/dev/null 2>&1
 
@@ -159,6 +162,58 @@ is "root's --root through a user's symlink: refused (125), one line" "$?:$(wc -l
 like "... saying why" "$out" "a symbolic link in a directory another user may change"
 is "... nothing made where it leads" "$(ls -A "$rootonly")" ""
 "$RT" --root "$udir/a/new/state" delete --force c7 >/dev/null 2>&1
+
+# --- root's commands on a --root whose path a user's symbolic link leads: to root's own
+# containers (a victim here), through a link above the last component or a trailing slash
+vr=$w/vr
+"$RT" --root "$vr/state" create -b "$b" victim2 >/dev/null 2>&1 && "$RT" --root "$vr/state" start victim2
+ud=$w/ud
+mkdir -m 755 "$ud" && chown "$TEST_USER:" "$ud"
+as_user ln -s "$vr" "$ud/cr"
+as_user ln -s "$vr/state" "$ud/st"
+for r in "$ud/cr/state" "$ud/st/" "$ud/st/."; do
+	out=$(timeout 60 "$RT" --root "$r" kill victim2 KILL 2>&1)
+	rc=$?
+	like "root's kill with --root $r (a user's link): refused (1), naming --root" "$rc:$out" "1:cordon-runtime: --root: $ud/"
+done
+out=$(timeout 60 "$RT" --root "$ud/cr/state" delete --force victim2 2>&1)
+is "... delete --force too" "$?" 1
+sleep 0.5
+like "... root's container runs on" "$("$RT" --root "$vr/state" state victim2 2>&1)" '"status":"running"'
+"$RT" --root "$vr/state" delete --force victim2 >/dev/null 2>&1
+
+# --- root's kill and start in a user's --root: a "holder" whose backlog is full (connect()
+# would wait for ever), one that accepts and never answers (start runs hooks: unbounded for
+# the caller's own containers only)
+as_user mkdir "$uroot/c8"
+as_user /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(0)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.setblocking(False)
+try: c.connect(sys.argv[1])
+except BlockingIOError: pass
+print("up", flush=True)
+import time; time.sleep(300)' "$uroot/c8/sock" >"$w/full.out" 2>&1 &
+full=$!
+for _ in $(seq 100); do [ -s "$w/full.out" ] && break; sleep 0.1; done
+timeout 60 "$RT" --root "$uroot" kill c8 KILL >/dev/null 2>&1
+is "root's kill on a user's holder with a full backlog: gives up (1), no hang" "$?" 1
+kill "$full" 2>/dev/null
+wait "$full" 2>/dev/null
+as_user /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(5); print("up", flush=True)
+c = []
+while True: c.append(s.accept()[0])' "$uroot/c5/sock.2" >"$w/mute2.out" 2>&1 &
+mute2=$!
+for _ in $(seq 100); do [ -s "$w/mute2.out" ] && break; sleep 0.1; done
+as_user mv -f "$uroot/c5/sock.2" "$uroot/c5/sock"
+timeout 60 "$RT" --root "$uroot" start c5 >/dev/null 2>&1
+is "root's start on a user's holder that never answers: gives up (1), no hang" "$?" 1
+kill "$mute2" 2>/dev/null
+wait "$mute2" 2>/dev/null
 
 # --- the scratch's name: nobody can take it first (a user squatting a fixed parent in the
 # sticky /var/tmp, /var/tmp/cordon-runtime-UID, denied that uid every container without a

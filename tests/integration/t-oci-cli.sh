@@ -46,6 +46,17 @@ json.dump(c, open(sys.argv[1], "w"))
 EOF
 }
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2" 2>/dev/null; }
+
+# init_of HOLDER: the container's pid 1 as the host sees it (what `state` calls its pid): the
+# child of the holder's child (the session's supervisor) whose innermost pid is 1
+init_of() {
+	local c g
+	for c in $(ps -o pid= --ppid "$1"); do
+		for g in $(ps -o pid= --ppid "$c"); do
+			grep -qE '^NSpid:.*[[:space:]]1$' "/proc/$g/status" 2>/dev/null && echo "$g"
+		done
+	done
+}
 cleanup() {
 	for id in $(as_caller "$RT" --root "$root" list -q 2>/dev/null); do
 		as_caller "$RT" --root "$root" delete --force "$id" >/dev/null 2>&1
@@ -64,12 +75,17 @@ is "spec refuses to overwrite it (125, one line)" "$rc:$(wc -l <<<"$out")" "125:
 config '["sh","-c","echo hello; echo oops >&2; exit 3"]'
 pf=$w/c1.pid
 script="'$RT' --root '$root' create --bundle '$b' --pid-file '$pf' c1 >'$w/c1.out' 2>'$w/c1.err' &&
-'$RT' --root '$root' state c1 >'$w/c1.state' && '$RT' --root '$root' start c1"
+'$RT' --root '$root' state c1 >'$w/c1.state' &&
+grep NSpid /proc/\$(sed -n 's/.*\"pid\":\\([0-9]*\\).*/\\1/p' '$w/c1.state')/status >'$w/c1.nspid' &&
+'$RT' --root '$root' start c1"
 out=$(as_caller "$PY" "$H" reap "$pf" -- sh -c "$script")
 is "create + start: the subreaper reaps the pid file's pid with the process's status (3)" "$out" "cmd=0 pid=exit:3"
 st=$(cat "$w/c1.state")
 is "state after create: created" "$(field "$st" status)" "created"
-is "... with the pid file's pid (the holder)" "$(field "$st" pid)" "$(cat "$pf")"
+is "... its pid: the container's pid 1 as the host sees it (the pid file's is the holder)" \
+	"$(field "$st" pid) $(sed 's/^NSpid:[[:space:]]*//' "$w/c1.nspid" | tr -s '[:space:]' ' ' | sed 's/ $//')" \
+	"$(field "$st" pid) $(field "$st" pid) 1"
+isnt "... not the pid file's" "$(field "$st" pid)" "$(cat "$pf")"
 is "... the bundle, absolute" "$(field "$st" bundle)" "$b"
 is "the process wrote on the stdio create got" "$(cat "$w/c1.out"):$(cat "$w/c1.err")" "hello:oops"
 rt state c1
@@ -107,7 +123,7 @@ for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.1; done
 rt start r1
 is "start: 0" "$rc:$err" "0:"
 rt state r1
-is "state: running, the holder's pid" "$(field "$out" status):$(field "$out" pid)" "running:$(cat "$pf")"
+is "state: running, the container's pid 1 below the holder" "$(field "$out" status):$(field "$out" pid)" "running:$(init_of "$(cat "$pf")")"
 rt ps --format json r1
 pid=$(python3 -c 'import json,sys; p=json.loads(sys.argv[1]); print(p[0] if len(p)==1 else p)' "$out")
 is "ps --format json: the process's host pid (sleep 100)" "$(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)" "sleep 100 "
@@ -175,7 +191,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 st=$("$RT" --root "$root" state run3 2>&1)
-is "state of a running run, asked by root (Slurm does)" "$(field "$st" status):$(field "$st" pid)" "running:$runner"
+is "state of a running run, asked by root (Slurm does)" "$(field "$st" status):$(field "$st" pid)" "running:$(init_of "$runner")"
 rt kill -a run3
 wait "$runner"
 is "kill -a: run dies of SIGTERM" "$?" 143
@@ -294,7 +310,7 @@ is "state: a state.json group-writable: refused (1)" "$rc" 1
 like "... saying so" "$err" "writable by group or others"
 chmod g-w "$root/id1/state.json"
 rt state id1
-is "state: the holder's pid again: running" "$(field "$out" status):$(field "$out" pid)" "running:$(cat "$pf")"
+is "state: the container's pid again: running" "$(field "$out" status):$(field "$out" pid)" "running:$(init_of "$(cat "$pf")")"
 # a holder that does not answer (stopped): delete --force ends after a few seconds, and does
 # not signal a pid that state.json names unless it is the holder's
 forge "$decoy"

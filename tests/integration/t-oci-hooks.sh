@@ -91,7 +91,8 @@ hooks "{\"prestart\":[$(hk prestart host)],\"createRuntime\":[$(hk createRuntime
 \"poststart\":[$(hk poststart host)],\"poststop\":[$(hk poststop host)]}" bind
 create h1
 is "create with every kind of hook succeeds" "$rc:$err" "0:"
-holder=$(as_caller "$RT" --root "$root" state h1 | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+holder=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$root/h1/state.json")
+spid=$(as_caller "$RT" --root "$root" state h1 | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
 pid=$(line createRuntime | sed -n 's/.* pid=\([0-9]*\) .*/\1/p')
 is "create ran prestart, createRuntime, createContainer (in that order), no more" \
 	"$(cut -d' ' -f1 "$out/log" | tr '\n' ' ')" "prestart createRuntime createContainer "
@@ -109,6 +110,7 @@ like "... the state on stdin: id, created, a pid, the bundle" "$(line createRunt
 	"id=h1 status=created pid=$pid bundle=$b "
 is "... the pid is the container's pid 1 (not the holder's $holder): $pid" \
 	"$([ -n "$pid" ] && [ "$pid" != "$holder" ] && [ "$pid" != 0 ] && echo y)" y
+is "... the pid state names" "$pid" "$spid"
 netns=$(line createRuntime | sed -n 's/.* netns=\([^ ]*\) .*/\1/p')
 is "... a host hook entering its namespaces (/proc/PID/ns/net) reaches the container's ($netns), not the runtime's" \
 	"$([ -n "$netns" ] && [ "$netns" != "$(as_caller readlink /proc/self/ns/net)" ] && echo y)" y
