@@ -282,6 +282,7 @@ class BashKernel:
         self.count = 0
         self.open = False
         self.echo = False             # the bridge's own SIGINT to its group is coming
+        self.interrupting = False     # an interrupt asked for, the cell not ended yet
         self.proc = subprocess.Popen(["bash", "--norc", "--noprofile"], env=kernel_env(self.dir),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, close_fds=True,
@@ -341,6 +342,7 @@ class BashKernel:
                 self.done[name].set()
 
     def interrupt(self):
+        self.interrupting = True
         self.echo = True
         try:
             os.killpg(0, signal.SIGINT)
@@ -355,6 +357,7 @@ class BashKernel:
             f.write(code + "\n")
         for e in self.done.values():
             e.clear()
+        self.interrupting = False
         self.events.emit({"type": "number_of_executions", "execution_count": self.count})
         self.open = True
         assigns = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items()
@@ -366,6 +369,12 @@ class BashKernel:
             while not e.wait(0.5):
                 if self.proc.poll() is not None:
                     os._exit(0)
+                # an interrupt that came while bash forked a command was lost: its child took
+                # it before its exec reset the trap, and bash runs its own trap only once that
+                # command ends (sleep 30: 30 s later). Again, until the cell's end is seen.
+                if self.interrupting and not self.done["stdout"].is_set():
+                    self.interrupt()
+        self.interrupting = False
         self.open = False
         if self.status:
             # bash_kernel's shape: no name, the exit status as the value
