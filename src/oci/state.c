@@ -307,21 +307,32 @@ static int state_parse(const char *text, struct oci_state *st, struct cordon_err
 	return r;
 }
 
-/* Field `field` (1-based, 3 on) of /proc/PID/stat, a number */
-static int proc_stat_field(pid_t pid, int field, unsigned long long *ret)
+/* /proc/PID/name's text (its first size - 1 bytes) into buf, NUL-ended: 0, or -errno */
+static int proc_text(pid_t pid, const char *name, char *buf, size_t size)
 {
-	char path[40], buf[1024], *p;
+	char path[48];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	if (n <= 0)
 		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
+	return 0;
+}
+
+/* Field `field` (1-based, 3 on) of /proc/PID/stat, a number */
+static int proc_stat_field(pid_t pid, int field, unsigned long long *ret)
+{
+	char buf[1024], *p;
+	int r = proc_text(pid, "stat", buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
 	/* after the name's ')' (the name may hold one): field 3 on */
 	p = strrchr(buf, ')');
 	for (int f = 2; p && f < field; f++)
@@ -350,19 +361,12 @@ int oci_proc_ppid(pid_t pid, pid_t *ret)
 /* the real uid of pid (/proc/PID/status: whatever its dumpable flag says of /proc/PID) */
 static int proc_uid(pid_t pid, uid_t *ret)
 {
-	char path[40], buf[4096], *p;
-	_cleanup_close_ int fd = -1;
+	char buf[4096], *p;
 	unsigned long uid;
-	ssize_t n;
+	int r = proc_text(pid, "status", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n < 0 ? -errno : -EIO;
-	buf[n] = '\0';
+	if (r < 0)
+		return r;
 	p = strstr(buf, "\nUid:");
 	if (!p || sscanf(p + 5, "%lu", &uid) != 1)
 		return -EIO;
