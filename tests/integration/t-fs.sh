@@ -50,8 +50,8 @@ for d in /home /root /run /var /mnt /media /srv /boot; do
 	like_glob "$d is read-only" "$out" "E*"
 done
 # the visible system is an allow-list: the system trees, cordon's own, the hidden placeholders
-top=/cordon-test-top.$$
-mkdir -p "$top" 2>/dev/null && trap 'rmdir "$top" 2>/dev/null' EXIT
+host_top=/cordon-test-top.$$
+mkdir -p "$host_top" 2>/dev/null && trap 'rmdir "$host_top" 2>/dev/null' EXIT
 c -- sh -c 'ls -A / | tr "\n" " "'
 extra=
 for d in $out; do
@@ -61,8 +61,8 @@ for d in $out; do
 	esac
 done
 is "only the system trees, cordon's own and the hidden placeholders are at the top" "$rc:$extra" "0:"
-if [ -d "$top" ]; then
-	unlike "a top-level directory of the host that is not a system tree is not there" "$out" "${top#/}"
+if [ -d "$host_top" ]; then
+	unlike "a top-level directory of the host that is not a system tree is not there" "$out" "${host_top#/}"
 	[ -d /opt ] && unlike "... /opt neither" "$out" " opt "
 fi
 c -- sh -c 'ls -A $HOME; touch $HOME/x && echo writable; stat -c %a $HOME; df -k $HOME | tail -1 | awk "{print \$2}"'
