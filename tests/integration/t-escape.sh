@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (it turns the host's dev.tty.legacy_tiocsti sysctl on and off)
 # Escape attempts from inside. Each must fail; where it helps, a control shows the attempt works
 # outside (or with the isolation turned off), so that the test can fail.
 . "$TAP_LIB"

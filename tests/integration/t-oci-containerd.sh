@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (a containerd daemon: one engine suite at a time)
 # containerd (1.6, its runc-v2 shim) driving cordon-runtime through `ctr run --runc-binary`: exit
 # status and output, a terminal, run -d with task exec/ps/pause/resume/kill/delete; and a second
 # containerd with the CRI plugin on, loading the RuntimeClass configuration of

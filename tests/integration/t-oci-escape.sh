@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (podman's daemons and stores: one engine suite at a time)
 # cordon's isolation promises hold through an engine: inside `podman run --runtime
 # cordon-runtime` (rootful as root, rootless as $TEST_USER; private stores under $TEST_TMP, vfs,
 # --network none) the container's processes are no host root, have no capabilities, cannot make

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (podman's daemons and stores: one engine suite at a time)
 # podman (conmon) driving cordon-runtime: rootful as root, rootless as $TEST_USER. Exit statuses,
 # stdio, a terminal, run -d with exec, stop/kill/rm, pause, hooks from --hooks-dir, and cordon's floor seen from the host
 # (no container process is host root, capabilities only in a user namespace of its own).

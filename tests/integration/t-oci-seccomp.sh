@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (podman: one engine suite at a time)
 # linux.seccomp through real cordon-runtime runs (docs/oci.md "linux"): the config's profile,
 # compiled with libseccomp, is installed in the container's process and in every exec, beside
 # cordon's own filter, which still holds under a profile that allows everything; not in cordon's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (munged, slurmctld and slurmd: one engine suite at a time)
 # Slurm runs its jobs' containers through cordon's OCI runtime: this suite starts munged,
 # slurmctld and slurmd on this one machine (loopback, ports found free, everything under
 # $TEST_TMP), writes oci.conf in the RunTimeRun mode (Slurm 22.05's create/start mode hangs: it

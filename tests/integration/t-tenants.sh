@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (it edits /etc/subuid and fills a tenant id's kernel limits)
 # Tenants apart (README "Identity"): the kernel counts much per user (inotify instances and
 # watches, epoll watches, processes, message queue bytes), and charges what a user namespace
 # holds to its owner. As root, each sandbox runs as a host id of its own from CORDON_ROOT_HOST_ID's
