@@ -161,7 +161,7 @@ between "... within about its timeout (ms)" "$t1" 900 4000
 diag "create with a 1s-timeout hook that sleeps 37s failed after $t1 ms"
 sleep 0.3
 is "... the hook's process group is killed (no sleep 37 left, nothing written)" \
-	"$(pgrep -f 'sleep 37; echo late' | wc -l):$([ -e "$w/late" ] && echo late)" "0:"
+	"$(pgrep -f "sleep 37; echo late >$w/late" | wc -l):$([ -e "$w/late" ] && echo late)" "0:"
 rt state h3
 is "... and the container does not exist" "$rc" 1
 
@@ -192,7 +192,8 @@ unlike "... its process never ran" "$(cat "$out/log")" "process"
 rt delete h5
 
 # --- an inside hook past its timeout: killed (its process group, in the container), start fails
-hooks '{"startContainer":[{"path":"/bin/sh","args":["sh","-c","sleep 31; echo late >>/out/log"],"timeout":1}]}' bind
+# (the marker: this run's own, the other mode's run may be beside it)
+hooks "{\"startContainer\":[{\"path\":\"/bin/sh\",\"args\":[\"sh\",\"-c\",\"sleep 31; echo late-$$ >>/out/log\"],\"timeout\":1}]}" bind
 : >"$out/log"
 create h11
 t0=$(date +%s%N)
@@ -203,7 +204,7 @@ is "an inside hook past its timeout fails start, one line" "$rc:$err" \
 between "... within about its timeout (ms)" "$t1" 900 4000
 sleep 0.3
 is "... nothing of it is left (no sleep 31, nothing written)" \
-	"$(pgrep -f 'sleep 31; echo late' | wc -l):$(cat "$out/log")" "0:"
+	"$(pgrep -f "sleep 31; echo late-$$ " | wc -l):$(cat "$out/log")" "0:"
 rt delete --force h11
 
 # --- createContainer's path must be in the image

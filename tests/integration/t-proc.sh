@@ -23,13 +23,13 @@ is "the command's parent is pid 1 (cordon's init)" "$out" 1
 c -- "$PROBE" reap
 is "pid 1 reaps orphans: no zombies" "$out" "no zombies"
 
-m=1001.$RANDOM
+m=1001.$$$RANDOM
 c -- "$PROBE" daemon $m
 is "a double-forked daemon is started" "$rc" 0
 gone $m && pass "... and dies when the command exits" || fail "... and dies when the command exits"
 pkill -f "^sleep $m\$"
 
-m=1002.$RANDOM
+m=1002.$$$RANDOM
 c -- sh -c "sleep $m & sleep $m & exec true"
 gone $m && pass "background children die with the command" || fail "background children die with the command"
 
@@ -50,7 +50,7 @@ for sig in INT TERM HUP QUIT USR1 USR2; do
 done
 
 # die with the parent
-m=1003.$RANDOM
+m=1003.$$$RANDOM
 start_bg -- sh -c "sleep $m & sleep $m"
 for i in $(seq 100); do pgrep -f "^sleep $m\$" >/dev/null && break; sleep 0.05; done
 kill -9 $bg
@@ -75,7 +75,7 @@ rm -f "$w/got"
 # loaded) setup time to start the probe and install its handler before the SIGTERM
 c --timeout 1500ms -- "$PROBE" trap "$w/got"
 is "the timeout sends SIGTERM first" "$rc:$(cat "$w/got" 2>/dev/null)" "124:TERM"
-m=1004.$RANDOM
+m=1004.$$$RANDOM
 rm -f "$w/ready"
 t0=$(now_ms)
 c --timeout 1500ms --kill-after 700ms -- sh -c "sleep $m & exec \"$PROBE\" ignore-term $w/ready"
