@@ -6,7 +6,14 @@
  *   session exec ROOT N        one session; exec /bin/true + wait, N times (after 20 warm-ups)
  *   session login ROOT N       the same with /bin/bash -l -c true (what the SDK's commands.run
  *                              has the server start)
- *   session rate ROOT SECONDS  create + destroy in a loop for SECONDS: sessions per second
+ *   session create-login ROOT N the same with /bin/bash -l -c true as the first command (what
+ *                              the SDK's create + commands.run has the server start)
+ *   session rate ROOT SECONDS [P]  create + destroy in a loop for SECONDS in P processes at once
+ *                              (default 1): sessions per second, all of them together ("rate";
+ *                              "rate_p" when P > 1), and each create's time ("rate_create",
+ *                              "rate_p_create": microseconds)
+ *   session loaded ROOT IDLE SECONDS P  IDLE idle sessions open, then rate's loop in P processes:
+ *                              "loaded_create" per create, "loaded"
  *   session idle ROOT N        N idle sessions; prints "pid SUPERVISOR" for each, then "ready",
  *                              and destroys them all when its standard input closes
  *   session once ROOT          one create + exec + wait + destroy (for strace or perf)
@@ -17,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,17 +85,74 @@ static void run(struct cordon_session *s, const char *const *argv)
 	cordon_process_free(p);
 }
 
-static void run_true(struct cordon_session *s)
-{
-	run(s, true_argv);
-}
-
 static void destroy(struct cordon_session *s)
 {
 	struct cordon_error err = {0};
 
 	if (cordon_session_destroy(s, NULL, &err) < 0)
 		fail("destroy", &err);
+}
+
+/* create + destroy in a loop for seconds in p processes forked from this one, each create timed
+ * (the lines, one write each, go to our standard output: a pipe keeps them whole); then
+ * "NAME RATE", the sessions of all of them over the time the slowest took */
+static void rate(const char *name, double seconds, long p)
+{
+	double t0 = now_us(), end = t0 + seconds * 1e6;
+	long total = 0;
+	pid_t *pids = calloc((size_t)p, sizeof(*pids));
+	int fds[2];
+
+	fflush(stdout);
+	if (pipe(fds) < 0) {
+		perror("pipe");
+		exit(1);
+	}
+	for (long i = 0; i < p; i++) {
+		pid_t pid = pids[i] = fork();
+
+		if (pid < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			long count = 0;
+			double t;
+
+			close(fds[0]);
+			serial = (unsigned)(i + 1) * 1000000u + serial;
+			do {
+				double c0 = now_us();
+				struct cordon_session *s = create();
+
+				printf("%s_create %.1f\n", name, now_us() - c0);
+				destroy(s);
+				count++;
+				t = now_us();
+			} while (t < end);
+			if (write(fds[1], &count, sizeof(count)) != sizeof(count))
+				_exit(1);
+			fflush(stdout);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	for (long i = 0, c; i < p; i++) {
+		if (read(fds[0], &c, sizeof(c)) != sizeof(c)) {
+			fprintf(stderr, "bench/session: a creator failed\n");
+			exit(1);
+		}
+		total += c;
+	}
+	close(fds[0]);
+	for (long i = 0; i < p; i++) { /* them only: our sessions' supervisors are children too */
+		int st;
+
+		if (waitpid(pids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			exit(1);
+	}
+	free(pids);
+	printf("%s %.2f\n", name, (double)total / ((now_us() - t0) / 1e6));
 }
 
 int main(int argc, char **argv)
@@ -97,19 +162,24 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: session create|exec|login|rate|idle|once ROOT [N]\n");
+		fprintf(stderr, "usage: session create|create-login|exec|login|rate|loaded|idle|once ROOT [N]...\n");
 		return 2;
 	}
 	root = argv[2];
-	if (!strcmp(mode, "create") || !strcmp(mode, "once")) {
+	if (!strcmp(mode, "create") || !strcmp(mode, "once") || !strcmp(mode, "create-login")) {
+		int login = !strcmp(mode, "create-login");
+
 		for (long i = 0; i < n; i++) {
 			double t0 = now_us();
 			struct cordon_session *s = create();
 			double t1 = now_us();
 
-			run_true(s);
+			run(s, login ? login_argv : true_argv);
 			double t2 = now_us();
-			printf("create %.1f\ncreate_only %.1f\n", t2 - t0, t1 - t0);
+			if (login)
+				printf("create_login %.1f\n", t2 - t0);
+			else
+				printf("create %.1f\ncreate_only %.1f\n", t2 - t0, t1 - t0);
 			destroy(s);
 			printf("destroy %.1f\n", now_us() - t2);
 		}
@@ -127,15 +197,21 @@ int main(int argc, char **argv)
 		}
 		destroy(s);
 	} else if (!strcmp(mode, "rate")) {
-		double t0 = now_us(), end = t0 + (double)n * 1e6, t;
-		long count = 0;
+		long p = argc > 4 ? atol(argv[4]) : 1;
 
-		do {
-			destroy(create());
-			count++;
-			t = now_us();
-		} while (t < end);
-		printf("rate %.2f\n", (double)count / ((t - t0) / 1e6));
+		rate(p > 1 ? "rate_p" : "rate", (double)n, p);
+	} else if (!strcmp(mode, "loaded")) {
+		long p = argc > 5 ? atol(argv[5]) : 1;
+		struct cordon_session **v = calloc((size_t)n, sizeof(*v));
+		double t0 = now_us();
+
+		for (long i = 0; i < n; i++)
+			v[i] = create();
+		printf("loaded_idle_total %.1f\n", now_us() - t0);
+		rate("loaded", argc > 4 ? atof(argv[4]) : 10, p);
+		for (long i = 0; i < n; i++)
+			destroy(v[i]);
+		free(v);
 	} else if (!strcmp(mode, "idle")) {
 		struct cordon_session **v = calloc((size_t)n, sizeof(*v));
 		double t0 = now_us();

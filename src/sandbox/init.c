@@ -30,6 +30,7 @@
 
 #include "initspec.h"
 #include "rlimits.h"
+#include "sigreset.h"
 #include "sync.h"
 #include "timing.h"
 
@@ -48,54 +49,6 @@ struct init {
 };
 
 /* --- the command's process --- */
-
-/* The hexadecimal mask after `key` in a /proc/PID/status text, or false */
-static bool status_mask(const char *text, const char *key, uint64_t *ret)
-{
-	const char *p = strstr(text, key);
-	char *end;
-
-	if (!p)
-		return false;
-	errno = 0;
-	*ret = strtoull(p + strlen(key), &end, 16);
-	return !errno && end != p + strlen(key) && *end == '\n';
-}
-
-/* The signals this process ignores or catches (/proc/self/status: the sandbox's /proc), or all of
- * them where that cannot be read. Into a buffer of the stack: no allocation after vfork. */
-static uint64_t signals_set(void)
-{
-	char buf[4096];
-	uint64_t ign, cgt;
-	ssize_t n = -1;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = '\0';
-	return status_mask(buf, "\nSigIgn:\t", &ign) && status_mask(buf, "\nSigCgt:\t", &cgt)
-		       ? ign | cgt
-		       : UINT64_MAX;
-}
-
-/* Every disposition back to the default (an ignored one would outlive exec), and nothing
- * blocked: one system call for each signal that is not at its default, not one for each of 64 */
-static void reset_signals(void)
-{
-	uint64_t set = signals_set();
-	sigset_t none;
-
-	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
-		if (set & (UINT64_C(1) << (sig - 1)))
-			signal(sig, SIG_DFL); /* fails for SIGKILL, SIGSTOP and glibc's own: fine */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
 
 /* argv[0], looked up in the sandbox's PATH unless it has a slash, into buf: 0, or the errno
  * that describes the failure best (as execvp: EACCES wins over a later ENOENT). The lookup
@@ -186,7 +139,7 @@ static int command_setup(const struct init *in, char *path, size_t size, int err
 {
 	int r, e;
 
-	reset_signals();
+	cd_reset_signals();
 	r = own_group(in, err);
 	if (r < 0)
 		return r;

@@ -32,6 +32,7 @@
 
 #include "cordon.h"
 #include "proto.h"
+#include "sigreset.h"
 #include "util.h"
 
 #define MAX_CHANNELS 4096
@@ -180,13 +181,9 @@ _Noreturn static void child_exec(const struct exec_req *r, int errpipe)
 {
 	extern char **environ;
 	const char *step = "exec";
-	sigset_t none;
 	int e = 0;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	cd_reset_signals();
 	if ((r->tty ? setsid() : setpgid(0, 0)) < 0)
 		e = errno, step = "session";
 	if (!e && child_fds(r) < 0)

@@ -26,6 +26,7 @@
 #include "proto.h"
 #include "proxy.h"
 #include "rmtree.h"
+#include "sigreset.h"
 #include "util.h"
 
 #define MAX_LIST_DEPTH 64
@@ -118,13 +119,9 @@ _Noreturn static void become_supervisor(const struct cordon_config *cfg, unsigne
 	struct cordon_config copy = *cfg, *c = &copy;
 	const int high = 5 + CD_JOIN_N; /* above every fixed number */
 	int join[CD_JOIN_N];
-	sigset_t none;
 
 	setsid();
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	cd_reset_signals(); /* the caller's own handlers and ignored signals are not ours */
 	/* out of the way first: each may be any of 0, 3 and 4 */
 	agent_end = fcntl(agent_end, F_DUPFD_CLOEXEC, high);
 	holder_end = fcntl(holder_end, F_DUPFD_CLOEXEC, high);

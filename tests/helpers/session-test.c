@@ -607,6 +607,27 @@ static void test_signals(struct cordon_session *s)
 	int status = -1, r;
 	char *out;
 	struct cordon_exec e = { .argv = ARGV("sleep", "100"), .fd = { -1, -1, -1 } };
+	char path[64], line[256];
+	FILE *f;
+
+	/* we ignore SIGPIPE (main), the agent SIGPIPE, SIGINT and SIGHUP: none of it reaches a
+	 * command (src/base/sigreset.c resets what /proc/self/status shows set), nor the supervisor */
+	out = sh_out(s, "grep -E '^Sig(Blk|Ign)' /proc/self/status", &status);
+	is_str(out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n",
+	       "signal: a command starts with every signal at its default, none blocked");
+	free(out);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)cordon_session_pid(s));
+	f = fopen(path, "re");
+	out = NULL;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigIgn:", 7))
+			out = strdup(line);
+	if (f)
+		fclose(f);
+	is_str(out ? out : "", "SigIgn:\t0000000000000000\n",
+	       "signal: the supervisor ignores none of the signals its caller ignores");
+	free(out);
+	status = -1;
 
 	if (cordon_session_exec(s, &e, &p, &err) < 0) {
 		ok(0, "signal: start sleep: %s", err.msg);
