@@ -211,7 +211,7 @@ def one(i, fault, restarted):
             if res != ("end", 0):
                 return f"a command: {res}"
             st, body = req("POST", "/files?path=/home/user/sub/file&username=user",
-                           os.urandom(rng.randrange(1000, 200000)),
+                           os.urandom(random.Random(seed * 100003 + i).randrange(1000, 200000)),
                            {**envd(sb), "Content-Type": "application/octet-stream"})
             if st != 200:
                 return f"an upload: {st} {body[:80]!r}"
@@ -328,6 +328,7 @@ def main():
         t0 = time.monotonic()
         try:
             why = one(i, f, restarted)
+            reap_orphans()  # a pid 1 whose supervisor was killed: not left a zombie
         except Exception as e:  # a bug of this program: said, and counted as not reported
             say(i, f, "soak-serve:", repr(e))
             return
