@@ -282,8 +282,12 @@ static void on_deadline(struct init *in)
 	if (read(in->timerfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks) || in->phase >= 2)
 		return;
 	in->phase++;
-	kill(-1, in->phase == 1 ? SIGTERM : SIGKILL);
+	/* told first: a session's caller sees its agent die of the SIGTERM and may end the
+	 * sandbox (SIGKILL to us) before a TIMEOUT sent after it, and the session's outcome
+	 * would be SIGNALED. The supervisor reads all we send: a handful of datagrams never
+	 * fill its socket, so the kill is not delayed */
 	cd_msg_send(in->sock, CD_MSG_TIMEOUT, in->phase, NULL, -1);
+	kill(-1, in->phase == 1 ? SIGTERM : SIGKILL);
 	if (in->phase == 1)
 		arm(in->timerfd, in->s.deadline_ns + in->s.kill_after_ns);
 }

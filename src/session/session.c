@@ -49,6 +49,10 @@ struct cordon_session {
 	pthread_mutex_t lock; /* the end, as the supervisor sent it */
 	bool ended;
 	struct cd_holder_msg end;
+	/* CORDON_SESSION_REMOVE_WORKDIR: the workdir (resolved at create) and what it was, removed
+	 * by cordon_session_destroy() when the supervisor died before it could; NULL: not ours */
+	char *workdir;
+	struct stat workdir_st;
 };
 
 struct cordon_process {
@@ -107,7 +111,24 @@ static void session_free(struct cordon_session *s)
 	cd_closep(&s->ctl);
 	cd_closep(&s->holder);
 	pthread_mutex_destroy(&s->lock);
+	free(s->workdir);
 	free(s);
+}
+
+/* With CORDON_SESSION_REMOVE_WORKDIR: the workdir as it is now (a relative path resolved
+ * against our current directory, as the supervisor forked now resolves it), for
+ * cordon_session_destroy() to remove when the supervisor could not (killed alone: SIGKILL, the
+ * OOM killer). cordon_session_export() drops it: the importer does not hold the workdir. */
+static int remember_workdir(struct cordon_session *s, const struct cordon_config *c,
+			    unsigned flags, struct cordon_error *err)
+{
+	if (!(flags & CORDON_SESSION_REMOVE_WORKDIR))
+		return 0;
+	s->workdir = realpath(c->fs.workdir ? c->fs.workdir : ".", NULL);
+	if (!s->workdir || lstat(s->workdir, &s->workdir_st) < 0)
+		return cd_fail_errno(err, errno, "workdir", "%s",
+				     c->fs.workdir ? c->fs.workdir : "the current directory");
+	return 0;
 }
 
 /* In the forked child: a session of its own (no terminal's signals), default signals, fd 0 the
@@ -209,6 +230,11 @@ int cordon_session_create(const struct cordon_config *c, unsigned flags,
 		return cd_fail(err, ENOMEM, "session", "out of memory");
 	s->ctl = s->holder = s->cancel_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	r = remember_workdir(s, c, flags, err);
+	if (r < 0) {
+		session_free(s);
+		return r;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, agent) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, holder) < 0) {
 		int e = errno;
@@ -359,6 +385,10 @@ int cordon_session_destroy(struct cordon_session *s, struct cordon_result *res,
 		r = cd_fail(err, EIO, "session", "the session's supervisor ended without a result "
 			    "(%s %d)", WIFSIGNALED(status) ? "signal" : "status",
 			    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		/* it could not remove the workdir: every process of the sandbox died with it (pid
+		 * 1's parent-death signal takes the pid namespace down) */
+		if (s->workdir)
+			cd_rmtree_path(s->workdir, &s->workdir_st);
 	}
 	session_free(s);
 	return r;
