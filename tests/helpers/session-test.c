@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
@@ -1756,6 +1757,9 @@ static void test_caller_killed(void)
 		char script[256];
 		struct cordon_exec e = { .fd = { -1, -1, -1 } };
 
+		/* this test killed half-way (timeout): the caller it made goes too, and its session */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(1);
 		close(pp[0]);
 		s = make_session(w, 0, CORDON_SESSION_REMOVE_WORKDIR);
 		if (!s)
