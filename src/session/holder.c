@@ -85,6 +85,9 @@ static void on_running(void *data)
 	 * agent's start) goes back to the kernel, about 100 KiB a session (bench/session.md,
 	 * "Idle memory") */
 	malloc_trim(0);
+	/* and the pages of our stack the set-up's deeper calls left resident (the seccomp
+	 * policy's compiling, the mount plan) */
+	cd_stack_trim();
 }
 
 /* Freeze or thaw the sandbox's cgroup: every process in it, pid 1 and the agent too, stops
