@@ -254,8 +254,9 @@ pid_t cd_clone_shared(int (*fn)(void *), void *stack_top, unsigned long flags, v
 void cd_stack_trim(void)
 {
 	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	/* two pages below our frame stay: the red zone, and what we call here */
-	uintptr_t hi = ((uintptr_t)__builtin_frame_address(0) & ~(page - 1)) - 2 * page, lo;
+	/* our frame's page stays, and the whole page below it: at least 4 KiB for our locals and
+	 * what we call here (madvise's wrapper: a return address) */
+	uintptr_t hi = ((uintptr_t)__builtin_frame_address(0) & ~(page - 1)) - page, lo;
 	pthread_attr_t a;
 	size_t size;
 	void *low;
