@@ -2536,8 +2536,9 @@ static void test_connect(struct cordon_session *s)
 }
 
 /* An idle sandbox's pid 1 gives back the stack pages its set-up dirtied (the command's vfork
- * child ran on its stack): cd_stack_trim. Without it, 28 KiB resident here; with it, 16 to 20
- * (its frames and the exec's auxv, argv, environment). */
+ * child ran on its stack): cd_stack_trim. Without it, 28 KiB resident here (1,000 of 1,000 in
+ * bench/session); with it, 16 or 20 (its frames and the exec's auxv, argv, environment): the
+ * bound is a page from each. */
 static void test_idle_stack(struct cordon_session *s)
 {
 	pid_t agent = agent_of(cordon_session_pid(s)), pid1 = 0;
@@ -2567,7 +2568,7 @@ static void test_idle_stack(struct cordon_session *s)
 		skip("no [stack] in pid 1's smaps", "idle stack: pid 1's stack");
 		return;
 	}
-	ok(rss <= 20, "idle stack: pid 1 keeps %ld KiB of stack resident (at most 20)", rss);
+	ok(rss <= 24, "idle stack: pid 1 keeps %ld KiB of stack resident (at most 24)", rss);
 }
 
 static void test_session_basics(void)
