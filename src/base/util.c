@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* util.c - error helpers, string vectors, paths, I/O. Runs in both processes. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -247,4 +249,28 @@ pid_t cd_clone_shared(int (*fn)(void *), void *stack_top, unsigned long flags, v
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	errno = e;
 	return pid;
+}
+
+void cd_stack_trim(void)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	/* our frame's page stays, and the whole page below it: at least 4 KiB for our locals and
+	 * what we call here (madvise's wrapper: a return address) */
+	uintptr_t hi = ((uintptr_t)__builtin_frame_address(0) & ~(page - 1)) - page, lo;
+	pthread_attr_t a;
+	size_t size;
+	void *low;
+	int r;
+
+	/* the thread's stack, and nothing past it (glibc: above the mapping before it; musl: the
+	 * mapping's own bottom, probed) */
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	r = pthread_attr_getstack(&a, &low, &size);
+	pthread_attr_destroy(&a);
+	lo = ((uintptr_t)low + page - 1) & ~(page - 1);
+	/* below lo is not ours; between lo and the mapping's start, a hole (ENOMEM, nothing done
+	 * there): the pages that are mapped are dropped, and read as zeros if touched again */
+	if (r == 0 && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }

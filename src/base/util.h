@@ -114,6 +114,11 @@ int cd_random_id(char ret[33]);
 /* Under valgrind, which knows no CLONE_VM child but a thread: such children are forks there. */
 bool cd_under_valgrind(void);
 
+/* Give the kernel back the pages of the calling thread's stack below the caller's frame: what
+ * earlier, deeper calls made resident. For a process about to idle (a session's supervisor,
+ * pid 1): nothing below its frame is live. Best effort (madvise MADV_DONTNEED). */
+void cd_stack_trim(void);
+
 /* clone(CLONE_VM | flags): fn(arg) runs on stack_top, sharing our memory (rawsys.h says how it
  * must be written), with every signal blocked from its birth, so that none of our handlers ever
  * runs in it. pidfd as clone()'s parent_tid (CLONE_PIDFD); -1 with errno on failure. */

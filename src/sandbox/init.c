@@ -442,5 +442,8 @@ int main(void)
 	}
 	cd_timing("pid 1: command exec'd");
 	cd_msg_send(in.sock, CD_MSG_RUNNING, in.command, NULL, -1);
+	/* we only wait now, as long as the sandbox lives: the stack pages the command's start
+	 * dirtied (its vfork child ran on our stack) go back to the kernel */
+	cd_stack_trim();
 	loop(&in);
 }
