@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (it counts what cordon leaves host-wide: cgroups, id slots, mounts)
 # The soak (issue 31, "nothing lost, nothing leaked"): many sandboxes made, used (commands, files)
 # and ended, killed and let time out, through the library (tests/helpers/soak-lib.c) and through
 # `cordon serve`'s HTTP API (tests/helpers/soak-serve.py), with faults drawn from a seeded RNG: a
@@ -188,7 +189,7 @@ for _ in $(seq 30); do
 	sleep 0.5
 done
 is "host: no mount of the soak's paths left" "$(mounts)" "$mounts0"
-# other suites' sandboxes meanwhile (in CI the suites run one at a time; by hand, maybe not):
+# other sandboxes meanwhile (tests/run runs this suite alone; by hand, maybe not):
 # their cgroups and slots cannot be told from ours, so the two counts are then not assertions
 held=$(comm -13 <(echo "$ids0") <(ids held))
 others=$(( $(wc -w <<<"$held") + $(find "${cg2:-/nonexistent}" -type d -name 'cordon-*' 2>/dev/null | wc -l) - $(cgroups | wc -l) ))
