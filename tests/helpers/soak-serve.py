@@ -235,25 +235,20 @@ def one(i, fault, restarted):
             if st != 204:
                 return f"DELETE answered {st}"
             return None if res[0] in ("error", "end", "eof") else f"the stream: {res}"
-        if fault == "timeout":
-            res = follow(*start_cmd(sb, "sleep 30"))
+        def ended(res, what):  # the stream ended (not a broken transport), then the sandbox
             if res[0] == "transport":
-                return f"the stream of a sandbox past its timeout: {res}"
-            return None if gone(sb, 20) else "alive 20 s past its timeout of 1 s"
+                return f"the stream of a sandbox {what}: {res}"
+            return None if gone(sb, 20) else f"alive 20 s on, {what}"
+        if fault == "timeout":
+            return ended(follow(*start_cmd(sb, "sleep 30")), "past its timeout of 1 s")
         if fault == "supervisor":
             c, r = start_cmd(sb, "sleep 30")
             if not sb["supervisor"]:
                 return "its supervisor not found"
             os.kill(sb["supervisor"], signal.SIGKILL)
-            res = follow(c, r)
-            if res[0] == "transport":
-                return f"the stream of a sandbox whose supervisor died: {res}"
-            return None if gone(sb, 20) else "alive 20 s after its supervisor was killed"
+            return ended(follow(c, r), "whose supervisor was killed")
         if fault == "agent":
-            res = follow(*start_cmd(sb, "kill -9 $PPID; sleep 5"))
-            if res[0] == "transport":
-                return f"the stream of a sandbox whose agent died: {res}"
-            return None if gone(sb, 20) else "alive 20 s after its agent was killed"
+            return ended(follow(*start_cmd(sb, "kill -9 $PPID; sleep 5")), "whose agent was killed")
         if fault == "vanish":
             c, r = start_cmd(sb, "while :; do echo x; sleep 0.02; done")
             res = follow(c, r, upto=3)

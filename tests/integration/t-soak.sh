@@ -40,6 +40,20 @@ val() {
 	v=$(sed -n "s/.* $2=\([-0-9][0-9]*\).*/\1/p" <<<" ${1#*: }" | tail -1)
 	echo "${v:-no $2}"
 }
+
+# driver_line DRIVER SIDE WHAT: the driver's comments shown, its counts line in $line, and the
+# count of WHAT (sessions, sandboxes) made in $n, checked against N (at least N with SECS)
+driver_line() {
+	grep '^#' <<<"$out"
+	line=$(grep "^$1:" <<<"$out")
+	[ -n "$line" ] || diag "$(tail -5 <<<"$out")"
+	n=$(val "$line" "$3")
+	if [ -n "$SECS" ]; then
+		is "$2: at least $N $3" "$([ "${n:-0}" -ge "$N" ] && echo y)" y
+	else
+		is "$2: $N $3" "$n" "$N"
+	fi
+}
 owner=root caller=()
 if [ "${CORDON_AS:-root}" = user ] && [ "$(id -u)" = 0 ]; then
 	owner=$TEST_USER
@@ -113,16 +127,7 @@ else
 	full=-
 	[ "$can_mount" = 1 ] && full=$w/full
 	out=$(in_ns "$w/full" 8m "${caller[@]}" "$SOAK_LIB" "$w/base" "$N" "$SEED" "$full" $SECS 2>&1)
-	grep '^#' <<<"$out"
-	line=$(grep '^soak-lib:' <<<"$out")
-	[ -n "$line" ] || diag "$(tail -5 <<<"$out")"
-	n=$(val "$line" sessions)
-	if [ -n "$SECS" ]; then
-		ok_n=$([ "${n:-0}" -ge "$N" ] && echo y)
-		is "library: at least $N sessions" "$ok_n" y
-	else
-		is "library: $N sessions" "$n" "$N"
-	fi
+	driver_line soak-lib library sessions
 	is "library: every session's outcome told (reported = made)" "$(val "$line" reported)" "$n"
 	is "library: none told other than its fault's outcome" "$(val "$line" wrong)" 0
 	is "library: no process left (of the caller's, its subreaper's)" "$(val "$line" children_left)" 0
@@ -151,16 +156,7 @@ else
 		in_ns "$d/st" 64m sh -c 'install -d -o "$1" -m 0700 "$2" && shift 2 && exec "$@"' sh \
 		"$owner" "$state" python3 "$(dirname "$0")/../helpers/soak-serve.py" "$N" "$SEED" "$port" \
 		"$state" "$ballast" "$restarts" -- "${srv[@]}" 2>&1)
-	grep '^#' <<<"$out"
-	line=$(grep '^soak-serve:' <<<"$out")
-	[ -n "$line" ] || diag "$(tail -5 <<<"$out")"
-	n=$(val "$line" sandboxes)
-	if [ -n "$SECS" ]; then
-		ok_n=$([ "${n:-0}" -ge "$N" ] && echo y)
-		is "server: at least $N sandboxes" "$ok_n" y
-	else
-		is "server: $N sandboxes" "$n" "$N"
-	fi
+	driver_line soak-serve server sandboxes
 	is "server: every sandbox's outcome told to its client (reported = made)" "$(val "$line" reported)" "$n"
 	is "server: none told other than its fault's outcome" "$(val "$line" wrong)" 0
 	is "server: SIGKILLed and restarted $restarts times" "$(val "$line" restarts)" "$restarts"
