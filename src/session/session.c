@@ -28,6 +28,7 @@
 #include "rmtree.h"
 #include "sigreset.h"
 #include "util.h"
+#include "workdir.h"
 
 #define MAX_LIST_DEPTH 64
 /* The agent answers a request (a message of it: a listing's entries one by one) within this, or
@@ -124,10 +125,22 @@ static int remember_workdir(struct cordon_session *s, const struct cordon_config
 {
 	if (!(flags & CORDON_SESSION_REMOVE_WORKDIR))
 		return 0;
-	s->workdir = realpath(c->fs.workdir ? c->fs.workdir : ".", NULL);
-	if (!s->workdir || lstat(s->workdir, &s->workdir_st) < 0)
-		return cd_fail_errno(err, errno, "workdir", "%s",
-				     c->fs.workdir ? c->fs.workdir : "the current directory");
+	/* resolved as the supervisor resolves it (cd_workdir_open: a symlink only of root's or
+	 * ours, never the last name, the refused places refused), never by realpath(), which
+	 * follows anyone's symlink: what another user's symlink pointed at when we looked is
+	 * not the sandbox's workdir */
+	struct cd_marks marks;
+	struct cd_hostpath hp = { .fd = -1 };
+	int r;
+
+	cd_marks_load(&marks);
+	r = cd_workdir_open(c->fs.workdir, &marks, &hp, err);
+	cd_marks_done(&marks);
+	if (r < 0)
+		return r;
+	s->workdir = CD_TAKE_PTR(hp.path);
+	s->workdir_st = hp.st;
+	cd_hostpath_done(&hp);
 	return 0;
 }
 

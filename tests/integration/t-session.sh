@@ -14,3 +14,4 @@ fi
 
 w=$(mkwork)
 as_caller "$SESSION_TEST" "$w"
+
