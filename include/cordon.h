@@ -535,7 +535,10 @@ struct cordon_session;
 struct cordon_process;
 
 /* Remove the workdir (the directory and all it holds) when the session ends: for a fresh
- * directory per session. Removed without following any symlink, after every process is gone. */
+ * directory per session. Removed without following any symlink, after every process is gone;
+ * by the supervisor, or by cordon_session_destroy() when the supervisor died first (SIGKILL):
+ * the directory create found (resolved as the sandbox's workdir is: a symlink on the path only
+ * of root's or the caller's, never the last name), checked to be the same one at removal. */
 #define CORDON_SESSION_REMOVE_WORKDIR 0x1u
 /* A session to freeze (cordon_session_freeze): it gets a cgroup of its own wherever one can be
  * made, even where the cgroup offers none of the controllers cordon's limits use (a cgroup
