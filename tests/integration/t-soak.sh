@@ -89,7 +89,10 @@ cgroups() {
 }
 # root's id slots (/run/cordon/ids, idrange.h): each names its sandbox's pid 1 (pid, start time).
 # "held": the slots a sandbox holds (locked); "live": those no one holds whose pid 1 still runs
-# (a sandbox that outlived its supervisor); "stale": the rest, free to be taken again
+# (a sandbox that outlived its supervisor); "stale": the rest, free to be taken again. A pid 1
+# that has exited (a zombie: every process of its pid namespace is gone before it is one) is not
+# live: its parent died with the supervisor, and the host's init reaps it when it will (here,
+# seconds later)
 ids() {
 	python3 - "$1" <<'PY' 2>/dev/null
 import fcntl, os, sys
@@ -104,7 +107,8 @@ for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         pid, start = (os.read(fd, 64).split() + [b"", b""])[:2]
         try:
             stat = open(f"/proc/{int(pid)}/stat").read()
-            alive = stat.rsplit(")", 1)[1].split()[19] == start.decode()
+            fields = stat.rsplit(")", 1)[1].split()
+            alive = fields[19] == start.decode() and fields[0] != "Z"
         except (OSError, ValueError, IndexError):
             alive = False
         kind = "live" if alive else "stale"
@@ -175,13 +179,15 @@ else
 fi
 
 # --- the host: what any sandbox of the soak could have left. A cgroup whose supervisor was
-# SIGKILLed is removed by the next run once empty and no longer young (src/sandbox/cgroup.c,
-# STALE_AGE_NS): a run more sweeps, each half second, for up to 15 s
+# SIGKILLed is removed by the next run that makes a cgroup, once empty and no longer young
+# (src/sandbox/cgroup.c, STALE_AGE_NS): a run more sweeps, each half second, for up to 15 s. It
+# makes one with --cgroup required: where cgroup v2 has no controllers (this host), a one-shot
+# run makes none (nothing to limit), so it would sweep nothing; a session makes one (to freeze)
 sweep=$(mkwork)
 for _ in $(seq 30); do
 	live=$(comm -13 <(echo "$ids0") <(ids live)) # a pid 1 dying as we look: again
 	[ "$(mounts)" = "$mounts0" ] && [ "$(cgroups)" = "$cgroups0" ] && [ -z "$live" ] && break
-	as_caller "$CORDON" --workdir "$sweep" -- true >/dev/null 2>&1
+	as_caller "$CORDON" --workdir "$sweep" --cgroup required -- true >/dev/null 2>&1
 	sleep 0.5
 done
 is "host: no mount of the soak's paths left" "$(mounts)" "$mounts0"
