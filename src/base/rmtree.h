@@ -14,7 +14,10 @@
  * (what could be removed is). */
 int cd_rmtree_contents(int dirfd);
 /* The directory at path, and everything in it, provided it is still the directory st
- * describes (device and inode) and path's parent resolves without a symlink. */
+ * describes (device and inode: what it holds is only ever reached through descriptors from
+ * there). path's parent is resolved as given (a parent behind a symlink, /var/run's, works):
+ * whatever it resolves to, only that directory's contents are removed, or nothing (-ESTALE);
+ * then its name, by rmdir (which removes an empty directory or nothing). */
 int cd_rmtree_path(const char *path, const struct stat *st);
 
 /* What the tree below dirfd holds: bytes allocated (st_blocks) and entries, counted through
