@@ -74,9 +74,9 @@ static int become_sandbox_ids(const struct cd_identity *id, struct cordon_error 
  * ids own, and through the id-mapped workdir those are root's on the host: a file capability
  * written there would be a host one. The limit is per user namespace and ours is 0; only pid 1,
  * with the capabilities it is about to drop, can set it. */
-static int no_nested_userns(struct cordon_error *err)
+static int no_nested_userns(int proc, struct cordon_error *err)
 {
-	int r = cd_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "0\n");
+	int r = cd_write_file_at(proc, "sys/user/max_user_namespaces", "0\n");
 
 	if (r < 0)
 		return cd_fail_errno(err, -r, "init", "forbid nested user namespaces "
@@ -85,25 +85,22 @@ static int no_nested_userns(struct cordon_error *err)
 }
 
 /* The config's sysctls (sysctl.h: keys of the sandbox's own network and IPC namespaces, their
- * paths made of checked components), written through a procfs of the sandbox's own: a fresh,
- * detached one (the host's /proc may be covered, read-only or hidepid, and the sandbox's is
+ * paths made of checked components), written through proc, a procfs of the sandbox's own
+ * (own_errno 0; the host's /proc may be covered, read-only or hidepid, and the sandbox's is
  * locked down as it is placed). Which namespace's file a /proc/sys path opens is the writer's:
  * pid 1's, with its capabilities in the user namespace that owns them, before they go. The
  * kernel's own answer is final: a write it refuses fails the run. */
-static int apply_sysctls(const struct cd_child_args *a, struct cordon_error *err)
+static int apply_sysctls(const struct cd_child_args *a, int proc, int own_errno,
+			 struct cordon_error *err)
 {
 	struct open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
-	_cleanup_close_ int fs = -1, proc = -1;
 
 	if (!a->n_sysctl)
 		return 0;
-	fs = fsopen("proc", FSOPEN_CLOEXEC);
-	if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-	    (proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-							     MOUNT_ATTR_NOEXEC)) < 0)
-		return cd_fail_errno(err, errno, "sysctl", "a procfs of the sandbox's own");
+	if (own_errno)
+		return cd_fail_errno(err, own_errno, "sysctl", "a procfs of the sandbox's own");
 	for (size_t i = 0; i < a->n_sysctl; i++) {
 		const struct cd_sysctl *k = &a->sysctl[i];
 		char path[sizeof("sys/") + CD_SYSCTL_KEY_MAX];
@@ -121,6 +118,42 @@ static int apply_sysctls(const struct cd_child_args *a, struct cordon_error *err
 			return cd_fail_errno(err, -r, "sysctl", "%s: \"%s\"", k->key, k->value);
 	}
 	return 0;
+}
+
+/* The procfs pid 1 writes /proc/sys through: a fresh, detached one of the sandbox's own, or where
+ * the kernel refuses one (the host's /proc partly covered: the sandbox's own /proc, placed
+ * later, fails then and says why) the host's, *own_errno saying why. Not the host's by choice:
+ * there each live sandbox's user namespace adds entries of the same names under /proc/sys/user,
+ * and each lookup compares them all, so that a session's create slowed as idle sessions grew
+ * (bench/session.md). */
+static int open_procfs(int *own_errno)
+{
+	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
+	int proc = -1;
+
+	if (fs >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+							     MOUNT_ATTR_NOEXEC);
+	*own_errno = proc >= 0 ? 0 : errno;
+	return proc >= 0 ? proc : open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* What pid 1 writes into /proc/sys while it holds its capabilities: no nested user namespace,
+ * the config's sysctls, a shared uid's part of its limits. */
+static int write_proc_sys(const struct cd_child_args *a, struct cordon_error *err)
+{
+	int own_errno = 0;
+	_cleanup_close_ int proc = open_procfs(&own_errno);
+	int r;
+
+	if (proc < 0)
+		return cd_fail_errno(err, errno, "init", "open /proc");
+	r = no_nested_userns(proc, err);
+	if (r >= 0)
+		r = apply_sysctls(a, proc, own_errno, err);
+	if (r >= 0)
+		r = cd_share_apply(a->share, proc, err);
+	return r;
 }
 
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
@@ -176,11 +209,7 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	 * socket's EOF would end pid 1 too, but only where it reads the socket) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
-	r = no_nested_userns(err);
-	if (r >= 0)
-		r = apply_sysctls(a, err);
-	if (r >= 0)
-		r = cd_share_apply(a->share, err);
+	r = write_proc_sys(a, err);
 	if (r < 0)
 		return r;
 	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */

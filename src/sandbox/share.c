@@ -67,26 +67,26 @@ void cd_share_plan(unsigned user_share, const struct cd_log *log, const struct c
 		      n, ret->inotify_instances, ret->inotify_watches);
 }
 
-static int write_limit(const char *name, unsigned v, struct cordon_error *err)
+static int write_limit(int proc, const char *name, unsigned v, struct cordon_error *err)
 {
 	char path[64], value[16];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/sys/user/%s", name);
+	snprintf(path, sizeof(path), "sys/user/%s", name);
 	snprintf(value, sizeof(value), "%u\n", v);
-	r = cd_write_file_at(AT_FDCWD, path, value);
+	r = cd_write_file_at(proc, path, value);
 	return r < 0 ? cd_fail_errno(err, -r, "init", "set %s to %u in the sandbox's namespace",
 				     name, v)
 		     : 0;
 }
 
-int cd_share_apply(const struct cd_share *s, struct cordon_error *err)
+int cd_share_apply(const struct cd_share *s, int proc, struct cordon_error *err)
 {
 	int r = 0;
 
 	if (s->inotify_instances)
-		r = write_limit("max_inotify_instances", s->inotify_instances, err);
+		r = write_limit(proc, "max_inotify_instances", s->inotify_instances, err);
 	if (r >= 0 && s->inotify_watches)
-		r = write_limit("max_inotify_watches", s->inotify_watches, err);
+		r = write_limit(proc, "max_inotify_watches", s->inotify_watches, err);
 	return r;
 }

@@ -28,5 +28,6 @@ void cd_share_plan(unsigned user_share, const struct cd_log *log, const struct c
 		   struct cd_rlimit rl[RLIM_NLIMITS], struct cd_share *ret);
 /* the arithmetic: budget / n, at least 1 */
 unsigned long long cd_share_of(unsigned long long budget, unsigned n);
-/* pid 1, with its namespace's capabilities: the user namespace's limits */
-int cd_share_apply(const struct cd_share *s, struct cordon_error *err);
+/* pid 1, with its namespace's capabilities: the user namespace's limits, written through proc
+ * (a procfs: its sys/user/) */
+int cd_share_apply(const struct cd_share *s, int proc, struct cordon_error *err);
