@@ -14,6 +14,7 @@
  */
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +132,9 @@ static int open_procfs(int *own_errno)
 	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
 	int proc = -1;
 
+	/* mountinfo's source, as mount.c's fresh mounts name theirs: this one becomes /proc */
+	if (fs >= 0)
+		(void)fsconfig(fs, FSCONFIG_SET_STRING, "source", "proc", 0);
 	if (fs >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 							     MOUNT_ATTR_NOEXEC);
@@ -139,8 +143,9 @@ static int open_procfs(int *own_errno)
 }
 
 /* What pid 1 writes into /proc/sys while it holds its capabilities: no nested user namespace,
- * the config's sysctls, a shared uid's part of its limits. */
-static int write_proc_sys(const struct cd_child_args *a, struct cordon_error *err)
+ * the config's sysctls, a shared uid's part of its limits. The procfs of its own goes on to
+ * be the sandbox's /proc (*ret_proc; -1 where only the host's could be had). */
+static int write_proc_sys(const struct cd_child_args *a, int *ret_proc, struct cordon_error *err)
 {
 	int own_errno = 0;
 	_cleanup_close_ int proc = open_procfs(&own_errno);
@@ -153,13 +158,24 @@ static int write_proc_sys(const struct cd_child_args *a, struct cordon_error *er
 		r = apply_sysctls(a, proc, own_errno, err);
 	if (r >= 0)
 		r = cd_share_apply(a->share, proc, err);
-	return r;
+	if (r < 0)
+		return r;
+	*ret_proc = own_errno ? -1 : CD_TAKE_FD(proc);
+	return 0;
+}
+
+/* Has the supervisor gone (its end of the socket closed: a hang-up)? */
+static bool supervisor_gone(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 /* sync 1 and 2: wait for the supervisor, then the checklist. */
 static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 {
-	_cleanup_close_ int proxy_fd = -1, dns_fd = -1, dns_tcp = -1;
+	_cleanup_close_ int proxy_fd = -1, dns_fd = -1, dns_tcp = -1, proc_fd = -1;
 	struct cd_msg m;
 	int workdir_fd = -1, r;
 
@@ -206,14 +222,17 @@ static int pid1_setup(const struct cd_child_args *a, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	/* a change of the effective ids clears the parent-death signal: set it again (the
-	 * socket's EOF would end pid 1 too, but only where it reads the socket) */
+	 * socket's EOF would end pid 1 too, but only where it reads the socket); a supervisor
+	 * that died in between sent none: its socket says so */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return cd_fail_errno(err, errno, "init", "set the parent-death signal");
-	r = write_proc_sys(a, err);
+	if (supervisor_gone(a->sock))
+		_exit(CORDON_EXIT_FAILURE);
+	r = write_proc_sys(a, &proc_fd, err);
 	if (r < 0)
 		return r;
 	a->plan->sync_sock = a->sock; /* --cow: the layer's upper goes to the supervisor */
-	r = cd_mount_setup(a->plan, workdir_fd, err);
+	r = cd_mount_setup(a->plan, workdir_fd, CD_TAKE_FD(proc_fd), err);
 	cd_timing("pid 1: mounts made");
 	if (r >= 0 && proxy_fd >= 0) {
 		/* the supervisor accepts on it; nothing inside keeps a copy */

@@ -59,6 +59,7 @@ struct mount_ctx {
 	int root;     /* the new root's mount fd */
 	int empty;    /* O_PATH fd of EMPTY_FILE */
 	int empty_dir; /* and of EMPTY_DIR */
+	int proc;      /* a fresh procfs pid 1 made, for the first /proc; -1: none (left) */
 	int dev_src[CD_ELEMENTSOF(dev_nodes)];
 	bool workdir_placed;
 	uint64_t workdir_mnt_id; /* the workdir's mount once placed (the one writable host one) */
@@ -554,10 +555,14 @@ static int place_proc(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	_cleanup_close_ int proc = -1;
 	int r;
 
-	r = fs_new("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &proc,
-		   err);
-	if (r < 0)
-		return r;
+	if (ctx->proc >= 0) {
+		proc = CD_TAKE_FD(ctx->proc); /* pid 1's (child.c): already fresh */
+	} else {
+		r = fs_new("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			   &proc, err);
+		if (r < 0)
+			return r;
+	}
 	r = attach(proc, target, m->dst, err);
 	if (r < 0)
 		return r;
@@ -1129,12 +1134,14 @@ static void close_all(struct mount_ctx *ctx)
 		cd_closep(&ctx->dev_src[i]);
 	cd_closep(&ctx->empty);
 	cd_closep(&ctx->empty_dir);
+	cd_closep(&ctx->proc);
 	cd_closep(&ctx->root);
 }
 
-int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, struct cordon_error *err)
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, int proc_fd, struct cordon_error *err)
 {
-	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1, .empty_dir = -1 };
+	struct mount_ctx ctx = { .plan = p, .root = -1, .empty = -1, .empty_dir = -1,
+				 .proc = proc_fd };
 	int r;
 
 	for (size_t i = 0; i < CD_ELEMENTSOF(ctx.dev_src); i++)

@@ -79,5 +79,6 @@ int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cord
 /* child, pid 1 of the new namespaces, before pivot_root: build the new root and enter it.
  * workdir_fd: a detached tree of the workdir made by the launcher (ownership taken), or -1 to
  * look it up here: by its canonical path, following no symlink, and only if it is the directory
- * the launcher checked (same device and inode). */
-int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, struct cordon_error *err);
+ * the launcher checked (same device and inode). proc_fd: a fresh, detached procfs pid 1 made
+ * (ownership taken: the first /proc placed is it), or -1 to make one there. */
+int cd_mount_setup(struct cd_mount_plan *p, int workdir_fd, int proc_fd, struct cordon_error *err);
