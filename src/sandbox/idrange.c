@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "idrange.h"
 
@@ -246,6 +247,39 @@ static int try_slot(int dir, unsigned slot, struct cd_id_lease *ret, struct cord
 	return 1;
 }
 
+int cd_idrange_sweep_at(int dir, unsigned slot)
+{
+	_cleanup_close_ int fd = -1;
+	char name[16];
+	struct stat st;
+	bool empty;
+
+	snprintf(name, sizeof(name), "%u", slot);
+	fd = openat(dir, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return 0; /* none, or not a slot's: not ours to remove */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return 0; /* held */
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0 || owner_alive(fd, &empty))
+		return 0; /* removed meanwhile; or its pid 1 still runs */
+	/* the name is this file's: another unlink needs the lock we hold, a new file the name */
+	return unlinkat(dir, name, 0) == 0;
+}
+
+/* Slot files a supervisor killed before it let go leaves behind (a release removes its own):
+ * a page of tmpfs each, up to one a slot. Each acquire looks at SWEEP_PROBES random slots and
+ * removes those free for good, so that leftovers are found about SWEEP_PROBES × (leftovers /
+ * range) times an acquire and stay few; the probes of missing names cost a failed lookup each. */
+#define SWEEP_PROBES 8
+
+static void sweep(int dir, unsigned seed)
+{
+	for (unsigned i = 0; i < SWEEP_PROBES; i++) {
+		seed = seed * 1103515245u + 12345u;
+		cd_idrange_sweep_at(dir, (seed >> 8) % CORDON_ID_RANGE_SIZE);
+	}
+}
+
 int cd_idrange_acquire(struct cd_id_lease *ret, struct cordon_error *err)
 {
 	const uint8_t *taken = taken_slots();
@@ -266,6 +300,8 @@ int cd_idrange_acquire(struct cd_id_lease *ret, struct cordon_error *err)
 		if (taken[slot / 8] & (1u << (slot % 8)))
 			continue; /* a user's (/etc/subuid, /etc/passwd, ...) */
 		r = try_slot(dir, slot, ret, err);
+		if (r > 0)
+			sweep(dir, start); /* ours is locked: never swept */
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}

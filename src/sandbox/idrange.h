@@ -14,7 +14,9 @@
  * A slot is a file in /run/cordon/ids (root's, 0700), held with flock() for the sandbox's life:
  * a supervisor that dies, even of SIGKILL, lets go of it. The file names the sandbox's pid 1 (pid
  * and start time) once it runs, so that a slot whose pid 1 still exists (its supervisor gone
- * first) is not taken again until it is gone, and with it every process of the sandbox.
+ * first) is not taken again until it is gone, and with it every process of the sandbox. A
+ * release removes its file; those of supervisors killed first are removed by later acquires,
+ * each looking at a few random slots.
  */
 #pragma once
 
@@ -42,6 +44,11 @@ void cd_idrange_record(struct cd_id_lease *l, pid_t pid1);
 /* Let go. gone: pid 1 has been reaped (every process of the sandbox is gone): the slot is free
  * at once; else it stays taken while pid 1 exists. */
 void cd_idrange_release(struct cd_id_lease *l, bool gone);
+
+/* Remove the slot file slot under dir (CD_ID_DIR's descriptor) if it is free for good: ours
+ * (the caller's uid), a regular file, not held, and its pid 1 gone or never recorded. 1 if
+ * removed, 0 if not. acquire calls it on a few random slots; exposed for its tests. */
+int cd_idrange_sweep_at(int dir, unsigned slot);
 
 /* pure: a line of /etc/subuid or /etc/subgid ("name:first:count"), and the id field of a line of
  * /etc/passwd or /etc/group ("name:x:ID:..."): ids the system gives a user, never a sandbox's */

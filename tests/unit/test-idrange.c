@@ -2,9 +2,14 @@
 /*
  * test-idrange.c - the pure parts of the host id range (idrange.c) and of the shared budgets
  * (share.c): a slot's record, /proc/PID/stat's start time (a name with spaces and parentheses),
- * and the division of a budget. TAP.
+ * and the division of a budget; and the sweep of slot files left by killed supervisors, in a
+ * scratch directory. TAP.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "idrange.h"
 #include "share.h"
@@ -72,11 +77,79 @@ static void division(void)
 	is_uint(cd_share_of(0, 5), 1, "a budget of 0 read: 1");
 }
 
+/* plant name under dir holding text (NULL: an empty file) */
+static void plant(int dir, const char *name, const char *text)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd >= 0 && text)
+		(void)!write(fd, text, strlen(text));
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool exists(int dir, const char *name)
+{
+	return faccessat(dir, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* The sweep of slot files left by killed supervisors: only those free for good go. */
+static void sweeping(void)
+{
+	char tmp[] = "/tmp/test-idrange.XXXXXX", me[64], stat[1024], self[64];
+	unsigned long long start = 0;
+	int dir, held, fd;
+	ssize_t n;
+
+	if (!mkdtemp(tmp) || (dir = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		ok(false, "a scratch directory");
+		return;
+	}
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	stat[n > 0 ? n : 0] = '\0';
+	ok(cd_idrange_parse_starttime(stat, &start), "our own start time");
+	snprintf(me, sizeof(me), "%d %llu\n", (int)getpid(), start);
+	snprintf(self, sizeof(self), "%d %llu\n", (int)getpid(), start + 1);
+	plant(dir, "1", "2147483646 5\n"); /* a pid 1 that is gone */
+	plant(dir, "2", NULL);               /* taken, never recorded, its holder gone */
+	plant(dir, "3", "2147483646 5\n");
+	held = openat(dir, "3", O_RDONLY | O_CLOEXEC);
+	ok(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0, "slot 3 held (locked) by a live taker");
+	plant(dir, "4", me);   /* its pid 1 still runs: us */
+	plant(dir, "5", self); /* our pid, another start time: a pid reused, its pid 1 gone */
+	ok(symlinkat("1", dir, "6") == 0, "slot 6 a symlink");
+	ok(mkdirat(dir, "7", 0700) == 0, "slot 7 a directory");
+
+	is_int(cd_idrange_sweep_at(dir, 1), 1, "a slot whose pid 1 is gone: removed");
+	ok(!exists(dir, "1"), "... and its file is gone");
+	is_int(cd_idrange_sweep_at(dir, 2), 1, "an empty slot no one holds: removed");
+	is_int(cd_idrange_sweep_at(dir, 3), 0, "a held slot: kept");
+	ok(exists(dir, "3"), "... its file there");
+	is_int(cd_idrange_sweep_at(dir, 4), 0, "a slot whose pid 1 still runs: kept");
+	is_int(cd_idrange_sweep_at(dir, 5), 1, "a slot naming a pid reused by another process: removed");
+	is_int(cd_idrange_sweep_at(dir, 6), 0, "a symlink: not followed, not removed");
+	ok(exists(dir, "6"), "... it is there");
+	is_int(cd_idrange_sweep_at(dir, 7), 0, "a directory: not removed");
+	is_int(cd_idrange_sweep_at(dir, 8), 0, "a missing slot: nothing");
+	if (held >= 0)
+		close(held);
+	is_int(cd_idrange_sweep_at(dir, 3), 1, "the held slot, once let go: removed");
+	unlinkat(dir, "4", 0);
+	unlinkat(dir, "6", 0);
+	unlinkat(dir, "7", AT_REMOVEDIR);
+	close(dir);
+	ok(rmdir(tmp) == 0, "nothing else left in the scratch directory");
+}
+
 int main(void)
 {
 	owner_records();
 	stat_start();
 	user_ids();
 	division();
+	sweeping();
 	return done_testing();
 }
