@@ -123,7 +123,8 @@ static int apply_sysctls(const struct cd_child_args *a, int proc, int own_errno,
 
 /* The procfs pid 1 writes /proc/sys through: a fresh, detached one of the sandbox's own, or where
  * the kernel refuses one (the host's /proc partly covered: the sandbox's own /proc, placed
- * later, fails then and says why) the host's, *own_errno saying why. Not the host's by choice:
+ * later, is refused then and says why and what to do: mount.c) the host's, *own_errno saying
+ * why. Not the host's by choice:
  * there each live sandbox's user namespace adds entries of the same names under /proc/sys/user,
  * and each lookup compares them all, so that a session's create slowed as idle sessions grew
  * (bench/session.md). */

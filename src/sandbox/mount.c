@@ -89,9 +89,28 @@ static int mount_fail(struct cordon_error *err, int e, const char *what, const c
 {
 	char hint[400];
 
-	if (e == EPERM && cd_sysinfo_userns_hint(hint, sizeof(hint)))
+	if (e == EPERM && cd_sysinfo_userns_hint_inside(hint, sizeof(hint)))
 		return cd_fail(err, e, "mount", "%s %s: %s (%s)", what, path, strerror(e), hint);
 	return cd_fail(err, e, "mount", "%s %s: %s", what, path, strerror(e));
+}
+
+/* A fresh proc or sysfs refused (EPERM at its creation or its mount, by kernel version): the
+ * kernel allows one in a user namespace only while the host's is wholly visible */
+static int fresh_refused(struct cordon_error *err, int e, const char *type)
+{
+	char hint[400];
+	bool more = cd_sysinfo_userns_hint_inside(hint, sizeof(hint));
+
+	return cd_fail(err, e, "mount",
+		       "cannot mount a fresh %s: %s. The host's %s is partly covered (as inside a "
+		       "Docker or Podman container), and the kernel then refuses a new one; run the "
+		       "container with --security-opt systempaths=unconfined (or privileged)%s%s",
+		       type, strerror(e), type, more ? "; or: " : "", more ? hint : "");
+}
+
+static bool fresh_kind(const char *type)
+{
+	return strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0;
 }
 
 /* A new superblock of `type`, detached, as a mount fd. opts: "key=value" or "flag", NULL-ended. */
@@ -123,19 +142,16 @@ static int fs_new(const char *type, const char *const *opts, uint64_t attrs, int
 		ssize_t n = read(fs, detail, sizeof(detail) - 1); /* the kernel's own message */
 
 		detail[n > 0 ? n - (detail[n - 1] == '\n') : 0] = '\0';
-		if (e == EPERM && (strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0))
-			return cd_fail(err, e, "mount",
-				       "cannot mount a fresh %s: %s. The host's %s is partly "
-				       "covered (as inside a Docker or Podman container), and the "
-				       "kernel then refuses a new one; run the container with "
-				       "--security-opt systempaths=unconfined (or privileged)",
-				       type, strerror(e), type);
+		if (e == EPERM && fresh_kind(type))
+			return fresh_refused(err, e, type);
 		if (detail[0])
 			return cd_fail(err, e, "mount", "create %s: %s (%s)", type, strerror(e),
 				       detail);
 		return mount_fail(err, e, "create", type);
 	}
 	m = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attrs);
+	if (m < 0 && errno == EPERM && fresh_kind(type))
+		return fresh_refused(err, errno, type);
 	if (m < 0)
 		return mount_fail(err, errno, "fsmount", type);
 	*ret = m;

@@ -118,12 +118,15 @@ bool cd_sysinfo_userns_advice(const struct cd_userns_facts *f, const char *profi
 	return true;
 }
 
-bool cd_sysinfo_userns_hint(char *buf, size_t size)
+static bool userns_hint(bool inside, char *buf, size_t size)
 {
+	/* inside a user namespace cordon made, the first two cannot have refused it (and
+	 * user.max_user_namespaces reads that namespace's own 0, which pid 1 wrote) */
 	struct cd_userns_facts f = {
 		.unprivileged_userns_clone =
-			read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
-		.max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces"),
+			inside ? -1 : read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"),
+		.max_user_namespaces =
+			inside ? -1 : read_sysctl("/proc/sys/user/max_user_namespaces"),
 		.apparmor_restrict =
 			read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
 		.privileged = cd_host_root(),
@@ -137,4 +140,14 @@ bool cd_sysinfo_userns_hint(char *buf, size_t size)
 	}
 	return cd_sysinfo_userns_advice(&f, CORDON_APPARMOR_PROFILE, CORDON_BINDIR "/cordon", buf,
 					size);
+}
+
+bool cd_sysinfo_userns_hint(char *buf, size_t size)
+{
+	return userns_hint(false, buf, size);
+}
+
+bool cd_sysinfo_userns_hint_inside(char *buf, size_t size)
+{
+	return userns_hint(true, buf, size);
 }

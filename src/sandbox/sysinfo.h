@@ -26,3 +26,6 @@ bool cd_sysinfo_userns_advice(const struct cd_userns_facts *f, const char *profi
  * false. Reads the sysctls below /proc/sys and /proc/self; call it while the host's /proc is
  * visible. */
 bool cd_sysinfo_userns_hint(char *buf, size_t size);
+/* The same from inside the sandbox's user namespace (pid 1): only what can refuse there still
+ * (AppArmor's restriction strips the namespace's capabilities). */
+bool cd_sysinfo_userns_hint_inside(char *buf, size_t size);

@@ -90,4 +90,27 @@ is "a command that finishes in time keeps its status" "$rc:$err" "7:"
 c --timeout 1 -- sh -c 'sleep 0.1; exit 0'
 is "a bare number is seconds" "$rc" 0
 
+# The host's /proc or /sys partly covered (as in a Docker container): the kernel refuses a fresh
+# one in a user namespace. One line that says so and what to do, exit 125; not a user namespace
+# advice (pid 1 reads its own namespace's user.max_user_namespaces, 0, which it wrote itself)
+covered() { # WHAT PATH: cordon run where PATH of the host's WHAT is covered
+	unshare -m --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+		sh "$2" "$CORDON" --workdir "$w" -- true 2>&1
+}
+if [ "$(id -u)" = 0 ] && [ "${CORDON_AS:-root}" = root ]; then
+	for fs in proc:/proc/uptime sysfs:/sys/kernel/notes; do
+		out=$(covered "${fs%%:*}" "${fs#*:}")
+		rc=$?
+		is "a covered host ${fs%%:*} (${fs#*:} under /dev/null): exit 125" "$rc" 125
+		like "... says a fresh ${fs%%:*} was refused" "$out" "cordon: mount: cannot mount a fresh ${fs%%:*}: "
+		like "... and why: the host's is partly covered" "$out" "The host's ${fs%%:*} is partly covered"
+		like "... and the fix" "$out" "--security-opt systempaths=unconfined"
+		unlike "... not the advice for disabled user namespaces" "$out" "max_user_namespaces"
+		unlike "... nor for unprivileged ones" "$out" "unprivileged_userns_clone"
+		is "... one line" "$(wc -l <<<"$out")" 1
+	done
+else
+	skip "a covered host proc and sysfs: refused with the fix" "covering the host's /proc needs root's mount namespace"
+fi
+
 done_testing
