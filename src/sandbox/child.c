@@ -13,6 +13,7 @@
  * use raise(), abort() or pthread_kill().
  */
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -22,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #include "caps.h"
@@ -121,6 +123,17 @@ static int apply_sysctls(const struct cd_child_args *a, int proc, int own_errno,
 	return 0;
 }
 
+/* The host's /proc, if it is a procfs (what the writes below must reach), or -1 */
+static int host_procfs(void)
+{
+	_cleanup_close_ int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sf;
+
+	if (fd < 0 || fstatfs(fd, &sf) < 0)
+		return -1;
+	return sf.f_type == PROC_SUPER_MAGIC ? CD_TAKE_FD(fd) : -1;
+}
+
 /* The procfs pid 1 writes /proc/sys through: a fresh, detached one of the sandbox's own, or where
  * the kernel refuses one (the host's /proc partly covered: the sandbox's own /proc, placed
  * later, is refused then and says why and what to do: mount.c) the host's, *own_errno saying
@@ -140,7 +153,7 @@ static int open_procfs(int *own_errno)
 		proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 							     MOUNT_ATTR_NOEXEC);
 	*own_errno = proc >= 0 ? 0 : errno;
-	return proc >= 0 ? proc : open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return proc >= 0 ? proc : host_procfs();
 }
 
 /* What pid 1 writes into /proc/sys while it holds its capabilities: no nested user namespace,
@@ -153,7 +166,8 @@ static int write_proc_sys(const struct cd_child_args *a, int *ret_proc, struct c
 	int r;
 
 	if (proc < 0)
-		return cd_fail_errno(err, errno, "init", "open /proc");
+		return cd_fail(err, own_errno, "init", "no procfs of the sandbox's own (%s), and the "
+			       "host's /proc is none either", strerror(own_errno));
 	r = no_nested_userns(proc, err);
 	if (r >= 0)
 		r = apply_sysctls(a, proc, own_errno, err);
