@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
@@ -143,17 +142,11 @@ static int host_procfs(void)
  * (bench/session.md). */
 static int open_procfs(int *own_errno)
 {
-	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
-	int proc = -1;
+	struct cordon_error why = { 0 }; /* said again where the sandbox's /proc is placed */
+	int proc = -1, r = cd_mount_fresh_proc(&proc, &why);
 
-	/* mountinfo's source, as mount.c's fresh mounts name theirs: this one becomes /proc */
-	if (fs >= 0)
-		(void)fsconfig(fs, FSCONFIG_SET_STRING, "source", "proc", 0);
-	if (fs >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		proc = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-							     MOUNT_ATTR_NOEXEC);
-	*own_errno = proc >= 0 ? 0 : errno;
-	return proc >= 0 ? proc : host_procfs();
+	*own_errno = r < 0 ? -r : 0;
+	return r < 0 ? host_procfs() : proc;
 }
 
 /* What pid 1 writes into /proc/sys while it holds its capabilities: no nested user namespace,

@@ -565,6 +565,12 @@ static int proc_lockdown(struct mount_ctx *ctx, int proc, struct cordon_error *e
 	return 0;
 }
 
+int cd_mount_fresh_proc(int *ret, struct cordon_error *err)
+{
+	return fs_new("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, ret,
+		      err);
+}
+
 static int place_proc(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 		      struct cordon_error *err)
 {
@@ -574,8 +580,7 @@ static int place_proc(struct mount_ctx *ctx, struct cd_mnt *m, int target,
 	if (ctx->proc >= 0) {
 		proc = CD_TAKE_FD(ctx->proc); /* pid 1's (child.c): already fresh */
 	} else {
-		r = fs_new("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-			   &proc, err);
+		r = cd_mount_fresh_proc(&proc, err);
 		if (r < 0)
 			return r;
 	}

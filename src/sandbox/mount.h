@@ -76,6 +76,10 @@ bool cd_mount_plan_visible(const struct cd_mount_plan *p, const char *path);
  * protected (a `git init` inside copies none into a directory it cannot write). */
 int cd_mount_plan_add_hide(struct cd_mount_plan *p, const char *dst, struct cordon_error *err);
 
+/* child, pid 1: a fresh procfs of its pid namespace, detached (nosuid, nodev, noexec), as a
+ * mount fd in *ret: 0, or -errno with *err (a host /proc partly covered: what to do). */
+int cd_mount_fresh_proc(int *ret, struct cordon_error *err);
+
 /* child, pid 1 of the new namespaces, before pivot_root: build the new root and enter it.
  * workdir_fd: a detached tree of the workdir made by the launcher (ownership taken), or -1 to
  * look it up here: by its canonical path, following no symlink, and only if it is the directory
