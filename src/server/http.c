@@ -34,6 +34,8 @@ struct srv_http {
 	bool too_big;  /* the body passed its limit (SRV_JSON_BODY_MAX, --max-upload): dropped, then
 			* 413 */
 	bool no_body;  /* the router said it takes none (what anyone may ask: /health) */
+	bool has_body; /* the head announced one (a length above 0, or chunked) */
+	bool body_end; /* its end was seen (the request's last call) */
 	bool close;    /* the connection is not kept for another request */
 	void *req;     /* the router's */
 };
@@ -343,6 +345,13 @@ static enum MHD_Result check_length(struct srv_http *h)
 	return MHD_YES;
 }
 
+static bool announces_body(struct srv_http *h)
+{
+	const char *cl = srv_http_header(h, "Content-Length");
+
+	return (cl && strtoull(cl, NULL, 10) > 0) || srv_http_header(h, "Transfer-Encoding");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
@@ -363,6 +372,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = h;
 		if (!h->url)
 			return MHD_NO;
+		h->has_body = announces_body(h);
 		if (router->begin(h, &h->req) == MHD_NO)
 			return MHD_NO;
 		return h->answered ? MHD_YES : check_length(h);
@@ -384,6 +394,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO; /* out of memory */
 		return MHD_YES;
 	}
+	h->body_end = true;
 	if (h->answered)
 		return MHD_YES;
 	if (h->too_big)
@@ -393,16 +404,48 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return router->run(h->req);
 }
 
+/* A request answered before its body was read (no credentials, /health given one, a declared
+ * length refused at once) is closed while the client may still be sending; closing a socket with
+ * unread data makes the kernel reset the connection, and the reset can discard the answer before
+ * the client reads it (curl saw status 000 one time in twelve). So our side ends after the
+ * answer (FIN), and what still comes is read and dropped until the client closes, for at most
+ * LINGER_MS and LINGER_MAX bytes: a lingering close. It holds only this connection's thread. */
+#define LINGER_MS 2000
+#define LINGER_MAX (4ull * SRV_JSON_BODY_MAX)
+
+static void linger(int fd)
+{
+	char buf[16384];
+	unsigned long long got = 0;
+	uint64_t end = cd_now_ns() + LINGER_MS * 1000000ull, now;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ssize_t n;
+
+	if (fd < 0 || shutdown(fd, SHUT_WR) < 0)
+		return;
+	while (got < LINGER_MAX && (now = cd_now_ns()) < end) {
+		if (poll(&p, 1, (int)((end - now) / 1000000 + 1)) <= 0)
+			return;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+		if (n > 0)
+			got += (unsigned long long)n;
+	}
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct srv_http *h = *con_cls;
 
 	(void)cls;
-	(void)toe;
 	srv_conns_request_done(conn);
 	if (!h)
 		return;
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->answered && h->has_body &&
+	    !h->body_end)
+		linger(srv_http_conn_fd(h));
 	if (h->req)
 		router->end(h->req);
 	free(h->body);
