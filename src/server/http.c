@@ -409,7 +409,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
  * unread data makes the kernel reset the connection, and the reset can discard the answer before
  * the client reads it (curl saw status 000 one time in twelve). So our side ends after the
  * answer (FIN), and what still comes is read and dropped until the client closes, for at most
- * LINGER_MS and LINGER_MAX bytes: a lingering close. It holds only this connection's thread. */
+ * LINGER_MS and LINGER_MAX bytes: a lingering close. It holds this connection's thread and
+ * socket, nothing of the request's (its sandbox, a port's buffer: let go first). */
 #define LINGER_MS 2000
 #define LINGER_MAX (4ull * SRV_JSON_BODY_MAX)
 
@@ -438,21 +439,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct srv_http *h = *con_cls;
+	int fd;
 
 	(void)cls;
 	srv_conns_request_done(conn);
 	if (!h)
 		return;
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->answered && h->has_body &&
-	    !h->body_end)
-		linger(srv_http_conn_fd(h));
+	fd = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->answered && h->has_body &&
+		     !h->body_end
+		 ? srv_http_conn_fd(h)
+		 : -1;
 	if (h->req)
-		router->end(h->req);
+		router->end(h->req); /* the sandbox it names let go before any linger */
 	free(h->body);
 	free(h->url);
 	free(h->uri);
 	free(h);
 	*con_cls = NULL;
+	linger(fd);
 }
 
 /* The request's URI as it came, query string and all (the handler's url has none): kept in the
