@@ -5,11 +5,12 @@ set -u
 url=$1 key=$2 cordon=$3
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else failed=$((failed + 1)); echo "not ok $n - $2"; [ -n "${3:-}" ] && echo "  # $3"; fi; }
+scratch=$(mktemp -d /tmp/badinput.XXXXXX) && trap 'rm -rf "$scratch"' EXIT
 # status of a request: curl -s -o body -w %{http_code} ...
-req() { curl -s -o /tmp/badinput.$$ -w '%{http_code}' "$@"; }
-body() { cat /tmp/badinput.$$; }
+req() { curl -s -o "$scratch/body" -w '%{http_code}' "$@"; }
+body() { cat "$scratch/body"; }
 is() { [ "$1" = "$2" ]; echo $?; }
-json_code() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("code"))' /tmp/badinput.$$ 2>/dev/null; }
+json_code() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("code"))' "$scratch/body" 2>/dev/null; }
 envelope() { python3 -c 'import sys,struct; m=sys.argv[1].encode(); sys.stdout.buffer.write(bytes([0])+struct.pack(">I",len(m))+m)' "$1"; }
 
 s=$(req -X POST "$url/sandboxes" -H "X-API-Key: $key" -d '{"templateID":')
@@ -27,14 +28,13 @@ ok "$(is "$s" 413)" "a 2 MB chunked body (no length): 413" "$s"
 # /health answers anyone: it takes no body, which is refused before it is read (not drained).
 # The answer comes while the client still sends: it must reach the client each time (the
 # server's lingering close; without it a reset lost about one in twelve), hence 25 tries.
-head -c 2000000 /dev/zero >/tmp/badinput.$$.2mb
+head -c 2000000 /dev/zero >"$scratch/2mb"
 # answers URL METHOD: the statuses of 25 such requests without a key, the distinct ones
-answers() { for _ in $(seq 25); do req -X "$2" "$1" -H 'Expect:' --data-binary @/tmp/badinput.$$.2mb; echo; done | sort -u | tr '\n' ' '; }
+answers() { for _ in $(seq 25); do req -X "$2" "$1" -H 'Expect:' --data-binary "@$scratch/2mb"; echo; done | sort -u | tr '\n' ' '; }
 s=$(answers "$url/health" GET)
 ok "$(is "$s" "413 ")" "/health without a key, with a 2 MB body: 413, 25 times in 25" "$s"
 s=$(answers "$url/sandboxes" POST)
 ok "$(is "$s" "401 ")" "no API key, with a 2 MB body: 401, 25 times in 25" "$s"
-rm -f /tmp/badinput.$$.2mb
 s=$(printf x | req -X GET "$url/health" -H 'Transfer-Encoding: chunked' --data-binary @-)
 ok "$(is "$s$(json_code)" 413413)" "/health with a chunked body: 413 with a JSON body" "$s $(body)"
 s=$(req "$url/health")
@@ -124,6 +124,5 @@ rmdir /tmp/badinput-shared.$$
 
 s=$(req "$url/health")
 ok "$(is "$s" 200)" "the server lives on" "$s"
-rm -f /tmp/badinput.$$
 echo "1..$n"
 [ $failed = 0 ]
