@@ -70,6 +70,7 @@ static bool has_global_config(const char *home, const char *xdg)
 struct ident {
 	char name[GITID_MAX], email[GITID_MAX];
 	bool has_name, has_email;
+	size_t told; /* what git would print of them ("key\nvalue\0" each): run_git's bound */
 };
 
 static bool is_blank(char ch)
@@ -137,6 +138,7 @@ static bool plain_entry(const char *s, size_t n, size_t i, const char *sec, stru
 	memcpy(key[0] == 'n' ? id->name : id->email, s + i, end - i);
 	(key[0] == 'n' ? id->name : id->email)[end - i] = '\0';
 	*(key[0] == 'n' ? &id->has_name : &id->has_email) = true;
+	id->told += strlen("user.") + strlen(key) + 1 + (end - i) + 1;
 	return true;
 }
 
@@ -161,7 +163,8 @@ static bool plain_line(const char *s, size_t n, char *sec, size_t sec_size, stru
 }
 
 /* One of the global files, read plainly into id. 1: read (or absent); 0: not plain, or not
- * readable here (git is left to say what it makes of it); -ENOMEM. */
+ * readable here (git is left to say what it makes of it); -EINVAL: not a file (no identity,
+ * and no git started to wait on it); -ENOMEM. */
 static int read_plain(const char *path, struct ident *id)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
@@ -173,7 +176,11 @@ static int read_plain(const char *path, struct ident *id)
 
 	if (fd < 0)
 		return errno == ENOENT ? 1 : 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 65536)
+	if (fstat(fd, &st) < 0)
+		return 0;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL; /* a FIFO would hold git (and the run) forever; a directory is no config */
+	if (st.st_size > 65536)
 		return 0;
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
@@ -198,22 +205,29 @@ static int read_plain(const char *path, struct ident *id)
 }
 
 /* The identity from the global config when it is one plain file: 1 (id filled, perhaps without
- * a name or an email), 0 when git must read it, -ENOMEM. `git config --global` reads one file
+ * a name or an email), 0 when git must read it, -errno when there is none to take (read_plain).
+ * More than git's output would fit in run_git's buffer is left to git too (which then gives none:
+ * both ways agree). `git config --global` reads one file
  * (~/.gitconfig, or XDG's when that one is missing: git 2.39), where git's other commands read
  * both; with both present, which counts is left to the git installed. */
 static int plain_identity(struct ident *id)
 {
 	const char *home = caller_home();
 	char p[2][PATH_MAX];
+	struct stat st[2];
 	bool xdg, dot;
+	int r;
 
 	if (!home || !global_paths(home, getenv("XDG_CONFIG_HOME"), p))
 		return 0;
-	xdg = access(p[0], F_OK) == 0;
-	dot = access(p[1], F_OK) == 0;
+	xdg = stat(p[0], &st[0]) == 0;
+	dot = stat(p[1], &st[1]) == 0;
+	if ((xdg && !S_ISREG(st[0].st_mode)) || (dot && !S_ISREG(st[1].st_mode)))
+		return -EINVAL; /* a FIFO would hold git (and the run) forever */
 	if (xdg && dot)
 		return 0;
-	return read_plain(p[xdg ? 0 : 1], id);
+	r = read_plain(p[xdg ? 0 : 1], id);
+	return r > 0 && id->told >= GITID_MAX ? 0 : r;
 }
 
 /* git config's "-z --get-regexp" output into buf: its length, or -errno */
@@ -294,8 +308,11 @@ char *cd_cli_git_identity(void)
 	char buf[GITID_MAX + 1];
 	const char *name = NULL, *email = NULL;
 	ssize_t n;
+	int r = id ? plain_identity(id) : 0;
 
-	if (id && plain_identity(id) > 0) {
+	if (r < 0)
+		return NULL;
+	if (r > 0) {
 		name = id->has_name ? id->name : NULL;
 		email = id->has_email ? id->email : NULL;
 	} else {

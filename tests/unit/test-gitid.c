@@ -141,6 +141,38 @@ static void test_table(void)
 	check("a byte order mark", "\xef\xbb\xbf[user]\nname = M\nemail = m@x\n", NULL, false);
 }
 
+/* What cordon does alone: a config that is no file (a FIFO: git would wait on it, and the run
+ * with it) gives none at once; one whose identity would not fit git's answer in cordon's bound
+ * gives none whichever way it is read */
+static void test_bounds(void)
+{
+	char p[256], big[8192];
+
+	clear();
+	snprintf(p, sizeof(p), "%s/.gitconfig", home);
+	if (mkfifo(p, 0600) < 0)
+		abort();
+	alarm(20); /* a wait on the FIFO fails the test instead of holding it */
+	is_str(cordon_identity(true), NULL, "a FIFO as ~/.gitconfig: no identity, and no wait");
+	alarm(0);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/.config/git/config", home);
+	if (mkfifo(p, 0600) < 0)
+		abort();
+	put(".gitconfig", "[user]\nname = A\nemail = a@x\n");
+	alarm(20);
+	is_str(cordon_identity(true), NULL, "... or as XDG's beside a ~/.gitconfig: the same");
+	alarm(0);
+	clear();
+	snprintf(big, sizeof(big), "[user]\nname = %03000d\nemail = %03000d\n", 1, 2);
+	put(".gitconfig", big);
+	is_str(cordon_identity(false), NULL,
+	       "an identity past cordon's bound (4096 bytes of git's answer): none when plain...");
+	strcat(big, "[x]\ny = \"q\"\n");
+	put(".gitconfig", big);
+	is_str(cordon_identity(true), NULL, "... and none when git reads it: the same either way");
+}
+
 /* Configs drawn from pieces, plain or not: cordon's reading is git's, each time */
 static void test_drawn(void)
 {
@@ -209,6 +241,7 @@ int main(void)
 		skip("git is not installed: nothing to compare with", "cordon's reading is git's");
 	} else {
 		test_table();
+		test_bounds();
 		test_drawn();
 	}
 	clear();
