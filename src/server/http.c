@@ -335,7 +335,7 @@ static enum MHD_Result check_length(struct srv_http *h)
 	unsigned long long max = h->body_fn ? srv_opts.max_upload : SRV_JSON_BODY_MAX;
 
 	/* what anyone may ask (/health) takes no body: none is read, gathered or drained */
-	if (h->no_body && (n > 0 || srv_http_header(h, "Transfer-Encoding")))
+	if (h->no_body && h->has_body)
 		return srv_http_error(h, 413, "%s takes no body", h->url);
 	if (n <= max)
 		return MHD_YES;
