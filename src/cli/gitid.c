@@ -57,15 +57,6 @@ static bool global_paths(const char *home, const char *xdg, char (*p)[PATH_MAX])
 	return n > 0 && n < PATH_MAX && m > 0 && m < PATH_MAX;
 }
 
-/* Whether the caller has a global git config at all: without either file there is nothing for
- * git to read, and no git need start. A path too long to say is left to git. */
-static bool has_global_config(const char *home, const char *xdg)
-{
-	char p[2][PATH_MAX];
-
-	return !global_paths(home, xdg, p) || access(p[0], F_OK) == 0 || access(p[1], F_OK) == 0;
-}
-
 /* The identity as read so far: the last value of each key wins */
 struct ident {
 	char name[GITID_MAX], email[GITID_MAX];
@@ -116,7 +107,7 @@ static bool plain_value(const char *v, size_t n)
 /* "key = value" in section sec: user.name and user.email taken. false: not plain. */
 static bool plain_entry(const char *s, size_t n, size_t i, const char *sec, struct ident *id)
 {
-	char key[16];
+	char key[16], *dst;
 	size_t end = n;
 
 	if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z'))
@@ -135,8 +126,9 @@ static bool plain_entry(const char *s, size_t n, size_t i, const char *sec, stru
 		return false;
 	if (strcmp(sec, "user") != 0 || (strcmp(key, "name") != 0 && strcmp(key, "email") != 0))
 		return true;
-	memcpy(key[0] == 'n' ? id->name : id->email, s + i, end - i);
-	(key[0] == 'n' ? id->name : id->email)[end - i] = '\0';
+	dst = key[0] == 'n' ? id->name : id->email;
+	memcpy(dst, s + i, end - i);
+	dst[end - i] = '\0';
 	*(key[0] == 'n' ? &id->has_name : &id->has_email) = true;
 	id->told += strlen("user.") + strlen(key) + 1 + (end - i) + 1;
 	return true;
@@ -230,7 +222,8 @@ static int plain_identity(struct ident *id)
 	return r > 0 && id->told >= GITID_MAX ? 0 : r;
 }
 
-/* git config's "-z --get-regexp" output into buf: its length, or -errno */
+/* git config's "-z --get-regexp" output into buf: its length, or -errno. Called only for a
+ * config plain_identity() found and could not read (no config at all starts no git). */
 static ssize_t run_git(char *buf, size_t size)
 {
 	static char *const argv[] = { "git", "config", "--global", "--includes", "-z",
@@ -249,7 +242,7 @@ static ssize_t run_git(char *buf, size_t size)
 	ssize_t n;
 	pid_t pid;
 
-	if (!home_kv || !has_global_config(home, xdg))
+	if (!home_kv)
 		return -ENOENT;
 	if (!xdg_kv)
 		envp[5] = NULL;
