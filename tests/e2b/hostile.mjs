@@ -19,6 +19,6 @@ export async function arm(s) {
 }
 
 // a context whose bridge is the hostile one
-export async function hostileContext(s) {
-  return s.createCodeContext({ cwd: HOSTILE_CWD })
+export async function hostileContext(s, opts = {}) {
+  return s.createCodeContext({ ...opts, cwd: HOSTILE_CWD })
 }

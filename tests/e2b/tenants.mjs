@@ -27,6 +27,7 @@ const RSS_BOUND_MB = 256
 const CALM = 15
 const ATTACK_MS = 40_000
 const OP_DEADLINE = 60_000
+const KERNEL_DEADLINE = 150_000   // the server's own wait for a kernel's start (interp.c READY_NS)
 const meta = { run: runid, suite: 'tenants' }
 const bench = process.env.CORDON_TENANTS_BENCH
 
@@ -41,15 +42,28 @@ function hdrs(sbx, port) {
     'E2B-Traffic-Access-Token': sbx.envdAccessToken }
 }
 // A streaming request whose client reads nothing of the answer: resolves with the request (its
-// destroy() ends it) once the answer's headers came. path: an envd RPC or /execute.
-function stalled(sbx, path, body) {
+// destroy() ends it) once the answer's headers came, or, given until, once the answer so far
+// holds that text (then it reads no more). path: an envd RPC or /execute.
+function stalled(sbx, path, body, until) {
   return new Promise((resolve, reject) => {
     const u = new URL(env.sandbox)
     const execute = path === '/execute'
     const req = http.request({ host: u.hostname, port: u.port, path, method: 'POST', agent: false,
       headers: { ...hdrs(sbx, execute ? 49999 : 49983), 'Content-Length': body.length,
         'Content-Type': execute ? 'application/json' : 'application/connect+json', 'Connect-Protocol-Version': '1' } })
-    req.on('response', res => { res.pause(); req.res = res; resolve(req) })
+    req.on('response', res => {
+      req.res = res
+      if (!until)
+        return res.pause(), resolve(req)
+      let tail = ''
+      const look = d => {
+        tail = (tail + d.toString('latin1')).slice(-2 * until.length - d.length)
+        if (tail.includes(until))
+          res.pause(), res.off('data', look), resolve(req)
+      }
+      res.on('data', look)
+      res.on('end', () => reject(new Error(`the answer ended before ${JSON.stringify(until)}`)))
+    })
     req.on('error', reject)
     req.end(body)
   })
@@ -130,6 +144,31 @@ fcntl.fcntl(req_fd, 1031, 4096)    # F_SETPIPE_SZ: its request pipe holds one pa
 os.write(ev_fd, b'{"type":"end_of_execution"}\\n')  # the server is told the cell is over
 time.sleep(3600)                   # it is not: the bridge never reads a request again
 `
+// kernel lines of 20 MB (hostileActs.longLines), each step's time given to step()
+async function longLineSteps(h, step) {
+  // the kernels start in a sandbox its own flood keeps busy: the server waits up to 150 s for one
+  const ctxs = await Promise.all([0, 1, 2, 3].map(() => h.createCodeContext({ requestTimeoutMs: KERNEL_DEADLINE })))
+  const big = "'L' * 20_000_000"
+  step('contexts made')
+  // its client reads up to the long line's first bytes, then nothing: the server holds the whole
+  // line then (it sends none of a line before all of it came from the kernel). Not display()'s
+  // return: the kernel hands its output to the bridge over ZeroMQ, and on a loaded machine the
+  // bridge was still writing the line when the two below began theirs (one then took the budget)
+  const req = await within(stalled(h, '/execute', Buffer.from(JSON.stringify({ context_id: ctxs[0].id,
+    code: `display(${big})` })), 'L'.repeat(64)), OP_DEADLINE, 'the long line\'s first bytes')
+  step('one held')
+  const runs = await Promise.all(ctxs.slice(1, 3).map(c => h.runCode(big, { context: c, timeoutMs: OP_DEADLINE })))
+  step('two dropped')
+  req.destroy()
+  const after = await poll(async () => (await h.runCode(big, { context: ctxs[3], timeoutMs: OP_DEADLINE })).text, { deadline: OP_DEADLINE })
+  step('one after')
+  for (const c of ctxs) await h.removeCodeContext(c)
+  const said = runs.map(e => !e.text && e.logs.stderr.join('').includes('line of output was dropped'))
+  // what each of the two got, when one was not dropped: its text's length, error, stderr
+  const got = e => `text ${e.text ? e.text.length : 0}, error ${e.error ? `${e.error.name}: ${e.error.value}` : 'none'}, stderr ${JSON.stringify(e.logs.stderr.join('').slice(0, 200))}`
+  return `held, ${said.every(x => x) ? 'dropped and said' : `not dropped: ${runs.map(got).join('; ')}`}, then ${after ? after.length : 0} chars`
+}
+
 const hostileActs = {
   // processes that write 8 MiB each as fast as they can, nobody following them (a burst, not
   // a spin: the machine is shared)
@@ -160,22 +199,13 @@ const hostileActs = {
   // budget for long lines; those of two other contexts are dropped (and said); once it is let go,
   // a long line passes again
   async longLines(h) {
-    const ctxs = await Promise.all([0, 1, 2, 3].map(() => h.createCodeContext()))
-    const big = "'L' * 20_000_000"
-    const req = await stalled(h, '/execute', Buffer.from(JSON.stringify({ context_id: ctxs[0].id,
-      code: `display(${big})\nopen('/home/user/held-${runid}', 'w').close()` })))
-    // display() returned: the whole line went through the kernel's pipe into the server
-    const held = await poll(() => h.files.exists(`/home/user/held-${runid}`), { deadline: OP_DEADLINE })
-    const runs = await Promise.all(ctxs.slice(1, 3).map(c => h.runCode(big, { context: c, timeoutMs: OP_DEADLINE })))
-    req.destroy()
-    const after = await poll(async () => (await h.runCode(big, { context: ctxs[3], timeoutMs: OP_DEADLINE })).text, { deadline: OP_DEADLINE })
-    for (const c of ctxs) await h.removeCodeContext(c)
-    const said = runs.map(e => !e.text && e.logs.stderr.join('').includes('line of output was dropped'))
-    return `${held ? 'held' : 'not held'}, ${said.every(x => x) ? 'dropped and said' : `not dropped: ${said}`}, then ${after ? after.length : 0} chars`
+    const t0 = performance.now(), at = []
+    const step = what => at.push(`${what} ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+    try { return await longLineSteps(h, step) } finally { note(`long lines: ${at.join(', ')}`) }
   },
   // a cell that makes the kernel stop reading requests; the next request fills the pipe
   async pipeCell(h) {
-    const context = await hostileContext(h)
+    const context = await hostileContext(h, { requestTimeoutMs: KERNEL_DEADLINE })
     await h.runCode(PIPE_CELL, { context, timeoutMs: OP_DEADLINE })
     const e = await h.runCode(`x = 1  # ${'y'.repeat(200_000)}`, { context, timeoutMs: OP_DEADLINE * 2 })
     return e.error ? `${e.error.name}: ${e.error.value}` : 'no error'
