@@ -160,7 +160,8 @@ async function longLineSteps(h, step) {
   const runs = await Promise.all(ctxs.slice(1, 3).map(c => h.runCode(big, { context: c, timeoutMs: OP_DEADLINE })))
   step('two dropped')
   req.destroy()
-  const after = await poll(async () => (await h.runCode(big, { context: ctxs[3], timeoutMs: OP_DEADLINE })).text, { deadline: OP_DEADLINE })
+  // (20 MB through the kernel, the bridge, the server and the SDK: 27-34 s beside two CPU hogs)
+  const after = await poll(async () => (await h.runCode(big, { context: ctxs[3], timeoutMs: 2 * OP_DEADLINE })).text, { deadline: 2 * OP_DEADLINE })
   step('one after')
   for (const c of ctxs) await h.removeCodeContext(c)
   const said = runs.map(e => !e.text && e.logs.stderr.join('').includes('line of output was dropped'))
@@ -252,7 +253,7 @@ await test('16 tenants, one hostile', async () => {
   ok(/^KernelError/.test(results.pipeCell), 'a cell that fills its request pipe: the next execution ends with a KernelError', results.pipeCell)
   ok(/resource_exhausted/.test(results.ptyNeverRead), 'a terminal never read: its input is refused (resource_exhausted)', results.ptyNeverRead)
   eq(results.longLines, 'held, dropped and said, then 20000000 chars', 'kernel lines of 20 MB: one held, two more dropped (and said), one after it passes')
-}, { timeout: ATTACK_MS + 240_000 })
+}, { timeout: ATTACK_MS + 400_000 })
 if (bench) {
   clearInterval(sampler)
   note(`server RSS: peak sampled ${mb(peakRss)} MB, VmHWM ${mb(status('VmHWM'))} MB, now ${mb(status('VmRSS'))} MB`)
