@@ -24,10 +24,14 @@
 
 enum { EV_UDP = MAX_TCP, EV_LISTEN }; /* epoll's data: a connection's slot, or these */
 
+#define TCP_BUF   (2 + MAX_QUERY) /* a TCP query: its 2-byte length, then itself */
+
+/* A connection's buffer is taken when it is accepted and given back when it closes: an idle
+ * session's supervisor holds none (the resolver lives as long as the sandbox, in each one) */
 struct tconn {
 	int fd;          /* -1: a free slot */
 	size_t have;     /* bytes read: the 2-byte length, then the message */
-	uint8_t buf[2 + MAX_QUERY];
+	uint8_t *buf;    /* TCP_BUF bytes while fd is open */
 };
 
 struct cd_resolver {
@@ -41,7 +45,6 @@ struct cd_resolver {
 	size_t n_seen;
 	uint64_t more;   /* lookups of names past the set */
 	uint64_t queries;
-	uint8_t buf[MAX_QUERY];
 };
 
 /* Does the allow-list let this name through on any port of its entries (the proxy is where it
@@ -164,6 +167,7 @@ static void tcp_close(struct cd_resolver *r, struct tconn *c)
 	epoll_ctl(r->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->fd = cd_safe_close(c->fd);
 	c->have = 0;
+	free(CD_TAKE_PTR(c->buf));
 }
 
 /* One query per connection (RFC 7766 allows more; clients reconnect): read its length and
@@ -175,7 +179,7 @@ static void tcp_read(struct cd_resolver *r, struct tconn *c)
 	ssize_t n;
 	size_t len;
 
-	if (want > sizeof(c->buf)) {
+	if (want > TCP_BUF) {
 		tcp_close(r, c);
 		return;
 	}
@@ -217,7 +221,9 @@ static void tcp_accept(struct cd_resolver *r)
 			tcp_close(r, c);
 		}
 		e.data.u32 = (uint32_t)(c - r->tcp);
-		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
+		c->buf = malloc(TCP_BUF);
+		if (!c->buf || epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
+			free(CD_TAKE_PTR(c->buf));
 			close(fd);
 			continue;
 		}
@@ -228,7 +234,7 @@ static void tcp_accept(struct cd_resolver *r)
 
 static void udp_read(struct cd_resolver *r)
 {
-	uint8_t *buf = r->buf;
+	uint8_t buf[MAX_QUERY];
 
 	for (int i = 0; i < PER_RUN; i++) {
 		struct sockaddr_in from;
@@ -320,8 +326,10 @@ void cd_resolver_free(struct cd_resolver *r)
 	}
 	for (size_t i = 0; i < r->n_seen; i++)
 		free(r->seen[i]);
-	for (size_t i = 0; i < MAX_TCP; i++)
+	for (size_t i = 0; i < MAX_TCP; i++) {
 		cd_safe_close(r->tcp[i].fd);
+		free(r->tcp[i].buf);
+	}
 	cd_safe_close(r->lfd);
 	cd_safe_close(r->ep);
 	cd_safe_close(r->fd);
