@@ -32,6 +32,7 @@ struct tconn {
 	int fd;          /* -1: a free slot */
 	size_t have;     /* bytes read: the 2-byte length, then the message */
 	uint8_t *buf;    /* TCP_BUF bytes while fd is open */
+	uint64_t serial; /* its accept's number: the lowest open one is the oldest */
 };
 
 struct cd_resolver {
@@ -40,7 +41,7 @@ struct cd_resolver {
 	int lfd;         /* TCP, listening; -1 */
 	int ep;
 	struct tconn tcp[MAX_TCP];
-	unsigned oldest; /* the slot a new connection takes when all are busy (round robin) */
+	uint64_t accepted; /* connections accepted so far (the next one's serial) */
 	char *seen[CD_RESOLVER_MAX_NAMES]; /* names met, told (or logged, when allowed) once */
 	size_t n_seen;
 	uint64_t more;   /* lookups of names past the set */
@@ -203,6 +204,20 @@ static void tcp_read(struct cd_resolver *r, struct tconn *c)
 	tcp_close(r, c);
 }
 
+/* A free slot, else the oldest connection's */
+static struct tconn *tcp_slot(struct cd_resolver *r)
+{
+	struct tconn *oldest = &r->tcp[0];
+
+	for (unsigned k = 0; k < MAX_TCP; k++) {
+		if (r->tcp[k].fd < 0)
+			return &r->tcp[k];
+		if (r->tcp[k].serial < oldest->serial)
+			oldest = &r->tcp[k];
+	}
+	return oldest;
+}
+
 static void tcp_accept(struct cd_resolver *r)
 {
 	for (int i = 0; i < MAX_TCP; i++) {
@@ -212,14 +227,9 @@ static void tcp_accept(struct cd_resolver *r)
 
 		if (fd < 0)
 			return;
-		for (unsigned k = 0; k < MAX_TCP && !c; k++)
-			if (r->tcp[k].fd < 0)
-				c = &r->tcp[k];
-		if (!c) { /* all busy: the oldest goes (one that sends nothing holds no slot long) */
-			c = &r->tcp[r->oldest];
-			r->oldest = (r->oldest + 1) % MAX_TCP;
+		c = tcp_slot(r);
+		if (c->fd >= 0) /* all busy: the oldest goes (one that sends nothing holds no slot long) */
 			tcp_close(r, c);
-		}
 		e.data.u32 = (uint32_t)(c - r->tcp);
 		c->buf = malloc(TCP_BUF);
 		if (!c->buf || epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
@@ -229,6 +239,7 @@ static void tcp_accept(struct cd_resolver *r)
 		}
 		c->fd = fd;
 		c->have = 0;
+		c->serial = r->accepted++;
 	}
 }
 

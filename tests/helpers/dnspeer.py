@@ -11,12 +11,20 @@
                                 prints its rcode ("timeout" when none came)
   dnspeer.py tcpflood           over TCP: 20 idle connections, a length of 65535, garbage, a
                                 half-sent query, then one good query: prints its rcode
+  dnspeer.py tcpbound           over TCP, the bounds one by one, a word each: a query of 4096
+                                bytes (the most: its rcode), of 4097 ("refused": closed
+                                unanswered), three of 65535 sent whole ("refused" each); eight
+                                idle connections, a ninth, one of the eight closed, two more:
+                                "oldest" when each newcomer took the oldest's place (and "kept"
+                                otherwise: which ones stayed); 200 connections opened and closed,
+                                then a good query (its rcode)
 """
 import os
 import random
 import socket
 import struct
 import sys
+import time
 
 
 def query_bytes(labels, qid=0x4242, qtype=1):
@@ -122,6 +130,61 @@ def tcpflood():
         s.close()
 
 
+def tcp_send(msg, length=None):
+    """A query of any length, sent whole: its rcode, or "refused" (closed unanswered)"""
+    s = socket.create_connection(("127.0.0.1", 53), timeout=10)
+    try:
+        s.sendall(struct.pack(">H", len(msg) if length is None else length) + msg)
+        data = s.recv(4096)
+    except (ConnectionResetError, BrokenPipeError):
+        return "refused"
+    except socket.timeout:
+        return "timeout"
+    finally:
+        s.close()
+    return str(data[5] & 0x0f) if len(data) >= 6 else "refused"
+
+
+def closed_by_peer(s, wait):
+    """Whether the resolver closed s within wait seconds (EOF or a reset)"""
+    s.settimeout(wait)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def tcpbound():
+    q = query_bytes(encode(b"bound.tcp.example"), qid=0x3131)
+    words = [tcp_send(q + b"\0" * (4096 - len(q))), tcp_send(q + b"\0" * (4097 - len(q)))]
+    words += [tcp_send(os.urandom(65535)) for _ in range(3)]
+    # eight idle (a0..a7), then n1: a0 goes. a1 closed by us (its slot freed), then n2 takes
+    # it, then n3: the oldest open is a2, not n2 (a slot's turn is not its age)
+    a = []
+    for _ in range(8):
+        a.append(socket.create_connection(("127.0.0.1", 53)))
+        time.sleep(0.05)
+    n1 = socket.create_connection(("127.0.0.1", 53))
+    first = closed_by_peer(a[0], 10)
+    a[1].close()
+    time.sleep(1)  # the resolver reads a1's end before n2 comes
+    n2 = socket.create_connection(("127.0.0.1", 53))
+    time.sleep(0.3)
+    n3 = socket.create_connection(("127.0.0.1", 53))
+    second = closed_by_peer(a[2], 10)
+    kept = [not closed_by_peer(x, 0.5) for x in [n2, n3, n1] + a[3:]]
+    words.append("oldest" if first and second and all(kept) else
+                 "kept %s %s %s" % (first, second, kept))
+    for x in a + [n1, n2, n3]:
+        x.close()
+    for _ in range(200):
+        socket.create_connection(("127.0.0.1", 53)).close()
+    words.append(tcp_ask(query_bytes(encode(b"after.bound.example"), qid=0x3232)))
+    print(" ".join(words))
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "serve":
@@ -134,6 +197,8 @@ def main():
         flood(int(sys.argv[2]))
     elif cmd == "tcpflood":
         tcpflood()
+    elif cmd == "tcpbound":
+        tcpbound()
     else:
         sys.exit("dnspeer.py: serve, query or flood")
 

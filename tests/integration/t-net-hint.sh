@@ -112,6 +112,12 @@ c -- python3 "$DNSPEER" tcpflood
 is "TCP: idle, huge, garbage and half-sent connections: a good query still answered" "$rc:$out" \
 	"0:3"
 is "... told" "$(count 'looked up after.tcp.example' "$err")" 1
+# the TCP side's bounds, each on its own: the longest query taken, one byte more closed (the
+# supervisor's buffer is the query's most: a length past it must never be read into it), and a
+# ninth connection takes the oldest's place, not the next slot's
+c -- python3 "$DNSPEER" tcpbound
+is "TCP: a query of 4096 bytes answered, 4097 and 65535 refused, the oldest idle one makes room, then a good query answered" \
+	"$rc:$out" "0:3 refused refused refused refused oldest 3"
 
 # --- npm: it retried for 71 s (fetch-retries); without network it stops at the first failure
 if command -v npm >/dev/null; then
