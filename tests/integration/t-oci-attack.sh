@@ -25,6 +25,9 @@ json.dump(c, open(sys.argv[1], "w"))
 EOF
 own "$b"
 as_user() { setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups "$@"; }
+# the same, replacing the shell: for `( as_user_exec ... ) &`, so that $! is the program itself
+# (a kill of a subshell running as_user would leave its child behind)
+as_user_exec() { exec setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups "$@"; }
 victims=()
 cleanup() {
 	for id in $(as_caller "$RT" --root "$root" list -q 2>/dev/null); do
@@ -88,7 +91,7 @@ is "root's delete with a FIFO scratch note: does not hang, the directory goes" "
 as_user mkdir "$uroot/c3"
 printf '{"id":"c3","status":"running","pid":1,"bundle":"%s","created":"x"}' "$b" >"$w/c3.json"
 as_user cp "$w/c3.json" "$uroot/c3/state.json"
-as_user /usr/bin/python3 "$OCI_HELPER" fake-holder "$uroot/c3" >"$w/fake.out" 2>&1 &
+( as_user_exec /usr/bin/python3 "$OCI_HELPER" fake-holder "$uroot/c3" ) >"$w/fake.out" 2>&1 &
 fake=$!
 for _ in $(seq 100); do [ -s "$w/fake.out" ] && break; sleep 0.1; done
 out=$(timeout 60 "$RT" --root "$uroot" exec c3 true </dev/null 2>&1)
@@ -128,12 +131,12 @@ as_user rm "$uroot/c4/sock"
 
 # --- root's kill in a user's --root: a "holder" that accepts and never answers
 as_user mkdir "$uroot/c5"
-as_user /usr/bin/python3 -c '
+( as_user_exec /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(sys.argv[1]); s.listen(5); print("up", flush=True)
 c = []
-while True: c.append(s.accept()[0])' "$uroot/c5/sock" >"$w/mute.out" 2>&1 &
+while True: c.append(s.accept()[0])' "$uroot/c5/sock" ) >"$w/mute.out" 2>&1 &
 mute=$!
 for _ in $(seq 100); do [ -s "$w/mute.out" ] && break; sleep 0.1; done
 timeout 60 "$RT" --root "$uroot" kill c5 KILL >/dev/null 2>&1
@@ -186,7 +189,7 @@ like "... root's container runs on" "$("$RT" --root "$vr/state" state victim2 2>
 # would wait for ever), one that accepts and never answers (start runs hooks: unbounded for
 # the caller's own containers only)
 as_user mkdir "$uroot/c8"
-as_user /usr/bin/python3 -c '
+( as_user_exec /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(sys.argv[1]); s.listen(0)
@@ -194,19 +197,19 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.setblocking(False)
 try: c.connect(sys.argv[1])
 except BlockingIOError: pass
 print("up", flush=True)
-import time; time.sleep(300)' "$uroot/c8/sock" >"$w/full.out" 2>&1 &
+import time; time.sleep(300)' "$uroot/c8/sock" ) >"$w/full.out" 2>&1 &
 full=$!
 for _ in $(seq 100); do [ -s "$w/full.out" ] && break; sleep 0.1; done
 timeout 60 "$RT" --root "$uroot" kill c8 KILL >/dev/null 2>&1
 is "root's kill on a user's holder with a full backlog: gives up (1), no hang" "$?" 1
 kill "$full" 2>/dev/null
 wait "$full" 2>/dev/null
-as_user /usr/bin/python3 -c '
+( as_user_exec /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(sys.argv[1]); s.listen(5); print("up", flush=True)
 c = []
-while True: c.append(s.accept()[0])' "$uroot/c5/sock.2" >"$w/mute2.out" 2>&1 &
+while True: c.append(s.accept()[0])' "$uroot/c5/sock.2" ) >"$w/mute2.out" 2>&1 &
 mute2=$!
 for _ in $(seq 100); do [ -s "$w/mute2.out" ] && break; sleep 0.1; done
 as_user mv -f "$uroot/c5/sock.2" "$uroot/c5/sock"

@@ -34,6 +34,7 @@ cat >"$w/pod.sh" <<'EOF'
 ip link set lo up && ip addr add 10.99.0.1/32 dev lo && hostname pod-host &&
 	ipcmk -M 4096 >"$1/shm" || exit 1
 busybox nc -ll -p 7777 -e /bin/echo pod-listener </dev/null >/dev/null 2>&1 &
+echo $! >"$1/listener"
 echo ready >"$1/ready"
 exec sleep 600
 EOF
@@ -48,6 +49,8 @@ pod=$!
 cleanup() {
 	for id in $(run_rt list -q 2>/dev/null); do run_rt delete --force "$id" >/dev/null 2>&1; done
 	kill "$pod" 2>/dev/null
+	# the pod's listener, which outlives the pod's shell otherwise
+	[ -s "$w/listener" ] && kill "$(cat "$w/listener")" 2>/dev/null
 	[ -n "${bound:-}" ] && umount -l "$bound" 2>/dev/null
 	return 0
 }
