@@ -12,8 +12,8 @@
   dnspeer.py tcpflood           over TCP: 20 idle connections, a length of 65535, garbage, a
                                 half-sent query, then one good query: prints its rcode
   dnspeer.py tcpbound           over TCP, the bounds one by one, a word each: a query of 4096
-                                bytes (the most: its rcode), of 4097 ("refused": closed
-                                unanswered), three of 65535 sent whole ("refused" each); eight
+                                bytes (the most: its rcode), of 4097 ("closed": closed
+                                unanswered), three of 65535 sent whole ("closed" each); eight
                                 idle connections, a ninth, one of the eight closed, two more:
                                 "oldest" when each newcomer took the oldest's place (and "kept"
                                 otherwise: which ones stayed); 200 connections opened and closed,
@@ -103,17 +103,24 @@ def flood(n):
 
 
 def tcp_ask(msg, timeout=10):
+    """One query over TCP, sent whole: its rcode, "closed" (closed unanswered, or reset while
+    it was still being sent) or "timeout"
+    """
     s = socket.create_connection(("127.0.0.1", 53), timeout=timeout)
-    s.sendall(struct.pack(">H", len(msg)) + msg)
     data = b""
     try:
+        s.sendall(struct.pack(">H", len(msg)) + msg)
         while True:
             chunk = s.recv(4096)
             if not chunk:
                 break
             data += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        return "closed"
     except socket.timeout:
         return "timeout"
+    finally:
+        s.close()
     return str(data[5] & 0x0f) if len(data) >= 6 else "closed"
 
 
@@ -130,21 +137,6 @@ def tcpflood():
         s.close()
 
 
-def tcp_send(msg, length=None):
-    """A query of any length, sent whole: its rcode, or "refused" (closed unanswered)"""
-    s = socket.create_connection(("127.0.0.1", 53), timeout=10)
-    try:
-        s.sendall(struct.pack(">H", len(msg) if length is None else length) + msg)
-        data = s.recv(4096)
-    except (ConnectionResetError, BrokenPipeError):
-        return "refused"
-    except socket.timeout:
-        return "timeout"
-    finally:
-        s.close()
-    return str(data[5] & 0x0f) if len(data) >= 6 else "refused"
-
-
 def closed_by_peer(s, wait):
     """Whether the resolver closed s within wait seconds (EOF or a reset)"""
     s.settimeout(wait)
@@ -158,8 +150,8 @@ def closed_by_peer(s, wait):
 
 def tcpbound():
     q = query_bytes(encode(b"bound.tcp.example"), qid=0x3131)
-    words = [tcp_send(q + b"\0" * (4096 - len(q))), tcp_send(q + b"\0" * (4097 - len(q)))]
-    words += [tcp_send(os.urandom(65535)) for _ in range(3)]
+    words = [tcp_ask(q + b"\0" * (4096 - len(q))), tcp_ask(q + b"\0" * (4097 - len(q)))]
+    words += [tcp_ask(os.urandom(65535)) for _ in range(3)]
     # eight idle (a0..a7), then n1: a0 goes. a1 closed by us (its slot freed), then n2 takes
     # it, then n3: the oldest open is a2, not n2 (a slot's turn is not its age)
     a = []

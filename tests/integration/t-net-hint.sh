@@ -117,7 +117,7 @@ is "... told" "$(count 'looked up after.tcp.example' "$err")" 1
 # ninth connection takes the oldest's place, not the next slot's
 c -- python3 "$DNSPEER" tcpbound
 is "TCP: a query of 4096 bytes answered, 4097 and 65535 refused, the oldest idle one makes room, then a good query answered" \
-	"$rc:$out" "0:3 refused refused refused refused oldest 3"
+	"$rc:$out" "0:3 closed closed closed closed oldest 3"
 
 # --- npm: it retried for 71 s (fetch-retries); without network it stops at the first failure
 if command -v npm >/dev/null; then
